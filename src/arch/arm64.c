@@ -1,0 +1,179 @@
+/*
+ * arm64.c - arm64 TLB maintenance back end, v5.1 era.
+ *
+ * Mirrors arch/arm64/include/asm/tlb.h (tlb_flush), arch/arm64/include/asm/
+ * tlbflush.h (flush_tlb_mm, __flush_tlb_range, flush_tlb_page) and
+ * arch/arm64/mm/fault.c (ptep_set_access_flags) as of v5.1, with the E1
+ * threshold (MAX_TLBI_OPS = PTRS_PER_PTE, ">=" for user ranges).
+ *
+ * Invalidation is broadcast by hardware: the effect of each TLBI is applied to
+ * every CPU's caches at issue. The cost is charged as one event per batch:
+ * the batch occupies a single serialising DVM resource for n x tlbi_op_ns
+ * (queueing behind other CPUs' batches), and the issuing CPU then waits
+ * dsb_ns for DSB ISH completion. Contention arises from that queue alone.
+ */
+#include "sim/sim.h"
+
+static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
+{
+	switch (k) {
+	case TLBI_VALE1IS: return &s->m.tlbi.vale1is;
+	case TLBI_VAE1IS: return &s->m.tlbi.vae1is;
+	case TLBI_ASIDE1IS: return &s->m.tlbi.aside1is;
+	case TLBI_VAALE1IS: return &s->m.tlbi.vaale1is;
+	case TLBI_VMALLE1IS: return &s->m.tlbi.vmalle1is;
+	case TLBI_LOCAL: return &s->m.tlbi.local;
+	}
+	return &s->m.tlbi.local;
+}
+
+/*
+ * Issue nops broadcast TLBIs of one kind (DSB ISHST; TLBI x n; DSB ISH) and
+ * apply inv to every CPU. One analytic event; see the file comment.
+ */
+static void arm64_tlbi_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
+			     const struct inv_op *inv, bool user)
+{
+	uint64_t mult = 1;
+	if (user && P(s, P_kpti))
+		mult *= 2;		/* __tlbi_user: the twin user ASID */
+	uint64_t extra_dsb = 0;
+	if (P(s, P_repeat_tlbi)) {
+		mult *= 2;		/* TLBI; DSB ISH; TLBI */
+		extra_dsb = nops * (user && P(s, P_kpti) ? 2 : 1);
+	}
+	uint64_t ntlbi = nops * mult;
+	*tlbi_counter(s, kind) += ntlbi;
+
+	sim_step(s, YP_TLBI_ISSUE, 0);
+	for (int c = 0; c < s->nr_cpus; c++)
+		hw_invalidate_cpu(s, c, inv);
+
+	uint64_t per = (kind == TLBI_ASIDE1IS) ? (uint64_t)P(s, P_tlbi_asid_ns)
+		     : (kind == TLBI_VMALLE1IS) ? (uint64_t)P(s, P_tlbi_all_ns)
+		     : (uint64_t)P(s, P_tlbi_op_ns);
+	uint64_t t0 = s->now;
+	uint64_t start = s->dvm_free_at > t0 ? s->dvm_free_at : t0;
+	s->m.dvm_wait_ns += start - t0;
+	s->dvm_free_at = start + ntlbi * per;
+	uint64_t done = s->dvm_free_at + (uint64_t)P(s, P_dsb_ns) * (1 + extra_dsb);
+	sim_charge_sys(s, done - t0);
+	sim_step(s, YP_DSB, 0);
+}
+
+/* flush_tlb_mm(): DSB ISHST; TLBI ASIDE1IS; DSB ISH (tlbflush.h, v5.1) */
+void arm64_flush_tlb_mm(struct sim *s, struct mm_struct *mm)
+{
+	struct inv_op inv = {.kind = INV_TAG, .tag = mm->asid};
+	arm64_tlbi_batch(s, TLBI_ASIDE1IS, 1, &inv, true);
+}
+
+/* __flush_tlb_range(vma, start, end, stride, last_level) (tlbflush.h, v5.1
+ * with the v5.0 MAX_TLBI_OPS threshold, kernel-model E1) */
+void arm64_flush_tlb_range(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
+			   uint64_t stride, bool last_level)
+{
+	uint64_t max_tlbi_ops = s->hw.geom.ptrs_per_pte;
+	if (end - start >= max_tlbi_ops * stride) {
+		arm64_flush_tlb_mm(s, mm);
+		return;
+	}
+	if (start >= end)
+		return;
+	uint64_t nops = (end - start - 1) / stride + 1;
+	struct inv_op inv = {.kind = last_level ? INV_VA_LEAF : INV_VA_ALL, .tag = mm->asid,
+			     .start = start, .end = end, .stride = stride};
+	arm64_tlbi_batch(s, last_level ? TLBI_VALE1IS : TLBI_VAE1IS, nops, &inv, true);
+}
+
+/* flush_tlb_page(): leaf only, VALE1IS (tlbflush.h, v4.20+) */
+void arm64_flush_tlb_page(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	uint64_t ps = s->hw.geom.page_size;
+	addr &= ~(ps - 1);
+	struct inv_op inv = {.kind = INV_VA_LEAF, .tag = mm->asid, .start = addr,
+			     .end = addr + ps, .stride = ps};
+	arm64_tlbi_batch(s, TLBI_VALE1IS, 1, &inv, true);
+}
+
+/* tlb_flush(tlb) (arch/arm64/include/asm/tlb.h, v4.20..v5.8) */
+static void arm64_tlb_flush(struct sim *s, struct mmu_gather *tlb)
+{
+	bool last_level = !tlb->freed_tables;
+	uint64_t stride = tlb_get_unmap_size(s, tlb);
+
+	if (tlb->fullmm) {
+		if (!last_level)
+			arm64_flush_tlb_mm(s, tlb->mm);
+		return;
+	}
+	arm64_flush_tlb_range(s, tlb->mm, tlb->start, tlb->end, stride, last_level);
+}
+
+static void arm64_switch_mm(struct sim *s, int cpu, struct mm_struct *next)
+{
+	/* ASID-tagged: a context switch installs TTBR0 and flushes nothing.
+	 * A CPU going idle keeps TTBR0 (only the ASID matters here). */
+	if (next)
+		s->cpus[cpu].arch.ttbr0_asid = next->asid;
+}
+
+static void arm64_enter_lazy_tlb(struct sim *s, int cpu)
+{
+	(void)s;
+	(void)cpu;
+}
+
+/* flush_tlb_fix_spurious_fault(): v5.1 uses the generic default,
+ * flush_tlb_page() -> one broadcast VALE1IS (kernel-model 4.6, 5.3). */
+static void arm64_flush_tlb_fix_spurious_fault(struct sim *s, struct mm_struct *mm,
+					       uint64_t addr)
+{
+	arm64_flush_tlb_page(s, mm, addr);
+}
+
+/*
+ * ptep_set_access_flags() (arch/arm64/mm/fault.c, v4.x..v5.9): nothing to do
+ * if the PTE already equals entry; otherwise OR in AF/WRITE/DIRTY, make RDONLY
+ * the more permissive of old and new, and call flush_tlb_fix_spurious_fault()
+ * (a broadcast VALE1IS in v5.1) because a read-only entry may be cached.
+ */
+static bool arm64_ptep_set_access_flags(struct sim *s, struct mm_struct *mm, uint64_t addr,
+					uint64_t *ptep, uint64_t entry, bool dirty)
+{
+	(void)dirty;
+	pte_t old = *ptep;
+	if (old == entry)
+		return false;
+	const pte_t bits = PTE_YOUNG | PTE_WRITE | PTE_DIRTY;
+	pte_t nw = old | (entry & bits);
+	if (!(entry & PTE_RDONLY))
+		nw &= ~PTE_RDONLY;
+	*ptep = nw;
+	arm64_flush_tlb_fix_spurious_fault(s, mm, addr);
+	return true;
+}
+
+static uint32_t arm64_user_tag(struct sim *s, int cpu)
+{
+	return s->cpus[cpu].arch.ttbr0_asid;
+}
+
+static void arm64_mm_release(struct sim *s, struct mm_struct *mm)
+{
+	(void)s;
+	(void)mm;
+}
+
+const struct arch_ops arch_arm64_ops = {
+	.name = "arm64",
+	.rcu_table_free = true,		/* HAVE_RCU_TABLE_FREE: __pte_free_tlb -> tlb_remove_table */
+	.tlb_flush = arm64_tlb_flush,
+	.flush_at_end_vma = true,	/* generic tlb_end_vma: flush unless fullmm */
+	.switch_mm = arm64_switch_mm,
+	.enter_lazy_tlb = arm64_enter_lazy_tlb,
+	.flush_tlb_fix_spurious_fault = arm64_flush_tlb_fix_spurious_fault,
+	.ptep_set_access_flags = arm64_ptep_set_access_flags,
+	.user_tag = arm64_user_tag,
+	.mm_release = arm64_mm_release,
+};

@@ -1,0 +1,306 @@
+/*
+ * x86.c - x86-64 TLB maintenance back end, v5.1 era.
+ *
+ * Mirrors arch/x86/include/asm/tlb.h (tlb_flush), arch/x86/mm/tlb.c
+ * (flush_tlb_mm_range, native_flush_tlb_others, flush_tlb_func_common,
+ * switch_mm_irqs_off, choose_new_asid, enter_lazy_tlb) and
+ * arch/x86/mm/pgtable.c (ptep_set_access_flags) as of v4.20..v5.1.
+ *
+ * Remote invalidation needs IPIs. An IPI round is one analytic event for the
+ * initiator: targets are sent to one after another (ipi_send_ns each), each
+ * handles the IPI after ipi_latency_ns (later if idle: idle_exit_ns, or if its
+ * IRQs are off), runs the handler (ipi_handler_ns + its flush work, charged to
+ * that CPU), and the initiator spins until the slowest has acknowledged.
+ * Effects are applied when the round is issued.
+ */
+#include "sim/sim.h"
+
+static inline uint32_t kern_pcid(struct sim *s, int asid)
+{
+	return P(s, P_pcid) ? (uint32_t)asid + 1 : 1;
+}
+
+static inline void cpumask_set(struct sim *s, struct mm_struct *mm, int cpu)
+{
+	mm->cpumask[cpu / 64] |= 1ull << (cpu % 64);
+}
+static inline void cpumask_clear(struct sim *s, struct mm_struct *mm, int cpu)
+{
+	mm->cpumask[cpu / 64] &= ~(1ull << (cpu % 64));
+}
+static inline bool cpumask_test(const struct mm_struct *mm, int cpu)
+{
+	return (mm->cpumask[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+/* Full flush of the non-global entries of one PCID on cpu (CR3 write without
+ * NOFLUSH / INVPCID single-context). Returns its cost. */
+static uint64_t x86_flush_pcid(struct sim *s, int cpu, int asid)
+{
+	struct inv_op inv = {.kind = INV_TAG_NONGLOBAL, .tag = kern_pcid(s, asid)};
+	hw_invalidate_cpu(s, cpu, &inv);
+	s->m.flush_full++;
+	return (uint64_t)P(s, P_cr3_flush_ns);
+}
+
+/* choose_new_asid() (arch/x86/mm/tlb.c, v4.20..v5.1) */
+static void choose_new_asid(struct sim *s, int cpu, struct mm_struct *next, uint64_t next_tlb_gen,
+			    int *new_asid, bool *need_flush)
+{
+	struct arch_cpu *ac = &s->cpus[cpu].arch;
+	if (!P(s, P_pcid)) {
+		*new_asid = 0;
+		*need_flush = true;
+		return;
+	}
+	for (int asid = 0; asid < TLB_NR_DYN_ASIDS; asid++) {
+		if (ac->ctxs[asid].ctx_id != next->ctx_id)
+			continue;
+		*new_asid = asid;
+		*need_flush = ac->ctxs[asid].tlb_gen < next_tlb_gen;
+		return;
+	}
+	*new_asid = ac->next_asid++;
+	if (*new_asid >= TLB_NR_DYN_ASIDS) {
+		*new_asid = 0;
+		ac->next_asid = 1;
+	}
+	*need_flush = true;
+}
+
+/*
+ * switch_mm_irqs_off(prev, next) (arch/x86/mm/tlb.c, v4.20..v5.1).
+ * next == NULL means init_mm (kernel page tables; in this model init_mm
+ * occupies no PCID slot). Returns the cost.
+ */
+static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, struct mm_struct *next)
+{
+	struct arch_cpu *ac = &s->cpus[cpu].arch;
+	struct mm_struct *prev = ac->loaded_mm;
+	bool was_lazy = ac->is_lazy;
+	int new_asid;
+	bool need_flush;
+	uint64_t cost = 0;
+
+	ac->is_lazy = false;
+	if (prev == next) {
+		if (!next || !was_lazy)
+			return 0;
+		/* back from lazy mode: catch up if flushes were skipped */
+		uint64_t next_tlb_gen = next->tlb_gen;
+		if (ac->ctxs[ac->loaded_mm_asid].tlb_gen == next_tlb_gen)
+			return 0;
+		new_asid = ac->loaded_mm_asid;
+		need_flush = true;
+	} else {
+		if (prev)
+			cpumask_clear(s, prev, cpu);
+		if (!next) {
+			ac->loaded_mm = NULL;
+			return (uint64_t)P(s, P_cr3_flush_ns);
+		}
+		cpumask_set(s, next, cpu);
+		choose_new_asid(s, cpu, next, next->tlb_gen, &new_asid, &need_flush);
+	}
+	if (need_flush) {
+		ac->ctxs[new_asid].ctx_id = next->ctx_id;
+		ac->ctxs[new_asid].tlb_gen = next->tlb_gen;
+		cost += x86_flush_pcid(s, cpu, new_asid);
+	} else {
+		cost += (uint64_t)P(s, P_cr3_flush_ns) / 2;	/* CR3 write with NOFLUSH */
+	}
+	ac->loaded_mm = next;
+	ac->loaded_mm_asid = new_asid;
+	return cost;
+}
+
+static void x86_switch_mm(struct sim *s, int cpu, struct mm_struct *next)
+{
+	uint64_t cost = switch_mm_irqs_off(s, cpu, next);
+	s->cpus[cpu].sys_ns += cost;
+}
+
+/* enter_lazy_tlb() (arch/x86/mm/tlb.c, v4.20+) */
+static void x86_enter_lazy_tlb(struct sim *s, int cpu)
+{
+	struct arch_cpu *ac = &s->cpus[cpu].arch;
+	if (!ac->loaded_mm)
+		return;
+	ac->is_lazy = true;
+}
+
+struct flush_tlb_info {
+	struct mm_struct *mm;
+	uint64_t start, end;
+	uint64_t new_tlb_gen;
+	unsigned int stride_shift;
+	bool freed_tables;
+};
+
+/*
+ * flush_tlb_func_common(f, local, reason) (arch/x86/mm/tlb.c, v4.20..v5.1),
+ * including the remote wrapper's "mm switched away" check. Runs on cpu.
+ * Returns the flush work's cost.
+ */
+static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush_tlb_info *f,
+				      bool local)
+{
+	struct arch_cpu *ac = &s->cpus[cpu].arch;
+	struct mm_struct *loaded = ac->loaded_mm;
+
+	if (!local && f->mm && f->mm != loaded)
+		return 0;
+	if (!loaded)
+		return 0;			/* init_mm */
+	if (ac->is_lazy) {
+		/* Leave lazy mode instead of flushing: switch to init_mm. */
+		return switch_mm_irqs_off(s, cpu, NULL);
+	}
+	int asid = ac->loaded_mm_asid;
+	uint64_t local_tlb_gen = ac->ctxs[asid].tlb_gen;
+	uint64_t mm_tlb_gen = loaded->tlb_gen;
+	if (local_tlb_gen == mm_tlb_gen)
+		return 0;			/* already caught up */
+
+	uint64_t cost;
+	if (f->end != TLB_FLUSH_ALL && f->new_tlb_gen == local_tlb_gen + 1 &&
+	    f->new_tlb_gen == mm_tlb_gen) {
+		uint64_t stride = 1ull << f->stride_shift;
+		uint64_t n = (f->end - f->start + stride - 1) / stride;
+		struct inv_op inv = {.kind = INV_X86_INVLPG, .tag = kern_pcid(s, asid),
+				     .start = f->start, .end = f->end, .stride = stride};
+		hw_invalidate_cpu(s, cpu, &inv);
+		s->m.flush_local_pages += n;
+		cost = n * (uint64_t)P(s, P_invlpg_ns);
+	} else {
+		cost = x86_flush_pcid(s, cpu, asid);
+	}
+	ac->ctxs[asid].tlb_gen = mm_tlb_gen;
+	return cost;
+}
+
+/*
+ * native_flush_tlb_others(cpumask, info) (arch/x86/mm/tlb.c, v4.20..v5.1):
+ * with freed_tables every CPU in the mask gets the IPI, otherwise only CPUs
+ * not in lazy TLB mode. The sender waits for all handlers.
+ */
+static void native_flush_tlb_others(struct sim *s, int self, const struct flush_tlb_info *f)
+{
+	struct mm_struct *mm = f->mm;
+	uint64_t t0 = s->now;
+	uint64_t finish = t0;
+	uint64_t k = 0;
+	for (int c = 0; c < s->nr_cpus; c++) {
+		if (c == self || !cpumask_test(mm, c))
+			continue;
+		if (!f->freed_tables && s->cpus[c].arch.is_lazy)
+			continue;
+		k++;
+		s->m.ipi_sent++;
+		uint64_t at = t0 + k * (uint64_t)P(s, P_ipi_send_ns) + (uint64_t)P(s, P_ipi_latency_ns);
+		if (sim_cpu_idle(s, c))
+			at += (uint64_t)P(s, P_idle_exit_ns);
+		if (s->cpus[c].arch.irqs_off_until > at)
+			at = s->cpus[c].arch.irqs_off_until;
+		uint64_t work = (uint64_t)P(s, P_ipi_handler_ns) + flush_tlb_func_common(s, c, f, false);
+		s->m.ipi_received++;
+		sim_steal(s, c, work);
+		if (at + work > finish)
+			finish = at + work;
+	}
+	uint64_t sent = t0 + k * (uint64_t)P(s, P_ipi_send_ns);
+	if (sent > finish)
+		finish = sent;
+	if (finish > t0) {
+		sim_charge_sys(s, finish - t0);
+		sim_step(s, YP_IPI, 0);
+	}
+}
+
+/* flush_tlb_mm_range(mm, start, end, stride_shift, freed_tables)
+ * (arch/x86/mm/tlb.c, v4.20..v5.1) */
+void x86_flush_tlb_mm_range(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
+			    unsigned int stride_shift, bool freed_tables)
+{
+	int cpu = cur_cpu(s);
+	if (end == TLB_FLUSH_ALL ||
+	    ((end - start) >> stride_shift) > (uint64_t)P(s, P_flush_ceiling)) {
+		start = 0;
+		end = TLB_FLUSH_ALL;
+	}
+	struct flush_tlb_info info = {.mm = mm, .start = start, .end = end,
+				      .new_tlb_gen = ++mm->tlb_gen,
+				      .stride_shift = stride_shift, .freed_tables = freed_tables};
+	sim_step(s, YP_ARCH_FLUSH, 0);
+	if (s->cpus[cpu].arch.loaded_mm == mm)
+		sim_charge_sys(s, flush_tlb_func_common(s, cpu, &info, true));
+	bool others = false;
+	for (uint32_t w = 0; w < s->cpumask_words && !others; w++) {
+		uint64_t bits = mm->cpumask[w];
+		if (w == (uint32_t)cpu / 64)
+			bits &= ~(1ull << (cpu % 64));
+		others = bits != 0;
+	}
+	if (others) {
+		sim_step(s, YP_IPI, 0);
+		native_flush_tlb_others(s, cpu, &info);
+	}
+}
+
+/* tlb_flush(tlb) (arch/x86/include/asm/tlb.h, v4.20+) */
+static void x86_tlb_flush(struct sim *s, struct mmu_gather *tlb)
+{
+	uint64_t start = 0, end = TLB_FLUSH_ALL;
+	unsigned int stride_shift = tlb_get_unmap_shift(s, tlb);
+	if (!tlb->fullmm && !tlb->need_flush_all) {
+		start = tlb->start;
+		end = tlb->end;
+	}
+	x86_flush_tlb_mm_range(s, tlb->mm, start, end, stride_shift, tlb->freed_tables);
+}
+
+/* flush_tlb_fix_spurious_fault(): a no-op on x86 (asm/pgtable.h) */
+static void x86_flush_tlb_fix_spurious_fault(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	(void)s;
+	(void)mm;
+	(void)addr;
+}
+
+/* ptep_set_access_flags() (arch/x86/mm/pgtable.c): store only if changed and
+ * dirty; never flush (a fault already dropped the faulting VA's entries). */
+static bool x86_ptep_set_access_flags(struct sim *s, struct mm_struct *mm, uint64_t addr,
+				      uint64_t *ptep, uint64_t entry, bool dirty)
+{
+	(void)s;
+	(void)mm;
+	(void)addr;
+	bool changed = *ptep != entry;
+	if (changed && dirty)
+		*ptep = entry;
+	return changed;
+}
+
+static uint32_t x86_user_tag(struct sim *s, int cpu)
+{
+	return kern_pcid(s, s->cpus[cpu].arch.loaded_mm_asid);
+}
+
+static void x86_mm_release(struct sim *s, struct mm_struct *mm)
+{
+	(void)s;
+	(void)mm;
+}
+
+const struct arch_ops arch_x86_64_ops = {
+	.name = "x86_64",
+	.rcu_table_free = false,	/* native: tables go through tlb_remove_page */
+	.tlb_flush = x86_tlb_flush,
+	.flush_at_end_vma = false,	/* tlb_end_vma is a no-op on x86 in v5.1 */
+	.switch_mm = x86_switch_mm,
+	.enter_lazy_tlb = x86_enter_lazy_tlb,
+	.flush_tlb_fix_spurious_fault = x86_flush_tlb_fix_spurious_fault,
+	.ptep_set_access_flags = x86_ptep_set_access_flags,
+	.user_tag = x86_user_tag,
+	.mm_release = x86_mm_release,
+};

@@ -1,0 +1,315 @@
+/*
+ * main.c - the tlbsim command line: list, run, compare.
+ *
+ * Results go to stdout, diagnostics to stderr. Exit status: 0 ok, 2 usage or
+ * input error (one line naming the problem), 3 internal error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost/params.h"
+#include "out/out.h"
+#include "tlbsim/tlbsim.h"
+
+#define MAX_RUNS 16
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "tlbsim: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	return 2;
+}
+
+static const char main_help[] =
+	"usage: tlbsim <command> [options]\n"
+	"\n"
+	"A deterministic simulator of the Linux kernel's TLB-flush machinery.\n"
+	"\n"
+	"commands:\n"
+	"  list {workloads|policies|profiles|params}   show what can be simulated\n"
+	"  run WORKLOAD [options]                      simulate one configuration\n"
+	"  compare WORKLOAD --policy K=A --policy K=B  simulate each policy, print a table\n"
+	"\n"
+	"Run 'tlbsim <command> --help' for the options of a command.\n";
+
+static const char run_help[] =
+	"usage: tlbsim %s WORKLOAD [options]\n"
+	"\n"
+	"options:\n"
+	"  --profile P        machine profile (default: the workload's; tlbsim list profiles)\n"
+	"  --cpus N           override the profile's CPU count (1..1024)\n"
+	"  --threads N        worker threads (default: the workload's)\n"
+	"  --iters N          iterations per thread (mmap5: rounds)\n"
+	"  -w NAME=VALUE      set a workload parameter (tlbsim list workloads)\n"
+	"  --policy K=V       set a policy knob (tlbsim list policies)%s\n"
+	"  --seed S           PRNG seed (default 1); same inputs + seed = same output\n"
+	"  -D NAME=VALUE      override a cost/hardware parameter (tlbsim list params)\n"
+	"  --json             print JSON (schema: docs/output.md) instead of a table\n"
+	"  -h, --help         this help\n";
+
+/* ---- list ---- */
+static int cmd_list(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		printf("usage: tlbsim list {workloads|policies|profiles|params}\n");
+		return argc < 2 ? 2 : 0;
+	}
+	const char *what = argv[1];
+	if (strcmp(what, "workloads") == 0) {
+		for (int i = 0; i < tlbsim_workload_count(); i++) {
+			const struct tlbsim_workload_desc *d = tlbsim_workload_get(i);
+			printf("%-8s %s\n", d->name, d->description);
+			printf("         default profile %s, threads %d, iters %" PRId64 "\n",
+			       d->default_profile, d->default_threads, d->default_iters);
+			for (int j = 0; j < d->nparams; j++)
+				printf("         -w %s=%s\t%s\n", d->params[j].name, d->params[j].defval,
+				       d->params[j].meaning);
+		}
+	} else if (strcmp(what, "policies") == 0) {
+		for (int k = 0; k < tlbsim_knob_count(); k++) {
+			const struct tlbsim_knob *kn = tlbsim_knob_get(k);
+			printf("%s: %s\n", kn->name, kn->meaning);
+			for (int v = 0; v < kn->nvalues; v++)
+				printf("  %s=%-16s %s%s\n", kn->name, kn->values[v].name,
+				       kn->values[v].meaning, v == kn->default_value ? " [default]" : "");
+		}
+	} else if (strcmp(what, "profiles") == 0) {
+		for (int i = 0; i < tlbsim_profile_count(); i++) {
+			const struct tlbsim_profile *p = tlbsim_profile_get(i);
+			printf("%-10s %s\n", p->name, p->description);
+		}
+	} else if (strcmp(what, "params") == 0) {
+		printf("%-18s %-7s %12s %12s  %s\n", "name", "unit", "x86-64", "arm64", "source");
+		for (int i = 0; i < P_COUNT; i++) {
+			const struct param_desc *d = &tlbsim_param_desc[i];
+			printf("%-18s %-7s %12" PRId64 " %12" PRId64 "  %s\n", d->name, d->unit,
+			       d->x86_default, d->arm64_default, d->source);
+		}
+	} else {
+		return usage_error("list: unknown list '%s' (want workloads, policies, profiles "
+				   "or params)", what);
+	}
+	return 0;
+}
+
+/* ---- run / compare option parsing ---- */
+struct cli_opts {
+	struct tlbsim_config cfg;
+	int npolicies;
+	struct tlbsim_policy policies[MAX_RUNS];
+	bool json;
+};
+
+static int parse_int_opt(const char *name, const char *v, int64_t lo, int64_t hi, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(v, &end, 10);
+	if (!*v || *end || errno || x < lo || x > hi) {
+		fprintf(stderr, "tlbsim: %s %s: want an integer %lld..%lld\n", name, v,
+			(long long)lo, (long long)hi);
+		return 2;
+	}
+	*out = x;
+	return 0;
+}
+
+static int split_kv(const char *opt, const char *arg, char *k, size_t kl, char *v, size_t vl)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg || (size_t)(eq - arg) >= kl || strlen(eq + 1) >= vl || !eq[1]) {
+		fprintf(stderr, "tlbsim: %s %s: want NAME=VALUE\n", opt, arg);
+		return 2;
+	}
+	memcpy(k, arg, (size_t)(eq - arg));
+	k[eq - arg] = 0;
+	strcpy(v, eq + 1);
+	return 0;
+}
+
+static int parse_run_opts(int argc, char **argv, struct cli_opts *o, bool compare)
+{
+	static const struct option longopts[] = {
+		{"profile", required_argument, NULL, 'p'}, {"cpus", required_argument, NULL, 'c'},
+		{"threads", required_argument, NULL, 't'}, {"iters", required_argument, NULL, 'i'},
+		{"policy", required_argument, NULL, 'P'},  {"seed", required_argument, NULL, 's'},
+		{"json", no_argument, NULL, 'j'},	   {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	memset(o, 0, sizeof(*o));
+	tlbsim_config_init(&o->cfg);
+	const char *cmd = argv[0];
+	int c;
+	int64_t v;
+	char k[64], val[96], err[TLBSIM_ERRLEN];
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "w:D:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->cfg.profile = optarg;
+			break;
+		case 'c':
+			if (parse_int_opt("--cpus", optarg, 1, 1024, &v))
+				return 2;
+			o->cfg.cpus = (int)v;
+			break;
+		case 't':
+			if (parse_int_opt("--threads", optarg, 1, 4096, &v))
+				return 2;
+			o->cfg.threads = (int)v;
+			break;
+		case 'i':
+			if (parse_int_opt("--iters", optarg, 1, 1000000000, &v))
+				return 2;
+			o->cfg.iters = v;
+			break;
+		case 's':
+			if (parse_int_opt("--seed", optarg, 0, INT64_MAX, &v))
+				return 2;
+			o->cfg.seed = (uint64_t)v;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'w':
+			if (o->cfg.nwparams >= TLBSIM_MAX_WPARAMS)
+				return usage_error("too many -w options%s", "");
+			if (split_kv("-w", optarg, o->cfg.wparams[o->cfg.nwparams].name,
+				     sizeof(o->cfg.wparams[0].name),
+				     o->cfg.wparams[o->cfg.nwparams].value,
+				     sizeof(o->cfg.wparams[0].value)))
+				return 2;
+			o->cfg.nwparams++;
+			break;
+		case 'D': {
+			if (split_kv("-D", optarg, k, sizeof(k), val, sizeof(val)))
+				return 2;
+			int id = param_lookup(k);
+			if (id < 0)
+				return usage_error("-D: unknown parameter '%s' (see tlbsim list params)",
+						   k);
+			char name[80];
+			snprintf(name, sizeof(name), "-D %s", k);
+			if (parse_int_opt(name, val, 0, INT64_MAX, &v))
+				return 2;
+			if (o->cfg.noverrides >= TLBSIM_MAX_OVERRIDES)
+				return usage_error("too many -D options%s", "");
+			o->cfg.overrides[o->cfg.noverrides].param = id;
+			o->cfg.overrides[o->cfg.noverrides].value = v;
+			o->cfg.noverrides++;
+			break;
+		}
+		case 'P':
+			if (split_kv("--policy", optarg, k, sizeof(k), val, sizeof(val)))
+				return 2;
+			if (compare) {
+				if (o->npolicies >= MAX_RUNS)
+					return usage_error("too many --policy options%s", "");
+				struct tlbsim_policy *pol = &o->policies[o->npolicies];
+				tlbsim_policy_default(pol);
+				if (tlbsim_policy_set(pol, k, val, err, sizeof(err)))
+					return usage_error("%s", err);
+				o->npolicies++;
+			} else if (tlbsim_policy_set(&o->cfg.policy, k, val, err, sizeof(err))) {
+				return usage_error("%s", err);
+			}
+			break;
+		case 'h':
+			printf(run_help, cmd,
+			       compare ? "; repeat: one column per --policy" : "");
+			return -1;
+		default:
+			if (optopt && optopt != '?')
+				fprintf(stderr, "tlbsim %s: option -%c needs a value or is unknown\n",
+					cmd, optopt);
+			else
+				fprintf(stderr, "tlbsim %s: unknown option '%s'\n", cmd,
+					argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s: missing WORKLOAD (see tlbsim list workloads)", cmd);
+	if (optind + 1 < argc)
+		return usage_error("unexpected argument '%s'", argv[optind + 1]);
+	o->cfg.workload = argv[optind];
+	if (compare && o->npolicies < 2)
+		return usage_error("compare: give at least two --policy KNOB=VALUE options%s", "");
+	return 0;
+}
+
+static void command_line(int argc, char **argv, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "tlbsim");
+	for (int i = 0; i < argc && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, " %s", argv[i]);
+}
+
+static int do_runs(int argc, char **argv, bool compare)
+{
+	struct cli_opts o;
+	int rc = parse_run_opts(argc, argv, &o, compare);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	char err[TLBSIM_ERRLEN];
+	struct tlbsim_resolved res;
+	if (tlbsim_resolve(&o.cfg, &res, err, sizeof(err)))
+		return usage_error("%s", err);
+
+	int nruns = compare ? o.npolicies : 1;
+	struct run_result runs[MAX_RUNS];
+	for (int r = 0; r < nruns; r++) {
+		struct tlbsim_config cfg = o.cfg;
+		if (compare)
+			cfg.policy = o.policies[r];
+		runs[r].cfg = cfg;
+		rc = tlbsim_run(&cfg, &runs[r].res, &runs[r].m, err, sizeof(err));
+		if (rc == TLBSIM_EINVAL)
+			return usage_error("%s", err);
+		if (rc) {
+			fprintf(stderr, "tlbsim: %s\n", err);
+			return 3;
+		}
+	}
+	char cmdline[1024];
+	command_line(argc, argv, cmdline, sizeof(cmdline));
+	if (o.json)
+		out_json(stdout, cmdline, runs, nruns, compare);
+	else
+		out_table(stdout, runs, nruns, compare);
+	for (int r = 0; r < nruns; r++)
+		if (runs[r].m.violations)
+			fprintf(stderr, "tlbsim: note: run %d (%s) saw %" PRIu64 " invariant "
+				"violation(s); use 'tlbsim check' for a counterexample\n", r + 1,
+				tlbsim_policy_value_name(&runs[r].cfg.policy, 0), runs[r].m.violations);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(main_help, stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+		fputs(main_help, stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "--version") == 0) {
+		printf("tlbsim %s\n", TLBSIM_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "list") == 0)
+		return cmd_list(argc - 1, argv + 1);
+	if (strcmp(cmd, "run") == 0)
+		return do_runs(argc - 1, argv + 1, false);
+	if (strcmp(cmd, "compare") == 0)
+		return do_runs(argc - 1, argv + 1, true);
+	return usage_error("unknown command '%s' (see tlbsim --help)", cmd);
+}

@@ -1,0 +1,128 @@
+/*
+ * params.h - named, documented, overridable cost and hardware parameters.
+ *
+ * Every number the cost model uses lives in this table: a name, a unit, a value
+ * for the x86-64 profiles and one for the arm64 profiles, and where the number
+ * comes from (a calibration.md id such as C1, or a first-principles argument).
+ * `tlbsim list params` prints the table; `-D name=value` overrides an entry.
+ *
+ * Rule (DEVELOPERS.md): values come from per-operation measurements in
+ * ../shared/docs/calibration.md or from first principles written here, never
+ * from a workload-level result.
+ *
+ * All times are integer nanoseconds of simulated time; counts are plain
+ * integers; switches are 0/1.
+ */
+#ifndef TLBSIM_PARAMS_H
+#define TLBSIM_PARAMS_H
+
+#include <stdint.h>
+
+/* X(name, unit, x86 default, arm64 default, source) */
+#define TLBSIM_PARAMS(X)                                                         \
+  X(syscall_ns, "ns", 100, 150,                                                  \
+    "first principles: syscall entry+exit ~250-400 cycles at 2.5-2.6 GHz")       \
+  X(lock_op_ns, "ns", 20, 25,                                                    \
+    "first principles: one uncontended atomic RMW on a shared line")             \
+  X(vma_op_ns, "ns", 300, 300,                                                   \
+    "first principles: find_vma + vm_area_struct alloc/link/free ~800 cycles")   \
+  X(unmapped_area_ns, "ns", 200, 200,                                            \
+    "first principles: get_unmapped_area gap search ~500 cycles")                \
+  X(pte_scan_ns, "ns", 1, 1,                                                     \
+    "first principles: a PTE slot read, 8 slots per 64-byte line")               \
+  X(pte_zap_ns, "ns", 50, 50,                                                    \
+    "first principles: clear a present PTE + page ref/rmap/counter ~130 cycles") \
+  X(page_alloc_ns, "ns", 150, 150,                                               \
+    "first principles: buddy/pcp allocation ~400 cycles")                        \
+  X(page_free_ns, "ns", 100, 100,                                                \
+    "first principles: pcp free ~250 cycles")                                    \
+  X(zero_4k_ns, "ns", 1200, 1150,                                                \
+    "Rik van Riel 2005 (calibration 2.4): zeroing 2000-4000 cycles per 4 KiB; "  \
+    "3000 cycles at 2.5 GHz (x86) / 2.6 GHz (Falkor, C6); scaled by page size")  \
+  X(fault_ns, "ns", 1000, 1380,                                                  \
+    "arm64: C6 (Falkor minimal fault round trip 1.38 us); x86: first "           \
+    "principles (no x86 figure in calibration.md), exception entry+exit and "    \
+    "handle_mm_fault dispatch ~2500 cycles")                                     \
+  X(walk_level_ns, "ns", 25, 25,                                                 \
+    "first principles (calibration gap 2): one table read per level, mostly "    \
+    "from L2/L3 cache")                                                          \
+  X(user_access_ns, "ns", 2, 2,                                                  \
+    "first principles: one store that hits the TLB and L1")                      \
+  X(user_loop_ns, "ns", 5, 5,                                                    \
+    "first principles: per-iteration user-space overhead of a workload loop")    \
+  X(ctx_switch_ns, "ns", 1500, 1500,                                             \
+    "first principles: schedule() + switch_mm on an otherwise idle CPU")         \
+  X(wakeup_ns, "ns", 1000, 1000,                                                 \
+    "first principles: try_to_wake_up + reschedule IPI to the waker's target")   \
+  X(idle_exit_ns, "ns", 2000, 2000,                                              \
+    "first principles: intel_idle C1 exit latency 2 us; same order assumed for " \
+    "arm64 WFI")                                                                 \
+  X(rcu_grace_ns, "ns", 3000000, 3000000,                                        \
+    "first principles: an RCU-sched grace period takes a few jiffies (HZ=1000)") \
+  X(thread_create_ns, "ns", 20000, 20000,                                        \
+    "first principles: clone() + stack setup ~50k cycles")                       \
+  X(tlbi_op_ns, "ns", 0, 468,                                                    \
+    "C1: 468 ns per broadcast TLBI VA op (least squares, 1-256 pages); also "    \
+    "the DVM occupancy per op")                                                  \
+  X(tlbi_asid_ns, "ns", 0, 547,                                                  \
+    "C1: full ASID flush 1508 ns minus the 961 ns fixed part")                   \
+  X(tlbi_all_ns, "ns", 0, 547,                                                   \
+    "first principles: VMALLE1IS assumed to cost as ASIDE1IS (C1)")              \
+  X(dsb_ns, "ns", 0, 961,                                                        \
+    "C1: fixed part of a __flush_tlb_range call (DSB ISH completion)")           \
+  X(tlbi_local_ns, "ns", 0, 40,                                                  \
+    "first principles: non-broadcast TLBI + DSB NSH stays inside the core")      \
+  X(kpti, "bool", 0, 0,                                                          \
+    "kernel-model 8.1: unknown on Jan's host; off by default (doubles user "     \
+    "TLBIs when on)")                                                            \
+  X(repeat_tlbi, "bool", 0, 0,                                                   \
+    "C8: Falkor part 0xc00 is not in the 2019 REPEAT_TLBI list; TLBI;DSB;TLBI "  \
+    "when on")                                                                   \
+  X(invlpg_ns, "ns", 100, 0,                                                     \
+    "C3: 'each single flush is about 100 ns' (arch/x86/mm/tlb.c ceiling "        \
+    "rationale); Hansen 2014 ~260 cycles per extra page")                        \
+  X(cr3_flush_ns, "ns", 50, 0,                                                   \
+    "C3: CR3 write 96-124 cycles (Haswell/Westmere) at ~2.5 GHz")                \
+  X(flush_ceiling, "pages", 33, 0,                                               \
+    "C3: tlb_single_page_flush_ceiling default")                                 \
+  X(ipi_send_ns, "ns", 68, 0,                                                    \
+    "C4: +68 ns per additional shootdown target (serial CSD queue + ICR write)") \
+  X(ipi_handler_ns, "ns", 300, 0,                                                \
+    "first principles: IRQ entry, EOI, exit ~750 cycles (flush work charged "    \
+    "separately)")                                                               \
+  X(ipi_latency_ns, "ns", 307, 0,                                                \
+    "C4: 775 ns first-target cost minus send (68), handler (300) and one "       \
+    "INVLPG (100)")                                                              \
+  X(pcid, "bool", 1, 0, "x86: PCID in use (Haswell and later)")                  \
+  X(spec_walks, "bool", 0, 0,                                                    \
+    "allow speculative walks on lazy x86 CPUs (kernel-model 8.6); checker use")  \
+  X(tlb_sets, "sets", 128, 128,                                                  \
+    "first principles: 1024-entry second-level TLB, 8 ways")                     \
+  X(tlb_ways, "ways", 8, 8, "first principles: 8-way")                           \
+  X(wc_sets, "sets", 8, 8,                                                       \
+    "first principles: 32-entry walk cache / paging-structure cache, 4 ways")    \
+  X(wc_ways, "ways", 4, 4, "first principles: 4-way")                            \
+  X(livelock_faults, "faults", 1000, 1000,                                       \
+    "checker: identical faults without a PTE change that count as a livelock")
+
+enum param_id {
+#define X(name, unit, x86, arm, src) P_##name,
+  TLBSIM_PARAMS(X)
+#undef X
+  P_COUNT
+};
+
+struct param_desc {
+  const char *name;
+  const char *unit;
+  int64_t x86_default;
+  int64_t arm64_default;
+  const char *source;
+};
+
+extern const struct param_desc tlbsim_param_desc[P_COUNT];
+
+/* Find a parameter by name; returns -1 if unknown. */
+int param_lookup(const char *name);
+
+#endif

@@ -1,0 +1,34 @@
+/* profiles.c - machine profiles (architecture, granule, CPU count). Cost
+ * parameters come from the params table (params.h) by architecture. */
+#include <string.h>
+
+#include "tlbsim/tlbsim.h"
+
+static const struct tlbsim_profile profiles[] = {
+	{"x86-24", "24-CPU x86-64, 4K pages, PCID (the 'x86 24-core VM' of seed 000)",
+	 ARCH_X86_64, 12, 24, NULL},
+	{"falkor-46", "46-CPU arm64 Qualcomm Falkor, 64K pages, 3 levels (Jan's host, seed 000)",
+	 ARCH_ARM64, 16, 46, NULL},
+	{"arm64-4k", "46-CPU arm64, 4K pages, 4 levels (falkor-46 costs)", ARCH_ARM64, 12, 46,
+	 NULL},
+	{"arm64-16k", "46-CPU arm64, 16K pages, 4 levels (falkor-46 costs)", ARCH_ARM64, 14, 46,
+	 NULL},
+};
+
+int tlbsim_profile_count(void)
+{
+	return (int)(sizeof(profiles) / sizeof(profiles[0]));
+}
+
+const struct tlbsim_profile *tlbsim_profile_get(int i)
+{
+	return i >= 0 && i < tlbsim_profile_count() ? &profiles[i] : NULL;
+}
+
+const struct tlbsim_profile *tlbsim_profile_find(const char *name)
+{
+	for (int i = 0; i < tlbsim_profile_count(); i++)
+		if (strcmp(profiles[i].name, name) == 0)
+			return &profiles[i];
+	return NULL;
+}

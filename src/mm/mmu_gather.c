@@ -1,0 +1,338 @@
+/*
+ * mmu_gather.c - the TLB-shootdown batching of a page-table teardown.
+ *
+ * Mirrors mm/mmu_gather.c and include/asm-generic/tlb.h as in v5.1 (with
+ * errata E2 of kernel-model.md: the nested handling lives in what was
+ * arch_tlb_finish_mmu(tlb, start, end, force); tlb_flush_mmu_tlbonly returns
+ * early when tlb->end == 0; tables are invalidated before their RCU free).
+ *
+ * Ordering rule: unhook -> invalidate on every CPU that may cache it -> free.
+ * tlb_flush_mmu() therefore runs tlb_flush_mmu_tlbonly() before
+ * tlb_flush_mmu_free(), and page-table pages on arm64 are additionally held
+ * back for an RCU grace period.
+ *
+ * The `nested` policy knob selects what tlb_finish_mmu does when
+ * mm_tlb_flush_nested() is true (kernel-model 9.6).
+ */
+#include <stdlib.h>
+
+#include "sim/sim.h"
+
+/* MAX_GATHER_BATCH = (PAGE_SIZE - 2*sizeof(void*)) / sizeof(void*) */
+uint32_t max_gather_batch(uint64_t page_size)
+{
+	return (uint32_t)((page_size - 16) / 8);
+}
+
+/* MAX_GATHER_BATCH_COUNT = 10000UL / MAX_GATHER_BATCH */
+uint32_t max_gather_batch_count(uint64_t page_size)
+{
+	return 10000u / max_gather_batch(page_size);
+}
+
+/* MAX_TABLE_BATCH = (PAGE_SIZE - sizeof(struct mmu_table_batch)) / sizeof(void*);
+ * sizeof = rcu_head (16) + nr (4) padded to 24 */
+uint32_t max_table_batch(uint64_t page_size)
+{
+	return (uint32_t)((page_size - 24) / 8);
+}
+
+/* __tlb_reset_range() (include/asm-generic/tlb.h, v5.1) */
+void __tlb_reset_range(struct mmu_gather *tlb)
+{
+	if (tlb->fullmm) {
+		tlb->start = tlb->end = ~0ull;
+	} else {
+		tlb->start = TLBSIM_EINVAL_VA;	/* TASK_SIZE: any value above user VAs */
+		tlb->end = 0;
+	}
+	tlb->freed_tables = 0;
+	tlb->cleared_ptes = 0;
+	tlb->cleared_pmds = 0;
+	tlb->cleared_puds = 0;
+	tlb->cleared_p4ds = 0;
+}
+
+/* __tlb_adjust_range() */
+void __tlb_adjust_range(struct mmu_gather *tlb, uint64_t address, uint64_t range_size)
+{
+	if (address < tlb->start)
+		tlb->start = address;
+	if (address + range_size > tlb->end)
+		tlb->end = address + range_size;
+}
+
+/* tlb_remove_tlb_entry() -> __tlb_remove_tlb_entry + cleared_ptes */
+void tlb_remove_tlb_entry(struct mmu_gather *tlb, uint64_t address, uint64_t page_size)
+{
+	__tlb_adjust_range(tlb, address, page_size);
+	tlb->cleared_ptes = 1;
+}
+
+/* tlb_get_unmap_shift(): the smallest level that was cleared */
+unsigned int tlb_get_unmap_shift(const struct sim *s, const struct mmu_gather *tlb)
+{
+	const struct pt_geom *g = &s->hw.geom;
+	if (tlb->cleared_ptes)
+		return (unsigned int)g->page_shift;
+	if (tlb->cleared_pmds)
+		return (unsigned int)g->pmd_shift;
+	if (tlb->cleared_puds)
+		return (unsigned int)g->pud_shift;
+	if (tlb->cleared_p4ds)
+		return (unsigned int)g->p4d_shift;
+	return (unsigned int)g->page_shift;
+}
+
+uint64_t tlb_get_unmap_size(const struct sim *s, const struct mmu_gather *tlb)
+{
+	return 1ull << tlb_get_unmap_shift(s, tlb);
+}
+
+static uint32_t *thread_page_batch(struct sim *s, uint32_t max)
+{
+	struct sim_thread *t = sim_current(s);
+	if (!t->gather_pages) {
+		t->gather_pages = malloc((size_t)max * sizeof(uint32_t));
+		if (!t->gather_pages)
+			sim_bug(s, __FILE__, __LINE__, "out of host memory for gather batch");
+	}
+	return t->gather_pages;
+}
+
+/* tlb_gather_mmu() (mm/mmu_gather.c, v5.1; arch_tlb_gather_mmu) */
+void tlb_gather_mmu(struct sim *s, struct mmu_gather *tlb, struct mm_struct *mm,
+		    uint64_t start, uint64_t end)
+{
+	uint64_t ps = s->hw.geom.page_size;
+	tlb->mm = mm;
+	tlb->fullmm = !(start | (end + 1));
+	tlb->need_flush_all = 0;
+	tlb->batch = NULL;
+	tlb->batch_count = 0;
+	tlb->nr_pages = 0;
+	tlb->max_pages = MMU_GATHER_BUNDLE + max_gather_batch(ps) * max_gather_batch_count(ps);
+	tlb->pages = thread_page_batch(s, tlb->max_pages);
+	tlb->start_arg = start;
+	tlb->end_arg = end;
+	__tlb_reset_range(tlb);
+	/* inc_tlb_flush_pending() */
+	mm->tlb_flush_pending++;
+	s->m.gathers++;
+	sim_step(s, YP_GATHER_INIT, (uint64_t)P(s, P_lock_op_ns));
+}
+
+/* tlb_flush_mmu_tlbonly() (v4.20..v5.4: returns early when end == 0) */
+void tlb_flush_mmu_tlbonly(struct sim *s, struct mmu_gather *tlb)
+{
+	if (!tlb->end)
+		return;
+	s->arch->tlb_flush(s, tlb);
+	/* mmu_notifier_invalidate_range(): no secondary TLBs modelled */
+	__tlb_reset_range(tlb);
+}
+
+static void tlb_remove_table_rcu(struct sim *s, void *arg, uint64_t data)
+{
+	(void)data;
+	struct mmu_table_batch *b = arg;
+	for (uint32_t i = 0; i < b->nr; i++)
+		frame_free(s, b->tables[i]);
+	b->nr = 0;
+	b->next_free = s->tbatch_free;
+	s->tbatch_free = b;
+}
+
+/* tlb_table_flush(): invalidate (unless the arch opted out), then hand the
+ * table batch to RCU (call_rcu_sched). */
+static void tlb_table_flush(struct sim *s, struct mmu_gather *tlb)
+{
+	if (!tlb->batch)
+		return;
+	sim_step(s, YP_TABLE_FLUSH, 0);
+	/* tlb_table_invalidate(): !CONFIG_HAVE_RCU_TABLE_NO_INVALIDATE */
+	tlb_flush_mmu_tlbonly(s, tlb);
+	struct mmu_table_batch *b = tlb->batch;
+	tlb->batch = NULL;
+	sim_call_at(s, s->now + sim_current(s)->pending_ns + (uint64_t)P(s, P_rcu_grace_ns),
+		    tlb_remove_table_rcu, b, 0);
+}
+
+/* tlb_remove_table(): queue a page-table page for RCU freeing */
+static void tlb_remove_table(struct sim *s, struct mmu_gather *tlb, uint32_t table)
+{
+	uint32_t cap = max_table_batch(s->hw.geom.page_size);
+	if (!tlb->batch) {
+		struct mmu_table_batch *b = s->tbatch_free;
+		if (b) {
+			s->tbatch_free = b->next_free;
+		} else {
+			b = calloc(1, sizeof(*b));
+			if (!b || !(b->tables = malloc(cap * sizeof(uint32_t))))
+				sim_bug(s, __FILE__, __LINE__, "out of host memory for table batch");
+			b->cap = cap;
+		}
+		b->nr = 0;
+		tlb->batch = b;
+	}
+	tlb->batch->tables[tlb->batch->nr++] = table;
+	if (tlb->batch->nr == tlb->batch->cap)
+		tlb_table_flush(s, tlb);
+}
+
+/* put_page() of a frame released by the gather */
+static void gather_put_page(struct sim *s, uint32_t f)
+{
+	struct frame *fr = &s->hw.frames[f];
+	SIM_BUG_ON(s, fr->refcount == 0);
+	if (--fr->refcount == 0)
+		frame_free(s, f);
+}
+
+/* tlb_flush_mmu_free() (v5.1): table flush, then free the page batches */
+static void tlb_flush_mmu_free(struct sim *s, struct mmu_gather *tlb)
+{
+	if (s->arch->rcu_table_free)
+		tlb_table_flush(s, tlb);
+	if (tlb->nr_pages) {
+		sim_step(s, YP_FREE_PAGES, tlb->nr_pages * (uint64_t)P(s, P_page_free_ns));
+		for (uint32_t i = 0; i < tlb->nr_pages; i++)
+			gather_put_page(s, tlb->pages[i]);
+		tlb->nr_pages = 0;
+	}
+}
+
+/* tlb_flush_mmu() */
+void tlb_flush_mmu(struct sim *s, struct mmu_gather *tlb)
+{
+	tlb_flush_mmu_tlbonly(s, tlb);
+	tlb_flush_mmu_free(s, tlb);
+}
+
+/* __tlb_remove_page(): queue a page; true when the batch is full and the
+ * caller must flush (zap_pte_range's force_flush). */
+bool __tlb_remove_page(struct sim *s, struct mmu_gather *tlb, uint32_t frame)
+{
+	(void)s;
+	tlb->pages[tlb->nr_pages++] = frame;
+	return tlb->nr_pages >= tlb->max_pages;
+}
+
+/* __pte_free_tlb: arm64 -> tlb_remove_table (RCU); x86 native ->
+ * tlb_remove_page (freed with the data pages after the flush). */
+static void arch_free_table(struct sim *s, struct mmu_gather *tlb, uint32_t table)
+{
+	if (s->arch->rcu_table_free) {
+		tlb_remove_table(s, tlb, table);
+	} else if (__tlb_remove_page(s, tlb, table)) {
+		tlb_flush_mmu(s, tlb);
+	}
+}
+
+/* pte_free_tlb() (include/asm-generic/tlb.h, v4.20+) */
+void pte_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_t address)
+{
+	__tlb_adjust_range(tlb, address, s->hw.geom.page_size);
+	tlb->freed_tables = 1;
+	tlb->cleared_pmds = 1;
+	arch_free_table(s, tlb, table);
+}
+
+/* pmd_free_tlb() */
+void pmd_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_t address)
+{
+	__tlb_adjust_range(tlb, address, s->hw.geom.page_size);
+	tlb->freed_tables = 1;
+	tlb->cleared_puds = 1;
+	arch_free_table(s, tlb, table);
+}
+
+/* pud_free_tlb() */
+void pud_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_t address)
+{
+	__tlb_adjust_range(tlb, address, s->hw.geom.page_size);
+	tlb->freed_tables = 1;
+	tlb->cleared_p4ds = 1;
+	arch_free_table(s, tlb, table);
+}
+
+/* tlb_start_vma(): empty in the generic v5.1 code and on x86 */
+void tlb_start_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma)
+{
+	(void)s;
+	(void)tlb;
+	(void)vma;
+}
+
+/* tlb_end_vma(): generic (arm64) flushes the range unless fullmm; x86 no-op */
+void tlb_end_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma)
+{
+	(void)vma;
+	if (!s->arch->flush_at_end_vma || tlb->fullmm)
+		return;
+	sim_step(s, YP_END_VMA, 0);
+	tlb_flush_mmu_tlbonly(s, tlb);
+}
+
+/*
+ * The nested-flush policy (kernel-model 1.9, 9.6): what tlb_finish_mmu does to
+ * the gather when another gather on the same mm is in flight.
+ */
+static void tlb_finish_nested(struct sim *s, struct mmu_gather *tlb, uint64_t start, uint64_t end)
+{
+	switch (s->policy.nested) {
+	case NESTED_PREFIX:	/* v4.20..v5.2-rc5 (a6d60245d6d9) */
+		__tlb_reset_range(tlb);
+		__tlb_adjust_range(tlb, start, end - start);
+		break;
+	case NESTED_V1:		/* keep level bits, widen the range */
+		__tlb_adjust_range(tlb, start, end - start);
+		break;
+	case NESTED_V2:		/* Yang Shi v2, 2019-05-10 */
+		if (!tlb->fullmm) {
+			__tlb_reset_range(tlb);
+			__tlb_adjust_range(tlb, start, end - start);
+			tlb->freed_tables = 1;
+			tlb->cleared_ptes = 1;
+			tlb->cleared_pmds = 1;
+			tlb->cleared_puds = 1;
+			tlb->cleared_p4ds = 1;
+		}
+		break;
+	case NESTED_FULLMM:	/* 7a30df49f63a, upstream */
+		tlb->fullmm = 1;
+		__tlb_reset_range(tlb);
+		tlb->freed_tables = 1;
+		break;
+	case NESTED_NEED_FLUSH_ALL:	/* tested on v5.1: need_flush_all, reset */
+		__tlb_reset_range(tlb);
+		tlb->need_flush_all = 1;
+		tlb->freed_tables = 1;
+		break;
+	case NESTED_JAN2:	/* reset only start/end, keep the level bits */
+		tlb->start = TLBSIM_EINVAL_VA;
+		tlb->end = 0;
+		__tlb_adjust_range(tlb, start, end - start);
+		break;
+	case NESTED_COUNT:
+		SIM_BUG_ON(s, 1);
+	}
+}
+
+/* tlb_finish_mmu(tlb, start, end) with arch_tlb_finish_mmu(tlb, start, end,
+ * force) inlined (mm/mmu_gather.c, v4.20..v5.1) */
+void tlb_finish_mmu(struct sim *s, struct mmu_gather *tlb, uint64_t start, uint64_t end)
+{
+	sim_step(s, YP_FINISH_CHECK_NESTED, 0);
+	bool force = mm_tlb_flush_nested(tlb->mm);
+	if (force) {
+		s->m.nested_finishes++;
+		sim_step(s, YP_FINISH_POLICY, 0);
+		tlb_finish_nested(s, tlb, start, end);
+	}
+	tlb_flush_mmu(s, tlb);
+	/* check_pgt_cache(); tlb_batch_list_free(): nothing to model */
+	/* dec_tlb_flush_pending() */
+	sim_step(s, YP_PENDING_DEC, 0);
+	tlb->mm->tlb_flush_pending--;
+}

@@ -1,0 +1,77 @@
+/* policy.c - the policy knobs and their named values (kernel-model 9.6). */
+#include <stdio.h>
+#include <string.h>
+
+#include "tlbsim/tlbsim.h"
+
+static const struct tlbsim_knob_value nested_values[NESTED_COUNT] = {
+	[NESTED_PREFIX] = {"prefix", "v4.20..v5.2-rc5: nested finish resets freed_tables/cleared_* "
+				     "and flushes [start,end) (the 000 bug)"},
+	[NESTED_V1] = {"v1", "keep the level bits, widen the range to include [start,end) "
+			     "(Yang Shi v1 / Jan's first fix)"},
+	[NESTED_V2] = {"v2", "flush [start,end) as if every level were cleared and tables freed "
+			     "(Yang Shi v2, 2019-05-10)"},
+	[NESTED_FULLMM] = {"fullmm", "fullmm=1, reset, freed_tables=1: flush the whole mm "
+				     "(7a30df49f63a, upstream)"},
+	[NESTED_NEED_FLUSH_ALL] = {"need_flush_all", "need_flush_all=1, reset, freed_tables=1 as "
+						     "tested on v5.1 (flush_tlbonly sees end==0)"},
+	[NESTED_JAN2] = {"jan2", "reset only start/end, keep the level bits (Jan's second "
+				 "experiment)"},
+};
+
+static const struct tlbsim_knob knobs[] = {
+	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
+	 NESTED_FULLMM, nested_values},
+};
+
+int tlbsim_knob_count(void)
+{
+	return (int)(sizeof(knobs) / sizeof(knobs[0]));
+}
+
+const struct tlbsim_knob *tlbsim_knob_get(int i)
+{
+	return i >= 0 && i < tlbsim_knob_count() ? &knobs[i] : NULL;
+}
+
+void tlbsim_policy_default(struct tlbsim_policy *pol)
+{
+	memset(pol, 0, sizeof(*pol));
+	pol->nested = (enum nested_policy)knobs[0].default_value;
+}
+
+static int *knob_slot(struct tlbsim_policy *pol, int k)
+{
+	switch (k) {
+	case 0: return (int *)&pol->nested;
+	default: return NULL;
+	}
+}
+
+const char *tlbsim_policy_value_name(const struct tlbsim_policy *pol, int k)
+{
+	int *slot = knob_slot((struct tlbsim_policy *)pol, k);
+	if (!slot || *slot < 0 || *slot >= knobs[k].nvalues)
+		return "?";
+	return knobs[k].values[*slot].name;
+}
+
+int tlbsim_policy_set(struct tlbsim_policy *pol, const char *knob, const char *value, char *err,
+		      size_t errlen)
+{
+	for (int k = 0; k < tlbsim_knob_count(); k++) {
+		if (strcmp(knobs[k].name, knob) != 0)
+			continue;
+		for (int v = 0; v < knobs[k].nvalues; v++) {
+			if (strcmp(knobs[k].values[v].name, value) == 0) {
+				*knob_slot(pol, k) = v;
+				return TLBSIM_OK;
+			}
+		}
+		snprintf(err, errlen, "unknown value '%s' for policy knob '%s' (see tlbsim list "
+			 "policies)", value, knob);
+		return TLBSIM_EINVAL;
+	}
+	snprintf(err, errlen, "unknown policy knob '%s' (see tlbsim list policies)", knob);
+	return TLBSIM_EINVAL;
+}

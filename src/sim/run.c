@@ -1,0 +1,201 @@
+/*
+ * run.c - tlbsim_resolve() and tlbsim_run(): validate a configuration, build a
+ * struct sim, run the workload's main thread to completion, and report.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload/workload.h"
+
+void tlbsim_config_init(struct tlbsim_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->workload = "mmap8";
+	cfg->seed = 1;
+	tlbsim_policy_default(&cfg->policy);
+}
+
+static int param_check(int id, int64_t v, char *err, size_t errlen)
+{
+	const char *name = tlbsim_param_desc[id].name;
+	const char *unit = tlbsim_param_desc[id].unit;
+	if (v < 0) {
+		snprintf(err, errlen, "parameter %s=%lld: must not be negative", name, (long long)v);
+		return TLBSIM_EINVAL;
+	}
+	if (strcmp(unit, "bool") == 0 && v > 1) {
+		snprintf(err, errlen, "parameter %s=%lld: want 0 or 1", name, (long long)v);
+		return TLBSIM_EINVAL;
+	}
+	if (strcmp(unit, "ns") == 0 && v > 10000000000ll) {
+		snprintf(err, errlen, "parameter %s=%lld ns: absurd (more than 10 s)", name,
+			 (long long)v);
+		return TLBSIM_EINVAL;
+	}
+	if (id == P_tlb_sets || id == P_wc_sets) {
+		if (v < 1 || v > 65536 || (v & (v - 1))) {
+			snprintf(err, errlen, "parameter %s=%lld: want a power of two 1..65536", name,
+				 (long long)v);
+			return TLBSIM_EINVAL;
+		}
+	}
+	if ((id == P_tlb_ways || id == P_wc_ways) && (v < 1 || v > 64)) {
+		snprintf(err, errlen, "parameter %s=%lld: want 1..64", name, (long long)v);
+		return TLBSIM_EINVAL;
+	}
+	if (id == P_livelock_faults && v < 2) {
+		snprintf(err, errlen, "parameter %s=%lld: want at least 2", name, (long long)v);
+		return TLBSIM_EINVAL;
+	}
+	return 0;
+}
+
+int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res, char *err,
+		   size_t errlen)
+{
+	memset(res, 0, sizeof(*res));
+	const struct workload_ops *w = cfg->workload ? workload_find(cfg->workload) : NULL;
+	if (!w) {
+		snprintf(err, errlen, "unknown workload '%s' (see tlbsim list workloads)",
+			 cfg->workload ? cfg->workload : "");
+		return TLBSIM_EINVAL;
+	}
+	res->workload = w->desc;
+	const char *pname = cfg->profile ? cfg->profile : w->desc->default_profile;
+	res->profile = tlbsim_profile_find(pname);
+	if (!res->profile) {
+		snprintf(err, errlen, "unknown profile '%s' (see tlbsim list profiles)", pname);
+		return TLBSIM_EINVAL;
+	}
+	res->cpus = cfg->cpus ? cfg->cpus : res->profile->nr_cpus;
+	if (res->cpus < 1 || res->cpus > 1024) {
+		snprintf(err, errlen, "--cpus %d: want 1..1024", res->cpus);
+		return TLBSIM_EINVAL;
+	}
+	res->threads = cfg->threads ? cfg->threads : w->desc->default_threads;
+	if (res->threads < 1 || res->threads > 4096) {
+		snprintf(err, errlen, "--threads %d: want 1..4096", res->threads);
+		return TLBSIM_EINVAL;
+	}
+	res->iters = cfg->iters ? cfg->iters : w->desc->default_iters;
+	if (res->iters < 1 || res->iters > 1000000000ll) {
+		snprintf(err, errlen, "--iters %lld: want 1..1000000000", (long long)res->iters);
+		return TLBSIM_EINVAL;
+	}
+	/* workload parameters: defaults, then overrides */
+	const struct tlbsim_workload_desc *d = w->desc;
+	res->nwparams = d->nparams;
+	for (int i = 0; i < d->nparams; i++) {
+		snprintf(res->wparams[i].name, sizeof(res->wparams[i].name), "%s", d->params[i].name);
+		snprintf(res->wparams[i].value, sizeof(res->wparams[i].value), "%s",
+			 d->params[i].defval);
+	}
+	for (int j = 0; j < cfg->nwparams; j++) {
+		int i;
+		for (i = 0; i < d->nparams; i++)
+			if (strcmp(d->params[i].name, cfg->wparams[j].name) == 0)
+				break;
+		if (i == d->nparams) {
+			snprintf(err, errlen, "workload %s has no parameter '%s' (see tlbsim list "
+				 "workloads)", d->name, cfg->wparams[j].name);
+			return TLBSIM_EINVAL;
+		}
+		snprintf(res->wparams[i].value, sizeof(res->wparams[i].value), "%s",
+			 cfg->wparams[j].value);
+	}
+	for (int j = 0; j < cfg->noverrides; j++) {
+		if (cfg->overrides[j].param < 0 || cfg->overrides[j].param >= P_COUNT) {
+			snprintf(err, errlen, "unknown cost parameter");
+			return TLBSIM_EINVAL;
+		}
+		int rc = param_check(cfg->overrides[j].param, cfg->overrides[j].value, err, errlen);
+		if (rc)
+			return rc;
+	}
+	for (int k = 0; k < tlbsim_knob_count(); k++)
+		if (strcmp(tlbsim_policy_value_name(&cfg->policy, k), "?") == 0) {
+			snprintf(err, errlen, "invalid policy value for knob %s",
+				 tlbsim_knob_get(k)->name);
+			return TLBSIM_EINVAL;
+		}
+	return 0;
+}
+
+void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_config *cfg,
+		       int64_t *p);
+void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_config *cfg,
+		       int64_t *p)
+{
+	for (int i = 0; i < P_COUNT; i++)
+		p[i] = prof->arch == ARCH_X86_64 ? tlbsim_param_desc[i].x86_default
+						 : tlbsim_param_desc[i].arm64_default;
+	for (int j = 0; cfg && j < cfg->noverrides; j++)
+		p[cfg->overrides[j].param] = cfg->overrides[j].value;
+}
+
+static void finish_metrics(struct sim *s)
+{
+	struct tlbsim_metrics *m = &s->m;
+	uint64_t wall = s->now;
+	m->wall_ns = wall;
+	for (int c = 0; c < s->nr_cpus; c++) {
+		struct sim_cpu *cpu = &s->cpus[c];
+		m->user_ns += cpu->user_ns;
+		m->sys_ns += cpu->sys_ns;
+		uint64_t busy = cpu->user_ns + cpu->sys_ns;
+		m->idle_ns += wall > busy ? wall - busy : 0;
+	}
+}
+
+int tlbsim_run(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
+	       struct tlbsim_metrics *m, char *err, size_t errlen)
+{
+	int rc = tlbsim_resolve(cfg, res, err, errlen);
+	if (rc)
+		return rc;
+	const struct workload_ops *w = workload_find(res->workload->name);
+	int64_t p[P_COUNT];
+	tlbsim_params_for(res->profile, cfg, p);
+
+	struct sim *s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return TLBSIM_ENOMEM;
+	}
+	rc = sim_init(s, res->profile, res->cpus, p, &cfg->policy, cfg->seed);
+	if (rc) {
+		snprintf(err, errlen, "out of memory initialising the simulator");
+		goto out;
+	}
+	s->cfg = res;
+	s->nr_mms = 1;
+	s->mms = calloc(1, sizeof(*s->mms));
+	if (!s->mms || mm_init(s, &s->mms[0], 0)) {
+		rc = TLBSIM_ENOMEM;
+		snprintf(err, errlen, "out of memory initialising the simulator");
+		goto out;
+	}
+	rc = w->setup(s, res, err, errlen);
+	if (rc)
+		goto out;
+	if (!sim_thread_create(s, w->main, NULL, 0, &s->mms[0], 0, 0)) {
+		rc = s->error;
+		snprintf(err, errlen, "%s", s->errmsg);
+		goto out;
+	}
+	rc = sim_run(s);
+	if (rc) {
+		snprintf(err, errlen, "%s", s->errmsg);
+		goto out;
+	}
+	finish_metrics(s);
+	*m = s->m;
+out:
+	if (w->teardown)
+		w->teardown(s);
+	glibc_stack_cache_free(s);
+	sim_destroy(s);
+	free(s);
+	return rc;
+}

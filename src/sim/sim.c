@@ -1,0 +1,468 @@
+/*
+ * sim.c - the discrete-event engine (see sim.h).
+ *
+ * Each simulated thread is a coroutine. The scheduler context pops the
+ * earliest event from a binary heap ordered by (time, seq) and either resumes
+ * a thread or runs a callback. A running thread advances simulated time only
+ * through sim_step(): its charged cost is added, and if the new time is still
+ * earlier than every queued event the thread simply continues (the heap would
+ * hand control straight back), otherwise it re-queues itself and switches to
+ * the scheduler. That fast path keeps the host cost of a step a few ns when
+ * no other thread could interleave.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+static const char *const yp_names[YP_COUNT] = {
+#define X(e, s) s,
+	TLBSIM_YIELD_POINTS(X)
+#undef X
+};
+
+const char *yield_point_name(enum yield_point yp)
+{
+	return (unsigned)yp < YP_COUNT ? yp_names[yp] : "?";
+}
+
+/* ---- PRNG: xoshiro256** seeded by splitmix64 ---- */
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void rng_seed(struct rng *r, uint64_t seed)
+{
+	uint64_t x = seed;
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&x);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+uint64_t rng_next(struct rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+uint64_t rng_below(struct rng *r, uint64_t n)
+{
+	if (n == 0)
+		return 0;
+	/* Lemire's multiply-shift; the tiny bias is irrelevant here and it
+	 * is deterministic. */
+	return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
+}
+
+/* ---- event heap ---- */
+static inline bool ev_before(const struct event *a, const struct event *b)
+{
+	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+static void heap_push(struct sim *s, struct event ev)
+{
+	if (s->nheap == s->cap_heap) {
+		uint32_t ncap = s->cap_heap ? s->cap_heap * 2 : 256;
+		struct event *nh = realloc(s->heap, ncap * sizeof(*nh));
+		if (!nh)
+			sim_bug(s, __FILE__, __LINE__, "event heap allocation failed");
+		s->heap = nh;
+		s->cap_heap = ncap;
+	}
+	ev.seq = s->seq++;
+	uint32_t i = s->nheap++;
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!ev_before(&ev, &s->heap[parent]))
+			break;
+		s->heap[i] = s->heap[parent];
+		i = parent;
+	}
+	s->heap[i] = ev;
+}
+
+static struct event heap_pop(struct sim *s)
+{
+	struct event top = s->heap[0];
+	struct event last = s->heap[--s->nheap];
+	uint32_t i = 0, n = s->nheap;
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		const struct event *best = &last;
+		if (l < n && ev_before(&s->heap[l], best)) {
+			m = l;
+			best = &s->heap[l];
+		}
+		if (r < n && ev_before(&s->heap[r], best))
+			m = r;
+		if (m == i)
+			break;
+		s->heap[i] = s->heap[m];
+		i = m;
+	}
+	if (n > 0)
+		s->heap[i] = last;
+	return top;
+}
+
+void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, void *arg, uint64_t data)
+{
+	struct event ev = {.time = time, .kind = EV_CALL, .ptr = arg, .fn = fn, .data = data};
+	heap_push(s, ev);
+}
+
+static void queue_resume(struct sim *s, struct sim_thread *t, uint64_t time)
+{
+	struct event ev = {.time = time, .kind = EV_RESUME, .ptr = t};
+	heap_push(s, ev);
+}
+
+/* ---- errors ---- */
+void sim_fail(struct sim *s, int err, const char *fmt, ...)
+{
+	if (s->error)
+		return;
+	s->error = err;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+void sim_bug(struct sim *s, const char *file, int line, const char *what)
+{
+	fprintf(stderr, "tlbsim: internal error at %s:%d: %s (sim time %llu ns, seed replay: "
+		"same command)\n", file, line, what, (unsigned long long)s->now);
+	abort();
+}
+
+void sim_violation(struct sim *s, const char *fmt, ...)
+{
+	if (s->m.violations++ == 0) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(s->first_violation.text, sizeof(s->first_violation.text), fmt, ap);
+		va_end(ap);
+	}
+}
+
+/* ---- time-ordered strategy ---- */
+static bool time_ordered_yield(struct sim *s, struct sim_thread *t, enum yield_point yp)
+{
+	(void)yp;
+	uint64_t wake = s->now + t->pending_ns;
+	/* Keep running if we would be the next event anyway: an event already
+	 * queued at the same time was queued first and wins the tie. */
+	if (s->nheap == 0 || wake < s->heap[0].time) {
+		s->now = wake;
+		t->pending_ns = 0;
+		return false;
+	}
+	return true;
+}
+
+const struct sched_ops sched_time_ordered = {
+	.name = "time",
+	.yield = time_ordered_yield,
+};
+
+/* ---- accounting ---- */
+void sim_charge(struct sim *s, uint64_t ns)
+{
+	struct sim_thread *t = s->curr;
+	if (!t)
+		return;
+	struct sim_cpu *c = &s->cpus[t->cpu];
+	if (t->mode == MODE_USER)
+		c->user_ns += ns;
+	else
+		c->sys_ns += ns;
+	t->pending_ns += ns;
+}
+
+void sim_charge_sys(struct sim *s, uint64_t ns)
+{
+	struct sim_thread *t = s->curr;
+	if (!t)
+		return;
+	s->cpus[t->cpu].sys_ns += ns;
+	t->pending_ns += ns;
+}
+
+void sim_set_mode(struct sim *s, enum cpu_mode mode)
+{
+	if (s->curr)
+		s->curr->mode = mode;
+}
+
+void sim_steal(struct sim *s, int cpu, uint64_t ns)
+{
+	struct sim_cpu *c = &s->cpus[cpu];
+	c->sys_ns += ns;
+	if (c->curr && c->curr->state != TS_SLEEPING)
+		c->curr->pending_ns += ns;
+}
+
+bool sim_cpu_idle(struct sim *s, int cpu)
+{
+	return s->cpus[cpu].curr == NULL;
+}
+
+/* ---- switching ---- */
+static void switch_to_scheduler(struct sim *s)
+{
+	struct sim_thread *t = s->curr;
+	coro_switch(&t->co, &s->main_co);
+}
+
+void sim_step(struct sim *s, enum yield_point yp, uint64_t cost_ns)
+{
+	struct sim_thread *t = s->curr;
+	SIM_BUG_ON(s, !t);
+	if (cost_ns)
+		sim_charge(s, cost_ns);
+	if (!s->sched->yield(s, t, yp))
+		return;
+	queue_resume(s, t, s->now + t->pending_ns);
+	t->pending_ns = 0;
+	t->state = TS_RUNNABLE;
+	switch_to_scheduler(s);
+}
+
+/* CPU cpu has nothing to run: go idle (lazy TLB on x86). */
+static void cpu_pick_next(struct sim *s, int cpu, uint64_t at)
+{
+	struct sim_cpu *c = &s->cpus[cpu];
+	struct sim_thread *n = c->rq_head;
+	if (!n) {
+		c->curr = NULL;
+		s->arch->enter_lazy_tlb(s, cpu);
+		return;
+	}
+	c->rq_head = n->rq_next;
+	if (!c->rq_head)
+		c->rq_tail = NULL;
+	n->rq_next = NULL;
+	c->curr = n;
+	s->arch->switch_mm(s, cpu, n->mm);
+	c->sys_ns += (uint64_t)P(s, P_ctx_switch_ns);
+	n->state = TS_RUNNABLE;
+	queue_resume(s, n, at + (uint64_t)P(s, P_ctx_switch_ns));
+}
+
+void sim_sleep(struct sim *s)
+{
+	struct sim_thread *t = s->curr;
+	SIM_BUG_ON(s, !t);
+	/* time charged so far elapses before the thread sleeps */
+	uint64_t at = s->now + t->pending_ns;
+	t->pending_ns = 0;
+	t->state = TS_SLEEPING;
+	t->sleep_start = at;
+	cpu_pick_next(s, t->cpu, at);
+	switch_to_scheduler(s);
+}
+
+static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at)
+{
+	struct sim_cpu *c = &s->cpus[t->cpu];
+	if (!c->curr) {
+		uint64_t delay = (uint64_t)P(s, P_idle_exit_ns);
+		c->curr = t;
+		s->arch->switch_mm(s, t->cpu, t->mm);
+		t->state = TS_RUNNABLE;
+		queue_resume(s, t, at + delay);
+		return;
+	}
+	t->state = TS_RUNNABLE;
+	t->rq_next = NULL;
+	if (c->rq_tail)
+		c->rq_tail->rq_next = t;
+	else
+		c->rq_head = t;
+	c->rq_tail = t;
+}
+
+void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns)
+{
+	SIM_BUG_ON(s, t->state != TS_SLEEPING);
+	uint64_t at = s->now + delay_ns;
+	if (s->curr)
+		at += s->curr->pending_ns;	/* the waker's charged time has elapsed */
+	cpu_enqueue(s, t, at);
+}
+
+/* ---- threads ---- */
+static void thread_trampoline(void *arg)
+{
+	struct sim_thread *t = arg;
+	struct sim *s = t->sim;
+	t->fn(s, t);
+	/* exit: wake a joiner, release the CPU */
+	t->state = TS_DONE;
+	s->live_threads--;
+	uint64_t at = s->now + t->pending_ns;
+	t->pending_ns = 0;
+	if (t->joiner && t->joiner->state == TS_SLEEPING)
+		cpu_enqueue(s, t->joiner, at + (uint64_t)P(s, P_wakeup_ns));
+	cpu_pick_next(s, t->cpu, at);
+	/* returning switches to co.return_to (the scheduler) */
+}
+
+struct sim_thread *sim_thread_create(struct sim *s, thread_fn fn, void *arg, uint64_t arg2,
+				     struct mm_struct *mm, int cpu, uint64_t start_delay)
+{
+	if (s->nthreads == s->cap_threads) {
+		int ncap = s->cap_threads ? s->cap_threads * 2 : 16;
+		struct sim_thread **nt = realloc(s->threads, (size_t)ncap * sizeof(*nt));
+		if (!nt) {
+			sim_fail(s, TLBSIM_ENOMEM, "out of memory creating thread");
+			return NULL;
+		}
+		s->threads = nt;
+		s->cap_threads = ncap;
+	}
+	struct sim_thread *t = calloc(1, sizeof(*t));
+	if (!t) {
+		sim_fail(s, TLBSIM_ENOMEM, "out of memory creating thread");
+		return NULL;
+	}
+	t->id = s->nthreads;
+	t->fn = fn;
+	t->arg = arg;
+	t->arg2 = arg2;
+	t->mm = mm;
+	t->cpu = cpu % s->nr_cpus;
+	t->mode = MODE_USER;
+	t->state = TS_SLEEPING;
+	if (coro_create(&t->co, s->stack_size, thread_trampoline, t) != 0) {
+		free(t);
+		sim_fail(s, TLBSIM_ENOMEM, "cannot allocate a coroutine stack");
+		return NULL;
+	}
+	t->co.return_to = &s->main_co;
+	t->sim = s;
+	s->threads[s->nthreads++] = t;
+	s->live_threads++;
+	uint64_t at = s->now + (s->curr ? s->curr->pending_ns : 0) + start_delay;
+	cpu_enqueue(s, t, at);
+	return t;
+}
+
+void sim_join(struct sim *s, struct sim_thread *t)
+{
+	struct sim_thread *me = s->curr;
+	if (t->state == TS_DONE)
+		return;
+	SIM_BUG_ON(s, t->joiner != NULL);
+	t->joiner = me;
+	sim_sleep(s);
+}
+
+/* ---- main loop ---- */
+int sim_run(struct sim *s)
+{
+	while (s->nheap > 0 && !s->error) {
+		struct event ev = heap_pop(s);
+		SIM_BUG_ON(s, ev.time < s->now);
+		s->now = ev.time;
+		s->m.events++;
+		if (ev.kind == EV_CALL) {
+			ev.fn(s, ev.ptr, ev.data);
+			continue;
+		}
+		struct sim_thread *t = ev.ptr;
+		t->state = TS_RUNNING;
+		s->curr = t;
+		coro_switch(&s->main_co, &t->co);
+		s->curr = NULL;
+		if (t->state == TS_DONE)
+			coro_destroy(&t->co);
+	}
+	if (s->error)
+		return s->error;
+	if (s->live_threads > 0) {
+		sim_fail(s, TLBSIM_EINTERNAL, "deadlock: %d simulated threads asleep forever",
+			 s->live_threads);
+		return s->error;
+	}
+	return 0;
+}
+
+int sim_init(struct sim *s, const struct tlbsim_profile *prof, int nr_cpus,
+	     const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed)
+{
+	memset(s, 0, sizeof(*s));
+	s->profile = prof;
+	s->arch = prof->arch == ARCH_X86_64 ? &arch_x86_64_ops : &arch_arm64_ops;
+	s->nr_cpus = nr_cpus;
+	memcpy(s->p, params, sizeof(s->p));
+	s->policy = *pol;
+	s->sched = &sched_time_ordered;
+	s->stack_size = 128 * 1024;
+	s->next_ctx_id = 1;
+	s->cpumask_words = (uint32_t)((nr_cpus + 63) / 64);
+	rng_seed(&s->rng, seed);
+	coro_init_main(&s->main_co);
+	s->cpus = calloc((size_t)nr_cpus, sizeof(*s->cpus));
+	if (!s->cpus)
+		return TLBSIM_ENOMEM;
+	for (int i = 0; i < nr_cpus; i++)
+		s->cpus[i].id = i;
+	return hw_init(s, nr_cpus, prof->page_shift, prof->arch == ARCH_X86_64);
+}
+
+void sim_destroy(struct sim *s)
+{
+	for (int i = 0; i < s->nthreads; i++) {
+		struct sim_thread *t = s->threads[i];
+		if (t->state != TS_DONE)
+			coro_destroy(&t->co);
+		free(t->gather_pages);
+		free(t);
+	}
+	free(s->threads);
+	for (int i = 0; i < s->nr_mms; i++)
+		mm_destroy(s, &s->mms[i]);
+	free(s->mms);
+	while (s->pool.free) {
+		struct vm_area_struct *v = s->pool.free;
+		s->pool.free = v->next_free;
+		free(v);
+	}
+	while (s->pool.shm_free) {
+		struct shmem_obj *o = s->pool.shm_free;
+		s->pool.shm_free = o->next_free;
+		free(o->pages);
+		free(o);
+	}
+	while (s->tbatch_free) {
+		struct mmu_table_batch *b = s->tbatch_free;
+		s->tbatch_free = b->next_free;
+		free(b->tables);
+		free(b);
+	}
+	hw_destroy(s);
+	free(s->cpus);
+	free(s->heap);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,250 @@
+/*
+ * sim.h - the engine: struct sim (which owns all state of one simulation),
+ * simulated threads as coroutines, the event queue on simulated time (ns),
+ * the seeded PRNG, CPUs with run queues and user/sys time accounting, and
+ * the scheduler interface with explicit yield points.
+ *
+ * Determinism: events are ordered by (time, seq) where seq is the insertion
+ * counter; the only randomness is sim->rng, seeded from the config. Nothing
+ * depends on host addresses or host time.
+ *
+ * Threads call sim_step() at every point where another CPU may interleave
+ * (lock operations, PTE updates, each sub-step of tlb_finish_mmu, TLBI issue
+ * and DSB completion, IPI rounds). The time-ordered strategy resumes threads
+ * in simulated-time order; a strategy for interleaving exploration plugs in
+ * at the same calls through struct sched_ops.
+ */
+#ifndef TLBSIM_SIM_H
+#define TLBSIM_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/arch.h"
+#include "cost/params.h"
+#include "hw/hw.h"
+#include "mm/mm.h"
+#include "sim/coro.h"
+#include "tlbsim/tlbsim.h"
+
+/* Yield points: where another CPU may interleave (kernel-model 9.2). */
+#define TLBSIM_YIELD_POINTS(X)                                                   \
+	X(YP_USER, "user")                                                       \
+	X(YP_SYSCALL, "syscall")                                                 \
+	X(YP_LOCK, "lock")                                                       \
+	X(YP_PTE, "pte_update")                                                  \
+	X(YP_FAULT, "fault")                                                     \
+	X(YP_GATHER_INIT, "gather_init")                                         \
+	X(YP_ZAP_PTE, "zap_pte")                                                 \
+	X(YP_FREE_TABLE, "free_table")                                           \
+	X(YP_END_VMA, "end_vma")                                                 \
+	X(YP_FINISH_CHECK_NESTED, "finish_check_nested")                         \
+	X(YP_FINISH_POLICY, "finish_policy")                                     \
+	X(YP_ARCH_FLUSH, "arch_flush")                                           \
+	X(YP_TLBI_ISSUE, "tlbi_issue")                                           \
+	X(YP_DSB, "dsb_ish")                                                     \
+	X(YP_IPI, "ipi_round")                                                   \
+	X(YP_FREE_PAGES, "free_pages")                                           \
+	X(YP_TABLE_FLUSH, "table_flush")                                         \
+	X(YP_PENDING_DEC, "pending_dec")                                         \
+	X(YP_THREAD, "thread")
+
+enum yield_point {
+#define X(e, s) e,
+	TLBSIM_YIELD_POINTS(X)
+#undef X
+	YP_COUNT
+};
+const char *yield_point_name(enum yield_point yp);
+
+enum thread_state { TS_NEW, TS_RUNNABLE, TS_RUNNING, TS_SLEEPING, TS_DONE };
+enum cpu_mode { MODE_USER, MODE_SYS };
+
+struct sim_thread;
+typedef void (*thread_fn)(struct sim *s, struct sim_thread *t);
+
+struct sim_thread {
+	int id;
+	struct sim *sim;
+	enum thread_state state;
+	int cpu;
+	enum cpu_mode mode;
+	struct coro co;
+	thread_fn fn;
+	thread_fn user_fn;		/* glibc model: the pthread start routine */
+	void *arg;
+	uint64_t arg2;
+	struct mm_struct *mm;
+	uint64_t pending_ns;		/* charged but not yet elapsed */
+	uint64_t sleep_start;
+	/* rwsem waiter */
+	struct sim_thread *wait_next;
+	bool wait_write;
+	bool wait_granted;
+	/* run queue link */
+	struct sim_thread *rq_next;
+	/* join */
+	struct sim_thread *joiner;
+	/* stack (for glibc-style exit madvise) */
+	uint64_t stack_lo, stack_hi;
+	uint32_t *gather_pages;		/* mmu_gather page batch storage */
+	/* livelock detection */
+	uint64_t last_fault_va;
+	uint64_t last_fault_pte;
+	uint32_t same_faults;
+};
+
+struct sim_cpu {
+	int id;
+	struct sim_thread *curr;
+	struct sim_thread *rq_head, *rq_tail;
+	uint64_t user_ns, sys_ns;
+	struct arch_cpu arch;
+};
+
+/* Event queue entry */
+enum ev_kind { EV_RESUME, EV_CALL };
+typedef void (*ev_fn)(struct sim *s, void *arg, uint64_t data);
+struct event {
+	uint64_t time;
+	uint64_t seq;
+	enum ev_kind kind;
+	void *ptr;		/* thread or arg */
+	ev_fn fn;
+	uint64_t data;
+};
+
+/* Scheduler strategy interface. The time-ordered strategy is the default;
+ * exploration strategies (next issue) implement the same hooks. */
+struct sched_ops {
+	const char *name;
+	/* Called at every yield point of the running thread after its cost has
+	 * been charged. Return true to switch away (the thread is re-queued at
+	 * now + pending), false to continue running. */
+	bool (*yield)(struct sim *s, struct sim_thread *t, enum yield_point yp);
+};
+extern const struct sched_ops sched_time_ordered;
+
+struct rng {
+	uint64_t s[4];
+};
+uint64_t rng_next(struct rng *r);
+void rng_seed(struct rng *r, uint64_t seed);
+/* uniform in [0, n) */
+uint64_t rng_below(struct rng *r, uint64_t n);
+
+struct vma_pool {
+	struct vm_area_struct *free;
+	struct shmem_obj *shm_free;
+};
+
+struct violation_rec {
+	char text[200];
+};
+
+struct sim {
+	/* engine */
+	uint64_t now;
+	uint64_t seq;
+	struct event *heap;
+	uint32_t nheap, cap_heap;
+	struct coro main_co;
+	struct sim_thread *curr;	/* running thread, NULL in scheduler */
+	struct sim_thread **threads;
+	int nthreads, cap_threads;
+	int live_threads;
+	const struct sched_ops *sched;
+	struct rng rng;
+	size_t stack_size;
+	int error;			/* enum tlbsim_err */
+	char errmsg[TLBSIM_ERRLEN];
+
+	/* machine */
+	const struct tlbsim_profile *profile;
+	const struct arch_ops *arch;
+	int nr_cpus;
+	struct sim_cpu *cpus;
+	int64_t p[P_COUNT];		/* cost/hardware parameters */
+	struct tlbsim_policy policy;
+	struct hw hw;
+	uint64_t dvm_free_at;		/* arm64 DVM resource busy until */
+	uint32_t cpumask_words;
+
+	/* kernel state */
+	struct mm_struct *mms;
+	int nr_mms;
+	uint64_t next_ctx_id;
+	struct vma_pool pool;
+	struct mmu_table_batch *tbatch_free;
+
+	/* workload */
+	const struct tlbsim_resolved *cfg;
+	void *wl;			/* workload private state */
+	void *glibc;			/* glibc model state (stack cache) */
+
+	/* results */
+	struct tlbsim_metrics m;
+	struct violation_rec first_violation;
+};
+
+/* ---- lifecycle ---- */
+int sim_init(struct sim *s, const struct tlbsim_profile *prof, int nr_cpus,
+	     const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed);
+void sim_destroy(struct sim *s);
+/* Run until all threads finished. Returns 0 or an enum tlbsim_err. */
+int sim_run(struct sim *s);
+void sim_fail(struct sim *s, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- threads ---- */
+struct sim_thread *sim_thread_create(struct sim *s, thread_fn fn, void *arg, uint64_t arg2,
+				     struct mm_struct *mm, int cpu, uint64_t start_delay);
+static inline struct sim_thread *sim_current(struct sim *s) { return s->curr; }
+/* Wait for thread t to finish (current thread sleeps). */
+void sim_join(struct sim *s, struct sim_thread *t);
+
+/* ---- time ---- */
+/* Charge ns of CPU time in the current mode to the current thread's CPU. */
+void sim_charge(struct sim *s, uint64_t ns);
+/* Charge ns as sys time. */
+void sim_charge_sys(struct sim *s, uint64_t ns);
+void sim_set_mode(struct sim *s, enum cpu_mode mode);
+/* A yield point: charge cost_ns (current mode), then let the scheduler
+ * decide whether another thread runs first. */
+void sim_step(struct sim *s, enum yield_point yp, uint64_t cost_ns);
+/* Sleep the current thread until sim_wake(); its CPU runs something else or
+ * goes idle. */
+void sim_sleep(struct sim *s);
+void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns);
+/* Charge ns of interrupt (sys) time to CPU cpu, delaying whatever runs there. */
+void sim_steal(struct sim *s, int cpu, uint64_t ns);
+bool sim_cpu_idle(struct sim *s, int cpu);
+
+/* Timed callbacks (RCU grace periods, ...) */
+void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, void *arg, uint64_t data);
+
+/* ---- checks ---- */
+#define SIM_BUG_ON(s, cond)                                                      \
+	do {                                                                     \
+		if (__builtin_expect(!!(cond), 0))                               \
+			sim_bug((s), __FILE__, __LINE__, #cond);                 \
+	} while (0)
+void sim_bug(struct sim *s, const char *file, int line, const char *what)
+	__attribute__((noreturn));
+void sim_violation(struct sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static inline pte_t *table_of(struct sim *s, uint32_t f)
+{
+	return s->hw.frames[f].table;
+}
+static inline int64_t P(const struct sim *s, enum param_id id)
+{
+	return s->p[id];
+}
+static inline int cur_cpu(const struct sim *s)
+{
+	return s->curr ? s->curr->cpu : 0;
+}
+
+#endif

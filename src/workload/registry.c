@@ -1,0 +1,95 @@
+/* registry.c - the table of built-in workloads and parameter parsing. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload/workload.h"
+
+extern const struct workload_ops mmap8_ops, mmap5_ops;
+
+static const struct workload_ops *const workloads[] = {&mmap8_ops, &mmap5_ops};
+
+int workload_count(void)
+{
+	return (int)(sizeof(workloads) / sizeof(workloads[0]));
+}
+
+const struct workload_ops *workload_get(int i)
+{
+	return i >= 0 && i < workload_count() ? workloads[i] : NULL;
+}
+
+const struct workload_ops *workload_find(const char *name)
+{
+	for (int i = 0; i < workload_count(); i++)
+		if (strcmp(workloads[i]->desc->name, name) == 0)
+			return workloads[i];
+	return NULL;
+}
+
+int tlbsim_workload_count(void)
+{
+	return workload_count();
+}
+
+const struct tlbsim_workload_desc *tlbsim_workload_get(int i)
+{
+	const struct workload_ops *w = workload_get(i);
+	return w ? w->desc : NULL;
+}
+
+const struct tlbsim_workload_desc *tlbsim_workload_find(const char *name)
+{
+	const struct workload_ops *w = workload_find(name);
+	return w ? w->desc : NULL;
+}
+
+const char *wparam(const struct tlbsim_resolved *r, const char *name)
+{
+	for (int i = 0; i < r->nwparams; i++)
+		if (strcmp(r->wparams[i].name, name) == 0)
+			return r->wparams[i].value;
+	return "";
+}
+
+int parse_u64(const char *txt, uint64_t *out)
+{
+	if (!txt || !*txt || !isdigit((unsigned char)txt[0]))
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(txt, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_size(const char *txt, uint64_t *out)
+{
+	if (!txt || !*txt || !isdigit((unsigned char)txt[0]))
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(txt, &end, 10);
+	if (errno)
+		return -1;
+	int shift = 0;
+	switch (toupper((unsigned char)*end)) {
+	case 0: break;
+	case 'K': shift = 10; end++; break;
+	case 'M': shift = 20; end++; break;
+	case 'G': shift = 30; end++; break;
+	case 'T': shift = 40; end++; break;
+	default: return -1;
+	}
+	if (shift && (strcmp(end, "") == 0 || strcmp(end, "iB") == 0 || strcmp(end, "B") == 0))
+		end += strlen(end);
+	if (*end)
+		return -1;
+	if (shift && v > (~0ull >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
