@@ -123,8 +123,6 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 }
 
 void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_config *cfg,
-		       int64_t *p);
-void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_config *cfg,
 		       int64_t *p)
 {
 	for (int i = 0; i < P_COUNT; i++)

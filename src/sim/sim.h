@@ -197,6 +197,10 @@ int sim_run(struct sim *s);
 void sim_fail(struct sim *s, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Default parameters of a profile with cfg's -D overrides applied (run.c). */
+void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_config *cfg,
+		       int64_t *p);
+
 /* ---- threads ---- */
 struct sim_thread *sim_thread_create(struct sim *s, thread_fn fn, void *arg, uint64_t arg2,
 				     struct mm_struct *mm, int cpu, uint64_t start_delay);
