@@ -54,9 +54,9 @@
     "first principles: schedule() + switch_mm on an otherwise idle CPU")         \
   X(wakeup_ns, "ns", 1000, 1000,                                                 \
     "first principles: try_to_wake_up + reschedule IPI to the waker's target")   \
-  X(idle_exit_ns, "ns", 2000, 2000,                                              \
-    "first principles: intel_idle C1 exit latency 2 us; same order assumed for " \
-    "arm64 WFI")                                                                 \
+  X(idle_exit_ns, "ns", 2000, 1000,                                              \
+    "x86: intel_idle C1 exit_latency 2 us; arm64: cpuidle WFI state "           \
+    "exit_latency 1 us (drivers/cpuidle, kernel constants)")                      \
   X(rcu_grace_ns, "ns", 3000000, 3000000,                                        \
     "first principles: an RCU-sched grace period takes a few jiffies (HZ=1000)") \
   X(thread_create_ns, "ns", 20000, 20000,                                        \

@@ -63,8 +63,8 @@ struct frame {
 struct pt_geom {
 	int levels;
 	int page_shift;
-	int shift[5];		/* VA shift of the entries at each depth */
-	int bits[5];		/* index bits at each depth */
+	int shift[8];		/* VA shift of the entries at each depth */
+	int bits[8];		/* index bits at each depth */
 	/* kernel names: *_SHIFT of folded levels equal the next level up */
 	int pmd_shift, pud_shift, p4d_shift, pgdir_shift;
 	int depth_pmd, depth_pud;	/* depth of the PMD/PUD table, -1 if folded */
