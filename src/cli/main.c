@@ -253,6 +253,8 @@ static void command_line(int argc, char **argv, char *buf, size_t len)
 static int do_runs(int argc, char **argv, bool compare)
 {
 	struct cli_opts o;
+	char cmdline[1024];
+	command_line(argc, argv, cmdline, sizeof(cmdline));	/* before getopt permutes argv */
 	int rc = parse_run_opts(argc, argv, &o, compare);
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -276,8 +278,6 @@ static int do_runs(int argc, char **argv, bool compare)
 			return 3;
 		}
 	}
-	char cmdline[1024];
-	command_line(argc, argv, cmdline, sizeof(cmdline));
 	if (o.json)
 		out_json(stdout, cmdline, runs, nruns, compare);
 	else

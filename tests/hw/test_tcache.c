@@ -1,0 +1,304 @@
+/*
+ * test_tcache.c - the set-associative translation cache (tc_fill, tc_lookup,
+ * tc_remove) and frame.tlb_refs.
+ *
+ * Rules checked (hw.h invariants):
+ *  - replacement inside a set is LRU and deterministic: filling ways+1
+ *    distinct entries into one set evicts the least recently used one, and a
+ *    lookup hit makes an entry most recently used;
+ *  - an entry is identified by (key, depth, tag); a global entry matches any
+ *    tag; refilling the same identity replaces it (no duplicate, no eviction);
+ *  - the dense list holds exactly the valid entries, each knowing its slot;
+ *  - frame.tlb_refs counts the cache entries holding the frame: +1 per fill,
+ *    -1 per removal or eviction.
+ */
+#include "test_util.h"
+
+/* Presence without touching LRU state (tc_lookup refreshes recency). */
+static const struct tc_entry *peek(const struct tcache *tc, uint64_t key, int depth,
+				   uint32_t tag)
+{
+	for (uint32_t i = 0; i < tc->sets * tc->ways; i++) {
+		const struct tc_entry *e = &tc->e[i];
+		if (e->valid && e->key == key && e->depth == depth && e->tag == tag)
+			return e;
+	}
+	return NULL;
+}
+
+static uint32_t count_valid(const struct tcache *tc)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < tc->sets * tc->ways; i++)
+		n += tc->e[i].valid;
+	return n;
+}
+
+/* The dense list indexes exactly the valid entries and each entry's ->dense
+ * is its position in the list. */
+static void assert_dense_consistent(const struct tcache *tc)
+{
+	assert_int_equal(tc->ndense, count_valid(tc));
+	for (uint32_t i = 0; i < tc->ndense; i++) {
+		const struct tc_entry *e = &tc->e[tc->dense[i]];
+		assert_true(e->valid);
+		assert_int_equal(e->dense, i);
+		for (uint32_t j = 0; j < i; j++)
+			assert_int_not_equal(tc->dense[j], tc->dense[i]);
+	}
+}
+
+static struct sim *new_sim(void)
+{
+	return tsim_new("x86-24", 2, NESTED_FULLMM);
+}
+
+/* A one-set, 4-way cache: every key lands in the same set. */
+static void test_lru_eviction_single_set(void **state)
+{
+	(void)state;
+	struct sim *s = new_sim();
+	struct tcache tc;
+	assert_int_equal(tcache_init(&tc, 1, 4), 0);
+	uint32_t f[5];
+	for (int i = 0; i < 5; i++)
+		f[i] = frame_alloc(s, FRAME_DATA, 0);
+
+	for (int k = 0; k < 4; k++)
+		tc_fill(s, &tc, 100 + k, 3, 1, f[k], 0);
+	assert_int_equal(tc.ndense, 4);
+	/* fill order 100,101,102,103: 100 is LRU; a hit on 100 makes 101 LRU */
+	assert_non_null(tc_lookup(&tc, 100, 3, 1));
+	tc_fill(s, &tc, 104, 3, 1, f[4], 0);
+	assert_int_equal(tc.ndense, 4);
+	assert_null(peek(&tc, 101, 3, 1));
+	assert_non_null(peek(&tc, 100, 3, 1));
+	assert_non_null(peek(&tc, 102, 3, 1));
+	assert_non_null(peek(&tc, 103, 3, 1));
+	assert_non_null(peek(&tc, 104, 3, 1));
+	/* the evicted entry's frame lost its reference */
+	assert_int_equal(s->hw.frames[f[1]].tlb_refs, 0);
+	assert_int_equal(s->hw.frames[f[4]].tlb_refs, 1);
+
+	/* without intervening lookups the next victim is the oldest fill: 102 */
+	tc_fill(s, &tc, 105, 3, 1, f[1], 0);
+	assert_null(peek(&tc, 102, 3, 1));
+	assert_non_null(peek(&tc, 100, 3, 1));
+	assert_int_equal(s->hw.frames[f[2]].tlb_refs, 0);
+	assert_dense_consistent(&tc);
+
+	tcache_destroy(&tc);
+	tsim_free(s);
+}
+
+/* Which set of a `sets`-set cache a (key, depth) maps to, found with a
+ * direct-mapped scratch cache (slot index == set). Independent of the hash. */
+static uint32_t set_of(struct sim *s, uint32_t sets, uint64_t key, int depth, uint32_t frame)
+{
+	struct tcache tc;
+	assert_int_equal(tcache_init(&tc, sets, 1), 0);
+	tc_fill(s, &tc, key, depth, 1, frame, 0);
+	assert_int_equal(tc.ndense, 1);
+	uint32_t set = tc.dense[0];
+	tc_remove(s, &tc, &tc.e[set]);
+	tcache_destroy(&tc);
+	return set;
+}
+
+/* Same rule on the real TLB geometry (sets x ways of the profile): ways+1
+ * keys colliding in one set evict the LRU one; entries of other sets are
+ * untouched. */
+static void test_lru_eviction_real_geometry(void **state)
+{
+	(void)state;
+	struct sim *s = new_sim();
+	struct tcache *tc = &s->hw.cpu[0].tlb;
+	uint32_t sets = tc->sets, ways = tc->ways;
+	assert_true(ways >= 2 && ways < 64);
+	uint32_t f = frame_alloc(s, FRAME_DATA, 0);
+
+	uint64_t same[65], other = 0;
+	uint32_t n = 0, target = set_of(s, sets, 0, 3, f);
+	bool have_other = false;
+	for (uint64_t k = 0; n < ways + 1 && k < 1000000; k++) {
+		uint32_t st = set_of(s, sets, k, 3, f);
+		if (st == target)
+			same[n++] = k;
+		else if (!have_other) {
+			other = k;
+			have_other = true;
+		}
+	}
+	assert_int_equal(n, ways + 1);
+	assert_true(have_other);
+
+	tc_fill(s, tc, other, 3, 1, f, 0);
+	for (uint32_t i = 0; i < ways; i++)
+		tc_fill(s, tc, same[i], 3, 1, f, 0);
+	assert_int_equal(tc->ndense, ways + 1);
+	/* refresh the oldest of the set: same[1] becomes the LRU */
+	assert_non_null(tc_lookup(tc, same[0], 3, 1));
+	tc_fill(s, tc, same[ways], 3, 1, f, 0);
+	assert_int_equal(tc->ndense, ways + 1);
+	assert_null(peek(tc, same[1], 3, 1));
+	assert_non_null(peek(tc, same[0], 3, 1));
+	for (uint32_t i = 2; i <= ways; i++)
+		assert_non_null(peek(tc, same[i], 3, 1));
+	/* the other set's entry is older than everything but was not touched */
+	assert_non_null(peek(tc, other, 3, 1));
+	assert_int_equal(s->hw.frames[f].tlb_refs, ways + 1);
+	assert_dense_consistent(tc);
+	tsim_free(s);
+}
+
+/* Replacement is a function of the operation sequence only: two caches fed
+ * the same sequence end with the same content in the same slots. */
+static void test_deterministic(void **state)
+{
+	(void)state;
+	struct sim *s = new_sim();
+	struct tcache a, b;
+	assert_int_equal(tcache_init(&a, 4, 2), 0);
+	assert_int_equal(tcache_init(&b, 4, 2), 0);
+	uint32_t f = frame_alloc(s, FRAME_DATA, 0);
+	for (int round = 0; round < 2; round++) {
+		struct tcache *tc = round ? &b : &a;
+		for (uint64_t k = 0; k < 200; k++) {
+			tc_fill(s, tc, (k * 7919) % 61, (int)(k % 3), 1, f, 0);
+			if (k % 5 == 0)
+				tc_lookup(tc, (k * 13) % 61, (int)(k % 3), 1);
+		}
+	}
+	for (uint32_t i = 0; i < 8; i++) {
+		assert_int_equal(a.e[i].valid, b.e[i].valid);
+		if (a.e[i].valid) {
+			assert_int_equal(a.e[i].key, b.e[i].key);
+			assert_int_equal(a.e[i].depth, b.e[i].depth);
+		}
+	}
+	/* 200 fills into 8 slots: the cache is full */
+	assert_int_equal(a.ndense, 8);
+	assert_int_equal(s->hw.frames[f].tlb_refs, 16);
+	assert_dense_consistent(&a);
+	assert_dense_consistent(&b);
+	tcache_destroy(&a);
+	tcache_destroy(&b);
+	tsim_free(s);
+}
+
+/* Identity is (key, depth, tag); a global entry matches every tag; a refill
+ * of the same identity replaces the entry in place. */
+static void test_identity_and_refill(void **state)
+{
+	(void)state;
+	struct sim *s = new_sim();
+	struct tcache tc;
+	assert_int_equal(tcache_init(&tc, 1, 8), 0);
+	uint32_t f1 = frame_alloc(s, FRAME_DATA, 0);
+	uint32_t f2 = frame_alloc(s, FRAME_DATA, 0);
+
+	tc_fill(s, &tc, 42, 3, 1, f1, PTE_WRITE);
+	assert_null(tc_lookup(&tc, 42, 3, 2));		/* other tag */
+	assert_null(tc_lookup(&tc, 42, 2, 1));		/* other depth */
+	assert_null(tc_lookup(&tc, 43, 3, 1));		/* other key */
+	struct tc_entry *e = tc_lookup(&tc, 42, 3, 1);
+	assert_non_null(e);
+	assert_int_equal(e->frame, f1);
+	assert_int_equal(e->perm, PTE_WRITE);
+	assert_int_equal(e->gen, s->hw.frames[f1].gen);
+
+	/* refill of the same identity: replaced, not duplicated */
+	tc_fill(s, &tc, 42, 3, 1, f2, PTE_WRITE | PTE_DIRTY);
+	assert_int_equal(tc.ndense, 1);
+	e = tc_lookup(&tc, 42, 3, 1);
+	assert_non_null(e);
+	assert_int_equal(e->frame, f2);
+	assert_int_equal(e->perm, PTE_WRITE | PTE_DIRTY);
+	assert_int_equal(s->hw.frames[f1].tlb_refs, 0);
+	assert_int_equal(s->hw.frames[f2].tlb_refs, 1);
+
+	/* a global entry (x86 G bit, kernel mappings) matches any tag */
+	tc_fill(s, &tc, 7, 3, TC_TAG_GLOBAL, f1, 0);
+	assert_non_null(tc_lookup(&tc, 7, 3, 1));
+	assert_non_null(tc_lookup(&tc, 7, 3, 99));
+	assert_dense_consistent(&tc);
+	tcache_destroy(&tc);
+	tsim_free(s);
+}
+
+/* tc_remove from the front, middle and end keeps the dense list exact. */
+static void test_remove_keeps_dense_consistent(void **state)
+{
+	(void)state;
+	struct sim *s = new_sim();
+	struct tcache tc;
+	assert_int_equal(tcache_init(&tc, 4, 4), 0);
+	uint32_t f = frame_alloc(s, FRAME_DATA, 0);
+	for (uint64_t k = 0; k < 12; k++)
+		tc_fill(s, &tc, k, 3, 1, f, 0);
+	uint32_t filled = tc.ndense;
+	assert_true(filled >= 4);
+	assert_int_equal(s->hw.frames[f].tlb_refs, filled);
+	assert_dense_consistent(&tc);
+
+	/* remove the entry at dense[0], then the last, then a middle one */
+	uint32_t removed = 0;
+	tc_remove(s, &tc, &tc.e[tc.dense[0]]);
+	removed++;
+	assert_dense_consistent(&tc);
+	tc_remove(s, &tc, &tc.e[tc.dense[tc.ndense - 1]]);
+	removed++;
+	assert_dense_consistent(&tc);
+	tc_remove(s, &tc, &tc.e[tc.dense[tc.ndense / 2]]);
+	removed++;
+	assert_dense_consistent(&tc);
+	assert_int_equal(tc.ndense, filled - removed);
+	assert_int_equal(s->hw.frames[f].tlb_refs, filled - removed);
+
+	/* remove everything */
+	while (tc.ndense)
+		tc_remove(s, &tc, &tc.e[tc.dense[tc.ndense - 1]]);
+	assert_dense_consistent(&tc);
+	assert_int_equal(s->hw.frames[f].tlb_refs, 0);
+	/* a removed entry is no longer found */
+	for (uint64_t k = 0; k < 12; k++)
+		assert_null(tc_lookup(&tc, k, 3, 1));
+	tcache_destroy(&tc);
+	tsim_free(s);
+}
+
+/* tlb_refs counts entries on all caches (all CPUs, TLB and walk cache). */
+static void test_tlb_refs_across_caches(void **state)
+{
+	(void)state;
+	struct sim *s = new_sim();
+	uint32_t f = frame_alloc(s, FRAME_PGTABLE, 1);
+	assert_int_equal(s->hw.frames[f].tlb_refs, 0);
+	tc_fill(s, &s->hw.cpu[0].wc, 5, 0, 1, f, 0);
+	tc_fill(s, &s->hw.cpu[1].wc, 5, 0, 1, f, 0);
+	tc_fill(s, &s->hw.cpu[1].wc, 6, 0, 1, f, 0);
+	tc_fill(s, &s->hw.cpu[1].tlb, 6, 3, 1, f, 0);
+	assert_int_equal(s->hw.frames[f].tlb_refs, 4);
+	tc_remove(s, &s->hw.cpu[1].wc, tc_lookup(&s->hw.cpu[1].wc, 5, 0, 1));
+	assert_int_equal(s->hw.frames[f].tlb_refs, 3);
+	/* an invalidation removing entries drops their references too */
+	struct inv_op all = {.kind = INV_ALL};
+	assert_int_equal(hw_invalidate_cpu(s, 1, &all), 2);
+	assert_int_equal(s->hw.frames[f].tlb_refs, 1);
+	assert_int_equal(hw_invalidate_cpu(s, 0, &all), 1);
+	assert_int_equal(s->hw.frames[f].tlb_refs, 0);
+	tsim_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lru_eviction_single_set),
+		cmocka_unit_test(test_lru_eviction_real_geometry),
+		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_identity_and_refill),
+		cmocka_unit_test(test_remove_keeps_dense_consistent),
+		cmocka_unit_test(test_tlb_refs_across_caches),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
