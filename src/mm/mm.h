@@ -25,6 +25,8 @@ struct rw_semaphore {
 	bool writer;			/* held for write */
 	struct sim_thread *wait_head;	/* FIFO of sleeping waiters */
 	struct sim_thread *wait_tail;
+	struct sim_thread *spin_head;	/* writers spinning on a running writer owner */
+	struct sim_thread *spin_tail;	/* (the OSQ, FIFO) */
 };
 
 /* ---- shmem object backing a MAP_SHARED|MAP_ANONYMOUS mapping ---- */

@@ -1,88 +1,90 @@
 /*
- * rwsem.c - mmap_sem as a reader/writer semaphore with sleeping waiters.
+ * rwsem.c - mmap_sem as a reader/writer semaphore with sleeping waiters and
+ * writer optimistic spinning.
  *
- * Mirrors the observable semantics of kernel/locking/rwsem-xadd.c (v5.1):
+ * Mirrors the observable semantics of kernel/locking/rwsem-xadd.c (v5.1,
+ * CONFIG_RWSEM_SPIN_ON_OWNER):
  *  - down_read succeeds at once only if no writer holds the lock and nobody
- *    is queued (a queued writer blocks new readers: no reader barging);
- *  - down_write succeeds at once only if the lock is free and nobody is queued;
+ *    is queued; otherwise the reader queues (no barging past waiters);
+ *  - down_write takes a lock that nobody holds even when waiters are queued
+ *    (rwsem_try_write_lock_unqueued: count == 0 or RWSEM_WAITING_BIAS);
+ *  - a writer that finds the lock held by a running writer spins on the owner
+ *    (rwsem_optimistic_spin, FIFO through the OSQ) and takes the lock as soon
+ *    as it is released, ahead of the sleeping waiters; a reader-owned lock is
+ *    not spinnable (RWSEM_READER_OWNED), so such a writer queues and sleeps;
  *  - waiters sleep in one FIFO queue and give up their CPU;
- *  - on release the front of the queue is woken: one writer, or every reader
- *    from the front up to the first writer (__rwsem_mark_wake);
- *  - downgrade_write turns the write hold into a read hold and wakes the
- *    readers at the front (rwsem_downgrade_wake).
- * Simplifications (docs/design.md): the lock is handed to the woken waiters
- * at wake time (no stealing by optimistic spinners; v5.1 writers spin on the
- * owner before sleeping, which this model does not), and a woken waiter
- * resumes wakeup_ns later.
+ *  - on release the front of the queue is woken (__rwsem_mark_wake): readers
+ *    at the front up to the first writer are granted the lock by the waker;
+ *    a front writer is only woken and must retry (it may find the lock taken
+ *    by a spinner or a newcomer and sleep again, still at the front);
+ *  - downgrade_write makes the lock reader-owned: spinners stop spinning and
+ *    queue, and the readers at the front are admitted (rwsem_downgrade_wake).
+ * A woken sleeper resumes wakeup_ns later (+ idle_exit_ns if its CPU idled);
+ * a spinner resumes after lock_op_ns. Spinning time is charged as sys.
  */
 #include "sim/sim.h"
 
-static void rwsem_enqueue(struct rw_semaphore *sem, struct sim_thread *t, bool write)
+static void q_append(struct sim_thread **head, struct sim_thread **tail, struct sim_thread *t)
 {
 	t->wait_next = NULL;
-	t->wait_write = write;
-	t->wait_granted = false;
-	if (sem->wait_tail)
-		sem->wait_tail->wait_next = t;
+	if (*tail)
+		(*tail)->wait_next = t;
 	else
-		sem->wait_head = t;
-	sem->wait_tail = t;
+		*head = t;
+	*tail = t;
 }
 
-static struct sim_thread *rwsem_dequeue(struct rw_semaphore *sem)
+static struct sim_thread *q_pop(struct sim_thread **head, struct sim_thread **tail)
 {
-	struct sim_thread *t = sem->wait_head;
-	sem->wait_head = t->wait_next;
-	if (!sem->wait_head)
-		sem->wait_tail = NULL;
+	struct sim_thread *t = *head;
+	*head = t->wait_next;
+	if (!*head)
+		*tail = NULL;
 	t->wait_next = NULL;
 	return t;
 }
 
-static void rwsem_grant(struct sim *s, struct sim_thread *t)
-{
-	t->wait_granted = true;
-	sim_wake(s, t, (uint64_t)P(s, P_wakeup_ns));
-}
-
-/* __rwsem_mark_wake(): wake the front writer, or the front run of readers. */
+/* __rwsem_mark_wake(RWSEM_WAKE_ANY) for the v5.1 queue */
 static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 {
 	struct sim_thread *t = sem->wait_head;
 	if (!t || sem->writer)
 		return;
 	if (t->wait_write) {
-		if (sem->readers)
-			return;
-		sem->writer = true;
-		rwsem_grant(s, rwsem_dequeue(sem));
+		if (sem->readers == 0 && !t->wait_woken) {
+			t->wait_woken = true;
+			sim_wake(s, t, (uint64_t)P(s, P_wakeup_ns));
+		}
 		return;
 	}
 	while (sem->wait_head && !sem->wait_head->wait_write) {
+		struct sim_thread *r = q_pop(&sem->wait_head, &sem->wait_tail);
 		sem->readers++;
-		rwsem_grant(s, rwsem_dequeue(sem));
+		r->wait_granted = true;
+		sim_wake(s, r, (uint64_t)P(s, P_wakeup_ns));
 	}
 }
 
-static void rwsem_wait(struct sim *s, struct rw_semaphore *sem, bool write)
-{
-	struct sim_thread *t = sim_current(s);
-	rwsem_enqueue(sem, t, write);
-	uint64_t t0 = s->now + t->pending_ns;
-	sim_sleep(s);
-	SIM_BUG_ON(s, !t->wait_granted);
-	s->m.lock_wait_ns += s->now - t0;
-}
-
-/* down_read() (kernel/locking/rwsem.c, v5.1) */
+/* down_read() (kernel/locking/rwsem.c, rwsem_down_read_failed, v5.1) */
 void down_read(struct sim *s, struct rw_semaphore *sem)
 {
+	struct sim_thread *t = sim_current(s);
 	sim_step(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns));
 	if (!sem->writer && !sem->wait_head) {
 		sem->readers++;
 		return;
 	}
-	rwsem_wait(s, sem, false);
+	uint64_t t0 = s->now + t->pending_ns;
+	t->wait_write = false;
+	t->wait_granted = false;
+	q_append(&sem->wait_head, &sem->wait_tail, t);
+	/* no active lockers at all: wake the front (ourselves, possibly) */
+	if (!sem->writer && sem->readers == 0)
+		rwsem_wake(s, sem);
+	if (!t->wait_granted)
+		sim_sleep(s);
+	SIM_BUG_ON(s, !t->wait_granted);
+	s->m.lock_wait_ns += s->now - t0;
 }
 
 /* up_read() */
@@ -94,36 +96,82 @@ void up_read(struct sim *s, struct rw_semaphore *sem)
 		rwsem_wake(s, sem);
 }
 
-/* down_write() / down_write_killable() */
+/* down_write() -> rwsem_down_write_failed() (v5.1) */
 void down_write(struct sim *s, struct rw_semaphore *sem)
 {
+	struct sim_thread *t = sim_current(s);
 	sim_step(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns));
-	if (!sem->writer && sem->readers == 0 && !sem->wait_head) {
-		sem->writer = true;
+	if (!sem->writer && sem->readers == 0 && !sem->spin_head) {
+		sem->writer = true;		/* fast path, or an unqueued steal */
 		return;
 	}
-	rwsem_wait(s, sem, true);
+	uint64_t t0 = s->now + t->pending_ns;
+	t->wait_write = true;
+	t->wait_granted = false;
+	if (sem->writer) {
+		/* rwsem_optimistic_spin(): the owner is a running writer */
+		q_append(&sem->spin_head, &sem->spin_tail, t);
+		sim_spin_wait(s);
+		if (t->wait_granted) {
+			s->m.lock_wait_ns += s->now - t0;
+			return;
+		}
+		/* the lock became reader-owned: we were queued and slept */
+	} else {
+		t->wait_woken = false;
+		q_append(&sem->wait_head, &sem->wait_tail, t);
+		sim_sleep(s);
+	}
+	/* woken at the front of the queue: retry until the lock is ours */
+	for (;;) {
+		SIM_BUG_ON(s, sem->wait_head != t);
+		if (!sem->writer && sem->readers == 0) {
+			q_pop(&sem->wait_head, &sem->wait_tail);
+			sem->writer = true;
+			t->wait_woken = false;
+			break;
+		}
+		t->wait_woken = false;
+		sim_sleep(s);
+	}
+	s->m.lock_wait_ns += s->now - t0;
 }
 
-/* up_write() */
+/* up_write(): a spinning writer takes the lock first; otherwise wake the
+ * queue front */
 void up_write(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, !sem->writer);
 	sim_step(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns));
 	sem->writer = false;
+	if (sem->spin_head) {
+		struct sim_thread *w = q_pop(&sem->spin_head, &sem->spin_tail);
+		sem->writer = true;
+		w->wait_granted = true;
+		sim_wake(s, w, (uint64_t)P(s, P_lock_op_ns));
+		return;
+	}
 	rwsem_wake(s, sem);
 }
 
-/* downgrade_write(): write hold becomes a read hold; queued readers at the
- * front are admitted. */
+/* downgrade_write(): the lock becomes reader-owned; spinners give up and
+ * queue; queued readers at the front are admitted. */
 void downgrade_write(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, !sem->writer);
 	sim_step(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns));
 	sem->writer = false;
 	sem->readers = 1;
+	while (sem->spin_head) {
+		struct sim_thread *w = q_pop(&sem->spin_head, &sem->spin_tail);
+		w->wait_woken = false;
+		q_append(&sem->wait_head, &sem->wait_tail, w);
+		sim_spin_to_sleep(s, w);
+	}
 	while (sem->wait_head && !sem->wait_head->wait_write) {
+		struct sim_thread *r = q_pop(&sem->wait_head, &sem->wait_tail);
 		sem->readers++;
-		rwsem_grant(s, rwsem_dequeue(sem));
+		r->wait_granted = true;
+		sim_wake(s, r, (uint64_t)P(s, P_wakeup_ns));
 	}
 }

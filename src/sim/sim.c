@@ -285,6 +285,15 @@ void sim_sleep(struct sim *s)
 static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at)
 {
 	struct sim_cpu *c = &s->cpus[t->cpu];
+	if (t->spinning) {
+		/* a spinner never left its CPU: it sees the change at once */
+		SIM_BUG_ON(s, c->curr != t);
+		t->spinning = false;
+		c->sys_ns += at - t->spin_start;
+		t->state = TS_RUNNABLE;
+		queue_resume(s, t, at);
+		return;
+	}
 	if (!c->curr) {
 		uint64_t delay = (uint64_t)P(s, P_idle_exit_ns);
 		c->curr = t;
@@ -309,6 +318,30 @@ void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns)
 	if (s->curr)
 		at += s->curr->pending_ns;	/* the waker's charged time has elapsed */
 	cpu_enqueue(s, t, at);
+}
+
+void sim_spin_wait(struct sim *s)
+{
+	struct sim_thread *t = s->curr;
+	SIM_BUG_ON(s, !t);
+	uint64_t at = s->now + t->pending_ns;
+	t->pending_ns = 0;
+	t->state = TS_SLEEPING;
+	t->spinning = true;
+	t->spin_start = at;
+	t->sleep_start = at;
+	switch_to_scheduler(s);
+}
+
+void sim_spin_to_sleep(struct sim *s, struct sim_thread *t)
+{
+	SIM_BUG_ON(s, !t->spinning);
+	uint64_t at = s->now + (s->curr ? s->curr->pending_ns : 0);
+	if (at < t->spin_start)
+		at = t->spin_start;
+	t->spinning = false;
+	s->cpus[t->cpu].sys_ns += at - t->spin_start;
+	cpu_pick_next(s, t->cpu, at);
 }
 
 /* ---- threads ---- */

@@ -81,7 +81,10 @@ struct sim_thread {
 	/* rwsem waiter */
 	struct sim_thread *wait_next;
 	bool wait_write;
-	bool wait_granted;
+	bool wait_granted;		/* reader: lock granted by the waker */
+	bool wait_woken;		/* writer: woken, will retry the lock */
+	bool spinning;			/* busy-waiting on its CPU (not asleep) */
+	uint64_t spin_start;
 	/* run queue link */
 	struct sim_thread *rq_next;
 	/* join */
@@ -221,6 +224,11 @@ void sim_step(struct sim *s, enum yield_point yp, uint64_t cost_ns);
  * goes idle. */
 void sim_sleep(struct sim *s);
 void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns);
+/* Busy-wait on the CPU until sim_wake() (optimistic spinning): the CPU stays
+ * busy and the waiting time is charged as sys when the thread resumes. */
+void sim_spin_wait(struct sim *s);
+/* Turn a spinning thread into a sleeping one (it gives up its CPU now). */
+void sim_spin_to_sleep(struct sim *s, struct sim_thread *t);
 /* Charge ns of interrupt (sys) time to CPU cpu, delaying whatever runs there. */
 void sim_steal(struct sim *s, int cpu, uint64_t ns);
 bool sim_cpu_idle(struct sim *s, int cpu);
