@@ -87,7 +87,8 @@ static pte_t *table_buf_get(struct sim *s)
 		t[0] = 0;
 		return t;
 	}
-	t = calloc(hw->geom.ptrs_per_pte, sizeof(pte_t));
+	/* descriptors, then the occupancy bitmap (table_used_map) */
+	t = calloc(hw->geom.ptrs_per_pte + hw->geom.ptrs_per_pte / 64, sizeof(pte_t));
 	if (!t)
 		sim_bug(s, __FILE__, __LINE__, "out of host memory for page tables");
 	return t;

@@ -79,6 +79,27 @@ static inline uint64_t pt_index(const struct pt_geom *g, int depth, uint64_t va)
 	return (va >> g->shift[depth]) & ((1ull << g->bits[depth]) - 1);
 }
 
+/* A table buffer holds ptrs_per_pte descriptors followed by a bitmap of the
+ * non-none ones, so sparse tables are scanned by set bit, not by slot. */
+static inline uint64_t *table_used_map(const struct pt_geom *g, pte_t *table)
+{
+	return (uint64_t *)(table + g->ptrs_per_pte);
+}
+/* First non-none index in [from, to) of a table, or `to`. */
+static inline uint64_t table_next_used(const struct pt_geom *g, pte_t *table, uint64_t from,
+				       uint64_t to)
+{
+	const uint64_t *map = table_used_map(g, table);
+	while (from < to) {
+		uint64_t w = map[from / 64] >> (from % 64);
+		if (w)
+			return from + (uint64_t)__builtin_ctzll(w) < to ? from + (uint64_t)__builtin_ctzll(w)
+									 : to;
+		from = (from / 64 + 1) * 64;
+	}
+	return to;
+}
+
 /* ---- translation caches (TLB and walk cache share one structure) ---- */
 #define TC_TAG_GLOBAL 0xffffffffu
 

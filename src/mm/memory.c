@@ -28,11 +28,15 @@ static inline uint64_t addr_end(const struct pt_geom *g, int depth, uint64_t add
 static inline void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val)
 {
 	struct frame *fr = &s->hw.frames[table];
+	uint64_t *map = table_used_map(&s->hw.geom, fr->table);
 	pte_t old = fr->table[idx];
-	if (pte_none(old) && !pte_none(val))
+	if (pte_none(old) && !pte_none(val)) {
 		fr->nr_used++;
-	else if (!pte_none(old) && pte_none(val))
+		map[idx / 64] |= 1ull << (idx % 64);
+	} else if (!pte_none(old) && pte_none(val)) {
 		fr->nr_used--;
+		map[idx / 64] &= ~(1ull << (idx % 64));
+	}
 	fr->table[idx] = val;
 }
 
@@ -74,8 +78,16 @@ static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 	if (fr->nr_used == 0)
 		return;
 	bool force_flush = false;
+	uint64_t idx0 = pt_index(g, d, addr);
+	uint64_t idx_end = idx0 + n;
 	for (; addr < end && fr->nr_used; addr += g->page_size) {
-		uint64_t idx = pt_index(g, d, addr);
+		/* skip none slots by the occupancy bitmap */
+		uint64_t cur = pt_index(g, d, addr);
+		uint64_t next = table_next_used(g, fr->table, cur, idx_end);
+		if (next >= idx_end)
+			break;
+		addr += (next - cur) << g->page_shift;
+		uint64_t idx = next;
 		pte_t pte = fr->table[idx];
 		if (pte_none(pte))
 			continue;
