@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/explore.h"
 #include "sim/sim.h"
 
 static const char *const yp_names[YP_COUNT] = {
@@ -124,16 +125,36 @@ static struct event heap_pop(struct sim *s)
 	return top;
 }
 
+static void ready_push(struct sim *s, struct event ev)
+{
+	if (s->ready.n == s->ready.cap) {
+		uint32_t ncap = s->ready.cap ? s->ready.cap * 2 : 16;
+		struct event *ne = realloc(s->ready.e, ncap * sizeof(*ne));
+		if (!ne)
+			sim_bug(s, __FILE__, __LINE__, "ready list allocation failed");
+		s->ready.e = ne;
+		s->ready.cap = ncap;
+	}
+	ev.seq = ++s->seq;
+	s->ready.e[s->ready.n++] = ev;
+}
+
 void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, void *arg, uint64_t data)
 {
 	struct event ev = {.time = time, .kind = EV_CALL, .ptr = arg, .fn = fn, .data = data};
-	heap_push(s, ev);
+	if (s->ex)
+		ready_push(s, ev);	/* check mode: the strategy decides when */
+	else
+		heap_push(s, ev);
 }
 
 static void queue_resume(struct sim *s, struct sim_thread *t, uint64_t time)
 {
 	struct event ev = {.time = time, .kind = EV_RESUME, .ptr = t};
-	heap_push(s, ev);
+	if (s->ex)
+		ready_push(s, ev);
+	else
+		heap_push(s, ev);
 }
 
 /* ---- errors ---- */
@@ -234,18 +255,31 @@ static void switch_to_scheduler(struct sim *s)
 	coro_switch(&t->co, &s->main_co);
 }
 
-void sim_step(struct sim *s, enum yield_point yp, uint64_t cost_ns)
+void sim_step_arg(struct sim *s, enum yield_point yp, uint64_t cost_ns, uint64_t a, uint64_t b)
 {
 	struct sim_thread *t = s->curr;
 	SIM_BUG_ON(s, !t);
 	if (cost_ns)
 		sim_charge(s, cost_ns);
-	if (!s->sched->yield(s, t, yp))
+	if (s->ex) {
+		/* check mode: one global clock, order chosen by the strategy */
+		s->now += t->pending_ns;
+		t->pending_ns = 0;
+		explore_trace(s, yp, a, b);
+		if (!explore_yield(s, t, yp))
+			return;
+	} else if (!s->sched->yield(s, t, yp)) {
 		return;
+	}
 	queue_resume(s, t, s->now + t->pending_ns);
 	t->pending_ns = 0;
 	t->state = TS_RUNNABLE;
 	switch_to_scheduler(s);
+}
+
+void sim_step(struct sim *s, enum yield_point yp, uint64_t cost_ns)
+{
+	sim_step_arg(s, yp, cost_ns, 0, 0);
 }
 
 /* CPU cpu has nothing to run: go idle (lazy TLB on x86). */
@@ -396,6 +430,8 @@ struct sim_thread *sim_thread_create(struct sim *s, thread_fn fn, void *arg, uin
 	t->sim = s;
 	s->threads[s->nthreads++] = t;
 	s->live_threads++;
+	if (s->ex)
+		explore_add_thread(s, t);
 	uint64_t at = s->now + (s->curr ? s->curr->pending_ns : 0) + start_delay;
 	cpu_enqueue(s, t, at);
 	return t;
@@ -414,6 +450,8 @@ void sim_join(struct sim *s, struct sim_thread *t)
 /* ---- main loop ---- */
 int sim_run(struct sim *s)
 {
+	if (s->ex)
+		return explore_run(s);
 	while (s->nheap > 0 && !s->error) {
 		struct event ev = heap_pop(s);
 		SIM_BUG_ON(s, ev.time < s->now);
@@ -497,5 +535,6 @@ void sim_destroy(struct sim *s)
 	hw_destroy(s);
 	free(s->cpus);
 	free(s->heap);
+	free(s->ready.e);
 	memset(s, 0, sizeof(*s));
 }

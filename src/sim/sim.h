@@ -143,8 +143,9 @@ struct vma_pool {
 };
 
 struct violation_rec {
-	char text[200];
+	char text[512];
 };
+struct explore;
 
 struct sim {
 	/* engine */
@@ -158,6 +159,11 @@ struct sim {
 	int nthreads, cap_threads;
 	int live_threads;
 	const struct sched_ops *sched;
+	struct explore *ex;		/* non-NULL in check mode */
+	struct {
+		struct event *e;
+		uint32_t n, cap;
+	} ready;			/* check mode: runnable entities */
 	struct rng rng;
 	size_t stack_size;
 	int error;			/* enum tlbsim_err */
@@ -220,6 +226,8 @@ void sim_set_mode(struct sim *s, enum cpu_mode mode);
 /* A yield point: charge cost_ns (current mode), then let the scheduler
  * decide whether another thread runs first. */
 void sim_step(struct sim *s, enum yield_point yp, uint64_t cost_ns);
+/* The same with two trace arguments (recorded in check mode). */
+void sim_step_arg(struct sim *s, enum yield_point yp, uint64_t cost_ns, uint64_t a, uint64_t b);
 /* Sleep the current thread until sim_wake(); its CPU runs something else or
  * goes idle. */
 void sim_sleep(struct sim *s);

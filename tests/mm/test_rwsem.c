@@ -1,0 +1,342 @@
+/*
+ * test_rwsem.c - mmap_sem semantics (kernel/locking/rwsem.c, v5.1, as modelled
+ * in src/mm/rwsem.c; kernel-model 2.1).
+ *
+ * Rules checked:
+ *  - several readers hold the lock at the same time;
+ *  - a writer excludes readers and other writers;
+ *  - a queued writer blocks new readers (no reader barging past a waiting
+ *    writer, even while only readers hold the lock);
+ *  - waiters are served in FIFO order;
+ *  - up_write wakes every reader at the front of the queue up to the first
+ *    writer (they then hold the lock together), or the front writer;
+ *  - downgrade_write turns the write hold into a read hold and admits the
+ *    readers at the front of the queue but not a queued writer;
+ *  - a sleeping waiter gives up its CPU (it goes idle);
+ *  - metrics.lock_wait_ns accumulates the time spent waiting.
+ *
+ * Each actor is a simulated thread on its own CPU. It first passes `delay` ns
+ * of user time (which orders arrivals deterministically), takes the lock,
+ * logs its id, holds the lock for `hold` ns and releases it. All threads
+ * start together (the CPUs leave idle at the same instant), so only the
+ * differences between the delays matter.
+ */
+#include "test_util.h"
+
+#define MAXA 8
+
+struct rwlog {
+	int order[MAXA];
+	int n;
+	int readers, writers;		/* current holders, as the actors see them */
+	int max_readers;
+	int exclusion_violations;	/* a holder found a conflicting holder */
+};
+
+struct actor {
+	struct rwlog *log;
+	int id;
+	bool write;
+	uint64_t delay, hold;
+	bool downgrade;			/* writer: downgrade after hold, then hold2 */
+	uint64_t hold2;
+	struct sim_thread *probe;	/* sample this thread's CPU mid-hold */
+	/* results */
+	uint64_t t_req, t_acq, t_down, t_rel;
+	bool probe_cpu_idle, probe_sleeping;
+	bool ran_on_own_cpu;
+	bool done;
+};
+
+static void note_reader(struct rwlog *L)
+{
+	if (L->writers)
+		L->exclusion_violations++;
+	if (++L->readers > L->max_readers)
+		L->max_readers = L->readers;
+}
+
+static void actor_fn(struct sim *s, struct sim_thread *t)
+{
+	struct actor *a = t->arg;
+	struct rwlog *L = a->log;
+	struct rw_semaphore *sem = &t->mm->mmap_sem;
+
+	sim_step(s, YP_USER, a->delay);
+	a->t_req = s->now;
+	if (a->write)
+		down_write(s, sem);
+	else
+		down_read(s, sem);
+	a->t_acq = s->now;
+	a->ran_on_own_cpu = s->cpus[t->cpu].curr == t;
+	L->order[L->n++] = a->id;
+	if (a->write) {
+		if (L->readers || L->writers)
+			L->exclusion_violations++;
+		L->writers++;
+	} else {
+		note_reader(L);
+	}
+
+	if (a->probe) {
+		sim_step(s, YP_USER, a->hold / 2);
+		a->probe_cpu_idle = s->cpus[a->probe->cpu].curr == NULL;
+		a->probe_sleeping = a->probe->state == TS_SLEEPING;
+		sim_step(s, YP_USER, a->hold - a->hold / 2);
+	} else {
+		sim_step(s, YP_USER, a->hold);
+	}
+
+	bool reading = !a->write;
+	if (a->downgrade) {
+		L->writers--;
+		note_reader(L);
+		a->t_down = s->now;
+		downgrade_write(s, sem);
+		sim_step(s, YP_USER, a->hold2);
+		reading = true;
+	}
+	a->t_rel = s->now;
+	if (reading) {
+		L->readers--;
+		up_read(s, sem);
+	} else {
+		L->writers--;
+		up_write(s, sem);
+	}
+	a->done = true;
+}
+
+/* Run the actors, actor i on CPU i. */
+static struct sim *run_actors(struct actor *a, int n, struct rwlog *L)
+{
+	struct sim *s = tsim_new("falkor-46", 8, NESTED_FULLMM);
+	struct sim_thread *th[MAXA];
+	memset(L, 0, sizeof(*L));
+	for (int i = 0; i < n; i++) {
+		a[i].log = L;
+		a[i].id = i;
+		th[i] = tsim_spawn(s, actor_fn, &a[i], i);
+	}
+	for (int i = 0; i < n; i++)
+		if (a[i].probe)
+			a[i].probe = th[(intptr_t)a[i].probe - 1];
+	tsim_run(s);
+	for (int i = 0; i < n; i++)
+		assert_true(a[i].done);
+	assert_int_equal(L->n, n);
+	assert_int_equal(L->exclusion_violations, 0);
+	return s;
+}
+
+/* probe encoding before the threads exist: actor index + 1 */
+#define PROBE(i) ((struct sim_thread *)(intptr_t)((i) + 1))
+
+static void assert_order(const struct rwlog *L, const int *want, int n)
+{
+	for (int i = 0; i < n; i++)
+		assert_int_equal(L->order[i], want[i]);
+}
+
+static uint64_t lock_op(struct sim *s)
+{
+	return (uint64_t)P(s, P_lock_op_ns);
+}
+
+/* Two readers hold the lock together; nobody waits. */
+static void test_readers_share(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[3] = {
+		{.write = false, .delay = 0, .hold = 10000},
+		{.write = false, .delay = 1000, .hold = 10000},
+		{.write = false, .delay = 2000, .hold = 10000},
+	};
+	struct sim *s = run_actors(a, 3, &L);
+	assert_order(&L, (const int[]){0, 1, 2}, 3);
+	assert_int_equal(L.max_readers, 3);
+	assert_true(a[1].t_acq < a[0].t_rel);
+	assert_true(a[2].t_acq < a[0].t_rel);
+	/* uncontended: acquisition right after the request, no waiting */
+	for (int i = 0; i < 3; i++)
+		assert_true(a[i].t_acq - a[i].t_req <= lock_op(s));
+	assert_int_equal(s->m.lock_wait_ns, 0);
+	tsim_free(s);
+}
+
+/* A writer excludes a later reader and a later writer until it releases. */
+static void test_writer_excludes(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[3] = {
+		{.write = true, .delay = 0, .hold = 10000},
+		{.write = true, .delay = 1000, .hold = 5000},
+		{.write = false, .delay = 2000, .hold = 5000},
+	};
+	struct sim *s = run_actors(a, 3, &L);
+	assert_order(&L, (const int[]){0, 1, 2}, 3);
+	assert_true(a[1].t_acq >= a[0].t_rel);
+	assert_true(a[2].t_acq >= a[1].t_rel);
+	assert_int_equal(L.max_readers, 1);
+	tsim_free(s);
+}
+
+/* Reader R0 holds; writer W1 queues; reader R2 arrives while only a reader
+ * holds the lock, but must not barge past the queued writer. */
+static void test_queued_writer_blocks_new_readers(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[3] = {
+		{.write = false, .delay = 0, .hold = 10000},
+		{.write = true, .delay = 1000, .hold = 10000},
+		{.write = false, .delay = 2000, .hold = 1000},
+	};
+	struct sim *s = run_actors(a, 3, &L);
+	assert_order(&L, (const int[]){0, 1, 2}, 3);
+	assert_true(a[2].t_req < a[0].t_rel);		/* R2 came while R0 held */
+	assert_true(a[1].t_acq >= a[0].t_rel);
+	assert_true(a[2].t_acq >= a[1].t_rel);		/* ... and waited for W1 */
+	assert_int_equal(L.max_readers, 1);		/* R0 and R2 never overlapped */
+	tsim_free(s);
+}
+
+/* Writers are served in arrival order, not CPU order. */
+static void test_fifo_writers(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	/* CPU i runs actor i; arrival order is 0, 3, 1, 2 */
+	struct actor a[4] = {
+		{.write = true, .delay = 0, .hold = 5000},
+		{.write = true, .delay = 2000, .hold = 3000},
+		{.write = true, .delay = 3000, .hold = 3000},
+		{.write = true, .delay = 1000, .hold = 3000},
+	};
+	struct sim *s = run_actors(a, 4, &L);
+	assert_order(&L, (const int[]){0, 3, 1, 2}, 4);
+	assert_true(a[3].t_acq >= a[0].t_rel);
+	assert_true(a[1].t_acq >= a[3].t_rel);
+	assert_true(a[2].t_acq >= a[1].t_rel);
+	tsim_free(s);
+}
+
+/* Queue behind writer W0: R1, R2, W3, R4. up_write(W0) wakes R1 and R2
+ * together (front readers up to the first writer); W3 waits for both; R4,
+ * behind W3, waits for W3. */
+static void test_up_write_wakes_front_readers(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[5] = {
+		{.write = true, .delay = 0, .hold = 10000},
+		{.write = false, .delay = 1000, .hold = 5000},
+		{.write = false, .delay = 2000, .hold = 5000},
+		{.write = true, .delay = 3000, .hold = 5000},
+		{.write = false, .delay = 4000, .hold = 1000},
+	};
+	struct sim *s = run_actors(a, 5, &L);
+	assert_order(&L, (const int[]){0, 1, 2, 3, 4}, 5);
+	assert_true(a[1].t_acq >= a[0].t_rel);
+	assert_int_equal(a[1].t_acq, a[2].t_acq);	/* woken by the same up_write */
+	assert_int_equal(L.max_readers, 2);
+	assert_true(a[3].t_acq >= a[1].t_rel && a[3].t_acq >= a[2].t_rel);
+	assert_true(a[4].t_acq >= a[3].t_rel);
+	/* every waiter's wait covers at least the time the lock was unavailable
+	 * to it after it queued; and at most its request-to-acquire time */
+	uint64_t lo = (a[0].t_rel - a[1].t_req - lock_op(s)) +
+		      (a[0].t_rel - a[2].t_req - lock_op(s)) +
+		      (a[2].t_rel - a[3].t_req - lock_op(s)) +
+		      (a[3].t_rel - a[4].t_req - lock_op(s));
+	uint64_t hi = 0;
+	for (int i = 1; i < 5; i++)
+		hi += a[i].t_acq - a[i].t_req;
+	assert_true(s->m.lock_wait_ns >= lo);
+	assert_true(s->m.lock_wait_ns <= hi);
+	tsim_free(s);
+}
+
+/* W0 downgrades while R1, R2, W3, R4 wait: R1 and R2 are admitted at once and
+ * share the lock with W0 (now a reader); W3 stays queued until all three have
+ * released; R4 (behind W3) after W3. */
+static void test_downgrade_admits_front_readers_only(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[5] = {
+		{.write = true, .delay = 0, .hold = 10000, .downgrade = true, .hold2 = 10000},
+		{.write = false, .delay = 1000, .hold = 5000},
+		{.write = false, .delay = 2000, .hold = 5000},
+		{.write = true, .delay = 3000, .hold = 3000},
+		{.write = false, .delay = 4000, .hold = 1000},
+	};
+	struct sim *s = run_actors(a, 5, &L);
+	assert_order(&L, (const int[]){0, 1, 2, 3, 4}, 5);
+	assert_true(a[1].t_acq >= a[0].t_down && a[1].t_acq < a[0].t_rel);
+	assert_true(a[2].t_acq >= a[0].t_down && a[2].t_acq < a[0].t_rel);
+	assert_int_equal(L.max_readers, 3);		/* W0 (downgraded), R1, R2 */
+	assert_true(a[3].t_acq >= a[0].t_rel);
+	assert_true(a[3].t_acq >= a[1].t_rel && a[3].t_acq >= a[2].t_rel);
+	assert_true(a[4].t_acq >= a[3].t_rel);
+	tsim_free(s);
+}
+
+/* downgrade_write with a writer at the front of the queue admits nobody. */
+static void test_downgrade_with_writer_at_front(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[3] = {
+		{.write = true, .delay = 0, .hold = 10000, .downgrade = true, .hold2 = 10000},
+		{.write = true, .delay = 1000, .hold = 3000},
+		{.write = false, .delay = 2000, .hold = 1000},
+	};
+	struct sim *s = run_actors(a, 3, &L);
+	assert_order(&L, (const int[]){0, 1, 2}, 3);
+	assert_true(a[1].t_acq >= a[0].t_rel);
+	assert_true(a[2].t_acq >= a[1].t_rel);		/* R2 queued behind W1 */
+	assert_int_equal(L.max_readers, 1);
+	tsim_free(s);
+}
+
+/* A waiter sleeps and its CPU goes idle (curr == NULL) while it waits; when
+ * woken it runs on its CPU again. The wait is accounted in lock_wait_ns. */
+static void test_waiter_cpu_idle_and_wait_time(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[2] = {
+		{.write = true, .delay = 0, .hold = 20000, .probe = PROBE(1)},
+		{.write = false, .delay = 1000, .hold = 1000},
+	};
+	struct sim *s = run_actors(a, 2, &L);
+	assert_order(&L, (const int[]){0, 1}, 2);
+	assert_true(a[1].t_req < a[0].t_acq + a[0].hold / 2);	/* R1 waiting at probe time */
+	assert_true(a[0].probe_sleeping);
+	assert_true(a[0].probe_cpu_idle);
+	assert_true(a[1].ran_on_own_cpu);
+	assert_true(a[1].t_acq >= a[0].t_rel);
+	/* R1 waited from (at most lock_op after) its request until after W0's release */
+	assert_true(s->m.lock_wait_ns > 0);
+	assert_true(s->m.lock_wait_ns >= a[0].t_rel - a[1].t_req - lock_op(s));
+	assert_true(s->m.lock_wait_ns <= a[1].t_acq - a[1].t_req);
+	tsim_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_readers_share),
+		cmocka_unit_test(test_writer_excludes),
+		cmocka_unit_test(test_queued_writer_blocks_new_readers),
+		cmocka_unit_test(test_fifo_writers),
+		cmocka_unit_test(test_up_write_wakes_front_readers),
+		cmocka_unit_test(test_downgrade_admits_front_readers_only),
+		cmocka_unit_test(test_downgrade_with_writer_at_front),
+		cmocka_unit_test(test_waiter_cpu_idle_and_wait_time),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
