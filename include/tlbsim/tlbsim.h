@@ -40,8 +40,17 @@ enum nested_policy {
 	NESTED_COUNT
 };
 
+/* x86_lazy: which lazy-TLB CPUs get flush IPIs */
+enum x86_lazy_policy {
+	X86_LAZY_FREED_TABLES,	/* v4.20+: only when page tables were freed */
+	X86_LAZY_NEVER,		/* before b956575bed91: never */
+	X86_LAZY_COUNT
+};
+
 struct tlbsim_policy {
 	enum nested_policy nested;
+	int nested_check;		/* 1: mm_tlb_flush_nested() check (99baac21e458, v4.14) */
+	enum x86_lazy_policy x86_lazy;
 };
 
 /* One knob = one name + named values; used by the CLI and `list policies`. */
@@ -93,6 +102,10 @@ struct tlbsim_workload_desc {
 	int64_t default_iters;
 	int nparams;
 	const struct tlbsim_wparam_desc *params;
+	/* defaults used by `tlbsim check` (small instances explore fast) */
+	int64_t check_iters;
+	int check_cpus;
+	const char *check_wparams;	/* "name=value,..." applied before -w */
 };
 int tlbsim_workload_count(void);
 const struct tlbsim_workload_desc *tlbsim_workload_get(int i);

@@ -12,6 +12,7 @@
  * (queueing behind other CPUs' batches), and the issuing CPU then waits
  * dsb_ns for DSB ISH completion. Contention arises from that queue alone.
  */
+#include "sim/explore.h"
 #include "sim/sim.h"
 
 static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
@@ -45,7 +46,13 @@ static void arm64_tlbi_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
 	uint64_t ntlbi = nops * mult;
 	*tlbi_counter(s, kind) += ntlbi;
 
-	sim_step(s, YP_TLBI_ISSUE, 0);
+	sim_step_arg(s, YP_TLBI_ISSUE, 0, (uint64_t)kind, ntlbi);
+	struct sim_thread *t = sim_current(s);
+	t->last_flush = (struct flush_note){.what = 1, .op = (uint8_t)kind,
+					    .nested = t->in_nested_finish, .nops = ntlbi,
+					    .start = inv->start, .end = inv->end,
+					    .stride = inv->stride, .cpu = t->cpu,
+					    .step = s->ex ? s->ex->steps : 0};
 	for (int c = 0; c < s->nr_cpus; c++)
 		hw_invalidate_cpu(s, c, inv);
 

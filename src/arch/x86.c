@@ -13,6 +13,7 @@
  * that CPU), and the initiator spins until the slowest has acknowledged.
  * Effects are applied when the round is issued.
  */
+#include "sim/explore.h"
 #include "sim/sim.h"
 
 static inline uint32_t kern_pcid(struct sim *s, int asid)
@@ -39,6 +40,7 @@ static uint64_t x86_flush_pcid(struct sim *s, int cpu, int asid)
 {
 	struct inv_op inv = {.kind = INV_TAG_NONGLOBAL, .tag = kern_pcid(s, asid)};
 	hw_invalidate_cpu(s, cpu, &inv);
+	s->cpus[cpu].psc_epoch = s->unlink_epoch;
 	s->m.flush_full++;
 	return (uint64_t)P(s, P_cr3_flush_ns);
 }
@@ -170,6 +172,8 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
 		struct inv_op inv = {.kind = INV_X86_INVLPG, .tag = kern_pcid(s, asid),
 				     .start = f->start, .end = f->end, .stride = stride};
 		hw_invalidate_cpu(s, cpu, &inv);
+		if (n)
+			s->cpus[cpu].psc_epoch = s->unlink_epoch;	/* INVLPG drops all PSCs */
 		s->m.flush_local_pages += n;
 		cost = n * (uint64_t)P(s, P_invlpg_ns);
 	} else {
@@ -193,7 +197,10 @@ static void native_flush_tlb_others(struct sim *s, int self, const struct flush_
 	for (int c = 0; c < s->nr_cpus; c++) {
 		if (c == self || !cpumask_test(mm, c))
 			continue;
-		if (!f->freed_tables && s->cpus[c].arch.is_lazy)
+		/* lazy CPUs: skipped unless tables were freed (v4.20, Rik van
+		 * Riel); x86_lazy=never is the pre-b956575bed91 behaviour */
+		if (s->cpus[c].arch.is_lazy &&
+		    (!f->freed_tables || s->policy.x86_lazy == X86_LAZY_NEVER))
 			continue;
 		k++;
 		s->m.ipi_sent++;
@@ -208,6 +215,8 @@ static void native_flush_tlb_others(struct sim *s, int self, const struct flush_
 		if (at + work > finish)
 			finish = at + work;
 	}
+	sim_current(s)->last_flush.ntargets = (int)k;
+	explore_trace(s, TR_IPI, k, f->freed_tables);
 	uint64_t sent = t0 + k * (uint64_t)P(s, P_ipi_send_ns);
 	if (sent > finish)
 		finish = sent;
@@ -231,7 +240,12 @@ void x86_flush_tlb_mm_range(struct sim *s, struct mm_struct *mm, uint64_t start,
 	struct flush_tlb_info info = {.mm = mm, .start = start, .end = end,
 				      .new_tlb_gen = ++mm->tlb_gen,
 				      .stride_shift = stride_shift, .freed_tables = freed_tables};
-	sim_step(s, YP_ARCH_FLUSH, 0);
+	sim_step_arg(s, YP_ARCH_FLUSH, 0, start, end);
+	struct sim_thread *t = sim_current(s);
+	t->last_flush = (struct flush_note){.what = 2, .op = end == TLB_FLUSH_ALL,
+					    .nested = t->in_nested_finish,
+					    .freed_tables = freed_tables, .start = start, .end = end,
+					    .cpu = cpu, .step = s->ex ? s->ex->steps : 0};
 	if (s->cpus[cpu].arch.loaded_mm == mm)
 		sim_charge_sys(s, flush_tlb_func_common(s, cpu, &info, true));
 	bool others = false;

@@ -55,9 +55,12 @@ static const char run_help[] =
 /* ---- list ---- */
 static int cmd_list(int argc, char **argv)
 {
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+	if (argc < 2)
+		return usage_error("list: missing what to list (workloads, policies, profiles or "
+				   "params)%s", "");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		printf("usage: tlbsim list {workloads|policies|profiles|params}\n");
-		return argc < 2 ? 2 : 0;
+		return 0;
 	}
 	const char *what = argv[1];
 	if (strcmp(what, "workloads") == 0) {

@@ -126,6 +126,8 @@ uint32_t frame_alloc(struct sim *s, enum frame_state st, int depth)
 	fr->gen++;
 	fr->refcount = 1;
 	fr->nr_used = 0;
+	fr->rcu_checked = 0;
+	fr->lazyfree = 0;
 	fr->next_free = NO_FRAME;
 	fr->table = st == FRAME_PGTABLE ? table_buf_get(s) : NULL;
 	hw->frames_in_use++;
@@ -137,7 +139,7 @@ void frame_free(struct sim *s, uint32_t f)
 	struct hw *hw = &s->hw;
 	struct frame *fr = &hw->frames[f];
 	SIM_BUG_ON(s, fr->state == FRAME_FREE);
-	if (fr->tlb_refs)
+	if (fr->tlb_refs || (fr->state == FRAME_PGTABLE && P(s, P_spec_walks)))
 		check_frame_free(s, f);
 	if (fr->state == FRAME_PGTABLE) {
 		SIM_BUG_ON(s, fr->nr_used != 0);

@@ -50,12 +50,14 @@ enum frame_state { FRAME_FREE = 0, FRAME_DATA, FRAME_PGTABLE };
 struct frame {
 	uint8_t state;		/* enum frame_state */
 	uint8_t depth;		/* PGTABLE: depth of the table (0 = root) */
-	uint16_t pad;
+	uint8_t rcu_checked;	/* I1 checked when handed to RCU */
+	uint8_t lazyfree;	/* DATA: MADV_FREE'd and clean (I3) */
 	uint32_t gen;		/* bumped on every alloc and free */
 	uint32_t refcount;	/* DATA: references (page cache, mappings) */
 	uint32_t tlb_refs;	/* cache entries on all CPUs holding this frame */
 	uint32_t nr_used;	/* PGTABLE: non-none descriptors */
 	uint32_t next_free;
+	uint64_t unlink_epoch;	/* PGTABLE: sim->unlink_epoch when unlinked */
 	pte_t *table;		/* PGTABLE: descriptors (ptrs_per_table entries) */
 };
 
@@ -185,8 +187,11 @@ struct mm_struct;
  * *fault_pte = the live PTE (for the livelock detector). */
 int mmu_access(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va, bool write,
 	       uint64_t *fault_pte);
-/* I1 check at free time (check.c) */
+/* Oracle (check.c) */
 void check_frame_free(struct sim *s, uint32_t f);
+void check_tables_to_rcu(struct sim *s, const uint32_t *tables, uint32_t n);
+void check_range_unmapped(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
+			  const char *call);
 
 /* MMU walk result */
 enum walk_result { WALK_OK, WALK_FAULT_TRANSLATION, WALK_FAULT_PERMISSION, WALK_FAULT_ACCESS };

@@ -9,6 +9,8 @@
  * the walker sets A (and D on a write) itself, and a cached entry without D
  * forces a re-walk on the first write.
  */
+#include <stdio.h>
+
 #include "sim/sim.h"
 
 /* Software walk of the live tables (what the kernel would see). */
@@ -29,8 +31,34 @@ static pte_t live_pte(struct sim *s, struct mm_struct *mm, uint64_t va)
 
 static void realized(struct sim *s, int cpu, const char *what, uint64_t va, uint32_t frame)
 {
-	sim_violation(s, "REALIZED %s: cpu %d va 0x%llx used frame %u after it was freed "
-		      "or reused", what, cpu, (unsigned long long)va, frame);
+	char ent[160];
+	snprintf(ent, sizeof(ent), "cpu %d %s -> frame %u", cpu, what, frame);
+	sim_violation(s, INV_I1_REALIZED, cpu, va, frame, ent,
+		      "I1 REALIZED: cpu %d used a %s for va 0x%llx whose frame %u was freed or "
+		      "reused", cpu, what, (unsigned long long)va, frame);
+}
+
+/* I3: a write through a cached writable+dirty entry does not reach the PTE;
+ * if the kernel has meanwhile made the PTE clean (MADV_FREE) the data is
+ * lost when reclaim discards the "clean" page. */
+static void check_i3(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va,
+		     const struct tc_entry *te)
+{
+	struct frame *fr = &s->hw.frames[te->frame];
+	if (!fr->lazyfree)
+		return;
+	pte_t pte = live_pte(s, mm, va);
+	bool clean = !(pte & PTE_DIRTY) &&
+		     (s->profile->arch == ARCH_X86_64 || (pte & PTE_RDONLY));
+	if (!pte_present(pte) || pte_pfn(pte) != te->frame || !clean)
+		return;
+	char ent[160];
+	snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached writable+dirty",
+		 cpu, (unsigned long long)va, te->frame);
+	sim_violation(s, INV_I3, cpu, va, te->frame, ent,
+		      "I3: cpu %d wrote va 0x%llx through a stale dirty TLB entry after "
+		      "MADV_FREE made the PTE clean: the write is invisible to reclaim",
+		      cpu, (unsigned long long)va);
 }
 
 static inline const pte_t *frame_table_or_null(struct sim *s, uint32_t f)
@@ -62,13 +90,17 @@ int mmu_access(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va, bool w
 		if (x86) {
 			if (!(te->perm & PTE_WRITE))
 				goto fault;
-			if (te->perm & PTE_DIRTY)
+			if (te->perm & PTE_DIRTY) {
+				check_i3(s, cpu, mm, va, te);
 				return 0;
+			}
 			/* not dirty in the TLB: re-walk to set D */
 			tc_remove(s, &hc->tlb, te);
 		} else {
-			if (!(te->perm & PTE_RDONLY))
+			if (!(te->perm & PTE_RDONLY)) {
+				check_i3(s, cpu, mm, va, te);
 				return 0;
+			}
 			goto fault;	/* permission fault from a cached RO entry */
 		}
 	}
@@ -82,8 +114,17 @@ int mmu_access(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va, bool w
 		struct tc_entry *we = tc_lookup(&hc->wc, va >> g->shift[d], d, tag);
 		if (!we)
 			continue;
-		if (we->gen != s->hw.frames[we->frame].gen)
+		if (we->gen != s->hw.frames[we->frame].gen) {
 			realized(s, cpu, "walk-cache entry", va, we->frame);
+		} else if (s->hw.frames[we->frame].rcu_checked) {
+			char ent[160];
+			snprintf(ent, sizeof(ent), "cpu %d walk-cache entry: level %d -> table frame %u "
+				 "(unlinked, waiting for RCU)", cpu, d, we->frame);
+			sim_violation(s, INV_STALE_WALK, cpu, va, we->frame, ent,
+				      "stale walk: cpu %d walked va 0x%llx through table frame %u "
+				      "after the table was unlinked and its flush completed", cpu,
+				      (unsigned long long)va, we->frame);
+		}
 		table = we->frame;
 		depth = d + 1;
 		break;
@@ -109,6 +150,8 @@ int mmu_access(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va, bool w
 			pte_t ne = e | PTE_YOUNG | (write ? PTE_DIRTY : 0);
 			if (ne != e)
 				((pte_t *)tab)[idx] = ne;
+			if (write)
+				s->hw.frames[pte_pfn(e)].lazyfree = 0;	/* dirty again */
 			tc_fill(s, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
 				(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY)));
 			return 0;

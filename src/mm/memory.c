@@ -8,6 +8,7 @@
  * The MMU side of an access (TLB lookup, walk from the deepest walk-cache hit,
  * fills) lives in mmu.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "sim/sim.h"
@@ -158,7 +159,8 @@ static void free_table_at(struct sim *s, struct mmu_gather *tlb, int table_depth
 			  uint64_t addr)
 {
 	const struct pt_geom *g = &s->hw.geom;
-	sim_step(s, YP_FREE_TABLE, (uint64_t)P(s, P_page_free_ns));
+	sim_step_arg(s, YP_FREE_TABLE, (uint64_t)P(s, P_page_free_ns), addr, (uint64_t)table_depth);
+	s->hw.frames[table].unlink_epoch = ++s->unlink_epoch;
 	if (table_depth == g->levels - 1)
 		pte_free_tlb(s, tlb, table, addr);
 	else if (table_depth == g->depth_pmd)
@@ -345,6 +347,7 @@ int handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address,
 			entry |= PTE_WRITE;
 		}
 		entry |= PTE_DIRTY;			/* pte_mkdirty() */
+		s->hw.frames[pte_pfn(entry)].lazyfree = 0;
 		if (s->profile->arch == ARCH_ARM64)
 			entry &= ~PTE_RDONLY;
 	}
@@ -391,9 +394,12 @@ int user_access(struct sim *s, uint64_t va, bool write)
 		}
 		s->m.page_faults++;
 		if (livelock_check(s, t, va & ~(s->hw.geom.page_size - 1), fault_pte)) {
-			sim_violation(s, "I6 livelock: cpu %d faults on va 0x%llx %u times "
-				      "with pte 0x%llx unchanged (stale walk-cache entry)",
-				      t->cpu, (unsigned long long)va,
+			char ent[160];
+			snprintf(ent, sizeof(ent), "cpu %d: a cached entry the fault handler cannot "
+				 "repair (spurious-fault flush is leaf-only)", t->cpu);
+			sim_violation(s, INV_LIVELOCK, t->cpu, va, pte_pfn(fault_pte), ent,
+				      "livelock: cpu %d faulted on va 0x%llx %u times with the PTE "
+				      "(0x%llx) unchanged", t->cpu, (unsigned long long)va,
 				      (unsigned)P(s, P_livelock_faults),
 				      (unsigned long long)fault_pte);
 			/* Recovery as on real hardware, eventually: something
@@ -414,4 +420,17 @@ int user_access(struct sim *s, uint64_t va, bool write)
 		up_read(s, &mm->mmap_sem);
 		sim_set_mode(s, MODE_USER);
 	}
+}
+
+pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	const struct pt_geom *g = &s->hw.geom;
+	uint32_t table = mm->pgd;
+	for (int d = 0; d < g->levels - 1; d++) {
+		pte_t e = table_of(s, table)[pt_index(g, d, addr)];
+		if (!pte_present(e))
+			return NULL;
+		table = pte_pfn(e);
+	}
+	return &table_of(s, table)[pt_index(g, g->levels - 1, addr)];
 }

@@ -116,6 +116,9 @@ void mm_destroy(struct sim *s, struct mm_struct *mm);
 uint64_t sys_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags);
 int sys_munmap(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len);
+int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len);
+/* The live PTE slot for addr in mm, or NULL if a table is missing. */
+pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr);
 /* A user access by the current thread; takes faults as needed. */
 int user_access(struct sim *s, uint64_t va, bool write);
 

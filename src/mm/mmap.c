@@ -39,9 +39,7 @@ int mm_init(struct sim *s, struct mm_struct *mm, int id)
 
 void mm_destroy(struct sim *s, struct mm_struct *mm)
 {
-	for (int i = 0; i < mm->nr_vmas; i++)
-		free(mm->vmas[i]);
-	free(mm->vmas);
+	free(mm->vmas);		/* the VMAs themselves are sim objects */
 	free(mm->cpumask);
 	memset(mm, 0, sizeof(*mm));
 }
@@ -74,8 +72,8 @@ static struct vm_area_struct *vm_area_alloc(struct sim *s)
 	struct vm_area_struct *v = s->pool.free;
 	if (v)
 		s->pool.free = v->next_free;
-	else if (!(v = malloc(sizeof(*v))))
-		sim_bug(s, __FILE__, __LINE__, "out of host memory for VMAs");
+	else
+		v = sim_obj_alloc(s, sizeof(*v));
 	memset(v, 0, sizeof(*v));
 	return v;
 }
@@ -112,8 +110,17 @@ static struct shmem_obj *shmem_alloc(struct sim *s)
 	struct shmem_obj *o = s->pool.shm_free;
 	if (o) {
 		s->pool.shm_free = o->next_free;
-	} else if (!(o = calloc(1, sizeof(*o)))) {
-		sim_bug(s, __FILE__, __LINE__, "out of host memory for shmem");
+	} else {
+		o = sim_obj_alloc(s, sizeof(*o));
+		if (s->nshm == s->cap_shm) {
+			uint32_t ncap = s->cap_shm ? s->cap_shm * 2 : 16;
+			struct shmem_obj **n = realloc(s->all_shm, ncap * sizeof(*n));
+			if (!n)
+				sim_bug(s, __FILE__, __LINE__, "out of host memory for shmem");
+			s->all_shm = n;
+			s->cap_shm = ncap;
+		}
+		s->all_shm[s->nshm++] = o;
 	}
 	o->refs = 1;
 	o->nr = 0;
@@ -294,9 +301,8 @@ int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
 
 	/* detach_vmas_to_be_unmapped() */
 	struct vm_area_struct *detached[16];
-	struct vm_area_struct **dv = n <= 16 ? detached : malloc((size_t)n * sizeof(*dv));
-	if (!dv)
-		sim_bug(s, __FILE__, __LINE__, "out of host memory");
+	struct vm_area_struct **dv = n <= 16 ? detached
+						: sim_obj_alloc(s, (size_t)n * sizeof(*dv));
 	memcpy(dv, &mm->vmas[i], (size_t)n * sizeof(*dv));
 	struct vm_area_struct *prev = i > 0 ? mm->vmas[i - 1] : NULL;
 	struct vm_area_struct *next = j < mm->nr_vmas ? mm->vmas[j] : NULL;
@@ -313,9 +319,8 @@ int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
 		sim_charge(s, (uint64_t)P(s, P_vma_op_ns) / 2);
 		vm_area_free(s, dv[k]);
 	}
-	if (dv != detached)
-		free(dv);
 	up_read(s, &mm->mmap_sem);
+	check_range_unmapped(s, mm, start, end, "munmap");
 out:
 	sim_set_mode(s, MODE_USER);
 	return ret;
@@ -360,6 +365,85 @@ int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len)
 		a = en;
 	}
 	up_read(s, &mm->mmap_sem);
+	check_range_unmapped(s, mm, addr, end, "madvise(MADV_DONTNEED)");
+out:
+	sim_set_mode(s, MODE_USER);
+	return ret;
+}
+
+/*
+ * madvise(addr, len, MADV_FREE) -> madvise_free_single_vma() ->
+ * madvise_free_pte_range() (mm/madvise.c, v4.5..v5.1): under the read lock,
+ * every present PTE of an exclusively owned private anonymous page that is
+ * young or dirty is cleared, rebuilt old and clean, and recorded in the
+ * gather; the page becomes lazily freeable. When the call returns the kernel
+ * has judged those pages clean (I3 is checked against that judgement).
+ */
+int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len)
+{
+	struct mm_struct *mm = sim_current(s)->mm;
+	uint64_t ps = s->hw.geom.page_size;
+	uint32_t seen[64];
+	uint64_t seen_va[64];
+	int nseen = 0;
+	int ret = 0;
+	sim_set_mode(s, MODE_SYS);
+	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), 3, addr);
+	if (addr & (ps - 1)) {
+		ret = -1;
+		goto out;
+	}
+	len = (len + ps - 1) & ~(ps - 1);
+	uint64_t end = addr + len;
+	down_read(s, &mm->mmap_sem);
+	for (uint64_t a = addr; a < end;) {
+		struct vm_area_struct *v = find_vma(mm, a);
+		if (!v || v->vm_start >= end) {
+			ret = -1;
+			break;
+		}
+		uint64_t st = a > v->vm_start ? a : v->vm_start;
+		uint64_t en = end < v->vm_end ? end : v->vm_end;
+		a = en;
+		if (v->shm)
+			continue;	/* MADV_FREE applies to private anonymous memory */
+		struct mmu_gather tlb;
+		tlb_gather_mmu(s, &tlb, mm, st, en);
+		tlb_start_vma(s, &tlb, v);
+		for (uint64_t p = st; p < en; p += ps) {
+			pte_t *ptep = pte_lookup(s, mm, p);
+			if (!ptep || !pte_present(*ptep))
+				continue;
+			uint32_t f = pte_pfn(*ptep);
+			if (s->hw.frames[f].refcount != 1)
+				continue;	/* not exclusively mapped */
+			if (nseen < 64) {
+				seen_va[nseen] = p;
+				seen[nseen++] = f;
+			}
+			sim_step_arg(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns), p, 1);
+			ptep = pte_lookup(s, mm, p);
+			if (!ptep || !pte_present(*ptep))
+				continue;
+			pte_t e = *ptep;
+			if (!(e & (PTE_YOUNG | PTE_DIRTY)))
+				continue;	/* already old and clean: nothing recorded */
+			e &= ~(PTE_YOUNG | PTE_DIRTY);		/* pte_mkold(pte_mkclean()) */
+			if (s->profile->arch == ARCH_ARM64)
+				e |= PTE_RDONLY;
+			*ptep = e;
+			tlb_remove_tlb_entry(&tlb, p, ps);
+		}
+		tlb_end_vma(s, &tlb, v);
+		tlb_finish_mmu(s, &tlb, st, en);
+	}
+	up_read(s, &mm->mmap_sem);
+	/* the call has completed: the pages it saw clean are lazily freeable */
+	for (int i = 0; i < nseen; i++) {
+		pte_t *ptep = pte_lookup(s, mm, seen_va[i]);
+		if (ptep && pte_present(*ptep) && pte_pfn(*ptep) == seen[i] && !(*ptep & PTE_DIRTY))
+			s->hw.frames[seen[i]].lazyfree = 1;
+	}
 out:
 	sim_set_mode(s, MODE_USER);
 	return ret;

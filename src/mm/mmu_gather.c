@@ -16,6 +16,7 @@
  */
 #include <stdlib.h>
 
+#include "sim/explore.h"
 #include "sim/sim.h"
 
 /* MAX_GATHER_BATCH = (PAGE_SIZE - 2*sizeof(void*)) / sizeof(void*) */
@@ -143,6 +144,16 @@ static void tlb_remove_table_rcu(struct sim *s, void *arg, uint64_t data)
 	s->tbatch_free = b;
 }
 
+/* the sim ends before the grace period: return the batch to the pool */
+static void tlb_remove_table_drop(struct sim *s, void *arg, uint64_t data)
+{
+	(void)data;
+	struct mmu_table_batch *b = arg;
+	b->nr = 0;
+	b->next_free = s->tbatch_free;
+	s->tbatch_free = b;
+}
+
 /* tlb_table_flush(): invalidate (unless the arch opted out), then hand the
  * table batch to RCU (call_rcu_sched). */
 static void tlb_table_flush(struct sim *s, struct mmu_gather *tlb)
@@ -154,8 +165,11 @@ static void tlb_table_flush(struct sim *s, struct mmu_gather *tlb)
 	tlb_flush_mmu_tlbonly(s, tlb);
 	struct mmu_table_batch *b = tlb->batch;
 	tlb->batch = NULL;
+	/* I1 for page tables is checked at the hand-off to RCU */
+	check_tables_to_rcu(s, b->tables, b->nr);
+	explore_trace(s, TR_RCU_FREE, b->nr ? b->tables[0] : 0, b->nr);
 	sim_call_at(s, s->now + sim_current(s)->pending_ns + (uint64_t)P(s, P_rcu_grace_ns),
-		    tlb_remove_table_rcu, b, 0);
+		    tlb_remove_table_rcu, tlb_remove_table_drop, b, 0);
 }
 
 /* tlb_remove_table(): queue a page-table page for RCU freeing */
@@ -167,9 +181,8 @@ static void tlb_remove_table(struct sim *s, struct mmu_gather *tlb, uint32_t tab
 		if (b) {
 			s->tbatch_free = b->next_free;
 		} else {
-			b = calloc(1, sizeof(*b));
-			if (!b || !(b->tables = malloc(cap * sizeof(uint32_t))))
-				sim_bug(s, __FILE__, __LINE__, "out of host memory for table batch");
+			b = sim_obj_alloc(s, sizeof(*b) + cap * sizeof(uint32_t));
+			b->tables = (uint32_t *)(b + 1);
 			b->cap = cap;
 		}
 		b->nr = 0;
@@ -323,14 +336,19 @@ static void tlb_finish_nested(struct sim *s, struct mmu_gather *tlb, uint64_t st
  * force) inlined (mm/mmu_gather.c, v4.20..v5.1) */
 void tlb_finish_mmu(struct sim *s, struct mmu_gather *tlb, uint64_t start, uint64_t end)
 {
-	sim_step(s, YP_FINISH_CHECK_NESTED, 0);
-	bool force = mm_tlb_flush_nested(tlb->mm);
+	sim_step_arg(s, YP_FINISH_CHECK_NESTED, 0, (uint64_t)tlb->mm->tlb_flush_pending, 0);
+	/* policy knob nested_check=off: the pre-4.14 code had no nested check
+	 * (99baac21e458 added it) */
+	bool force = s->policy.nested_check && mm_tlb_flush_nested(tlb->mm);
+	struct sim_thread *t = sim_current(s);
 	if (force) {
 		s->m.nested_finishes++;
-		sim_step(s, YP_FINISH_POLICY, 0);
+		sim_step_arg(s, YP_FINISH_POLICY, 0, (uint64_t)s->policy.nested, 0);
 		tlb_finish_nested(s, tlb, start, end);
+		t->in_nested_finish = true;
 	}
 	tlb_flush_mmu(s, tlb);
+	t->in_nested_finish = false;
 	/* check_pgt_cache(); tlb_batch_list_free(): nothing to model */
 	/* dec_tlb_flush_pending() */
 	sim_step(s, YP_PENDING_DEC, 0);

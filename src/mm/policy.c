@@ -19,9 +19,25 @@ static const struct tlbsim_knob_value nested_values[NESTED_COUNT] = {
 				 "experiment)"},
 };
 
+static const struct tlbsim_knob_value nested_check_values[2] = {
+	{"off", "no nested check in tlb_finish_mmu: a gather that recorded nothing flushes "
+		"nothing (before 99baac21e458, v4.14)"},
+	{"on", "tlb_finish_mmu checks mm_tlb_flush_nested() (v4.14+)"},
+};
+
+static const struct tlbsim_knob_value x86_lazy_values[X86_LAZY_COUNT] = {
+	[X86_LAZY_FREED_TABLES] = {"freed_tables", "flush IPIs reach lazy-TLB CPUs only when page "
+						   "tables were freed (v4.20+)"},
+	[X86_LAZY_NEVER] = {"never", "lazy-TLB CPUs never get flush IPIs (before b956575bed91)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
+	{"nested_check", "whether tlb_finish_mmu looks at mm_tlb_flush_nested() at all", 2, 1,
+	 nested_check_values},
+	{"x86_lazy", "x86: which lazy-TLB CPUs a flush IPIs", X86_LAZY_COUNT,
+	 X86_LAZY_FREED_TABLES, x86_lazy_values},
 };
 
 int tlbsim_knob_count(void)
@@ -38,12 +54,16 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 {
 	memset(pol, 0, sizeof(*pol));
 	pol->nested = (enum nested_policy)knobs[0].default_value;
+	pol->nested_check = knobs[1].default_value;
+	pol->x86_lazy = (enum x86_lazy_policy)knobs[2].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
 {
 	switch (k) {
 	case 0: return (int *)&pol->nested;
+	case 1: return &pol->nested_check;
+	case 2: return (int *)&pol->x86_lazy;
 	default: return NULL;
 	}
 }

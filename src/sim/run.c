@@ -146,15 +146,19 @@ static void finish_metrics(struct sim *s)
 	}
 }
 
-int tlbsim_run(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
-	       struct tlbsim_metrics *m, char *err, size_t errlen)
+/*
+ * Run one simulation of a resolved configuration. With ex != NULL the run is
+ * one explored schedule (check mode). On success *m holds the metrics and
+ * *v the first violation (kind -1 if none).
+ */
+int tlbsim_run_one(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res,
+		   struct explore *ex, struct tlbsim_metrics *m, struct violation_rec *v,
+		   char *err, size_t errlen)
 {
-	int rc = tlbsim_resolve(cfg, res, err, errlen);
-	if (rc)
-		return rc;
 	const struct workload_ops *w = workload_find(res->workload->name);
 	int64_t p[P_COUNT];
 	tlbsim_params_for(res->profile, cfg, p);
+	int rc;
 
 	struct sim *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -166,6 +170,7 @@ int tlbsim_run(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 		snprintf(err, errlen, "out of memory initialising the simulator");
 		goto out;
 	}
+	s->ex = ex;
 	s->cfg = res;
 	s->nr_mms = 1;
 	s->mms = calloc(1, sizeof(*s->mms));
@@ -188,7 +193,10 @@ int tlbsim_run(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 		goto out;
 	}
 	finish_metrics(s);
-	*m = s->m;
+	if (m)
+		*m = s->m;
+	if (v)
+		*v = s->first_violation;
 out:
 	if (w->teardown)
 		w->teardown(s);
@@ -196,4 +204,13 @@ out:
 	sim_destroy(s);
 	free(s);
 	return rc;
+}
+
+int tlbsim_run(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
+	       struct tlbsim_metrics *m, char *err, size_t errlen)
+{
+	int rc = tlbsim_resolve(cfg, res, err, errlen);
+	if (rc)
+		return rc;
+	return tlbsim_run_one(cfg, res, NULL, m, NULL, err, errlen);
 }

@@ -139,9 +139,10 @@ static void ready_push(struct sim *s, struct event ev)
 	s->ready.e[s->ready.n++] = ev;
 }
 
-void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, void *arg, uint64_t data)
+void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, uint64_t data)
 {
-	struct event ev = {.time = time, .kind = EV_CALL, .ptr = arg, .fn = fn, .data = data};
+	struct event ev = {.time = time, .kind = EV_CALL, .ptr = arg, .fn = fn, .drop = drop,
+			   .data = data};
 	if (s->ex)
 		ready_push(s, ev);	/* check mode: the strategy decides when */
 	else
@@ -176,13 +177,54 @@ void sim_bug(struct sim *s, const char *file, int line, const char *what)
 	abort();
 }
 
-void sim_violation(struct sim *s, const char *fmt, ...)
+static const char *const inv_names[INV_COUNT] = {
+#define X(e, n, d) n,
+	TLBSIM_INVARIANTS(X)
+#undef X
+};
+static const char *const inv_descs[INV_COUNT] = {
+#define X(e, n, d) d,
+	TLBSIM_INVARIANTS(X)
+#undef X
+};
+
+const char *inv_name(int kind)
+{
+	return kind >= 0 && kind < INV_COUNT ? inv_names[kind] : "?";
+}
+
+const char *inv_desc(int kind)
+{
+	return kind >= 0 && kind < INV_COUNT ? inv_descs[kind] : "?";
+}
+
+void describe_flush(const struct sim *s, const struct flush_note *f, char *buf, size_t len);
+
+void sim_violation(struct sim *s, enum inv_id kind, int cpu, uint64_t va, uint32_t frame,
+		   const char *entry, const char *fmt, ...)
 {
 	if (s->m.violations++ == 0) {
+		struct violation_rec *v = &s->first_violation;
+		v->kind = kind;
+		v->cpu = cpu;
+		v->tid = s->curr ? s->curr->id : -1;
+		v->va = va;
+		v->frame = frame;
+		v->time = s->now;
+		v->step = s->ex ? s->ex->steps : 0;
+		snprintf(v->entry, sizeof(v->entry), "%s", entry ? entry : "");
+		if (s->curr)
+			describe_flush(s, &s->curr->last_flush, v->flush, sizeof(v->flush));
+		else
+			snprintf(v->flush, sizeof(v->flush), "(freed outside a thread)");
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(s->first_violation.text, sizeof(s->first_violation.text), fmt, ap);
+		vsnprintf(v->text, sizeof(v->text), fmt, ap);
 		va_end(ap);
+	}
+	if (s->ex) {
+		explore_trace(s, TR_VIOLATION, (uint64_t)kind, va);
+		s->ex->stop = true;
 	}
 }
 
@@ -378,6 +420,23 @@ void sim_spin_to_sleep(struct sim *s, struct sim_thread *t)
 	cpu_pick_next(s, t->cpu, at);
 }
 
+void *sim_obj_alloc(struct sim *s, size_t size)
+{
+	if (s->nobjs == s->cap_objs) {
+		uint32_t ncap = s->cap_objs ? s->cap_objs * 2 : 64;
+		void **no = realloc(s->objs, ncap * sizeof(*no));
+		if (!no)
+			sim_bug(s, __FILE__, __LINE__, "out of host memory for kernel objects");
+		s->objs = no;
+		s->cap_objs = ncap;
+	}
+	void *p = calloc(1, size);
+	if (!p)
+		sim_bug(s, __FILE__, __LINE__, "out of host memory for kernel objects");
+	s->objs[s->nobjs++] = p;
+	return p;
+}
+
 /* ---- threads ---- */
 static void thread_trampoline(void *arg)
 {
@@ -491,6 +550,7 @@ int sim_init(struct sim *s, const struct tlbsim_profile *prof, int nr_cpus,
 	s->sched = &sched_time_ordered;
 	s->stack_size = 128 * 1024;
 	s->next_ctx_id = 1;
+	s->first_violation.kind = -1;
 	s->cpumask_words = (uint32_t)((nr_cpus + 63) / 64);
 	rng_seed(&s->rng, seed);
 	coro_init_main(&s->main_co);
@@ -504,6 +564,12 @@ int sim_init(struct sim *s, const struct tlbsim_profile *prof, int nr_cpus,
 
 void sim_destroy(struct sim *s)
 {
+	for (uint32_t i = 0; i < s->nheap; i++)
+		if (s->heap[i].kind == EV_CALL && s->heap[i].drop)
+			s->heap[i].drop(s, s->heap[i].ptr, s->heap[i].data);
+	for (uint32_t i = 0; i < s->ready.n; i++)
+		if (s->ready.e[i].kind == EV_CALL && s->ready.e[i].drop)
+			s->ready.e[i].drop(s, s->ready.e[i].ptr, s->ready.e[i].data);
 	for (int i = 0; i < s->nthreads; i++) {
 		struct sim_thread *t = s->threads[i];
 		if (t->state != TS_DONE)
@@ -515,23 +581,12 @@ void sim_destroy(struct sim *s)
 	for (int i = 0; i < s->nr_mms; i++)
 		mm_destroy(s, &s->mms[i]);
 	free(s->mms);
-	while (s->pool.free) {
-		struct vm_area_struct *v = s->pool.free;
-		s->pool.free = v->next_free;
-		free(v);
-	}
-	while (s->pool.shm_free) {
-		struct shmem_obj *o = s->pool.shm_free;
-		s->pool.shm_free = o->next_free;
-		free(o->pages);
-		free(o);
-	}
-	while (s->tbatch_free) {
-		struct mmu_table_batch *b = s->tbatch_free;
-		s->tbatch_free = b->next_free;
-		free(b->tables);
-		free(b);
-	}
+	for (uint32_t i = 0; i < s->nshm; i++)
+		free(s->all_shm[i]->pages);
+	free(s->all_shm);
+	for (uint32_t i = 0; i < s->nobjs; i++)
+		free(s->objs[i]);
+	free(s->objs);
 	hw_destroy(s);
 	free(s->cpus);
 	free(s->heap);

@@ -58,6 +58,47 @@ enum yield_point {
 };
 const char *yield_point_name(enum yield_point yp);
 
+/* Invariants checked by the oracle (kernel-model 7, 9.3) */
+#define TLBSIM_INVARIANTS(X)                                                     \
+	X(INV_I1, "I1", "freed frame reachable from a TLB or walk cache")        \
+	X(INV_I1_REALIZED, "I1-realized", "access or walk used a freed frame")   \
+	X(INV_I2, "I2", "translation survives munmap/madvise return")            \
+	X(INV_I3, "I3", "write through stale dirty entry into a clean page")     \
+	X(INV_STALE_WALK, "stale-walk", "walk entry to an unlinked table used")  \
+	X(INV_LIVELOCK, "livelock", "identical faults with no PTE change")
+enum inv_id {
+#define X(e, n, d) e,
+	TLBSIM_INVARIANTS(X)
+#undef X
+	INV_COUNT
+};
+const char *inv_name(int kind);
+const char *inv_desc(int kind);
+
+/* The last flush a thread issued (for violation reports). */
+struct flush_note {
+	uint8_t what;		/* 0 none, 1 arm64 TLBI batch, 2 x86 flush_tlb_mm_range */
+	uint8_t op;		/* enum tlbi_kind; x86: 1 = full flush */
+	bool nested;		/* issued by a nested tlb_finish_mmu */
+	bool freed_tables;	/* x86: freed_tables argument */
+	uint64_t nops, start, end, stride;
+	uint64_t step;
+	int cpu;
+	int ntargets;		/* x86: IPIs sent */
+};
+
+struct violation_rec {
+	int kind;		/* enum inv_id, -1 = none */
+	int cpu, tid;
+	uint64_t va;
+	uint32_t frame;
+	uint64_t step, time;
+	char entry[160];	/* the cached entry */
+	char flush[240];	/* the flush that should have removed it */
+	char text[512];
+};
+struct explore;
+
 enum thread_state { TS_NEW, TS_RUNNABLE, TS_RUNNING, TS_SLEEPING, TS_DONE };
 enum cpu_mode { MODE_USER, MODE_SYS };
 
@@ -92,6 +133,8 @@ struct sim_thread {
 	/* stack (for glibc-style exit madvise) */
 	uint64_t stack_lo, stack_hi;
 	uint32_t *gather_pages;		/* mmu_gather page batch storage */
+	struct flush_note last_flush;	/* for violation reports */
+	bool in_nested_finish;
 	/* livelock detection */
 	uint64_t last_fault_va;
 	uint64_t last_fault_pte;
@@ -104,6 +147,7 @@ struct sim_cpu {
 	struct sim_thread *rq_head, *rq_tail;
 	uint64_t user_ns, sys_ns;
 	struct arch_cpu arch;
+	uint64_t psc_epoch;		/* x86: unlink_epoch at the last PSC flush of the loaded PCID */
 };
 
 /* Event queue entry */
@@ -115,6 +159,7 @@ struct event {
 	enum ev_kind kind;
 	void *ptr;		/* thread or arg */
 	ev_fn fn;
+	ev_fn drop;		/* called instead of fn if the sim is destroyed first */
 	uint64_t data;
 };
 
@@ -142,9 +187,6 @@ struct vma_pool {
 	struct shmem_obj *shm_free;
 };
 
-struct violation_rec {
-	char text[512];
-};
 struct explore;
 
 struct sim {
@@ -178,6 +220,7 @@ struct sim {
 	struct tlbsim_policy policy;
 	struct hw hw;
 	uint64_t dvm_free_at;		/* arm64 DVM resource busy until */
+	uint64_t unlink_epoch;		/* bumped whenever a page table is unlinked */
 	uint32_t cpumask_words;
 
 	/* kernel state */
@@ -186,6 +229,12 @@ struct sim {
 	uint64_t next_ctx_id;
 	struct vma_pool pool;
 	struct mmu_table_batch *tbatch_free;
+	/* every kernel object (VMA, shmem object, table batch) ever allocated,
+	 * owned here so a run stopped mid-syscall (check mode) frees cleanly */
+	void **objs;
+	uint32_t nobjs, cap_objs;
+	struct shmem_obj **all_shm;
+	uint32_t nshm, cap_shm;
 
 	/* workload */
 	const struct tlbsim_resolved *cfg;
@@ -209,6 +258,14 @@ void sim_fail(struct sim *s, int err, const char *fmt, ...)
 /* Default parameters of a profile with cfg's -D overrides applied (run.c). */
 void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_config *cfg,
 		       int64_t *p);
+
+/* One run of a resolved configuration; ex != NULL: one explored schedule. */
+int tlbsim_run_one(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res,
+		   struct explore *ex, struct tlbsim_metrics *m, struct violation_rec *v,
+		   char *err, size_t errlen);
+
+/* Allocate a zeroed kernel object owned by the sim (freed by sim_destroy). */
+void *sim_obj_alloc(struct sim *s, size_t size);
 
 /* ---- threads ---- */
 struct sim_thread *sim_thread_create(struct sim *s, thread_fn fn, void *arg, uint64_t arg2,
@@ -242,7 +299,7 @@ void sim_steal(struct sim *s, int cpu, uint64_t ns);
 bool sim_cpu_idle(struct sim *s, int cpu);
 
 /* Timed callbacks (RCU grace periods, ...) */
-void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, void *arg, uint64_t data);
+void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, uint64_t data);
 
 /* ---- checks ---- */
 #define SIM_BUG_ON(s, cond)                                                      \
@@ -252,7 +309,8 @@ void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, void *arg, uint64_t dat
 	} while (0)
 void sim_bug(struct sim *s, const char *file, int line, const char *what)
 	__attribute__((noreturn));
-void sim_violation(struct sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sim_violation(struct sim *s, enum inv_id kind, int cpu, uint64_t va, uint32_t frame,
+		   const char *entry, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
 static inline pte_t *table_of(struct sim *s, uint32_t f)
 {

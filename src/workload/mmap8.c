@@ -194,6 +194,9 @@ const struct tlbsim_workload_desc mmap8_desc = {
 	.default_iters = 100000,
 	.nparams = 3,
 	.params = mmap8_params,
+	.check_iters = 1,
+	.check_cpus = 4,
+	.check_wparams = "",
 };
 
 static const struct tlbsim_wparam_desc mmap5_params[] = {
@@ -211,6 +214,9 @@ const struct tlbsim_workload_desc mmap5_desc = {
 	.default_iters = 20,
 	.nparams = 2,
 	.params = mmap5_params,
+	.check_iters = 1,
+	.check_cpus = 4,
+	.check_wparams = "loops=2",
 };
 
 const struct workload_ops mmap8_ops = {

@@ -6,9 +6,10 @@
 
 #include "workload/workload.h"
 
-extern const struct workload_ops mmap8_ops, mmap5_ops;
+extern const struct workload_ops mmap8_ops, mmap5_ops, madv_race_ops, lazy_tables_ops;
 
-static const struct workload_ops *const workloads[] = {&mmap8_ops, &mmap5_ops};
+static const struct workload_ops *const workloads[] = {&mmap8_ops, &mmap5_ops, &madv_race_ops,
+							 &lazy_tables_ops};
 
 int workload_count(void)
 {

@@ -1,1 +1,105 @@
-# CLI tests: added in a later commit.
+# CLI tests: the tlbsim command line (src/cli/main.c), its exit codes and its
+# output contracts (docs/output.md, conventions.md "CLI").
+#
+#   exit 0 ok; exit 2 on usage or input error with exactly one line on stderr
+#   naming the problem and nothing on stdout; results on stdout.
+#
+# Most entries go through tests/cli/expect_exit.sh, which checks the exit code,
+# the one-line/empty-stream rules and a set of regexes that must all match.
+# All runs are tiny (a few iterations) so the suite takes well under a second.
+
+set(TLBSIM_CLI_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+# tlbsim_cli(<name> <exit code> [STDOUT re...] [STDERR re...] ARGS args...)
+function(tlbsim_cli name code)
+  cmake_parse_arguments(C "" "" "STDOUT;STDERR;ARGS" ${ARGN})
+  set(cmd bash ${TLBSIM_CLI_DIR}/expect_exit.sh ${code})
+  foreach(re IN LISTS C_STDOUT)
+    list(APPEND cmd --stdout "${re}")
+  endforeach()
+  foreach(re IN LISTS C_STDERR)
+    list(APPEND cmd --stderr "${re}")
+  endforeach()
+  list(APPEND cmd -- $<TARGET_FILE:tlbsim> ${C_ARGS})
+  add_test(NAME cli_${name} COMMAND ${cmd})
+  set_tests_properties(cli_${name} PROPERTIES
+    PASS_REGULAR_EXPRESSION "expect_exit: PASS"
+    FAIL_REGULAR_EXPRESSION "expect_exit: FAIL"
+    LABELS cli)
+endfunction()
+
+# ---- help ----
+tlbsim_cli(help 0 STDOUT "usage: tlbsim" "compare" "run WORKLOAD" "list" ARGS --help)
+tlbsim_cli(help_short 0 STDOUT "usage: tlbsim" "compare" ARGS -h)
+tlbsim_cli(version 0 STDOUT "^tlbsim [0-9]+\\.[0-9]+" ARGS --version)
+tlbsim_cli(run_help 0 STDOUT "usage: tlbsim run WORKLOAD" "--policy" "--seed" "-D NAME=VALUE"
+           ARGS run --help)
+tlbsim_cli(compare_help 0 STDOUT "usage: tlbsim compare WORKLOAD" "--policy" "one column per"
+           ARGS compare --help)
+tlbsim_cli(list_help 0 STDOUT "usage: tlbsim list" "workloads" ARGS list --help)
+
+# ---- list ----
+tlbsim_cli(list_workloads 0 STDOUT "^mmap8 " "^mmap5 " "-w size=" ARGS list workloads)
+tlbsim_cli(list_policies 0
+           STDOUT "^nested:" "nested=prefix" "nested=v1" "nested=v2" "nested=jan2"
+                  "nested=need_flush_all" "nested=fullmm .*default"
+           ARGS list policies)
+tlbsim_cli(list_profiles 0 STDOUT "^x86-24 " "^falkor-46 " "^arm64-4k " "^arm64-16k "
+           ARGS list profiles)
+tlbsim_cli(list_params 0
+           STDOUT "^name +unit" "^tlbi_op_ns " "^rcu_grace_ns " "^flush_ceiling " "^tlb_sets "
+           ARGS list params)
+
+# ---- successful small runs ----
+tlbsim_cli(run_small 0 STDOUT "^workload mmap8" "profile falkor-46" "nested_finishes"
+           ARGS run mmap8 --iters 2 --threads 2)
+tlbsim_cli(run_small_x86 0 STDOUT "^workload mmap5" "profile x86-24" "ipi_sent"
+           ARGS run mmap5 --iters 1 --profile x86-24 -w loops=5)
+tlbsim_cli(compare_small 0 STDOUT "nested=prefix" "nested=fullmm" "ratio"
+           ARGS compare mmap8 --iters 2 --threads 2 --policy nested=prefix --policy nested=fullmm)
+
+# ---- input errors: exit 2, one line on stderr naming the problem ----
+tlbsim_cli(err_unknown_workload 2 STDERR "unknown workload 'nosuch'" ARGS run nosuch)
+tlbsim_cli(err_unknown_workload_compare 2 STDERR "unknown workload 'nosuch'"
+           ARGS compare nosuch --policy nested=prefix --policy nested=v2)
+tlbsim_cli(err_unknown_profile 2 STDERR "unknown profile 'nosuch'"
+           ARGS run mmap8 --profile nosuch)
+tlbsim_cli(err_unknown_policy_knob 2 STDERR "unknown policy knob 'foo'"
+           ARGS run mmap8 --policy foo=bar)
+tlbsim_cli(err_unknown_policy_value 2 STDERR "unknown value 'bar'" "nested"
+           ARGS run mmap8 --policy nested=bar)
+tlbsim_cli(err_unknown_policy_value_compare 2 STDERR "unknown value 'zzz'"
+           ARGS compare mmap8 --policy nested=prefix --policy nested=zzz)
+tlbsim_cli(err_policy_not_kv 2 STDERR "--policy nested" "NAME=VALUE"
+           ARGS run mmap8 --policy nested)
+tlbsim_cli(err_w_unknown_param 2 STDERR "no parameter 'nosuch'" ARGS run mmap8 -w nosuch=1)
+tlbsim_cli(err_w_size_abc 2 STDERR "size=abc" ARGS run mmap8 -w size=abc --iters 1)
+tlbsim_cli(err_cpus_zero 2 STDERR "--cpus 0" ARGS run mmap8 --cpus 0)
+tlbsim_cli(err_cpus_abc 2 STDERR "--cpus abc" ARGS run mmap8 --cpus abc)
+tlbsim_cli(err_iters_negative 2 STDERR "--iters -5" ARGS run mmap8 --iters -5)
+tlbsim_cli(err_D_unknown 2 STDERR "unknown parameter 'unknown'" ARGS run mmap8 -D unknown=1)
+tlbsim_cli(err_D_negative 2 STDERR "tlbi_op_ns" ARGS run mmap8 -D tlbi_op_ns=-1)
+tlbsim_cli(err_D_tlb_sets_not_pow2 2 STDERR "tlb_sets" "power of two"
+           ARGS run mmap8 -D tlb_sets=3)
+tlbsim_cli(err_missing_workload 2 STDERR "missing WORKLOAD" ARGS run)
+tlbsim_cli(err_compare_one_policy 2 STDERR "at least two --policy"
+           ARGS compare mmap8 --policy nested=prefix)
+tlbsim_cli(err_compare_no_policy 2 STDERR "at least two --policy" ARGS compare mmap8)
+tlbsim_cli(err_unknown_command 2 STDERR "unknown command 'frobnicate'" ARGS frobnicate)
+tlbsim_cli(err_unknown_option 2 STDERR "--bogus" ARGS run mmap8 --bogus)
+tlbsim_cli(err_unknown_list 2 STDERR "unknown list 'nosuch'" ARGS list nosuch)
+
+# `tlbsim list` without a list name is a usage error: exit 2, one line on stderr.
+tlbsim_cli(err_list_missing_name 2 STDERR "list: missing what to list" ARGS list)
+
+# ---- determinism and JSON schema ----
+add_test(NAME cli_determinism
+         COMMAND bash ${TLBSIM_CLI_DIR}/determinism.sh $<TARGET_FILE:tlbsim>)
+add_test(NAME cli_json_schema
+         COMMAND bash ${TLBSIM_CLI_DIR}/json_schema.sh $<TARGET_FILE:tlbsim>
+                 ${CMAKE_SOURCE_DIR}/include/tlbsim/tlbsim.h schema)
+add_test(NAME cli_json_command_line
+         COMMAND bash ${TLBSIM_CLI_DIR}/json_schema.sh $<TARGET_FILE:tlbsim>
+                 ${CMAKE_SOURCE_DIR}/include/tlbsim/tlbsim.h command)
+set_tests_properties(cli_determinism cli_json_schema cli_json_command_line
+                     PROPERTIES LABELS cli)

@@ -8,7 +8,8 @@
 #   (include/tlbsim/tlbsim.h) as a non-negative integer, plus metrics.tlbi
 #   with vale1is vae1is aside1is vaale1is vmalle1is local (= TLBSIM_TLBI_KINDS).
 #   compare --json: {"runs":[...]} with one run per --policy, in command-line
-#   order, each with the same schema.
+#   order, each with the same schema; policy holds every knob printed by
+#   `tlbsim list policies`.
 # command: the "command" key is the full command line as given (argument
 #   order preserved).
 set -u
@@ -37,10 +38,13 @@ fi
 	--policy nested=fullmm --json >"$tmp/cmp.json" ||
 	{ echo "json_schema: FAIL: compare exited $?"; exit 1; }
 
-exec python3 - "$header" "$tmp/run.json" "$tmp/cmp.json" <<'PY'
+"$tlbsim" list policies >"$tmp/policies.txt" ||
+	{ echo "json_schema: FAIL: list policies exited $?"; exit 1; }
+
+exec python3 - "$header" "$tmp/run.json" "$tmp/cmp.json" "$tmp/policies.txt" <<'PY'
 import json, re, sys
 
-header, run_path, cmp_path = sys.argv[1:4]
+header, run_path, cmp_path, pol_path = sys.argv[1:5]
 errors = []
 
 def err(msg):
@@ -58,6 +62,10 @@ metrics = macro_names(htext, "TLBSIM_METRICS")
 kinds = macro_names(htext, "TLBSIM_TLBI_KINDS")
 if len(metrics) < 10:
     err("too few metrics parsed from the header: %r" % metrics)
+# every policy knob (lines "knob: meaning" of `tlbsim list policies`)
+knobs = re.findall(r"^(\w+):", open(pol_path).read(), re.M)
+if "nested" not in knobs:
+    err("list policies does not list the nested knob: %r" % knobs)
 want_kinds = ["vale1is", "vae1is", "aside1is", "vaale1is", "vmalle1is", "local"]
 if sorted(kinds) != sorted(want_kinds):
     err("TLBSIM_TLBI_KINDS = %r, want %r" % (kinds, want_kinds))
@@ -96,8 +104,11 @@ def check_run(d, where, threads, iters, seed, nested, overrides):
         err("%s: cpus = %r" % (where, d["cpus"]))
     if d.get("arch") not in ("x86_64", "arm64"):
         err("%s: arch = %r" % (where, d.get("arch")))
-    if d["policy"] != {"nested": nested}:
-        err("%s: policy = %r, want %r" % (where, d["policy"], {"nested": nested}))
+    pol = d["policy"]
+    if not isinstance(pol, dict) or sorted(pol) != sorted(knobs):
+        err("%s: policy keys %r, want every knob of list policies %r" % (where, pol, knobs))
+    elif pol["nested"] != nested or not all(isinstance(v, str) for v in pol.values()):
+        err("%s: policy = %r, want nested=%r and string values" % (where, pol, nested))
     if d.get("overrides") != overrides:
         err("%s: overrides = %r, want %r" % (where, d.get("overrides"), overrides))
     m = d["metrics"]

@@ -241,6 +241,23 @@ static void test_range_with_pmd_stride(void **state)
 		assert_true(has_walk(s, L.B, pmd_depth(s), tag));
 		assert_true(has_chain(s, L.C, tag));
 		tsim_free(s);
+
+		/* A longer range, [A, A + 64*PMD_SIZE), has more op addresses
+		 * than cached entries; B = A + 4*PMD_SIZE is now an op address,
+		 * A+page and A+2*page still are not. */
+		s = populated(arm64_profiles[p], &L, &tag, false);
+		struct inv_op lop = {.kind = INV_VA_ALL, .tag = tag, .start = L.A,
+				     .end = L.A + 64 * L.pmd, .stride = L.pmd};
+		assert_int_equal(hw_invalidate_cpu(s, CPU, &lop), 2 + nwalk + 1);
+		assert_false(has_leaf(s, L.A, tag));
+		assert_false(has_leaf(s, L.B, tag));
+		assert_true(has_leaf(s, L.A + L.page, tag));
+		assert_true(has_leaf(s, L.A + 2 * L.page, tag));
+		assert_true(has_no_chain(s, L.A, tag));
+		assert_false(has_walk(s, L.B, pmd_depth(s), tag));
+		assert_true(has_leaf(s, L.C, tag));
+		assert_true(has_chain(s, L.C, tag));
+		tsim_free(s);
 	}
 }
 

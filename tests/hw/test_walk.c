@@ -380,7 +380,8 @@ static void dirty_fn(struct sim *s, struct sim_thread *t)
 	if (user_access(s, VA_A, true))
 		return;
 	r->after_write2 = snap(s);
-	r->ok = true;
+	/* unmap: the shmem object is released by munmap, not by sim teardown */
+	r->ok = sys_munmap(s, VA_A, s->hw.geom.page_size) == 0;
 }
 
 /* x86: a write through a TLB entry cached without D re-walks (no fault),

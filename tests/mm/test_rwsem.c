@@ -7,13 +7,19 @@
  *  - a writer excludes readers and other writers;
  *  - a queued writer blocks new readers (no reader barging past a waiting
  *    writer, even while only readers hold the lock);
- *  - waiters are served in FIFO order;
+ *  - sleeping waiters are served in FIFO order;
  *  - up_write wakes every reader at the front of the queue up to the first
  *    writer (they then hold the lock together), or the front writer;
  *  - downgrade_write turns the write hold into a read hold and admits the
  *    readers at the front of the queue but not a queued writer;
  *  - a sleeping waiter gives up its CPU (it goes idle);
- *  - metrics.lock_wait_ns accumulates the time spent waiting.
+ *  - metrics.lock_wait_ns accumulates the time spent waiting;
+ *  - v5.1 writer optimistic spinning (CONFIG_RWSEM_SPIN_ON_OWNER): a writer
+ *    finding a writer-owned lock spins (CPU stays busy) and takes the lock
+ *    ahead of sleeping waiters; a reader-owned lock is not spinnable, so
+ *    writers arriving then queue and sleep. The FIFO/wake/downgrade tests
+ *    therefore start with a reader holding the lock, so that every waiter is
+ *    a sleeping, queued one.
  *
  * Each actor is a simulated thread on its own CPU. It first passes `delay` ns
  * of user time (which orders arrivals deterministically), takes the lock,
@@ -43,7 +49,7 @@ struct actor {
 	struct sim_thread *probe;	/* sample this thread's CPU mid-hold */
 	/* results */
 	uint64_t t_req, t_acq, t_down, t_rel;
-	bool probe_cpu_idle, probe_sleeping;
+	bool probe_cpu_idle, probe_sleeping, probe_spinning;
 	bool ran_on_own_cpu;
 	bool done;
 };
@@ -82,7 +88,8 @@ static void actor_fn(struct sim *s, struct sim_thread *t)
 	if (a->probe) {
 		sim_step(s, YP_USER, a->hold / 2);
 		a->probe_cpu_idle = s->cpus[a->probe->cpu].curr == NULL;
-		a->probe_sleeping = a->probe->state == TS_SLEEPING;
+		a->probe_spinning = a->probe->spinning;
+		a->probe_sleeping = a->probe->state == TS_SLEEPING && !a->probe->spinning;
 		sim_step(s, YP_USER, a->hold - a->hold / 2);
 	} else {
 		sim_step(s, YP_USER, a->hold);
@@ -166,7 +173,8 @@ static void test_readers_share(void **state)
 	tsim_free(s);
 }
 
-/* A writer excludes a later reader and a later writer until it releases. */
+/* A writer excludes a later writer (which spins) and a later reader (which
+ * sleeps) until it releases; the writers never overlap anyone. */
 static void test_writer_excludes(void **state)
 {
 	(void)state;
@@ -204,100 +212,124 @@ static void test_queued_writer_blocks_new_readers(void **state)
 	tsim_free(s);
 }
 
-/* Writers are served in arrival order, not CPU order. */
-static void test_fifo_writers(void **state)
-{
-	(void)state;
-	struct rwlog L;
-	/* CPU i runs actor i; arrival order is 0, 3, 1, 2 */
-	struct actor a[4] = {
-		{.write = true, .delay = 0, .hold = 5000},
-		{.write = true, .delay = 2000, .hold = 3000},
-		{.write = true, .delay = 3000, .hold = 3000},
-		{.write = true, .delay = 1000, .hold = 3000},
-	};
-	struct sim *s = run_actors(a, 4, &L);
-	assert_order(&L, (const int[]){0, 3, 1, 2}, 4);
-	assert_true(a[3].t_acq >= a[0].t_rel);
-	assert_true(a[1].t_acq >= a[3].t_rel);
-	assert_true(a[2].t_acq >= a[1].t_rel);
-	tsim_free(s);
-}
-
-/* Queue behind writer W0: R1, R2, W3, R4. up_write(W0) wakes R1 and R2
- * together (front readers up to the first writer); W3 waits for both; R4,
- * behind W3, waits for W3. */
-static void test_up_write_wakes_front_readers(void **state)
+/*
+ * FIFO among sleeping waiters. R0 holds the lock for read, so arriving writers
+ * cannot spin (a reader-owned lock is not spinnable) and queue. Arrival order
+ * W3, R2, W1, R4 (not CPU order): R0's release wakes W3; W3's up_write grants
+ * R2 (front reader, stops at W1); R2's release wakes W1; W1's grants R4.
+ */
+static void test_fifo_sleeping_waiters(void **state)
 {
 	(void)state;
 	struct rwlog L;
 	struct actor a[5] = {
-		{.write = true, .delay = 0, .hold = 10000},
-		{.write = false, .delay = 1000, .hold = 5000},
-		{.write = false, .delay = 2000, .hold = 5000},
-		{.write = true, .delay = 3000, .hold = 5000},
-		{.write = false, .delay = 4000, .hold = 1000},
+		{.write = false, .delay = 0, .hold = 20000},
+		{.write = true, .delay = 3000, .hold = 3000},
+		{.write = false, .delay = 2000, .hold = 3000},
+		{.write = true, .delay = 1000, .hold = 3000},
+		{.write = false, .delay = 4000, .hold = 3000},
 	};
 	struct sim *s = run_actors(a, 5, &L);
-	assert_order(&L, (const int[]){0, 1, 2, 3, 4}, 5);
+	assert_order(&L, (const int[]){0, 3, 2, 1, 4}, 5);
+	assert_true(a[4].t_req < a[0].t_rel);		/* all queued while R0 held */
+	assert_true(a[3].t_acq >= a[0].t_rel);
+	assert_true(a[2].t_acq >= a[3].t_rel);
+	assert_true(a[1].t_acq >= a[2].t_rel);
+	assert_true(a[4].t_acq >= a[1].t_rel);
+	assert_int_equal(L.max_readers, 1);
+	tsim_free(s);
+}
+
+/*
+ * up_write wakes every reader at the front up to the first writer. R0 holds
+ * for read while W1, R2, R3, W4, R5 queue (in that order). W1 gets the lock
+ * when R0 leaves; W1's up_write grants R2 and R3 together; W4 waits for both;
+ * R5, behind W4, waits for W4.
+ */
+static void test_up_write_wakes_front_readers(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[6] = {
+		{.write = false, .delay = 0, .hold = 20000},
+		{.write = true, .delay = 1000, .hold = 10000},
+		{.write = false, .delay = 2000, .hold = 5000},
+		{.write = false, .delay = 3000, .hold = 5000},
+		{.write = true, .delay = 4000, .hold = 3000},
+		{.write = false, .delay = 5000, .hold = 1000},
+	};
+	struct sim *s = run_actors(a, 6, &L);
+	assert_order(&L, (const int[]){0, 1, 2, 3, 4, 5}, 6);
+	assert_true(a[5].t_req < a[0].t_rel);
 	assert_true(a[1].t_acq >= a[0].t_rel);
-	assert_int_equal(a[1].t_acq, a[2].t_acq);	/* woken by the same up_write */
+	assert_true(a[2].t_acq >= a[1].t_rel);
+	assert_int_equal(a[2].t_acq, a[3].t_acq);	/* woken by the same up_write */
 	assert_int_equal(L.max_readers, 2);
-	assert_true(a[3].t_acq >= a[1].t_rel && a[3].t_acq >= a[2].t_rel);
-	assert_true(a[4].t_acq >= a[3].t_rel);
+	assert_true(a[4].t_acq >= a[2].t_rel && a[4].t_acq >= a[3].t_rel);
+	assert_true(a[5].t_acq >= a[4].t_rel);
 	/* every waiter's wait covers at least the time the lock was unavailable
-	 * to it after it queued; and at most its request-to-acquire time */
+	 * to it after it queued, and at most its request-to-acquire time */
+	uint64_t r23 = a[2].t_rel > a[3].t_rel ? a[2].t_rel : a[3].t_rel;
 	uint64_t lo = (a[0].t_rel - a[1].t_req - lock_op(s)) +
-		      (a[0].t_rel - a[2].t_req - lock_op(s)) +
-		      (a[2].t_rel - a[3].t_req - lock_op(s)) +
-		      (a[3].t_rel - a[4].t_req - lock_op(s));
+		      (a[1].t_rel - a[2].t_req - lock_op(s)) +
+		      (a[1].t_rel - a[3].t_req - lock_op(s)) +
+		      (r23 - a[4].t_req - lock_op(s)) +
+		      (a[4].t_rel - a[5].t_req - lock_op(s));
 	uint64_t hi = 0;
-	for (int i = 1; i < 5; i++)
+	for (int i = 1; i < 6; i++)
 		hi += a[i].t_acq - a[i].t_req;
 	assert_true(s->m.lock_wait_ns >= lo);
 	assert_true(s->m.lock_wait_ns <= hi);
 	tsim_free(s);
 }
 
-/* W0 downgrades while R1, R2, W3, R4 wait: R1 and R2 are admitted at once and
- * share the lock with W0 (now a reader); W3 stays queued until all three have
- * released; R4 (behind W3) after W3. */
+/*
+ * downgrade_write admits the readers at the front of the queue, not a queued
+ * writer nor the readers behind it. Queue behind R0: W1, R2, R3, W4, R5. W1
+ * gets the lock, then downgrades: R2 and R3 join it as readers while W1 still
+ * holds; W4 waits until W1, R2 and R3 all released; R5 waits for W4.
+ */
 static void test_downgrade_admits_front_readers_only(void **state)
 {
 	(void)state;
 	struct rwlog L;
-	struct actor a[5] = {
-		{.write = true, .delay = 0, .hold = 10000, .downgrade = true, .hold2 = 10000},
-		{.write = false, .delay = 1000, .hold = 5000},
+	struct actor a[6] = {
+		{.write = false, .delay = 0, .hold = 20000},
+		{.write = true, .delay = 1000, .hold = 5000, .downgrade = true, .hold2 = 10000},
 		{.write = false, .delay = 2000, .hold = 5000},
-		{.write = true, .delay = 3000, .hold = 3000},
-		{.write = false, .delay = 4000, .hold = 1000},
+		{.write = false, .delay = 3000, .hold = 5000},
+		{.write = true, .delay = 4000, .hold = 3000},
+		{.write = false, .delay = 5000, .hold = 1000},
 	};
-	struct sim *s = run_actors(a, 5, &L);
-	assert_order(&L, (const int[]){0, 1, 2, 3, 4}, 5);
-	assert_true(a[1].t_acq >= a[0].t_down && a[1].t_acq < a[0].t_rel);
-	assert_true(a[2].t_acq >= a[0].t_down && a[2].t_acq < a[0].t_rel);
-	assert_int_equal(L.max_readers, 3);		/* W0 (downgraded), R1, R2 */
-	assert_true(a[3].t_acq >= a[0].t_rel);
-	assert_true(a[3].t_acq >= a[1].t_rel && a[3].t_acq >= a[2].t_rel);
-	assert_true(a[4].t_acq >= a[3].t_rel);
+	struct sim *s = run_actors(a, 6, &L);
+	assert_order(&L, (const int[]){0, 1, 2, 3, 4, 5}, 6);
+	assert_true(a[1].t_acq >= a[0].t_rel);
+	assert_true(a[2].t_acq >= a[1].t_down && a[2].t_acq < a[1].t_rel);
+	assert_true(a[3].t_acq >= a[1].t_down && a[3].t_acq < a[1].t_rel);
+	assert_int_equal(L.max_readers, 3);		/* W1 (downgraded), R2, R3 */
+	assert_true(a[4].t_acq >= a[1].t_rel);
+	assert_true(a[4].t_acq >= a[2].t_rel && a[4].t_acq >= a[3].t_rel);
+	assert_true(a[5].t_acq >= a[4].t_rel);
 	tsim_free(s);
 }
 
-/* downgrade_write with a writer at the front of the queue admits nobody. */
+/* downgrade_write with a writer at the front of the queue admits nobody: the
+ * reader behind that writer still waits for it. */
 static void test_downgrade_with_writer_at_front(void **state)
 {
 	(void)state;
 	struct rwlog L;
-	struct actor a[3] = {
-		{.write = true, .delay = 0, .hold = 10000, .downgrade = true, .hold2 = 10000},
-		{.write = true, .delay = 1000, .hold = 3000},
-		{.write = false, .delay = 2000, .hold = 1000},
+	struct actor a[4] = {
+		{.write = false, .delay = 0, .hold = 20000},
+		{.write = true, .delay = 1000, .hold = 5000, .downgrade = true, .hold2 = 10000},
+		{.write = true, .delay = 2000, .hold = 3000},
+		{.write = false, .delay = 3000, .hold = 1000},
 	};
-	struct sim *s = run_actors(a, 3, &L);
-	assert_order(&L, (const int[]){0, 1, 2}, 3);
+	struct sim *s = run_actors(a, 4, &L);
+	assert_order(&L, (const int[]){0, 1, 2, 3}, 4);
 	assert_true(a[1].t_acq >= a[0].t_rel);
-	assert_true(a[2].t_acq >= a[1].t_rel);		/* R2 queued behind W1 */
+	assert_true(a[2].t_acq >= a[1].t_rel);
+	assert_true(a[3].t_acq >= a[2].t_rel);		/* R3 queued behind W2 */
 	assert_int_equal(L.max_readers, 1);
 	tsim_free(s);
 }
@@ -316,6 +348,7 @@ static void test_waiter_cpu_idle_and_wait_time(void **state)
 	assert_order(&L, (const int[]){0, 1}, 2);
 	assert_true(a[1].t_req < a[0].t_acq + a[0].hold / 2);	/* R1 waiting at probe time */
 	assert_true(a[0].probe_sleeping);
+	assert_false(a[0].probe_spinning);
 	assert_true(a[0].probe_cpu_idle);
 	assert_true(a[1].ran_on_own_cpu);
 	assert_true(a[1].t_acq >= a[0].t_rel);
@@ -326,17 +359,43 @@ static void test_waiter_cpu_idle_and_wait_time(void **state)
 	tsim_free(s);
 }
 
+/*
+ * v5.1 writer optimistic spinning (CONFIG_RWSEM_SPIN_ON_OWNER, as documented
+ * in src/mm/rwsem.c): a writer that finds the lock held by a running writer
+ * spins on its CPU (the CPU does not go idle) and takes the lock on release
+ * ahead of the sleeping reader queued before it.
+ */
+static void test_writer_spins_on_writer_owner(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[3] = {
+		{.write = true, .delay = 0, .hold = 10000, .probe = PROBE(2)},
+		{.write = false, .delay = 1000, .hold = 1000},
+		{.write = true, .delay = 2000, .hold = 3000},
+	};
+	struct sim *s = run_actors(a, 3, &L);
+	assert_true(a[2].t_req < a[0].t_acq + a[0].hold / 2);
+	assert_true(a[0].probe_spinning);
+	assert_false(a[0].probe_cpu_idle);
+	assert_order(&L, (const int[]){0, 2, 1}, 3);
+	assert_true(a[2].t_acq >= a[0].t_rel);
+	assert_true(a[1].t_acq >= a[2].t_rel);
+	tsim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_readers_share),
 		cmocka_unit_test(test_writer_excludes),
 		cmocka_unit_test(test_queued_writer_blocks_new_readers),
-		cmocka_unit_test(test_fifo_writers),
+		cmocka_unit_test(test_fifo_sleeping_waiters),
 		cmocka_unit_test(test_up_write_wakes_front_readers),
 		cmocka_unit_test(test_downgrade_admits_front_readers_only),
 		cmocka_unit_test(test_downgrade_with_writer_at_front),
 		cmocka_unit_test(test_waiter_cpu_idle_and_wait_time),
+		cmocka_unit_test(test_writer_spins_on_writer_owner),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

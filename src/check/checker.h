@@ -1,0 +1,57 @@
+/*
+ * checker.h - `tlbsim check`: explore interleavings of a workload, stop at the
+ * first invariant violation, minimise the schedule, and report it with an
+ * event trace and a replay token.
+ */
+#ifndef TLBSIM_CHECKER_H
+#define TLBSIM_CHECKER_H
+
+#include <stdio.h>
+
+#include "sim/explore.h"
+#include "sim/sim.h"
+
+struct check_opts {
+	struct tlbsim_config cfg;
+	enum explore_strategy strategy;
+	uint64_t runs;			/* schedule budget */
+	uint64_t time_limit_ms;		/* host time budget */
+	int depth;			/* pct depth, or dfs preemption bound */
+	const char *replay;		/* token, or NULL */
+	bool minimise;
+};
+
+struct check_result {
+	bool found;
+	struct violation_rec v;
+	uint64_t schedules, steps;
+	uint64_t host_ns;
+	uint64_t minimise_runs;
+	bool exhausted;			/* dfs explored everything within the bound */
+	uint8_t *dec;			/* the (minimised) violating schedule */
+	uint32_t ndec;
+	uint32_t preemptions;
+	struct trace_rec *tr;		/* its trace */
+	uint32_t ntr;
+	char token[4096];
+	struct tlbsim_resolved res;
+	struct tlbsim_config cfg;	/* resolved for check mode */
+};
+
+/* Apply check-mode defaults of the workload (small instance). */
+void check_config_defaults(struct tlbsim_config *cfg, bool cpus_given, bool iters_given);
+uint32_t config_hash(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res);
+/* 0 ok (result filled), TLBSIM_EINVAL (bad token/config) or another error. */
+int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, size_t errlen);
+void check_result_free(struct check_result *r);
+
+void check_print_report(FILE *f, const struct check_result *r, const char *replay_cmd);
+void check_print_json(FILE *f, const struct check_result *r, const char *cmdline,
+		      const char *replay_cmd);
+/* Chrome trace-event JSON (ui.perfetto.dev). Written to path via a temporary
+ * file and rename, so a failure never leaves a half-written file. */
+int check_write_chrome_trace(const struct check_result *r, const char *path, char *err,
+			     size_t errlen);
+const char *trace_kind_name(unsigned kind);
+
+#endif
