@@ -202,10 +202,11 @@ static pte_t live_pte(struct sim *s, struct mm_struct *mm, uint64_t va)
 }
 
 /* I2: when munmap/madvise(DONTNEED) of [start,end) returns, no CPU may still
- * reach an old translation for the range (one whose frame the live page
- * tables no longer map there). */
+ * reach an old translation for the range: one to a frame that was mapped
+ * when the call began (map_epoch <= call_epoch) and that the live page tables
+ * no longer map there. */
 void check_range_unmapped(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
-			  const char *call)
+			  uint64_t call_epoch, const char *call)
 {
 	for (int c = 0; c < s->nr_cpus; c++) {
 		struct tcache *tc = &s->hw.cpu[c].tlb;
@@ -215,6 +216,10 @@ void check_range_unmapped(struct sim *s, struct mm_struct *mm, uint64_t start, u
 			if (va < start || va >= end)
 				continue;
 			if (entry_reachable(s, c, e, false) != mm)
+				continue;
+			/* only translations that existed when the call began are
+			 * its business; a page mapped later belongs to a later zap */
+			if (s->hw.frames[e->frame].map_epoch > call_epoch)
 				continue;
 			pte_t pte = live_pte(s, mm, va);
 			if (pte_present(pte) && pte_pfn(pte) == e->frame)

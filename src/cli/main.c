@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check/checker.h"
 #include "cost/params.h"
 #include "out/out.h"
 #include "tlbsim/tlbsim.h"
@@ -34,6 +35,8 @@ static const char main_help[] =
 	"  list {workloads|policies|profiles|params}   show what can be simulated\n"
 	"  run WORKLOAD [options]                      simulate one configuration\n"
 	"  compare WORKLOAD --policy K=A --policy K=B  simulate each policy, print a table\n"
+	"  check WORKLOAD [options]                    explore interleavings for a stale\n"
+	"                                              translation; exit 1 if one is found\n"
 	"\n"
 	"Run 'tlbsim <command> --help' for the options of a command.\n";
 
@@ -293,6 +296,214 @@ static int do_runs(int argc, char **argv, bool compare)
 	return 0;
 }
 
+static const char check_help[] =
+	"usage: tlbsim check WORKLOAD [options]\n"
+	"\n"
+	"Explore interleavings of WORKLOAD (a small instance: see the check defaults in\n"
+	"tlbsim list workloads) and stop at the first invariant violation (I1 freed frame\n"
+	"reachable, I2 translation survives munmap/madvise, I3 write into a page judged\n"
+	"clean, stale walk, livelock). Exit 1 with a minimised counterexample and a replay\n"
+	"token, 0 if nothing is found within the budget, 2 on bad input.\n"
+	"\n"
+	"options:\n"
+	"  --profile P        machine profile\n"
+	"  --policy K=V       policy knob (repeatable for different knobs)\n"
+	"  --strategy S       random (default), pct or dfs\n"
+	"  --runs N           schedule budget (default 100000)\n"
+	"  --time-limit S     host-time budget in seconds (default 10)\n"
+	"  --seed S           seed of the exploration and the workload (default 1)\n"
+	"  --depth D          pct: bug depth (default 3); dfs: preemption bound (default 2)\n"
+	"  --replay TOKEN     re-run exactly the schedule of a token (same options)\n"
+	"  --trace FILE       write the counterexample as Chrome trace-event JSON\n"
+	"                     (ui.perfetto.dev)\n"
+	"  --no-minimise      report the schedule as found\n"
+	"  --cpus N, --threads N, --iters N, -w NAME=VALUE, -D NAME=VALUE as for run\n"
+	"  --json             print the result as JSON\n";
+
+static int cmd_check(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"profile", required_argument, NULL, 'p'}, {"cpus", required_argument, NULL, 'c'},
+		{"threads", required_argument, NULL, 't'}, {"iters", required_argument, NULL, 'i'},
+		{"policy", required_argument, NULL, 'P'},  {"seed", required_argument, NULL, 's'},
+		{"json", no_argument, NULL, 'j'},	   {"help", no_argument, NULL, 'h'},
+		{"strategy", required_argument, NULL, 'S'}, {"runs", required_argument, NULL, 'r'},
+		{"time-limit", required_argument, NULL, 'T'}, {"depth", required_argument, NULL, 'd'},
+		{"replay", required_argument, NULL, 'R'}, {"trace", required_argument, NULL, 'o'},
+		{"no-minimise", no_argument, NULL, 'n'},   {NULL, 0, NULL, 0}};
+	char cmdline[1024];
+	command_line(argc, argv, cmdline, sizeof(cmdline));
+	struct check_opts o;
+	memset(&o, 0, sizeof(o));
+	tlbsim_config_init(&o.cfg);
+	o.strategy = EX_RANDOM;
+	o.runs = 100000;
+	o.time_limit_ms = 10000;
+	o.minimise = true;
+	int depth = -1;
+	bool cpus_given = false, iters_given = false, json = false;
+	const char *trace_file = NULL;
+	int c;
+	int64_t v;
+	char k[64], val[96], err[TLBSIM_ERRLEN];
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "w:D:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p': o.cfg.profile = optarg; break;
+		case 'c':
+			if (parse_int_opt("--cpus", optarg, 1, 1024, &v))
+				return 2;
+			o.cfg.cpus = (int)v;
+			cpus_given = true;
+			break;
+		case 't':
+			if (parse_int_opt("--threads", optarg, 1, 4096, &v))
+				return 2;
+			o.cfg.threads = (int)v;
+			break;
+		case 'i':
+			if (parse_int_opt("--iters", optarg, 1, 1000000000, &v))
+				return 2;
+			o.cfg.iters = v;
+			iters_given = true;
+			break;
+		case 's':
+			if (parse_int_opt("--seed", optarg, 0, INT64_MAX, &v))
+				return 2;
+			o.cfg.seed = (uint64_t)v;
+			break;
+		case 'j': json = true; break;
+		case 'n': o.minimise = false; break;
+		case 'S':
+			if (strcmp(optarg, "random") == 0)
+				o.strategy = EX_RANDOM;
+			else if (strcmp(optarg, "pct") == 0)
+				o.strategy = EX_PCT;
+			else if (strcmp(optarg, "dfs") == 0)
+				o.strategy = EX_DFS;
+			else
+				return usage_error("--strategy %s: want random, pct or dfs", optarg);
+			break;
+		case 'r':
+			if (parse_int_opt("--runs", optarg, 1, 1000000000, &v))
+				return 2;
+			o.runs = (uint64_t)v;
+			break;
+		case 'T':
+			if (parse_int_opt("--time-limit", optarg, 1, 86400, &v))
+				return 2;
+			o.time_limit_ms = (uint64_t)v * 1000u;
+			break;
+		case 'd':
+			if (parse_int_opt("--depth", optarg, 1, 16, &v))
+				return 2;
+			depth = (int)v;
+			break;
+		case 'R': o.replay = optarg; break;
+		case 'o': trace_file = optarg; break;
+		case 'w':
+			if (o.cfg.nwparams >= TLBSIM_MAX_WPARAMS - 4)
+				return usage_error("too many -w options%s", "");
+			if (split_kv("-w", optarg, o.cfg.wparams[o.cfg.nwparams].name,
+				     sizeof(o.cfg.wparams[0].name), o.cfg.wparams[o.cfg.nwparams].value,
+				     sizeof(o.cfg.wparams[0].value)))
+				return 2;
+			o.cfg.nwparams++;
+			break;
+		case 'D': {
+			if (split_kv("-D", optarg, k, sizeof(k), val, sizeof(val)))
+				return 2;
+			int id = param_lookup(k);
+			if (id < 0)
+				return usage_error("-D: unknown parameter '%s' (see tlbsim list params)",
+						   k);
+			char name[80];
+			snprintf(name, sizeof(name), "-D %s", k);
+			if (parse_int_opt(name, val, 0, INT64_MAX, &v))
+				return 2;
+			if (o.cfg.noverrides >= TLBSIM_MAX_OVERRIDES - 1)
+				return usage_error("too many -D options%s", "");
+			o.cfg.overrides[o.cfg.noverrides].param = id;
+			o.cfg.overrides[o.cfg.noverrides].value = v;
+			o.cfg.noverrides++;
+			break;
+		}
+		case 'P':
+			if (split_kv("--policy", optarg, k, sizeof(k), val, sizeof(val)))
+				return 2;
+			if (tlbsim_policy_set(&o.cfg.policy, k, val, err, sizeof(err)))
+				return usage_error("%s", err);
+			break;
+		case 'h':
+			fputs(check_help, stdout);
+			return 0;
+		default:
+			if (optopt && optopt != '?')
+				fprintf(stderr, "tlbsim check: option -%c needs a value or is unknown\n",
+					optopt);
+			else
+				fprintf(stderr, "tlbsim check: unknown option '%s'\n", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind >= argc)
+		return usage_error("check: missing WORKLOAD (see tlbsim list workloads)%s", "");
+	if (optind + 1 < argc)
+		return usage_error("unexpected argument '%s'", argv[optind + 1]);
+	o.cfg.workload = argv[optind];
+	if (!tlbsim_workload_find(o.cfg.workload))
+		return usage_error("unknown workload '%s' (see tlbsim list workloads)", o.cfg.workload);
+	o.depth = depth > 0 ? depth : (o.strategy == EX_PCT ? 3 : 2);
+	check_config_defaults(&o.cfg, cpus_given, iters_given);
+
+	struct check_result r;
+	int rc = tlbsim_check(&o, &r, err, sizeof(err));
+	if (rc == TLBSIM_EINVAL)
+		return usage_error("%s", err);
+	if (rc) {
+		fprintf(stderr, "tlbsim: %s\n", err);
+		check_result_free(&r);
+		return 3;
+	}
+	/* replay command: the original command with --replay TOKEN instead of
+	 * the exploration options */
+	char replay_cmd[8192];
+	size_t n = (size_t)snprintf(replay_cmd, sizeof(replay_cmd), "tlbsim check %s",
+				    o.cfg.workload);
+	for (int i = 1; i < argc && n < sizeof(replay_cmd); i++) {
+		const char *a = argv[i];
+		if (strcmp(a, o.cfg.workload) == 0 || strcmp(a, "--json") == 0 ||
+		    strcmp(a, "--no-minimise") == 0)
+			continue;
+		if (strcmp(a, "--strategy") == 0 || strcmp(a, "--runs") == 0 ||
+		    strcmp(a, "--time-limit") == 0 || strcmp(a, "--depth") == 0 ||
+		    strcmp(a, "--replay") == 0 || strcmp(a, "--trace") == 0) {
+			i++;
+			continue;
+		}
+		if (strncmp(a, "--strategy=", 11) == 0 || strncmp(a, "--runs=", 7) == 0 ||
+		    strncmp(a, "--time-limit=", 13) == 0 || strncmp(a, "--depth=", 8) == 0 ||
+		    strncmp(a, "--replay=", 9) == 0 || strncmp(a, "--trace=", 8) == 0)
+			continue;
+		n += (size_t)snprintf(replay_cmd + n, sizeof(replay_cmd) - n, " %s", a);
+	}
+	if (r.found)
+		snprintf(replay_cmd + n, n < sizeof(replay_cmd) ? sizeof(replay_cmd) - n : 0,
+			 " --replay %s", r.token);
+	if (r.found && trace_file && check_write_chrome_trace(&r, trace_file, err, sizeof(err))) {
+		check_result_free(&r);
+		return usage_error("%s", err);
+	}
+	if (json)
+		check_print_json(stdout, &r, cmdline, replay_cmd);
+	else
+		check_print_report(stdout, &r, replay_cmd);
+	rc = r.found ? 1 : 0;
+	check_result_free(&r);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -314,5 +525,7 @@ int main(int argc, char **argv)
 		return do_runs(argc - 1, argv + 1, false);
 	if (strcmp(cmd, "compare") == 0)
 		return do_runs(argc - 1, argv + 1, true);
+	if (strcmp(cmd, "check") == 0)
+		return cmd_check(argc - 1, argv + 1);
 	return usage_error("unknown command '%s' (see tlbsim --help)", cmd);
 }

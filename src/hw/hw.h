@@ -58,6 +58,8 @@ struct frame {
 	uint32_t nr_used;	/* PGTABLE: non-none descriptors */
 	uint32_t next_free;
 	uint64_t unlink_epoch;	/* PGTABLE: sim->unlink_epoch when unlinked */
+	uint64_t map_epoch;	/* DATA: sim->map_epoch when last mapped (I2) */
+	uint64_t dirty_epoch;	/* DATA: sim->map_epoch when a PTE last became dirty (I3) */
 	pte_t *table;		/* PGTABLE: descriptors (ptrs_per_table entries) */
 };
 
@@ -191,7 +193,7 @@ int mmu_access(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va, bool w
 void check_frame_free(struct sim *s, uint32_t f);
 void check_tables_to_rcu(struct sim *s, const uint32_t *tables, uint32_t n);
 void check_range_unmapped(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
-			  const char *call);
+			  uint64_t call_epoch, const char *call);
 
 /* MMU walk result */
 enum walk_result { WALK_OK, WALK_FAULT_TRANSLATION, WALK_FAULT_PERMISSION, WALK_FAULT_ACCESS };

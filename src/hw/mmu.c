@@ -150,8 +150,11 @@ int mmu_access(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va, bool w
 			pte_t ne = e | PTE_YOUNG | (write ? PTE_DIRTY : 0);
 			if (ne != e)
 				((pte_t *)tab)[idx] = ne;
-			if (write)
-				s->hw.frames[pte_pfn(e)].lazyfree = 0;	/* dirty again */
+			if (write && !(e & PTE_DIRTY)) {
+				/* dirty again: no longer a clean lazyfree page */
+				s->hw.frames[pte_pfn(e)].lazyfree = 0;
+				s->hw.frames[pte_pfn(e)].dirty_epoch = ++s->map_epoch;
+			}
 			tc_fill(s, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
 				(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY)));
 			return 0;

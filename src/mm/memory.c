@@ -92,7 +92,7 @@ static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 		pte_t pte = fr->table[idx];
 		if (pte_none(pte))
 			continue;
-		sim_step(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns));
+		sim_step_arg(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns), addr, 0);
 		pte = fr->table[idx];		/* ptep_get_and_clear_full under PTL */
 		if (pte_none(pte))
 			continue;
@@ -333,6 +333,9 @@ int handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address,
 			return 0;
 		}
 		set_entry(s, table, idx, mk_pte(s, f, vma, write));
+		s->hw.frames[f].map_epoch = ++s->map_epoch;
+		if (write)
+			s->hw.frames[f].dirty_epoch = s->map_epoch;
 		return 0;
 	}
 
@@ -348,6 +351,7 @@ int handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address,
 		}
 		entry |= PTE_DIRTY;			/* pte_mkdirty() */
 		s->hw.frames[pte_pfn(entry)].lazyfree = 0;
+		s->hw.frames[pte_pfn(entry)].dirty_epoch = ++s->map_epoch;
 		if (s->profile->arch == ARCH_ARM64)
 			entry &= ~PTE_RDONLY;
 	}
@@ -389,7 +393,7 @@ int user_access(struct sim *s, uint64_t va, bool write)
 	for (;;) {
 		uint64_t fault_pte = 0;
 		if (mmu_access(s, t->cpu, mm, va, write, &fault_pte) == 0) {
-			sim_step(s, YP_USER, (uint64_t)P(s, P_user_access_ns));
+			sim_step_arg(s, YP_USER, (uint64_t)P(s, P_user_access_ns), va, write);
 			return 0;
 		}
 		s->m.page_faults++;
@@ -408,7 +412,7 @@ int user_access(struct sim *s, uint64_t va, bool write)
 			hw_invalidate_cpu(s, t->cpu, &all);
 		}
 		sim_set_mode(s, MODE_SYS);
-		sim_step(s, YP_FAULT, (uint64_t)P(s, P_fault_ns));
+		sim_step_arg(s, YP_FAULT, (uint64_t)P(s, P_fault_ns), va, write);
 		down_read(s, &mm->mmap_sem);
 		struct vm_area_struct *vma = find_vma(mm, va);
 		if (!vma || va < vma->vm_start) {

@@ -194,7 +194,7 @@ uint64_t sys_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags)
 	struct mm_struct *mm = sim_current(s)->mm;
 	uint64_t ps = s->hw.geom.page_size;
 	sim_set_mode(s, MODE_SYS);
-	sim_step(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns));
+	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), 0, hint);
 	len = (len + ps - 1) & ~(ps - 1);
 	uint64_t addr = TLBSIM_EINVAL_VA;
 	if (len == 0)
@@ -273,7 +273,8 @@ int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
 	uint64_t ps = s->hw.geom.page_size;
 	int ret = 0;
 	sim_set_mode(s, MODE_SYS);
-	sim_step(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns));
+	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), 1, addr);
+	uint64_t call_epoch = ++s->map_epoch;
 	len = (len + ps - 1) & ~(ps - 1);
 	if ((addr & (ps - 1)) || len == 0 || addr + len > s->hw.geom.task_size) {
 		ret = -1;
@@ -320,7 +321,7 @@ int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
 		vm_area_free(s, dv[k]);
 	}
 	up_read(s, &mm->mmap_sem);
-	check_range_unmapped(s, mm, start, end, "munmap");
+	check_range_unmapped(s, mm, start, end, call_epoch, "munmap");
 out:
 	sim_set_mode(s, MODE_USER);
 	return ret;
@@ -345,7 +346,8 @@ int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len)
 	uint64_t ps = s->hw.geom.page_size;
 	int ret = 0;
 	sim_set_mode(s, MODE_SYS);
-	sim_step(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns));
+	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), 2, addr);
+	uint64_t call_epoch = ++s->map_epoch;
 	if (addr & (ps - 1)) {
 		ret = -1;
 		goto out;
@@ -365,7 +367,7 @@ int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len)
 		a = en;
 	}
 	up_read(s, &mm->mmap_sem);
-	check_range_unmapped(s, mm, addr, end, "madvise(MADV_DONTNEED)");
+	check_range_unmapped(s, mm, addr, end, call_epoch, "madvise(MADV_DONTNEED)");
 out:
 	sim_set_mode(s, MODE_USER);
 	return ret;
@@ -384,7 +386,7 @@ int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len)
 	struct mm_struct *mm = sim_current(s)->mm;
 	uint64_t ps = s->hw.geom.page_size;
 	uint32_t seen[64];
-	uint64_t seen_va[64];
+	uint64_t seen_va[64], seen_epoch[64];
 	int nseen = 0;
 	int ret = 0;
 	sim_set_mode(s, MODE_SYS);
@@ -417,14 +419,15 @@ int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len)
 			uint32_t f = pte_pfn(*ptep);
 			if (s->hw.frames[f].refcount != 1)
 				continue;	/* not exclusively mapped */
-			if (nseen < 64) {
-				seen_va[nseen] = p;
-				seen[nseen++] = f;
-			}
 			sim_step_arg(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns), p, 1);
 			ptep = pte_lookup(s, mm, p);
-			if (!ptep || !pte_present(*ptep))
+			if (!ptep || !pte_present(*ptep) || pte_pfn(*ptep) != f)
 				continue;
+			if (nseen < 64) {
+				seen_va[nseen] = p;
+				seen_epoch[nseen] = ++s->map_epoch;
+				seen[nseen++] = f;
+			}
 			pte_t e = *ptep;
 			if (!(e & (PTE_YOUNG | PTE_DIRTY)))
 				continue;	/* already old and clean: nothing recorded */
@@ -441,8 +444,10 @@ int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len)
 	/* the call has completed: the pages it saw clean are lazily freeable */
 	for (int i = 0; i < nseen; i++) {
 		pte_t *ptep = pte_lookup(s, mm, seen_va[i]);
-		if (ptep && pte_present(*ptep) && pte_pfn(*ptep) == seen[i] && !(*ptep & PTE_DIRTY))
-			s->hw.frames[seen[i]].lazyfree = 1;
+		struct frame *fr = &s->hw.frames[seen[i]];
+		if (ptep && pte_present(*ptep) && pte_pfn(*ptep) == seen[i] &&
+		    !(*ptep & PTE_DIRTY) && fr->dirty_epoch < seen_epoch[i])
+			fr->lazyfree = 1;	/* judged clean: not re-dirtied since we looked */
 	}
 out:
 	sim_set_mode(s, MODE_USER);

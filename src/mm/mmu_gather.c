@@ -120,7 +120,8 @@ void tlb_gather_mmu(struct sim *s, struct mmu_gather *tlb, struct mm_struct *mm,
 	/* inc_tlb_flush_pending() */
 	mm->tlb_flush_pending++;
 	s->m.gathers++;
-	sim_step(s, YP_GATHER_INIT, (uint64_t)P(s, P_lock_op_ns));
+	sim_step_arg(s, YP_GATHER_INIT, (uint64_t)P(s, P_lock_op_ns),
+		     (uint64_t)mm->tlb_flush_pending, 0);
 }
 
 /* tlb_flush_mmu_tlbonly() (v4.20..v5.4: returns early when end == 0) */
@@ -166,8 +167,8 @@ static void tlb_table_flush(struct sim *s, struct mmu_gather *tlb)
 	struct mmu_table_batch *b = tlb->batch;
 	tlb->batch = NULL;
 	/* I1 for page tables is checked at the hand-off to RCU */
-	check_tables_to_rcu(s, b->tables, b->nr);
 	explore_trace(s, TR_RCU_FREE, b->nr ? b->tables[0] : 0, b->nr);
+	check_tables_to_rcu(s, b->tables, b->nr);
 	sim_call_at(s, s->now + sim_current(s)->pending_ns + (uint64_t)P(s, P_rcu_grace_ns),
 		    tlb_remove_table_rcu, tlb_remove_table_drop, b, 0);
 }

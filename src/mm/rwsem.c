@@ -69,7 +69,7 @@ static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 void down_read(struct sim *s, struct rw_semaphore *sem)
 {
 	struct sim_thread *t = sim_current(s);
-	sim_step(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns));
+	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), 1, 0);
 	if (!sem->writer && !sem->wait_head) {
 		sem->readers++;
 		return;
@@ -91,7 +91,7 @@ void down_read(struct sim *s, struct rw_semaphore *sem)
 void up_read(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, sem->readers <= 0 || sem->writer);
-	sim_step(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns));
+	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), 2, 0);
 	if (--sem->readers == 0)
 		rwsem_wake(s, sem);
 }
@@ -100,7 +100,7 @@ void up_read(struct sim *s, struct rw_semaphore *sem)
 void down_write(struct sim *s, struct rw_semaphore *sem)
 {
 	struct sim_thread *t = sim_current(s);
-	sim_step(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns));
+	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), 3, 0);
 	if (!sem->writer && sem->readers == 0 && !sem->spin_head) {
 		sem->writer = true;		/* fast path, or an unqueued steal */
 		return;
@@ -142,7 +142,7 @@ void down_write(struct sim *s, struct rw_semaphore *sem)
 void up_write(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, !sem->writer);
-	sim_step(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns));
+	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), 4, 0);
 	sem->writer = false;
 	if (sem->spin_head) {
 		struct sim_thread *w = q_pop(&sem->spin_head, &sem->spin_tail);
@@ -159,7 +159,7 @@ void up_write(struct sim *s, struct rw_semaphore *sem)
 void downgrade_write(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, !sem->writer);
-	sim_step(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns));
+	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), 5, 0);
 	sem->writer = false;
 	sem->readers = 1;
 	while (sem->spin_head) {

@@ -221,6 +221,7 @@ struct sim {
 	struct hw hw;
 	uint64_t dvm_free_at;		/* arm64 DVM resource busy until */
 	uint64_t unlink_epoch;		/* bumped whenever a page table is unlinked */
+	uint64_t map_epoch;		/* bumped at every data-page mapping and zap call */
 	uint32_t cpumask_words;
 
 	/* kernel state */

@@ -356,6 +356,7 @@ struct dirty_rec {
 	bool ok;
 };
 
+/* (runs as a simulated thread: no cmocka assertions in here) */
 static void dirty_fn(struct sim *s, struct sim_thread *t)
 {
 	struct dirty_rec *r = t->arg;
@@ -366,13 +367,17 @@ static void dirty_fn(struct sim *s, struct sim_thread *t)
 	const struct tc_entry *e = leaf(s, VA_A);
 	if (!e)
 		return;
+	uint32_t pt = table_at(s, VA_A, s->hw.geom.levels - 1);
+	if (pt == NO_FRAME)
+		return;
+	pte_t *pp = &table_of(s, pt)[pt_index(&s->hw.geom, s->hw.geom.levels - 1, VA_A)];
 	r->perm_after_read = e->perm;
-	r->pte_after_read = *ptep(s, VA_A);
+	r->pte_after_read = *pp;
 	r->before = snap(s);
 	if (user_access(s, VA_A, true))
 		return;
 	r->after_write = snap(s);
-	r->pte_after_write = *ptep(s, VA_A);
+	r->pte_after_write = *pp;
 	e = leaf(s, VA_A);
 	if (!e)
 		return;
