@@ -115,13 +115,14 @@ static void one_run_free(struct one_run *o)
 
 /* Run one schedule; takes ownership of the explore buffers into *o. */
 static int run_schedule(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res,
-			enum explore_strategy st, uint64_t seed, int depth, uint64_t pct_k,
-			const uint8_t *prefix, uint32_t nprefix, bool record, struct one_run *o,
-			char *err, size_t errlen)
+			int want_kind, enum explore_strategy st, uint64_t seed, int depth,
+			uint64_t pct_k, const uint8_t *prefix, uint32_t nprefix, bool record,
+			struct one_run *o, char *err, size_t errlen)
 {
 	struct explore ex;
 	explore_init(&ex, st, seed, depth, pct_k, prefix, nprefix);
 	ex.record = record;
+	ex.want_kind = want_kind;
 	struct violation_rec v;
 	memset(o, 0, sizeof(*o));
 	int rc = tlbsim_run_one(cfg, res, &ex, NULL, &v, err, errlen);
@@ -205,7 +206,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 				 "--seed differ)");
 			return TLBSIM_EINVAL;
 		}
-		rc = run_schedule(&r->cfg, &r->res, EX_REPLAY, 0, 1, 0, d, n, true, &run, err,
+		rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, d, n, true, &run, err,
 				  errlen);
 		free(d);
 		if (rc)
@@ -220,7 +221,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 			if (i > 0 && (host_ns() - t0) / 1000000u >= o->time_limit_ms)
 				break;
 			one_run_free(&run);
-			rc = run_schedule(&r->cfg, &r->res, o->strategy, o->cfg.seed * 1000003u + i,
+			rc = run_schedule(&r->cfg, &r->res, o->want_kind, o->strategy, o->cfg.seed * 1000003u + i,
 					  o->depth, pct_k, prefix, nprefix, false, &run, err, errlen);
 			if (rc) {
 				free(prefix);
@@ -274,7 +275,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 			memcpy(cand, best, nbest);
 			cand[i] = 0;
 			struct one_run t;
-			rc = run_schedule(&r->cfg, &r->res, EX_REPLAY, 0, 1, 0, cand, nbest, false, &t,
+			rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, cand, nbest, false, &t,
 					  err, errlen);
 			free(cand);
 			r->minimise_runs++;
@@ -296,7 +297,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 	}
 	/* final replay with the trace recorded */
 	one_run_free(&run);
-	rc = run_schedule(&r->cfg, &r->res, EX_REPLAY, 0, 1, 0, best, nbest, true, &run, err, errlen);
+	rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, best, nbest, true, &run, err, errlen);
 	if (rc) {
 		free(best);
 		return rc;

@@ -19,6 +19,7 @@ struct check_opts {
 	int depth;			/* pct depth, or dfs preemption bound */
 	const char *replay;		/* token, or NULL */
 	bool minimise;
+	int want_kind;			/* stop only at this invariant (-1: any) */
 };
 
 struct check_result {

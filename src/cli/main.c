@@ -317,6 +317,8 @@ static const char check_help[] =
 	"  --trace FILE       write the counterexample as Chrome trace-event JSON\n"
 	"                     (ui.perfetto.dev)\n"
 	"  --no-minimise      report the schedule as found\n"
+	"  --invariant NAME   stop only at this invariant (I1, I1-realized, I2, I3,\n"
+	"                     stale-walk, livelock); others are counted and passed\n"
 	"  --cpus N, --threads N, --iters N, -w NAME=VALUE, -D NAME=VALUE as for run\n"
 	"  --json             print the result as JSON\n";
 
@@ -330,7 +332,8 @@ static int cmd_check(int argc, char **argv)
 		{"strategy", required_argument, NULL, 'S'}, {"runs", required_argument, NULL, 'r'},
 		{"time-limit", required_argument, NULL, 'T'}, {"depth", required_argument, NULL, 'd'},
 		{"replay", required_argument, NULL, 'R'}, {"trace", required_argument, NULL, 'o'},
-		{"no-minimise", no_argument, NULL, 'n'},   {NULL, 0, NULL, 0}};
+		{"no-minimise", no_argument, NULL, 'n'},   {"invariant", required_argument, NULL, 'I'},
+		{NULL, 0, NULL, 0}};
 	char cmdline[1024];
 	command_line(argc, argv, cmdline, sizeof(cmdline));
 	struct check_opts o;
@@ -340,6 +343,7 @@ static int cmd_check(int argc, char **argv)
 	o.runs = 100000;
 	o.time_limit_ms = 10000;
 	o.minimise = true;
+	o.want_kind = -1;
 	int depth = -1;
 	bool cpus_given = false, iters_given = false, json = false;
 	const char *trace_file = NULL;
@@ -401,6 +405,15 @@ static int cmd_check(int argc, char **argv)
 			depth = (int)v;
 			break;
 		case 'R': o.replay = optarg; break;
+		case 'I':
+			o.want_kind = -2;
+			for (int kk = 0; kk < INV_COUNT; kk++)
+				if (strcmp(optarg, inv_name(kk)) == 0)
+					o.want_kind = kk;
+			if (o.want_kind == -2)
+				return usage_error("--invariant %s: want I1, I1-realized, I2, I3, "
+						   "stale-walk or livelock", optarg);
+			break;
 		case 'o': trace_file = optarg; break;
 		case 'w':
 			if (o.cfg.nwparams >= TLBSIM_MAX_WPARAMS - 4)

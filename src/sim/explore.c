@@ -18,6 +18,7 @@ void explore_init(struct explore *ex, enum explore_strategy st, uint64_t seed, i
 	ex->depth = depth < 1 ? 1 : depth > 16 ? 16 : depth;
 	ex->pct_k = pct_k ? pct_k : 1000;
 	ex->max_steps = 200000;
+	ex->want_kind = -1;
 	ex->next_prio = ex->depth + 1000;
 	if (st == EX_PCT) {
 		ex->nchange = ex->depth - 1;

@@ -64,6 +64,7 @@ struct explore {
 	/* limits and state */
 	uint64_t steps, max_steps;
 	bool stop;			/* stop the schedule (violation or limit) */
+	int want_kind;			/* stop only at this invariant (-1: any) */
 	uint64_t forced_seq;		/* entity the scheduler must run next */
 	/* trace */
 	bool record;

@@ -203,7 +203,9 @@ void describe_flush(const struct sim *s, const struct flush_note *f, char *buf, 
 void sim_violation(struct sim *s, enum inv_id kind, int cpu, uint64_t va, uint32_t frame,
 		   const char *entry, const char *fmt, ...)
 {
-	if (s->m.violations++ == 0) {
+	s->m.violations++;
+	bool wanted = !s->ex || s->ex->want_kind < 0 || s->ex->want_kind == (int)kind;
+	if (s->first_violation.kind < 0 && wanted) {
 		struct violation_rec *v = &s->first_violation;
 		v->kind = kind;
 		v->cpu = cpu;
@@ -224,7 +226,8 @@ void sim_violation(struct sim *s, enum inv_id kind, int cpu, uint64_t va, uint32
 	}
 	if (s->ex) {
 		explore_trace(s, TR_VIOLATION, (uint64_t)kind, va);
-		s->ex->stop = true;
+		if (wanted)
+			s->ex->stop = true;
 	}
 }
 
