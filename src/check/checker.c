@@ -180,6 +180,39 @@ static bool dfs_next(uint8_t *prefix, uint32_t *nprefix, const uint8_t *d, const
 	return false;
 }
 
+/* Replace preemptions by "continue" one at a time while the same invariant
+ * still fires; d/n is updated in place (n only shrinks). */
+static int minimise_schedule(const struct check_opts *o, struct check_result *r, int kind,
+			     uint8_t *d, uint32_t *n, char *err, size_t errlen)
+{
+	bool changed = true;
+	while (changed && r->minimise_runs < 3000) {
+		changed = false;
+		for (uint32_t i = 0; i < *n && r->minimise_runs < 3000; i++) {
+			if (d[i] == 0)
+				continue;
+			uint8_t save = d[i];
+			d[i] = 0;
+			struct one_run t;
+			int rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, d, *n,
+					      false, &t, err, errlen);
+			r->minimise_runs++;
+			if (rc)
+				return rc;
+			uint32_t tn = trim(t.dec, t.ndec);
+			if (t.violated && t.v.kind == kind && tn <= *n) {
+				memcpy(d, t.dec, tn);
+				*n = tn;
+				changed = true;
+			} else {
+				d[i] = save;
+			}
+			one_run_free(&t);
+		}
+	}
+	return 0;
+}
+
 int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
@@ -263,41 +296,50 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 	}
 	memcpy(best, run.dec, run.ndec);
 	uint32_t nbest = trim(best, run.ndec);
-	bool changed = o->minimise && !o->replay;
-	while (changed && r->minimise_runs < 2000) {
-		changed = false;
-		for (uint32_t i = 0; i < nbest && r->minimise_runs < 2000; i++) {
-			if (best[i] == 0)
-				continue;
-			uint8_t *cand = malloc(nbest);
-			if (!cand)
-				break;
-			memcpy(cand, best, nbest);
-			cand[i] = 0;
-			struct one_run t;
-			rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, cand, nbest, false, &t,
-					  err, errlen);
-			free(cand);
-			r->minimise_runs++;
-			if (rc) {
-				free(best);
-				one_run_free(&run);
-				return rc;
-			}
-			if (t.violated && t.v.kind == kind) {
-				uint32_t n = trim(t.dec, t.ndec);
-				if (n <= nbest) {
-					memcpy(best, t.dec, n);
-					nbest = n;
-					changed = true;
+	if (o->minimise && !o->replay) {
+		rc = minimise_schedule(o, r, kind, best, &nbest, err, errlen);
+		/* a short PCT search for the same invariant often finds a schedule
+		 * with fewer preemptions than a random one minimises to */
+		uint64_t k = run.steps;
+		for (int d = 1; d <= 3 && !rc && count_preemptions(best, nbest) > 1; d++) {
+			for (uint64_t i = 0; i < 300; i++) {
+				struct one_run t;
+				rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_PCT,
+						  o->cfg.seed * 7919u + (uint64_t)d * 100000u + i, d, k,
+						  NULL, 0, false, &t, err, errlen);
+				r->minimise_runs++;
+				if (rc)
+					break;
+				if (!t.violated || t.v.kind != kind) {
+					one_run_free(&t);
+					continue;
 				}
+				uint32_t nc = trim(t.dec, t.ndec);
+				rc = minimise_schedule(o, r, kind, t.dec, &nc, err, errlen);
+				uint32_t pc = count_preemptions(t.dec, nc);
+				uint32_t pb = count_preemptions(best, nbest);
+				if (!rc && (pc < pb || (pc == pb && nc < nbest))) {
+					uint8_t *nb = realloc(best, nc ? nc : 1);
+					if (nb) {
+						best = nb;
+						memcpy(best, t.dec, nc);
+						nbest = nc;
+					}
+				}
+				one_run_free(&t);
+				break;
 			}
-			one_run_free(&t);
+		}
+		if (rc) {
+			free(best);
+			one_run_free(&run);
+			return rc;
 		}
 	}
 	/* final replay with the trace recorded */
 	one_run_free(&run);
-	rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, best, nbest, true, &run, err, errlen);
+	rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, best, nbest, true,
+			  &run, err, errlen);
 	if (rc) {
 		free(best);
 		return rc;
@@ -349,6 +391,7 @@ const char *trace_kind_name(unsigned kind)
 	case TR_VIOLATION: return "tlbsim_VIOLATION";
 	case TR_EXIT: return "sched_process_exit";
 	case TR_SWITCH: return "sched_switch";
+	case TR_NESTED: return "tlb_finish_mmu";
 	}
 	return kind < YP_COUNT ? yield_point_name((enum yield_point)kind) : "?";
 }
@@ -383,8 +426,11 @@ static void format_event(const struct check_result *r, const struct trace_rec *t
 			 " unlinked (freed_tables=1)", t->b, t->a);
 		break;
 	case YP_FINISH_CHECK_NESTED:
+		snprintf(buf, len, "tlbsim_tlb_finish_mmu: enter");
+		break;
+	case TR_NESTED:
 		snprintf(buf, len, "tlbsim_tlb_finish_mmu: tlb_flush_pending=%" PRIu64 " -> %s",
-			 t->a, t->a > 1 ? "NESTED" : "not nested");
+			 t->a, t->b ? "mm_tlb_flush_nested() true" : "not nested");
 		break;
 	case YP_FINISH_POLICY:
 		snprintf(buf, len, "tlbsim_nested_policy: %s=%s", kn->name,

@@ -256,8 +256,8 @@ void tc_fill(struct sim *s, struct tcache *tc, uint64_t key, int depth, uint32_t
 /* Does some op address start + k*stride (< end) fall in [lo, lo+size)? */
 static bool op_hits(const struct inv_op *op, uint64_t lo, uint64_t size)
 {
-	if (op->start >= op->end)
-		return false;
+	if (op->start >= op->end || lo >= op->end || lo + size <= op->start)
+		return false;	/* disjoint: the common case, no division */
 	unsigned __int128 a;
 	if (lo <= op->start) {
 		a = op->start;

@@ -337,10 +337,11 @@ static void tlb_finish_nested(struct sim *s, struct mmu_gather *tlb, uint64_t st
  * force) inlined (mm/mmu_gather.c, v4.20..v5.1) */
 void tlb_finish_mmu(struct sim *s, struct mmu_gather *tlb, uint64_t start, uint64_t end)
 {
-	sim_step_arg(s, YP_FINISH_CHECK_NESTED, 0, (uint64_t)tlb->mm->tlb_flush_pending, 0);
+	sim_step(s, YP_FINISH_CHECK_NESTED, 0);
 	/* policy knob nested_check=off: the pre-4.14 code had no nested check
 	 * (99baac21e458 added it) */
 	bool force = s->policy.nested_check && mm_tlb_flush_nested(tlb->mm);
+	explore_trace(s, TR_NESTED, (uint64_t)tlb->mm->tlb_flush_pending, force);
 	struct sim_thread *t = sim_current(s);
 	if (force) {
 		s->m.nested_finishes++;

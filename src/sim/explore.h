@@ -41,6 +41,7 @@ enum trace_extra {
 	TR_VIOLATION,
 	TR_EXIT,
 	TR_SWITCH,		/* scheduler picked thread a */
+	TR_NESTED,		/* a = tlb_flush_pending read by tlb_finish_mmu, b = nested */
 	TR_COUNT
 };
 
