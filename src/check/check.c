@@ -185,20 +185,11 @@ void check_tables_to_rcu(struct sim *s, const uint32_t *tables, uint32_t n)
 	}
 }
 
-/* Live PTE for va in mm, or 0. */
+/* The live PTE for va in mm (what the kernel sees), or 0. */
 static pte_t live_pte(struct sim *s, struct mm_struct *mm, uint64_t va)
 {
-	const struct pt_geom *g = &s->hw.geom;
-	uint32_t table = mm->pgd;
-	for (int d = 0; d < g->levels; d++) {
-		pte_t e = table_of(s, table)[pt_index(g, d, va)];
-		if (!pte_present(e))
-			return 0;
-		if (d == g->levels - 1)
-			return e;
-		table = pte_pfn(e);
-	}
-	return 0;
+	pte_t *ptep = pte_lookup(s, mm, va);
+	return ptep ? *ptep : 0;
 }
 
 /* I2: when munmap/madvise(DONTNEED) of [start,end) returns, no CPU may still

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check/checker.h"
+#include "out/out.h"
 #include "workload/workload.h"
 
 static uint64_t host_ns(void)
@@ -542,35 +543,21 @@ void check_print_report(FILE *f, const struct check_result *r, const char *repla
 	fprintf(f, "token: %s\n", r->token);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 
 void check_print_json(FILE *f, const struct check_result *r, const char *cmdline,
 		      const char *replay_cmd)
 {
 	fprintf(f, "{\"tool\":\"tlbsim\",\"version\":\"%s\",\"command\":", TLBSIM_VERSION);
-	json_str(f, cmdline);
+	json_string(f, cmdline);
 	fprintf(f, ",\"workload\":");
-	json_str(f, r->res.workload->name);
+	json_string(f, r->res.workload->name);
 	fprintf(f, ",\"profile\":");
-	json_str(f, r->res.profile->name);
+	json_string(f, r->res.profile->name);
 	fprintf(f, ",\"cpus\":%d,\"iters\":%" PRId64 ",\"seed\":%" PRIu64 ",\"policy\":{",
 		r->res.cpus, r->res.iters, r->cfg.seed);
 	for (int k = 0; k < tlbsim_knob_count(); k++) {
 		fprintf(f, "%s\"%s\":", k ? "," : "", tlbsim_knob_get(k)->name);
-		json_str(f, tlbsim_policy_value_name(&r->cfg.policy, k));
+		json_string(f, tlbsim_policy_value_name(&r->cfg.policy, k));
 	}
 	fprintf(f, "},\"schedules\":%" PRIu64 ",\"steps\":%" PRIu64 ",\"exhausted\":%s,"
 		   "\"violation\":", r->schedules, r->steps, r->exhausted ? "true" : "false");
@@ -580,18 +567,18 @@ void check_print_json(FILE *f, const struct check_result *r, const char *cmdline
 	}
 	const struct violation_rec *v = &r->v;
 	fprintf(f, "{\"invariant\":");
-	json_str(f, inv_name(v->kind));
+	json_string(f, inv_name(v->kind));
 	fprintf(f, ",\"cpu\":%d,\"va\":\"0x%" PRIx64 "\",\"frame\":%u,\"text\":", v->cpu, v->va,
 		v->frame);
-	json_str(f, v->text);
+	json_string(f, v->text);
 	fprintf(f, ",\"entry\":");
-	json_str(f, v->entry);
+	json_string(f, v->entry);
 	fprintf(f, ",\"flush\":");
-	json_str(f, v->flush);
+	json_string(f, v->flush);
 	fprintf(f, ",\"preemptions\":%u,\"token\":", r->preemptions);
-	json_str(f, r->token);
+	json_string(f, r->token);
 	fprintf(f, ",\"replay\":");
-	json_str(f, replay_cmd);
+	json_string(f, replay_cmd);
 	fprintf(f, ",\"trace\":[");
 	for (uint32_t i = 0; i < r->ntr; i++) {
 		char ev[200];
@@ -599,7 +586,7 @@ void check_print_json(FILE *f, const struct check_result *r, const char *cmdline
 		fprintf(f, "%s{\"step\":%" PRIu64 ",\"time_ns\":%" PRIu64 ",\"cpu\":%d,\"thread\":%d,"
 			   "\"event\":", i ? "," : "", r->tr[i].step, r->tr[i].time, r->tr[i].cpu,
 			r->tr[i].tid);
-		json_str(f, ev);
+		json_string(f, ev);
 		fputc('}', f);
 	}
 	fprintf(f, "]}}\n");
@@ -644,20 +631,20 @@ int check_write_chrome_trace(const struct check_result *r, const char *path, cha
 		format_event(r, t, ev, sizeof(ev));
 		if (t->kind == TR_VIOLATION) {
 			fprintf(f, ",\n{\"name\":");
-			json_str(f, ev);
+			json_string(f, ev);
 			fprintf(f, ",\"ph\":\"i\",\"s\":\"g\",\"pid\":1,\"tid\":%d,\"ts\":", t->cpu);
 			ts_us(f, t->time);
 			fprintf(f, "}");
 			continue;
 		}
 		fprintf(f, ",\n{\"name\":");
-		json_str(f, trace_kind_name(t->kind));
+		json_string(f, trace_kind_name(t->kind));
 		fprintf(f, ",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":", t->cpu);
 		ts_us(f, t->time);
 		fprintf(f, ",\"dur\":");
 		ts_us(f, end - t->time);
 		fprintf(f, ",\"args\":{\"thread\":%d,\"step\":%" PRIu64 ",\"event\":", t->tid, t->step);
-		json_str(f, ev);
+		json_string(f, ev);
 		fprintf(f, "}}");
 		/* broadcast TLBIs and IPIs: flow arrows to every other CPU */
 		if (t->kind == YP_TLBI_ISSUE || t->kind == TR_IPI) {
@@ -684,7 +671,7 @@ int check_write_chrome_trace(const struct check_result *r, const char *path, cha
 	}
 	fprintf(f, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"tlbsim\",\"version\":"
 		   "\"%s\",\"token\":", TLBSIM_VERSION);
-	json_str(f, r->token);
+	json_string(f, r->token);
 	fprintf(f, "}}\n");
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		unlink(tmp);

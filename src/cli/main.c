@@ -138,6 +138,39 @@ static int split_kv(const char *opt, const char *arg, char *k, size_t kl, char *
 	return 0;
 }
 
+/* -w NAME=VALUE */
+static int add_wparam(struct tlbsim_config *cfg, const char *arg, int reserve)
+{
+	if (cfg->nwparams >= TLBSIM_MAX_WPARAMS - reserve)
+		return usage_error("too many -w options%s", "");
+	if (split_kv("-w", arg, cfg->wparams[cfg->nwparams].name, sizeof(cfg->wparams[0].name),
+		     cfg->wparams[cfg->nwparams].value, sizeof(cfg->wparams[0].value)))
+		return 2;
+	cfg->nwparams++;
+	return 0;
+}
+
+/* -D NAME=VALUE */
+static int add_override(struct tlbsim_config *cfg, const char *arg, int reserve)
+{
+	char k[64], val[96], name[80];
+	int64_t v;
+	if (split_kv("-D", arg, k, sizeof(k), val, sizeof(val)))
+		return 2;
+	int id = param_lookup(k);
+	if (id < 0)
+		return usage_error("-D: unknown parameter '%s' (see tlbsim list params)", k);
+	snprintf(name, sizeof(name), "-D %s", k);
+	if (parse_int_opt(name, val, 0, INT64_MAX, &v))
+		return 2;
+	if (cfg->noverrides >= TLBSIM_MAX_OVERRIDES - reserve)
+		return usage_error("too many -D options%s", "");
+	cfg->overrides[cfg->noverrides].param = id;
+	cfg->overrides[cfg->noverrides].value = v;
+	cfg->noverrides++;
+	return 0;
+}
+
 static int parse_run_opts(int argc, char **argv, struct cli_opts *o, bool compare)
 {
 	static const struct option longopts[] = {
@@ -183,33 +216,13 @@ static int parse_run_opts(int argc, char **argv, struct cli_opts *o, bool compar
 			o->json = true;
 			break;
 		case 'w':
-			if (o->cfg.nwparams >= TLBSIM_MAX_WPARAMS)
-				return usage_error("too many -w options%s", "");
-			if (split_kv("-w", optarg, o->cfg.wparams[o->cfg.nwparams].name,
-				     sizeof(o->cfg.wparams[0].name),
-				     o->cfg.wparams[o->cfg.nwparams].value,
-				     sizeof(o->cfg.wparams[0].value)))
+			if (add_wparam(&o->cfg, optarg, 0))
 				return 2;
-			o->cfg.nwparams++;
 			break;
-		case 'D': {
-			if (split_kv("-D", optarg, k, sizeof(k), val, sizeof(val)))
+		case 'D':
+			if (add_override(&o->cfg, optarg, 0))
 				return 2;
-			int id = param_lookup(k);
-			if (id < 0)
-				return usage_error("-D: unknown parameter '%s' (see tlbsim list params)",
-						   k);
-			char name[80];
-			snprintf(name, sizeof(name), "-D %s", k);
-			if (parse_int_opt(name, val, 0, INT64_MAX, &v))
-				return 2;
-			if (o->cfg.noverrides >= TLBSIM_MAX_OVERRIDES)
-				return usage_error("too many -D options%s", "");
-			o->cfg.overrides[o->cfg.noverrides].param = id;
-			o->cfg.overrides[o->cfg.noverrides].value = v;
-			o->cfg.noverrides++;
 			break;
-		}
 		case 'P':
 			if (split_kv("--policy", optarg, k, sizeof(k), val, sizeof(val)))
 				return 2;
@@ -416,32 +429,14 @@ static int cmd_check(int argc, char **argv)
 			break;
 		case 'o': trace_file = optarg; break;
 		case 'w':
-			if (o.cfg.nwparams >= TLBSIM_MAX_WPARAMS - 4)
-				return usage_error("too many -w options%s", "");
-			if (split_kv("-w", optarg, o.cfg.wparams[o.cfg.nwparams].name,
-				     sizeof(o.cfg.wparams[0].name), o.cfg.wparams[o.cfg.nwparams].value,
-				     sizeof(o.cfg.wparams[0].value)))
+			/* reserve room for the workload's check-mode -w defaults */
+			if (add_wparam(&o.cfg, optarg, 4))
 				return 2;
-			o.cfg.nwparams++;
 			break;
-		case 'D': {
-			if (split_kv("-D", optarg, k, sizeof(k), val, sizeof(val)))
+		case 'D':
+			if (add_override(&o.cfg, optarg, 1))
 				return 2;
-			int id = param_lookup(k);
-			if (id < 0)
-				return usage_error("-D: unknown parameter '%s' (see tlbsim list params)",
-						   k);
-			char name[80];
-			snprintf(name, sizeof(name), "-D %s", k);
-			if (parse_int_opt(name, val, 0, INT64_MAX, &v))
-				return 2;
-			if (o.cfg.noverrides >= TLBSIM_MAX_OVERRIDES - 1)
-				return usage_error("too many -D options%s", "");
-			o.cfg.overrides[o.cfg.noverrides].param = id;
-			o.cfg.overrides[o.cfg.noverrides].value = v;
-			o.cfg.noverrides++;
 			break;
-		}
 		case 'P':
 			if (split_kv("--policy", optarg, k, sizeof(k), val, sizeof(val)))
 				return 2;

@@ -13,20 +13,11 @@
 
 #include "sim/sim.h"
 
-/* Software walk of the live tables (what the kernel would see). */
+/* The live PTE for va in mm (what the kernel sees), or 0. */
 static pte_t live_pte(struct sim *s, struct mm_struct *mm, uint64_t va)
 {
-	const struct pt_geom *g = &s->hw.geom;
-	uint32_t table = mm->pgd;
-	for (int d = 0; d < g->levels; d++) {
-		pte_t e = table_of(s, table)[pt_index(g, d, va)];
-		if (!pte_present(e))
-			return 0;
-		if (d == g->levels - 1)
-			return e;
-		table = pte_pfn(e);
-	}
-	return 0;
+	pte_t *ptep = pte_lookup(s, mm, va);
+	return ptep ? *ptep : 0;
 }
 
 static void realized(struct sim *s, int cpu, const char *what, uint64_t va, uint32_t frame)

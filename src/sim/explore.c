@@ -212,18 +212,7 @@ int explore_run(struct sim *s)
 		}
 		struct event ev = s->ready.e[pick];
 		ready_remove(s, pick);
-		s->m.events++;
-		if (ev.kind == EV_CALL) {
-			ev.fn(s, ev.ptr, ev.data);
-			continue;
-		}
-		struct sim_thread *t = ev.ptr;
-		t->state = TS_RUNNING;
-		s->curr = t;
-		coro_switch(&s->main_co, &t->co);
-		s->curr = NULL;
-		if (t->state == TS_DONE)
-			coro_destroy(&t->co);
+		sim_dispatch(s, &ev);
 	}
 	if (s->error)
 		return s->error;

@@ -510,6 +510,24 @@ void sim_join(struct sim *s, struct sim_thread *t)
 }
 
 /* ---- main loop ---- */
+
+/* Run one event: a callback, or a thread until its next switch. */
+void sim_dispatch(struct sim *s, const struct event *ev)
+{
+	s->m.events++;
+	if (ev->kind == EV_CALL) {
+		ev->fn(s, ev->ptr, ev->data);
+		return;
+	}
+	struct sim_thread *t = ev->ptr;
+	t->state = TS_RUNNING;
+	s->curr = t;
+	coro_switch(&s->main_co, &t->co);
+	s->curr = NULL;
+	if (t->state == TS_DONE)
+		coro_destroy(&t->co);
+}
+
 int sim_run(struct sim *s)
 {
 	if (s->ex)
@@ -518,18 +536,7 @@ int sim_run(struct sim *s)
 		struct event ev = heap_pop(s);
 		SIM_BUG_ON(s, ev.time < s->now);
 		s->now = ev.time;
-		s->m.events++;
-		if (ev.kind == EV_CALL) {
-			ev.fn(s, ev.ptr, ev.data);
-			continue;
-		}
-		struct sim_thread *t = ev.ptr;
-		t->state = TS_RUNNING;
-		s->curr = t;
-		coro_switch(&s->main_co, &t->co);
-		s->curr = NULL;
-		if (t->state == TS_DONE)
-			coro_destroy(&t->co);
+		sim_dispatch(s, &ev);
 	}
 	if (s->error)
 		return s->error;

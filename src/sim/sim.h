@@ -253,6 +253,8 @@ int sim_init(struct sim *s, const struct tlbsim_profile *prof, int nr_cpus,
 void sim_destroy(struct sim *s);
 /* Run until all threads finished. Returns 0 or an enum tlbsim_err. */
 int sim_run(struct sim *s);
+/* Run one event (engine internal, shared with the explore loop). */
+void sim_dispatch(struct sim *s, const struct event *ev);
 void sim_fail(struct sim *s, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

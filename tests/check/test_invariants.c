@@ -1,0 +1,857 @@
+/*
+ * test_invariants.c - the invariant oracle (src/check/check.c, src/hw/mmu.c,
+ * src/mm/memory.c livelock detector) on hand-built, deterministic states.
+ *
+ * Every scenario runs inside simulated threads (tests/test_util.h harness,
+ * time-ordered mode, so nothing stops at a violation: s->m.violations counts
+ * every report and s->first_violation keeps the first). Stale cache entries
+ * are made the honest way - a real access fills the TLB / walk cache - and
+ * then the page tables or frames are changed behind the caches' back, as a
+ * buggy kernel path would. Each invariant has a case where it must fire and
+ * cases where it must not (kernel-model.md 7, 9.3):
+ *
+ *  I1           a reachable leaf entry maps a data frame at the moment the
+ *               frame is freed; a reachable walk-cache entry points at a
+ *               page table at the moment the table is handed to RCU.
+ *  I1-realized  an access uses a walk-cache entry whose table frame was
+ *               freed and reallocated (generation mismatch).
+ *  I2           when munmap/madvise(DONTNEED) returns, no CPU reaches an old
+ *               translation of the range: one to a frame mapped when the call
+ *               began (map_epoch <= call_epoch) that the live tables no longer
+ *               map there.
+ *  I3           a write through a cached writable+dirty entry into a page the
+ *               kernel judged clean (MADV_FREE: lazyfree, PTE clean).
+ *  stale-walk   an access walks through a table that was unlinked and handed
+ *               to RCU (its flush completed) but is not yet freed.
+ *  livelock     livelock_faults identical faults (same cpu, va, PTE) in a
+ *               row; the detector reports once and recovers by invalidating
+ *               the CPU.
+ *  windows      x86 lazy-CPU leaves whose tlb_gen is behind the mm's and
+ *               arm64 leaves tagged with the ASID of no live mm are not
+ *               reachable, so they are not I1.
+ */
+#include "test_util.h"
+
+#include <stdio.h>
+
+/* ---- helpers ---- */
+
+/* set_entry() of memory.c (static there): keep nr_used and the occupancy
+ * bitmap consistent so that frame_free()'s empty-table check holds. */
+static void tset_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val)
+{
+	struct frame *fr = &s->hw.frames[table];
+	uint64_t *map = table_used_map(&s->hw.geom, fr->table);
+	pte_t old = fr->table[idx];
+	if (pte_none(old) && !pte_none(val)) {
+		fr->nr_used++;
+		map[idx / 64] |= 1ull << (idx % 64);
+	} else if (!pte_none(old) && pte_none(val)) {
+		fr->nr_used--;
+		map[idx / 64] &= ~(1ull << (idx % 64));
+	}
+	fr->table[idx] = val;
+}
+
+/* tables[d] = the live table at depth d on the path of va (0 = pgd). */
+static void path_tables(struct sim *s, struct mm_struct *mm, uint64_t va, uint32_t *tables)
+{
+	const struct pt_geom *g = &s->hw.geom;
+	tables[0] = mm->pgd;
+	for (int d = 0; d < g->levels - 1; d++) {
+		pte_t e = table_of(s, tables[d])[pt_index(g, d, va)];
+		assert_true(pte_present(e));
+		tables[d + 1] = pte_pfn(e);
+	}
+}
+
+static int leaf_depth(struct sim *s)
+{
+	return s->hw.geom.levels - 1;
+}
+
+/* Clear va's PTE in the live tables (no flush); returns the frame it mapped. */
+static uint32_t clear_pte(struct sim *s, struct mm_struct *mm, uint64_t va)
+{
+	uint32_t t[8];
+	path_tables(s, mm, va, t);
+	int d = leaf_depth(s);
+	uint64_t idx = pt_index(&s->hw.geom, d, va);
+	pte_t e = table_of(s, t[d])[idx];
+	assert_true(pte_present(e));
+	tset_entry(s, t[d], idx, 0);
+	return pte_pfn(e);
+}
+
+/* Unlink the (empty) PTE table of va from its parent (pmd_clear); returns it. */
+static uint32_t unlink_pte_table(struct sim *s, struct mm_struct *mm, uint64_t va)
+{
+	uint32_t t[8];
+	path_tables(s, mm, va, t);
+	int d = leaf_depth(s);
+	assert_int_equal(s->hw.frames[t[d]].nr_used, 0);
+	tset_entry(s, t[d - 1], pt_index(&s->hw.geom, d - 1, va), 0);
+	s->hw.frames[t[d]].unlink_epoch = ++s->unlink_epoch;
+	return t[d];
+}
+
+static void inv(struct sim *s, int cpu, enum inv_kind kind, uint64_t va)
+{
+	uint64_t ps = s->hw.geom.page_size;
+	struct inv_op op = {.kind = kind, .tag = s->arch->user_tag(s, cpu), .start = va,
+			    .end = va + ps, .stride = ps};
+	hw_invalidate_cpu(s, cpu, &op);
+}
+
+static void inv_all(struct sim *s, int cpu)
+{
+	struct inv_op op = {.kind = INV_ALL};
+	hw_invalidate_cpu(s, cpu, &op);
+}
+
+/* Cached walk entry of cpu at depth d for va (NULL if none). */
+static struct tc_entry *walk_entry(struct sim *s, int cpu, int d, uint64_t va)
+{
+	return tc_lookup(&s->hw.cpu[cpu].wc, va >> s->hw.geom.shift[d], d,
+			 s->arch->user_tag(s, cpu));
+}
+
+static struct tc_entry *leaf_entry(struct sim *s, int cpu, uint64_t va, uint32_t tag)
+{
+	return tc_lookup(&s->hw.cpu[cpu].tlb, va >> s->hw.geom.page_shift, leaf_depth(s), tag);
+}
+
+/* A private page mapped and written by the current thread. */
+static uint64_t map_and_write(struct sim *s)
+{
+	uint64_t ps = s->hw.geom.page_size;
+	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
+	assert_true(a != TLBSIM_EINVAL_VA);
+	assert_int_equal(user_access(s, a, true), 0);
+	assert_int_equal(user_access(s, a, true), 0);	/* now a TLB hit */
+	assert_non_null(leaf_entry(s, sim_current(s)->cpu, a,
+				   s->arch->user_tag(s, sim_current(s)->cpu)));
+	return a;
+}
+
+static void assert_no_violation(struct sim *s)
+{
+	assert_int_equal(s->m.violations, 0);
+	assert_int_equal(s->first_violation.kind, -1);
+}
+
+static void assert_violation(struct sim *s, int kind)
+{
+	if (s->first_violation.kind != kind)
+		fail_msg("want %s, got %s (%s)", inv_name(kind),
+			 s->first_violation.kind >= 0 ? inv_name(s->first_violation.kind) : "none",
+			 s->first_violation.text);
+	assert_true(s->m.violations >= 1);
+}
+
+struct one {
+	int variant;
+	uint64_t va;
+	uint32_t frame;
+	uint32_t table;
+	uint64_t n, n2;
+	int ran;
+};
+
+static void run_one(const char *profile, int cpus, thread_fn fn, struct one *o, int cpu,
+		    struct sim **out, const int64_t *ov)
+{
+	struct sim *s = tsim_new_p(profile, cpus, NESTED_FULLMM, ov);
+	tsim_spawn(s, fn, o, cpu);
+	tsim_run(s);
+	assert_int_equal(o->ran, 1);
+	*out = s;
+}
+
+/* ---- I1, data page ---- */
+
+/* Rule: a data frame freed while a reachable leaf TLB entry still maps it is
+ * an I1 violation (variant 0); freeing it after the CPU's TLB was invalidated
+ * is not (variant 1). */
+static void i1_data_body(struct sim *s, struct sim_thread *t)
+{
+	struct one *o = t->arg;
+	uint64_t a = map_and_write(s);
+	uint32_t f = clear_pte(s, t->mm, a);
+	if (o->variant == 1)
+		inv_all(s, t->cpu);
+	struct frame *fr = &s->hw.frames[f];
+	assert_int_equal(fr->state, FRAME_DATA);
+	assert_int_equal(fr->refcount, 1);
+	fr->refcount--;			/* put_page() of the last reference */
+	frame_free(s, f);
+	o->va = a;
+	o->frame = f;
+	o->ran = 1;
+}
+
+static void test_i1_data_fires_without_invalidation(void **state)
+{
+	static const char *const profiles[] = {"x86-24", "falkor-46", "arm64-4k"};
+	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
+		struct one o = {.variant = 0};
+		struct sim *s;
+		run_one(profiles[i], 4, i1_data_body, &o, 1, &s, NULL);
+		assert_violation(s, INV_I1);
+		assert_int_equal(s->m.violations, 1);
+		assert_int_equal(s->first_violation.cpu, 1);
+		assert_int_equal(s->first_violation.frame, o.frame);
+		assert_true(s->first_violation.va == o.va);
+		assert_non_null(strstr(s->first_violation.text, "data frame"));
+		assert_non_null(strstr(s->first_violation.entry, "TLB leaf"));
+		tsim_free(s);
+	}
+}
+
+static void test_i1_data_quiet_after_invalidation(void **state)
+{
+	static const char *const profiles[] = {"x86-24", "falkor-46", "arm64-4k"};
+	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
+		struct one o = {.variant = 1};
+		struct sim *s;
+		run_one(profiles[i], 4, i1_data_body, &o, 1, &s, NULL);
+		assert_no_violation(s);
+		assert_int_equal(s->hw.frames[o.frame].state, FRAME_FREE);
+		tsim_free(s);
+	}
+}
+
+/* ---- I1, page table at the RCU hand-off ---- */
+
+/* Rule: handing a page table to RCU (check_tables_to_rcu) while a reachable
+ * walk-cache entry still points at it is I1 (variant 0); after a VAE1IS-style
+ * INV_VA_ALL (variant 1) or an ASIDE1IS-style INV_TAG (variant 2) of that
+ * ASID on the CPU it is not. A leaf-only invalidation (variant 3) leaves the
+ * walk entry, so it still fires. */
+static void i1_rcu_body(struct sim *s, struct sim_thread *t)
+{
+	struct one *o = t->arg;
+	uint64_t a = map_and_write(s);
+	int d = leaf_depth(s);
+	struct tc_entry *w = walk_entry(s, t->cpu, d - 1, a);
+	assert_non_null(w);
+	(void)clear_pte(s, t->mm, a);
+	uint32_t p = unlink_pte_table(s, t->mm, a);
+	assert_int_equal(w->frame, p);
+	switch (o->variant) {
+	case 1: inv(s, t->cpu, INV_VA_ALL, a); break;
+	case 2: {
+		struct inv_op op = {.kind = INV_TAG, .tag = s->arch->user_tag(s, t->cpu)};
+		hw_invalidate_cpu(s, t->cpu, &op);
+		break;
+	}
+	case 3: inv(s, t->cpu, INV_VA_LEAF, a); break;
+	}
+	check_tables_to_rcu(s, &p, 1);
+	assert_int_equal(s->hw.frames[p].rcu_checked, 1);
+	o->va = a;
+	o->table = p;
+	o->ran = 1;
+}
+
+static void test_i1_table_fires_at_rcu_handoff(void **state)
+{
+	static const char *const profiles[] = {"falkor-46", "arm64-4k"};
+	for (size_t i = 0; i < 2; i++) {
+		for (int variant = 0; variant <= 3; variant += 3) {
+			struct one o = {.variant = variant};
+			struct sim *s;
+			run_one(profiles[i], 4, i1_rcu_body, &o, 2, &s, NULL);
+			assert_violation(s, INV_I1);
+			assert_int_equal(s->m.violations, 1);
+			assert_int_equal(s->first_violation.cpu, 2);
+			assert_int_equal(s->first_violation.frame, o.table);
+			assert_non_null(strstr(s->first_violation.text, "page-table frame"));
+			assert_non_null(strstr(s->first_violation.text, "handed to RCU"));
+			assert_non_null(strstr(s->first_violation.entry, "walk-cache"));
+			tsim_free(s);
+		}
+	}
+}
+
+static void test_i1_table_quiet_after_walk_invalidation(void **state)
+{
+	static const char *const profiles[] = {"falkor-46", "arm64-4k"};
+	for (size_t i = 0; i < 2; i++) {
+		for (int variant = 1; variant <= 2; variant++) {
+			struct one o = {.variant = variant};
+			struct sim *s;
+			run_one(profiles[i], 4, i1_rcu_body, &o, 2, &s, NULL);
+			assert_no_violation(s);
+			tsim_free(s);
+		}
+	}
+}
+
+/* ---- I1 realized ---- */
+
+/* Rule: an access that walks through a walk-cache entry whose table frame was
+ * freed and reallocated (its generation changed) is I1-realized (variant 0).
+ * If the walk entry was invalidated before the free (variant 1), the same
+ * access walks the live tables: no violation of any kind. */
+static void i1_realized_body(struct sim *s, struct sim_thread *t)
+{
+	struct one *o = t->arg;
+	uint64_t a = map_and_write(s);
+	int d = leaf_depth(s);
+	assert_non_null(walk_entry(s, t->cpu, d - 1, a));
+	(void)clear_pte(s, t->mm, a);
+	uint32_t p = unlink_pte_table(s, t->mm, a);
+	/* the leaf goes either way (a leaf-only flush) */
+	inv(s, t->cpu, INV_VA_LEAF, a);
+	if (o->variant == 1)
+		inv(s, t->cpu, INV_VA_ALL, a);
+	frame_free(s, p);
+	if (o->variant == 0) {
+		/* the latent I1 at the free is expected (tested above); clear the
+		 * record so that the access's own report becomes visible */
+		assert_int_equal(s->first_violation.kind, INV_I1);
+		assert_int_equal(s->m.violations, 1);
+		s->first_violation.kind = -1;
+	}
+	uint32_t again = frame_alloc(s, FRAME_PGTABLE, d);
+	assert_int_equal(again, p);	/* LIFO free list: the same frame, new gen */
+	uint64_t fpte = 0;
+	int rc = mmu_access(s, t->cpu, t->mm, a, false, &fpte);
+	assert_int_equal(rc, -1);	/* the reused table is empty / unlinked */
+	frame_free(s, again);
+	o->va = a;
+	o->table = p;
+	o->ran = 1;
+}
+
+static void test_i1_realized_fires_on_reused_table(void **state)
+{
+	static const char *const profiles[] = {"falkor-46", "arm64-4k", "x86-24"};
+	for (size_t i = 0; i < 3; i++) {
+		struct one o = {.variant = 0};
+		struct sim *s;
+		run_one(profiles[i], 4, i1_realized_body, &o, 0, &s, NULL);
+		assert_violation(s, INV_I1_REALIZED);
+		assert_int_equal(s->m.violations, 2);
+		assert_int_equal(s->first_violation.frame, o.table);
+		assert_int_equal(s->first_violation.cpu, 0);
+		assert_true(s->first_violation.va == o.va);
+		assert_non_null(strstr(s->first_violation.entry, "walk-cache entry"));
+		tsim_free(s);
+	}
+}
+
+static void test_i1_realized_quiet_when_walk_entry_gone(void **state)
+{
+	static const char *const profiles[] = {"falkor-46", "arm64-4k", "x86-24"};
+	for (size_t i = 0; i < 3; i++) {
+		struct one o = {.variant = 1};
+		struct sim *s;
+		run_one(profiles[i], 4, i1_realized_body, &o, 0, &s, NULL);
+		assert_no_violation(s);
+		tsim_free(s);
+	}
+}
+
+/* ---- I2 ---- */
+
+/* Rule: at the return of an unmapping call that began at call_epoch, a
+ * reachable leaf entry in the range for a frame mapped no later than
+ * call_epoch (map_epoch <= call_epoch) whose PTE is now none is I2.
+ * variant 0: stale entry, PTE cleared            -> fires
+ * variant 1: page mapped after the call began    -> quiet
+ * variant 2: entry invalidated before the return -> quiet
+ * variant 3: the live PTE still maps the frame   -> quiet
+ * variant 4: the stale entry is outside the range -> quiet */
+static void i2_body(struct sim *s, struct sim_thread *t)
+{
+	struct one *o = t->arg;
+	uint64_t ps = s->hw.geom.page_size;
+	uint64_t call_epoch = 0;
+	if (o->variant == 1)
+		call_epoch = ++s->map_epoch;	/* the call began before the mapping */
+	uint64_t a = map_and_write(s);
+	uint32_t f = pte_pfn(*pte_lookup(s, t->mm, a));
+	if (o->variant != 1) {
+		call_epoch = ++s->map_epoch;
+		assert_true(s->hw.frames[f].map_epoch <= call_epoch);
+	} else {
+		assert_true(s->hw.frames[f].map_epoch > call_epoch);
+	}
+	if (o->variant != 3)
+		(void)clear_pte(s, t->mm, a);
+	if (o->variant == 2)
+		inv(s, t->cpu, INV_VA_LEAF, a);
+	uint64_t start = a, end = a + ps;
+	if (o->variant == 4) {
+		start = a + ps;
+		end = a + 16 * ps;
+	}
+	check_range_unmapped(s, t->mm, start, end, call_epoch, "test");
+	o->va = a;
+	o->frame = f;
+	o->ran = 1;
+}
+
+static void test_i2_fires_for_stale_old_translation(void **state)
+{
+	static const char *const profiles[] = {"x86-24", "falkor-46"};
+	for (size_t i = 0; i < 2; i++) {
+		struct one o = {.variant = 0};
+		struct sim *s;
+		run_one(profiles[i], 4, i2_body, &o, 3, &s, NULL);
+		assert_violation(s, INV_I2);
+		assert_int_equal(s->m.violations, 1);
+		assert_int_equal(s->first_violation.cpu, 3);
+		assert_int_equal(s->first_violation.frame, o.frame);
+		assert_true(s->first_violation.va == o.va);
+		assert_non_null(strstr(s->first_violation.text, "test of ["));
+		tsim_free(s);
+	}
+}
+
+static void test_i2_quiet_cases(void **state)
+{
+	static const char *const profiles[] = {"x86-24", "falkor-46"};
+	for (size_t i = 0; i < 2; i++) {
+		for (int variant = 1; variant <= 4; variant++) {
+			struct one o = {.variant = variant};
+			struct sim *s;
+			run_one(profiles[i], 4, i2_body, &o, 3, &s, NULL);
+			if (s->m.violations)
+				fail_msg("%s variant %d: unexpected %s", profiles[i], variant,
+					 s->first_violation.text);
+			assert_no_violation(s);
+			tsim_free(s);
+		}
+	}
+}
+
+/* ---- I3 ---- */
+
+enum i3_mode {
+	I3_STALE,		/* PTE cleaned + lazyfree behind a live W+D entry: fires */
+	I3_NOT_LAZYFREE,	/* same, but the page is not lazyfree: quiet */
+	I3_INVALIDATED,		/* same, but the writer's entry was flushed: quiet */
+	I3_REAL_MADV_FREE,	/* sys_madvise_free (flushes): quiet */
+};
+
+struct i3 {
+	enum i3_mode mode;
+	volatile int stage;
+	uint64_t page;
+	uint32_t frame;
+	int lazyfree_after_madvise;
+	int wrote;
+	int cleaned;
+};
+
+static void wait_stage(struct sim *s, struct i3 *st, int want)
+{
+	for (int i = 0; st->stage < want; i++) {
+		assert_true(i < 100000);
+		sim_step(s, YP_USER, 100);
+	}
+}
+
+/* CPU 0: writes the page (its TLB caches it writable+dirty), lets CPU 1
+ * clean it, then writes again. */
+static void i3_writer(struct sim *s, struct sim_thread *t)
+{
+	struct i3 *st = t->arg;
+	st->page = map_and_write(s);
+	st->frame = pte_pfn(*pte_lookup(s, t->mm, st->page));
+	struct tc_entry *e = leaf_entry(s, t->cpu, st->page, s->arch->user_tag(s, t->cpu));
+	assert_true(e->perm & PTE_WRITE);
+	assert_true(e->perm & PTE_DIRTY);
+	st->stage = 1;
+	wait_stage(s, st, 2);
+	assert_int_equal(user_access(s, st->page, true), 0);
+	st->wrote = 1;
+}
+
+/* CPU 1: the MADV_FREE side. */
+static void i3_cleaner(struct sim *s, struct sim_thread *t)
+{
+	struct i3 *st = t->arg;
+	wait_stage(s, st, 1);
+	if (st->mode == I3_REAL_MADV_FREE) {
+		assert_int_equal(sys_madvise_free(s, st->page, s->hw.geom.page_size), 0);
+		/* the kernel judged the page clean: a stale write would be I3 */
+		st->lazyfree_after_madvise = s->hw.frames[st->frame].lazyfree;
+	} else {
+		pte_t *ptep = pte_lookup(s, t->mm, st->page);
+		assert_non_null(ptep);
+		pte_t e = *ptep & ~(PTE_DIRTY | PTE_YOUNG);	/* pte_mkold(pte_mkclean()) */
+		if (s->profile->arch == ARCH_ARM64)
+			e |= PTE_RDONLY;
+		*ptep = e;
+		struct frame *fr = &s->hw.frames[st->frame];
+		fr->lazyfree = st->mode != I3_NOT_LAZYFREE;
+		fr->dirty_epoch = 0;
+		if (st->mode == I3_INVALIDATED)
+			inv(s, 0, INV_VA_LEAF, st->page);	/* the flush reached CPU 0 */
+	}
+	st->cleaned = 1;
+	st->stage = 2;
+}
+
+static struct sim *run_i3(const char *profile, struct i3 *st)
+{
+	struct sim *s = tsim_new(profile, 4, NESTED_FULLMM);
+	tsim_spawn(s, i3_writer, st, 0);
+	tsim_spawn(s, i3_cleaner, st, 1);
+	tsim_run(s);
+	assert_int_equal(st->wrote, 1);
+	assert_int_equal(st->cleaned, 1);
+	return s;
+}
+
+static void test_i3_fires_on_write_through_stale_dirty_entry(void **state)
+{
+	static const char *const profiles[] = {"x86-24", "falkor-46"};
+	for (size_t i = 0; i < 2; i++) {
+		struct i3 st = {.mode = I3_STALE};
+		struct sim *s = run_i3(profiles[i], &st);
+		assert_violation(s, INV_I3);
+		assert_int_equal(s->m.violations, 1);
+		assert_int_equal(s->first_violation.cpu, 0);
+		assert_true(s->first_violation.va == st.page);
+		assert_int_equal(s->first_violation.frame, st.frame);
+		assert_non_null(strstr(s->first_violation.text, "MADV_FREE"));
+		tsim_free(s);
+	}
+}
+
+static void test_i3_quiet_cases(void **state)
+{
+	static const char *const profiles[] = {"x86-24", "falkor-46"};
+	static const enum i3_mode modes[] = {I3_NOT_LAZYFREE, I3_INVALIDATED, I3_REAL_MADV_FREE};
+	for (size_t i = 0; i < 2; i++) {
+		for (size_t m = 0; m < 3; m++) {
+			struct i3 st = {.mode = modes[m]};
+			struct sim *s = run_i3(profiles[i], &st);
+			if (s->m.violations)
+				fail_msg("%s mode %d: unexpected %s", profiles[i], (int)modes[m],
+					 s->first_violation.text);
+			assert_no_violation(s);
+			if (modes[m] == I3_REAL_MADV_FREE)
+				assert_int_equal(st.lazyfree_after_madvise, 1);
+			/* the second write re-dirtied the page through the PTE */
+			if (modes[m] != I3_NOT_LAZYFREE) {
+				assert_true(*pte_lookup(s, &s->mms[0], st.page) & PTE_DIRTY);
+				assert_int_equal(s->hw.frames[st.frame].lazyfree, 0);
+			}
+			tsim_free(s);
+		}
+	}
+}
+
+/* ---- stale walk ---- */
+
+/* Rule: an access that walks through a walk-cache entry to a table that was
+ * unlinked and handed to RCU (rcu_checked = 1, frame not yet freed) is a
+ * stale-walk violation (variant 0). Quiet: the same unlinked table not yet
+ * handed to RCU (variant 1: the flush that covers it may still come), a live
+ * table (variant 2), or the walk entry invalidated (variant 3). */
+static void stale_walk_body(struct sim *s, struct sim_thread *t)
+{
+	struct one *o = t->arg;
+	uint64_t a = map_and_write(s);
+	int d = leaf_depth(s);
+	struct tc_entry *w = walk_entry(s, t->cpu, d - 1, a);
+	assert_non_null(w);
+	uint32_t p = w->frame;
+	inv(s, t->cpu, INV_VA_LEAF, a);		/* force a walk */
+	if (o->variant != 2) {
+		(void)clear_pte(s, t->mm, a);
+		assert_int_equal(unlink_pte_table(s, t->mm, a), p);
+	}
+	if (o->variant == 0 || o->variant == 3)
+		s->hw.frames[p].rcu_checked = 1;	/* handed to RCU, not yet freed */
+	if (o->variant == 3)
+		inv(s, t->cpu, INV_VA_ALL, a);
+	uint64_t fpte = 0;
+	int rc = mmu_access(s, t->cpu, t->mm, a, false, &fpte);
+	assert_int_equal(rc, o->variant == 2 ? 0 : -1);
+	o->va = a;
+	o->table = p;
+	o->ran = 1;
+}
+
+static void test_stale_walk_fires(void **state)
+{
+	static const char *const profiles[] = {"falkor-46", "arm64-4k", "x86-24"};
+	for (size_t i = 0; i < 3; i++) {
+		struct one o = {.variant = 0};
+		struct sim *s;
+		run_one(profiles[i], 4, stale_walk_body, &o, 1, &s, NULL);
+		assert_violation(s, INV_STALE_WALK);
+		assert_int_equal(s->m.violations, 1);
+		assert_int_equal(s->first_violation.frame, o.table);
+		assert_int_equal(s->first_violation.cpu, 1);
+		assert_true(s->first_violation.va == o.va);
+		tsim_free(s);
+	}
+}
+
+static void test_stale_walk_quiet_cases(void **state)
+{
+	static const char *const profiles[] = {"falkor-46", "arm64-4k", "x86-24"};
+	for (size_t i = 0; i < 3; i++) {
+		for (int variant = 1; variant <= 3; variant++) {
+			struct one o = {.variant = variant};
+			struct sim *s;
+			run_one(profiles[i], 4, stale_walk_body, &o, 1, &s, NULL);
+			if (s->m.violations)
+				fail_msg("%s variant %d: unexpected %s", profiles[i], variant,
+					 s->first_violation.text);
+			assert_no_violation(s);
+			tsim_free(s);
+		}
+	}
+}
+
+/* ---- livelock ---- */
+
+/* Rule (I6, kernel-model 5.5/7.1): on arm64 a stale walk-cache entry to a
+ * detached, empty PTE table while the live tables map the page makes every
+ * access fault; the spurious-fault path only issues a leaf VALE1IS, which
+ * does not remove the walk entry, so the fault repeats with the PTE
+ * unchanged. After livelock_faults such faults the detector reports
+ * INV_LIVELOCK once and recovers (invalidates the CPU), and the access
+ * completes. Variant 1: the walk entry was invalidated (a correct VAE1IS):
+ * no fault, no violation. */
+#define LIVELOCK_N 8
+
+static void livelock_body(struct sim *s, struct sim_thread *t)
+{
+	struct one *o = t->arg;
+	const struct pt_geom *g = &s->hw.geom;
+	uint64_t a = map_and_write(s);
+	int d = leaf_depth(s);
+	uint32_t tb[8];
+	path_tables(s, t->mm, a, tb);
+	uint32_t f = clear_pte(s, t->mm, a);
+	uint32_t old = unlink_pte_table(s, t->mm, a);	/* detached, empty, not freed */
+	/* the page is mapped again through a new PTE table */
+	uint32_t nt = frame_alloc(s, FRAME_PGTABLE, d);
+	tset_entry(s, tb[d - 1], pt_index(g, d - 1, a), pfn_pte(nt, PTE_VALID | PTE_TABLE | PTE_USER));
+	tset_entry(s, nt, pt_index(g, d, a),
+		   pfn_pte(f, PTE_VALID | PTE_USER | PTE_YOUNG | PTE_WRITE | PTE_DIRTY));
+	/* the buggy flush: leaf only */
+	inv(s, t->cpu, INV_VA_LEAF, a);
+	if (o->variant == 1)
+		inv(s, t->cpu, INV_VA_ALL, a);
+	else
+		assert_int_equal(walk_entry(s, t->cpu, d - 1, a)->frame, old);
+	uint64_t faults0 = s->m.page_faults, vale0 = s->m.tlbi.vale1is;
+	assert_int_equal(user_access(s, a, true), 0);	/* completes */
+	o->n = s->m.page_faults - faults0;
+	o->n2 = s->m.tlbi.vale1is - vale0;
+	/* after the recovery the CPU walks the live tables */
+	struct tc_entry *w = walk_entry(s, t->cpu, d - 1, a);
+	assert_non_null(w);
+	assert_int_equal(w->frame, nt);
+	o->va = a;
+	o->table = old;
+	o->ran = 1;
+}
+
+static void test_livelock_fires_and_recovers(void **state)
+{
+	static const char *const profiles[] = {"falkor-46", "arm64-4k"};
+	const int64_t ov[] = {P_livelock_faults, LIVELOCK_N, -1};
+	for (size_t i = 0; i < 2; i++) {
+		struct one o = {.variant = 0};
+		struct sim *s;
+		run_one(profiles[i], 4, livelock_body, &o, 0, &s, ov);
+		assert_violation(s, INV_LIVELOCK);
+		assert_int_equal(s->m.violations, 1);
+		assert_int_equal(s->first_violation.cpu, 0);
+		assert_true(s->first_violation.va == o.va);
+		/* exactly livelock_faults faults, each "repaired" by a leaf-only
+		 * VALE1IS that did not help */
+		assert_int_equal(o.n, LIVELOCK_N);
+		assert_true(o.n2 >= LIVELOCK_N - 1);
+		tsim_free(s);
+	}
+}
+
+static void test_livelock_quiet_with_correct_walk_cache(void **state)
+{
+	static const char *const profiles[] = {"falkor-46", "arm64-4k"};
+	const int64_t ov[] = {P_livelock_faults, LIVELOCK_N, -1};
+	for (size_t i = 0; i < 2; i++) {
+		struct one o = {.variant = 1};
+		struct sim *s;
+		run_one(profiles[i], 4, livelock_body, &o, 0, &s, ov);
+		assert_no_violation(s);
+		assert_int_equal(o.n, 0);
+		tsim_free(s);
+	}
+}
+
+/* Rule: the detector wants livelock_faults faults in a row; with fewer
+ * (threshold above what the access takes to be repaired) nothing is
+ * reported. Here every fault is a real one on a different page. */
+static void few_faults_body(struct sim *s, struct sim_thread *t)
+{
+	struct one *o = t->arg;
+	uint64_t ps = s->hw.geom.page_size;
+	uint64_t a = sys_mmap(s, 0, 16 * ps, TLBSIM_MAP_PRIVATE);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(user_access(s, a + (uint64_t)i * ps, true), 0);
+	o->n = s->m.page_faults;
+	o->ran = 1;
+}
+
+static void test_livelock_quiet_for_distinct_faults(void **state)
+{
+	const int64_t ov[] = {P_livelock_faults, 2, -1};
+	struct one o = {0};
+	struct sim *s;
+	run_one("falkor-46", 4, few_faults_body, &o, 0, &s, ov);
+	assert_int_equal(o.n, 16);
+	assert_no_violation(s);
+	tsim_free(s);
+}
+
+/* ---- deliberate windows ---- */
+
+/* x86: a CPU that ran the mm and went idle is lazy with the mm loaded. A
+ * flush that skips it (no tables freed) bumps mm->tlb_gen, so its leaf
+ * entries are unreachable: switch_mm will see tlb_gen behind and flush.
+ * Freeing the page then is not I1 (variant 1: a real madvise(DONTNEED) from
+ * CPU 0; variant 2: PTE cleared + tlb_gen bumped by hand). Variant 0: the
+ * same lazy leaf without any flush (tlb_gen equal) is reachable: I1. */
+struct lazy {
+	int variant;
+	struct sim_thread *writer;
+	uint64_t page;
+	uint32_t frame;
+	uint32_t tag;
+	int ran;
+	int lazy_leaf_survived;
+};
+
+static void lazy_writer(struct sim *s, struct sim_thread *t)
+{
+	struct lazy *st = t->arg;
+	st->page = map_and_write(s);
+	st->frame = pte_pfn(*pte_lookup(s, t->mm, st->page));
+	st->tag = s->arch->user_tag(s, t->cpu);
+}
+
+static void lazy_main(struct sim *s, struct sim_thread *t)
+{
+	struct lazy *st = t->arg;
+	sim_join(s, st->writer);
+	const struct arch_cpu *ac1 = &s->cpus[1].arch;
+	assert_true(ac1->is_lazy);
+	assert_true(ac1->loaded_mm == t->mm);
+	assert_non_null(leaf_entry(s, 1, st->page, st->tag));
+	if (st->variant == 1) {
+		assert_int_equal(sys_madvise_dontneed(s, st->page, s->hw.geom.page_size), 0);
+		assert_int_equal(s->hw.frames[st->frame].state, FRAME_FREE);
+	} else {
+		uint32_t f = clear_pte(s, t->mm, st->page);
+		assert_int_equal(f, st->frame);
+		if (st->variant == 2)
+			t->mm->tlb_gen++;	/* a flush that skipped the lazy CPU */
+		s->hw.frames[f].refcount = 0;
+		frame_free(s, f);
+	}
+	/* the window really exists: CPU 1 still holds the leaf */
+	st->lazy_leaf_survived = leaf_entry(s, 1, st->page, st->tag) != NULL;
+	st->ran = 1;
+}
+
+static struct sim *run_lazy(struct lazy *st)
+{
+	struct sim *s = tsim_new("x86-24", 4, NESTED_FULLMM);
+	st->writer = tsim_spawn(s, lazy_writer, st, 1);
+	tsim_spawn(s, lazy_main, st, 0);
+	tsim_run(s);
+	assert_int_equal(st->ran, 1);
+	return s;
+}
+
+static void test_window_x86_lazy_leaf_behind_tlb_gen_not_i1(void **state)
+{
+	for (int variant = 1; variant <= 2; variant++) {
+		struct lazy st = {.variant = variant};
+		struct sim *s = run_lazy(&st);
+		assert_int_equal(st.lazy_leaf_survived, 1);
+		if (s->m.violations)
+			fail_msg("variant %d: unexpected %s", variant, s->first_violation.text);
+		assert_no_violation(s);
+		tsim_free(s);
+	}
+}
+
+static void test_window_x86_lazy_leaf_current_tlb_gen_is_i1(void **state)
+{
+	struct lazy st = {.variant = 0};
+	struct sim *s = run_lazy(&st);
+	assert_violation(s, INV_I1);
+	assert_int_equal(s->first_violation.cpu, 1);
+	assert_int_equal(s->first_violation.frame, st.frame);
+	tsim_free(s);
+}
+
+/* arm64 W3: leaf entries tagged with the ASID of an mm that is no longer
+ * live (users == 0) cannot be used before the ASID is recycled with a full
+ * flush: freeing their frames is not I1. The live-ASID counterpart is
+ * test_i1_data_fires_without_invalidation. */
+static void dead_asid_body(struct sim *s, struct sim_thread *t)
+{
+	struct one *o = t->arg;
+	uint64_t a = map_and_write(s);
+	uint32_t f = clear_pte(s, t->mm, a);
+	s->mms[0].users = 0;
+	s->hw.frames[f].refcount = 0;
+	frame_free(s, f);
+	s->mms[0].users = 1;
+	/* the entry is really still cached */
+	assert_non_null(leaf_entry(s, t->cpu, a, s->mms[0].asid));
+	o->ran = 1;
+}
+
+static void test_window_arm64_dead_asid_not_i1(void **state)
+{
+	static const char *const profiles[] = {"falkor-46", "arm64-4k"};
+	for (size_t i = 0; i < 2; i++) {
+		struct one o = {0};
+		struct sim *s;
+		run_one(profiles[i], 4, dead_asid_body, &o, 2, &s, NULL);
+		assert_no_violation(s);
+		tsim_free(s);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_i1_data_fires_without_invalidation),
+		cmocka_unit_test(test_i1_data_quiet_after_invalidation),
+		cmocka_unit_test(test_i1_table_fires_at_rcu_handoff),
+		cmocka_unit_test(test_i1_table_quiet_after_walk_invalidation),
+		cmocka_unit_test(test_i1_realized_fires_on_reused_table),
+		cmocka_unit_test(test_i1_realized_quiet_when_walk_entry_gone),
+		cmocka_unit_test(test_i2_fires_for_stale_old_translation),
+		cmocka_unit_test(test_i2_quiet_cases),
+		cmocka_unit_test(test_i3_fires_on_write_through_stale_dirty_entry),
+		cmocka_unit_test(test_i3_quiet_cases),
+		cmocka_unit_test(test_stale_walk_fires),
+		cmocka_unit_test(test_stale_walk_quiet_cases),
+		cmocka_unit_test(test_livelock_fires_and_recovers),
+		cmocka_unit_test(test_livelock_quiet_with_correct_walk_cache),
+		cmocka_unit_test(test_livelock_quiet_for_distinct_faults),
+		cmocka_unit_test(test_window_x86_lazy_leaf_behind_tlb_gen_not_i1),
+		cmocka_unit_test(test_window_x86_lazy_leaf_current_tlb_gen_is_i1),
+		cmocka_unit_test(test_window_arm64_dead_asid_not_i1),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
