@@ -26,6 +26,8 @@ static inline uint64_t addr_end(const struct pt_geom *g, int depth, uint64_t add
 	return (b - 1 < end - 1) ? b : end;
 }
 
+/* set_pte_at() / pmd_populate() / pmd_clear() and friends (arch pgtable.h):
+ * store a descriptor, keeping the table's occupancy count and bitmap */
 static inline void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val)
 {
 	struct frame *fr = &s->hw.frames[table];
@@ -112,6 +114,8 @@ static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 	}
 }
 
+/* zap_p4d_range() / zap_pud_range() / zap_pmd_range() (mm/memory.c, v5.1),
+ * folded into one function over depth */
 static void zap_level(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
 		      uint32_t table, int depth, uint64_t addr, uint64_t end)
 {
@@ -155,6 +159,8 @@ void unmap_vmas(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct **v
 
 /* ---- freeing page tables ---- */
 
+/* free_pte_range()'s pte_free_tlb() and free_pmd_range()/free_pud_range()'s
+ * pmd_free_tlb()/pud_free_tlb(), chosen by the freed table's level */
 static void free_table_at(struct sim *s, struct mmu_gather *tlb, int table_depth, uint32_t table,
 			  uint64_t addr)
 {
@@ -281,6 +287,8 @@ static uint32_t shmem_getpage(struct sim *s, struct shmem_obj *o, uint64_t index
 	return f;
 }
 
+/* mk_pte() + maybe_mkwrite(pte_mkdirty()) of do_anonymous_page() /
+ * finish_fault() (mm/memory.c, v5.1), in the neutral descriptor encoding */
 static pte_t mk_pte(struct sim *s, uint32_t f, struct vm_area_struct *vma, bool write)
 {
 	pte_t pte = pfn_pte(f, PTE_VALID | PTE_USER | PTE_YOUNG);
@@ -426,6 +434,7 @@ int user_access(struct sim *s, uint64_t va, bool write)
 	}
 }
 
+/* pgd_offset() .. pte_offset_map() without allocation (mm/pagewalk-style) */
 pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr)
 {
 	const struct pt_geom *g = &s->hw.geom;

@@ -19,6 +19,8 @@
 #define FIRST_USER_ADDRESS 0ull
 #define USER_PGTABLES_CEILING 0ull
 
+/* mm_init() + mm_alloc_pgd() (kernel/fork.c) and arch_pick_mmap_layout()
+ * (mm/util.c, no randomisation); asid and ctx_id as the arch allocators give */
 int mm_init(struct sim *s, struct mm_struct *mm, int id)
 {
 	memset(mm, 0, sizeof(*mm));
@@ -67,6 +69,7 @@ struct vm_area_struct *find_vma(struct mm_struct *mm, uint64_t addr)
 	return i < mm->nr_vmas ? mm->vmas[i] : NULL;
 }
 
+/* vm_area_alloc() / vm_area_free() (kernel/fork.c, v4.18+) */
 static struct vm_area_struct *vm_area_alloc(struct sim *s)
 {
 	struct vm_area_struct *v = s->pool.free;
@@ -99,12 +102,15 @@ static void vma_insert_at(struct sim *s, struct mm_struct *mm, int i, struct vm_
 	mm->nr_vmas++;
 }
 
+/* vma_link() -> __vma_link_list()/__vma_link_rb() (mm/mmap.c, v5.1) */
 static void vma_link(struct sim *s, struct mm_struct *mm, struct vm_area_struct *v)
 {
 	vma_insert_at(s, mm, vma_index(mm, v->vm_start), v);
 }
 
 /* ---- shmem ---- */
+/* shmem_zero_setup() -> shmem_kernel_file_setup() (mm/shmem.c): a new shmem
+ * object per MAP_SHARED|MAP_ANONYMOUS mapping */
 static struct shmem_obj *shmem_alloc(struct sim *s)
 {
 	struct shmem_obj *o = s->pool.shm_free;
