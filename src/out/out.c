@@ -145,11 +145,25 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 	fprintf(f, "), profile %s, %d CPUs, %d threads x %" PRId64 " iters, seed %" PRIu64 "\n",
 		r0->profile->name, r0->cpus, r0->threads, r0->iters, runs[0].cfg.seed);
 	char buf[48];
-	fprintf(f, "%-18s", "metric");
+	/* a column is labelled by the knob that differs between the runs (the
+	 * first knob if none does) */
+	int label = 0;
+	for (int k = 0; k < tlbsim_knob_count(); k++)
+		for (int i = 1; i < n; i++)
+			if (strcmp(tlbsim_policy_value_name(&runs[i].cfg.policy, k),
+				   tlbsim_policy_value_name(&runs[0].cfg.policy, k)) != 0 && !label)
+				label = k + 1;
+	label = label ? label - 1 : 0;
+	fprintf(f, "policy:");
+	for (int k = 0; k < tlbsim_knob_count(); k++)
+		if (k != label)
+			fprintf(f, " %s=%s", tlbsim_knob_get(k)->name,
+				tlbsim_policy_value_name(&runs[0].cfg.policy, k));
+	fprintf(f, "\n%-18s", "metric");
 	for (int i = 0; i < n; i++) {
 		char h[64];
-		snprintf(h, sizeof(h), "%s=%s", tlbsim_knob_get(0)->name,
-			 tlbsim_policy_value_name(&runs[i].cfg.policy, 0));
+		snprintf(h, sizeof(h), "%s=%s", tlbsim_knob_get(label)->name,
+			 tlbsim_policy_value_name(&runs[i].cfg.policy, label));
 		fprintf(f, " %20s", h);
 	}
 	if (compare)
@@ -176,6 +190,7 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 		fputc('\n', f);
 	}
 	if (compare && n > 1)
-		fprintf(f, "ratio = %s / %s\n", tlbsim_policy_value_name(&runs[n - 1].cfg.policy, 0),
-			tlbsim_policy_value_name(&runs[0].cfg.policy, 0));
+		fprintf(f, "ratio = %s / %s\n",
+			tlbsim_policy_value_name(&runs[n - 1].cfg.policy, label),
+			tlbsim_policy_value_name(&runs[0].cfg.policy, label));
 }
