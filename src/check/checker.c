@@ -173,7 +173,8 @@ static bool dfs_next(uint8_t *prefix, uint32_t *nprefix, const uint8_t *d, const
 		uint32_t pre = count_preemptions(d, i) + 1;
 		if (pre > (uint32_t)bound)
 			continue;
-		memcpy(prefix, d, i);
+		if (i)
+			memcpy(prefix, d, i);
 		prefix[i] = (uint8_t)(d[i] + 1);
 		*nprefix = i + 1;
 		return true;
@@ -202,7 +203,8 @@ static int minimise_schedule(const struct check_opts *o, struct check_result *r,
 				return rc;
 			uint32_t tn = trim(t.dec, t.ndec);
 			if (t.violated && t.v.kind == kind && tn <= *n) {
-				memcpy(d, t.dec, tn);
+				if (tn)
+					memcpy(d, t.dec, tn);
 				*n = tn;
 				changed = true;
 			} else {
@@ -295,7 +297,8 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 		one_run_free(&run);
 		return TLBSIM_ENOMEM;
 	}
-	memcpy(best, run.dec, run.ndec);
+	if (run.ndec)
+		memcpy(best, run.dec, run.ndec);
 	uint32_t nbest = trim(best, run.ndec);
 	if (o->minimise && !o->replay) {
 		rc = minimise_schedule(o, r, kind, best, &nbest, err, errlen);
@@ -323,7 +326,8 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 					uint8_t *nb = realloc(best, nc ? nc : 1);
 					if (nb) {
 						best = nb;
-						memcpy(best, t.dec, nc);
+						if (nc)
+							memcpy(best, t.dec, nc);
 						nbest = nc;
 					}
 				}

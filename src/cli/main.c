@@ -243,12 +243,8 @@ static int parse_run_opts(int argc, char **argv, struct cli_opts *o, bool compar
 			       compare ? "; repeat: one column per --policy" : "");
 			return -1;
 		default:
-			if (optopt && optopt != '?')
-				fprintf(stderr, "tlbsim %s: option -%c needs a value or is unknown\n",
-					cmd, optopt);
-			else
-				fprintf(stderr, "tlbsim %s: unknown option '%s'\n", cmd,
-					argv[optind - 1]);
+			fprintf(stderr, "tlbsim %s: option '%s' is unknown or needs a value\n", cmd,
+				argv[optind - 1]);
 			return 2;
 		}
 	}
@@ -446,11 +442,8 @@ static int cmd_check(int argc, char **argv)
 			fputs(check_help, stdout);
 			return 0;
 		default:
-			if (optopt && optopt != '?')
-				fprintf(stderr, "tlbsim check: option -%c needs a value or is unknown\n",
-					optopt);
-			else
-				fprintf(stderr, "tlbsim check: unknown option '%s'\n", argv[optind - 1]);
+			fprintf(stderr, "tlbsim check: option '%s' is unknown or needs a value\n",
+				argv[optind - 1]);
 			return 2;
 		}
 	}

@@ -103,3 +103,5 @@ add_test(NAME cli_json_command_line
                  ${CMAKE_SOURCE_DIR}/include/tlbsim/tlbsim.h command)
 set_tests_properties(cli_determinism cli_json_schema cli_json_command_line
                      PROPERTIES LABELS cli)
+# A long option without its value names the option in the one stderr line.
+tlbsim_cli(err_cpus_missing_value 2 STDERR "--cpus" ARGS run mmap8 --cpus)

@@ -1,0 +1,139 @@
+# CLI tests of `tlbsim check` (src/cli/main.c cmd_check, src/check/checker.c):
+# exit codes (0 nothing found, 1 violation, 2 usage or input error with one
+# line on stderr and nothing on stdout), the human report, replay tokens,
+# --json and --trace. Every run is bounded by --runs / --time-limit and takes
+# well under a second in the dev build.
+
+set(TLBSIM_CHECK_DIR ${CMAKE_CURRENT_LIST_DIR})
+set(TLBSIM_CHECK_EXPECT_EXIT ${CMAKE_CURRENT_LIST_DIR}/../cli/expect_exit.sh)
+
+# tlbsim_check_out(<name> <exit 0|1> [HAS text...] [RE regex...] [LACKS text...] ARGS args...)
+# stdout results, empty stderr (check_expect.sh).
+function(tlbsim_check_out name code)
+  cmake_parse_arguments(C "" "" "HAS;RE;LACKS;ARGS" ${ARGN})
+  set(cmd bash ${TLBSIM_CHECK_DIR}/check_expect.sh ${code})
+  foreach(s IN LISTS C_HAS)
+    list(APPEND cmd --has "${s}")
+  endforeach()
+  foreach(s IN LISTS C_RE)
+    list(APPEND cmd --re "${s}")
+  endforeach()
+  foreach(s IN LISTS C_LACKS)
+    list(APPEND cmd --lacks "${s}")
+  endforeach()
+  list(APPEND cmd -- $<TARGET_FILE:tlbsim> check ${C_ARGS})
+  add_test(NAME check_cli_${name} COMMAND ${cmd})
+  set_tests_properties(check_cli_${name} PROPERTIES
+    PASS_REGULAR_EXPRESSION "check_expect: PASS"
+    FAIL_REGULAR_EXPRESSION "check_expect: FAIL"
+    LABELS "check;cli" TIMEOUT 60)
+endfunction()
+
+# tlbsim_check_err(<name> [STDERR regex...] ARGS args...): exit 2, one line on
+# stderr matching every regex, empty stdout (tests/cli/expect_exit.sh).
+function(tlbsim_check_err name)
+  cmake_parse_arguments(C "" "" "STDERR;ARGS" ${ARGN})
+  set(cmd bash ${TLBSIM_CHECK_EXPECT_EXIT} 2)
+  foreach(re IN LISTS C_STDERR)
+    list(APPEND cmd --stderr "${re}")
+  endforeach()
+  list(APPEND cmd -- $<TARGET_FILE:tlbsim> check ${C_ARGS})
+  add_test(NAME check_cli_${name} COMMAND ${cmd})
+  set_tests_properties(check_cli_${name} PROPERTIES
+    PASS_REGULAR_EXPRESSION "expect_exit: PASS"
+    FAIL_REGULAR_EXPRESSION "expect_exit: FAIL"
+    LABELS "check;cli" TIMEOUT 60)
+endfunction()
+
+# The unit tests of this directory (globbed by CMakeLists.txt): bounded, so
+# that a regression that makes an access fault forever (the livelock
+# detector never firing) fails in a minute instead of hanging.
+foreach(t test_invariants test_explore)
+  if(TEST ${t})
+    set_tests_properties(${t} PROPERTIES TIMEOUT 120 LABELS check)
+  endif()
+endforeach()
+
+# ---- results ----
+# seed 000 on arm64 64K with the pre-fix nested policy: exit 1, a report with
+# the violation, the trace, the replay command and the token.
+tlbsim_check_out(seed000_prefix 1
+  HAS "VIOLATION I1" "trace (step" "replay: tlbsim check mmap5" "token: t1."
+      "walk-cache" "found after"
+  RE "^workload mmap5 " "^replay: tlbsim check mmap5 .*--policy nested=prefix --replay t1\\.[0-9a-f]{8}\\."
+  LACKS "no violation"
+  ARGS mmap5 --profile falkor-46 --policy nested=prefix --runs 20000 --time-limit 20)
+# the upstream fix: nothing within the budget, exit 0
+tlbsim_check_out(seed000_fullmm 0
+  HAS "no violation: 500 schedules"
+  LACKS "VIOLATION" "token:"
+  ARGS mmap5 --profile falkor-46 --policy nested=fullmm --runs 500)
+tlbsim_check_out(seed000_fullmm_dfs 0
+  HAS "no violation: " "(search space exhausted within the bound)"
+  ARGS mmap5 --profile falkor-46 --policy nested=fullmm --strategy dfs --runs 20000
+       --time-limit 20)
+tlbsim_check_out(seed000_pct 1
+  HAS "VIOLATION I1" "token: t1."
+  ARGS mmap5 --profile arm64-4k --policy nested=prefix --strategy pct --runs 20000
+       --time-limit 20)
+tlbsim_check_out(invariant_livelock 1
+  HAS "VIOLATION livelock" "token: t1."
+  ARGS mmap5 --profile falkor-46 --policy nested=prefix --invariant livelock --runs 20000
+       --time-limit 20)
+tlbsim_check_out(madv_race_free 1
+  HAS "VIOLATION I3"
+  ARGS madv_race --policy nested_check=off -w advice=free --runs 20000 --time-limit 20)
+tlbsim_check_out(madv_race_dontneed 1
+  HAS "VIOLATION I2"
+  ARGS madv_race --policy nested_check=off -w advice=dontneed --runs 20000 --time-limit 20)
+tlbsim_check_out(help 0
+  HAS "usage: tlbsim check WORKLOAD" "--replay TOKEN" "--trace FILE" "--invariant NAME"
+  ARGS --help)
+
+# ---- replay, JSON, trace ----
+foreach(mode roundtrip other_policy json)
+  add_test(NAME check_cli_replay_${mode}
+           COMMAND bash ${TLBSIM_CHECK_DIR}/replay_token.sh $<TARGET_FILE:tlbsim> ${mode})
+  set_tests_properties(check_cli_replay_${mode} PROPERTIES
+    PASS_REGULAR_EXPRESSION "replay_token: PASS"
+    FAIL_REGULAR_EXPRESSION "replay_token: FAIL"
+    LABELS "check;cli" TIMEOUT 60)
+endforeach()
+foreach(mode ok error)
+  add_test(NAME check_cli_trace_${mode}
+           COMMAND bash ${TLBSIM_CHECK_DIR}/trace_file.sh $<TARGET_FILE:tlbsim> ${mode})
+  set_tests_properties(check_cli_trace_${mode} PROPERTIES
+    PASS_REGULAR_EXPRESSION "trace_file: PASS"
+    FAIL_REGULAR_EXPRESSION "trace_file: FAIL"
+    LABELS "check;cli" TIMEOUT 60)
+endforeach()
+
+# ---- input errors: exit 2, one line on stderr naming the problem ----
+tlbsim_check_err(err_trace_nonexistent_dir STDERR "--trace /nonexistent/dir/x.json"
+  ARGS mmap5 --profile falkor-46 --policy nested=prefix --runs 20000
+       --trace /nonexistent/dir/x.json)
+tlbsim_check_err(err_replay_garbage STDERR "--replay garbage" "replay token"
+  ARGS mmap5 --profile falkor-46 --replay garbage)
+tlbsim_check_err(err_replay_truncated STDERR "--replay t1\\.2298"
+  ARGS mmap5 --profile falkor-46 --replay t1.2298)
+tlbsim_check_err(err_runs_zero STDERR "--runs 0" ARGS mmap5 --runs 0)
+tlbsim_check_err(err_runs_abc STDERR "--runs abc" ARGS mmap5 --runs abc)
+tlbsim_check_err(err_runs_negative STDERR "--runs -1" ARGS mmap5 --runs -1)
+tlbsim_check_err(err_time_limit_zero STDERR "--time-limit 0" ARGS mmap5 --time-limit 0)
+tlbsim_check_err(err_strategy STDERR "--strategy nosuch" "random, pct or dfs"
+  ARGS mmap5 --strategy nosuch)
+tlbsim_check_err(err_depth_zero STDERR "--depth 0" ARGS mmap5 --depth 0)
+tlbsim_check_err(err_depth_17 STDERR "--depth 17" ARGS mmap5 --depth 17)
+tlbsim_check_err(err_invariant STDERR "--invariant nosuch" "livelock"
+  ARGS mmap5 --invariant nosuch)
+tlbsim_check_err(err_unknown_workload STDERR "unknown workload 'nosuch'" ARGS nosuch)
+tlbsim_check_err(err_missing_workload STDERR "missing WORKLOAD" ARGS)
+tlbsim_check_err(err_unknown_option STDERR "--bogus" ARGS mmap5 --bogus)
+tlbsim_check_err(err_unknown_profile STDERR "unknown profile 'nosuch'"
+  ARGS mmap5 --profile nosuch)
+tlbsim_check_err(err_policy_value STDERR "unknown value 'bar'" ARGS mmap5 --policy nested=bar)
+tlbsim_check_err(err_w_advice STDERR "advice=maybe"
+  ARGS madv_race -w advice=maybe --runs 10)
+
+# A long option given without its value: the one stderr line names the option.
+tlbsim_check_err(err_runs_missing_value STDERR "--runs" ARGS mmap5 --runs)
