@@ -38,6 +38,7 @@ void check_config_defaults(struct tlbsim_config *cfg, bool cpus_given, bool iter
 	/* check-mode wparams go first; the user's -w come after and win */
 	if (d->check_wparams && *d->check_wparams) {
 		struct tlbsim_kv extra[TLBSIM_MAX_WPARAMS];
+		memset(extra, 0, sizeof(extra));
 		int n = 0;
 		char buf[256];
 		snprintf(buf, sizeof(buf), "%s", d->check_wparams);

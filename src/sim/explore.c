@@ -94,40 +94,32 @@ static void record(struct explore *ex, int idx, int nopt)
 static int build_cands(struct sim *s, struct sim_thread *cur, uint64_t *cands, int *prio)
 {
 	struct explore *ex = s->ex;
+	uint64_t key[MAX_CANDS];
 	int n = 0;
 	if (cur) {
 		prio[n] = cur->id < 256 ? ex->prio[cur->id] : 0;
+		key[n] = 0;
 		cands[n++] = 0;
 	}
-	/* threads by id, then callbacks by seq: insertion sort of indices */
+	/* threads by id, then callbacks by seq (insertion sort on key) */
 	int first = n;
 	for (uint32_t i = 0; i < s->ready.n && n < MAX_CANDS; i++) {
 		const struct event *e = &s->ready.e[i];
-		uint64_t key = e->kind == EV_RESUME ? (uint64_t)((struct sim_thread *)e->ptr)->id
-						    : (1ull << 40) + e->seq;
+		bool thread = e->kind == EV_RESUME;
+		const struct sim_thread *t = thread ? e->ptr : NULL;
+		uint64_t k = thread ? (uint64_t)t->id : (1ull << 40) + e->seq;
+		int p = thread ? (t->id < 256 ? ex->prio[t->id] : 0)
+			       : -1;	/* callbacks run when nothing else can (pct) */
 		int j = n++;
-		while (j > first) {
-			const struct event *p = NULL;
-			for (uint32_t k = 0; k < s->ready.n; k++)
-				if (s->ready.e[k].seq == cands[j - 1]) {
-					p = &s->ready.e[k];
-					break;
-				}
-			uint64_t pk = p->kind == EV_RESUME ? (uint64_t)((struct sim_thread *)p->ptr)->id
-							   : (1ull << 40) + p->seq;
-			if (pk <= key)
-				break;
+		while (j > first && key[j - 1] > k) {
+			key[j] = key[j - 1];
 			cands[j] = cands[j - 1];
 			prio[j] = prio[j - 1];
 			j--;
 		}
+		key[j] = k;
 		cands[j] = e->seq;
-		if (e->kind == EV_RESUME) {
-			struct sim_thread *t = e->ptr;
-			prio[j] = t->id < 256 ? ex->prio[t->id] : 0;
-		} else {
-			prio[j] = -1;	/* callbacks run when nothing else is runnable (pct) */
-		}
+		prio[j] = p;
 	}
 	return n;
 }
