@@ -124,7 +124,7 @@ static int build_cands(struct sim *s, struct sim_thread *cur, uint64_t *cands, i
 	return n;
 }
 
-static int decide(struct sim *s, struct sim_thread *cur, int n, const int *prio)
+static int decide(struct sim *s, struct sim_thread *cur, int n, int *prio)
 {
 	struct explore *ex = s->ex;
 	if (n <= 1)
@@ -147,7 +147,7 @@ static int decide(struct sim *s, struct sim_thread *cur, int n, const int *prio)
 			if (cur && ex->change_at[i] == ex->steps && cur->id < 256)
 				ex->prio[cur->id] = i + 1;
 		if (cur && cur->id < 256)
-			((int *)prio)[0] = ex->prio[cur->id];
+			prio[0] = ex->prio[cur->id];
 		for (int i = 1; i < n; i++)
 			if (prio[i] > prio[idx])
 				idx = i;

@@ -364,6 +364,10 @@ void sim_sleep(struct sim *s)
 static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at)
 {
 	struct sim_cpu *c = &s->cpus[t->cpu];
+	/* a thread never resumes before the time it went to sleep or spin
+	 * (its own charged time may run ahead of the waker's clock) */
+	if (at < t->sleep_start)
+		at = t->sleep_start;
 	if (t->spinning) {
 		/* a spinner never left its CPU: it sees the change at once */
 		SIM_BUG_ON(s, c->curr != t);
