@@ -70,8 +70,11 @@ static int cmd_list(int argc, char **argv)
 		for (int i = 0; i < tlbsim_workload_count(); i++) {
 			const struct tlbsim_workload_desc *d = tlbsim_workload_get(i);
 			printf("%-8s %s\n", d->name, d->description);
-			printf("         default profile %s, threads %d, iters %" PRId64 "\n",
-			       d->default_profile, d->default_threads, d->default_iters);
+			printf("         default profile %s, threads %d, iters %" PRId64 "; check instance: "
+			       "iters %" PRId64 ", cpus %d%s%s\n", d->default_profile, d->default_threads,
+			       d->default_iters, d->check_iters, d->check_cpus,
+			       d->check_wparams && *d->check_wparams ? ", " : "",
+			       d->check_wparams ? d->check_wparams : "");
 			for (int j = 0; j < d->nparams; j++)
 				printf("         -w %s=%s\t%s\n", d->params[j].name, d->params[j].defval,
 				       d->params[j].meaning);
