@@ -436,7 +436,8 @@ static void format_event(const struct check_result *r, const struct trace_rec *t
 		break;
 	case TR_NESTED:
 		snprintf(buf, len, "tlbsim_tlb_finish_mmu: tlb_flush_pending=%" PRIu64 " -> %s",
-			 t->a, t->b ? "mm_tlb_flush_nested() true" : "not nested");
+			 t->a, t->b ? "mm_tlb_flush_nested() true"
+			       : t->a > 1 ? "no nested check (nested_check=off)" : "not nested");
 		break;
 	case YP_FINISH_POLICY:
 		snprintf(buf, len, "tlbsim_nested_policy: %s=%s", kn->name,
