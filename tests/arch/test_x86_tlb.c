@@ -1,0 +1,492 @@
+/*
+ * test_x86_tlb.c - the x86-64 TLB back end (src/arch/x86.c) against
+ * kernel-model.md section 4 (v4.20..v5.1), plus the arm64 contrast for
+ * ptep_set_access_flags (5.3).
+ *
+ * Rules checked (kernel-model sections in brackets):
+ *  - flush_tlb_mm_range [4.3]: ((end - start) >> stride_shift) >
+ *    tlb_single_page_flush_ceiling (33) -> TLB_FLUSH_ALL; otherwise the
+ *    handler INVLPGs each stride [4.4] (when its tlb_gen is exactly one
+ *    behind); every call bumps mm->context.tlb_gen.
+ *  - native_flush_tlb_others [4.3]: IPIs go to the other CPUs of
+ *    mm_cpumask; lazy CPUs only when freed_tables. A lazy CPU that takes the
+ *    IPI leaves lazy mode by switching to init_mm instead of flushing [4.4],
+ *    which drops it from mm_cpumask [4.2].
+ *  - switch_mm_irqs_off [4.2]: coming back from lazy mode to the same mm
+ *    re-checks ctxs[slot].tlb_gen against mm tlb_gen and flushes if stale;
+ *    choose_new_asid: reuse the slot whose ctx_id matches (flush iff its
+ *    tlb_gen is behind), otherwise the next round-robin slot of
+ *    TLB_NR_DYN_ASIDS = 6 with a full flush. Without PCID every switch
+ *    flushes. In this model init_mm occupies no PCID slot (arch/x86.c), so
+ *    the first six user mms take slots 0..5 and the 7th wraps to slot 0.
+ *  - ptep_set_access_flags [4.6]: x86 stores the PTE only if changed &&
+ *    dirty and never flushes; arm64 v5.1 [5.3]: if the PTE changed, update
+ *    it and flush_tlb_fix_spurious_fault = flush_tlb_page = one VALE1IS.
+ */
+#include "test_util.h"
+
+#define H 0x100000000000ull
+#define PG 4096ull
+
+struct xdelta {
+	uint64_t ipi_sent, ipi_received, flush_local, flush_full, tlbi, tlb_gen;
+};
+
+static uint64_t tlbi_total(const struct tlbsim_metrics *m)
+{
+	return m->tlbi.vale1is + m->tlbi.vae1is + m->tlbi.aside1is + m->tlbi.vaale1is +
+	       m->tlbi.vmalle1is + m->tlbi.local;
+}
+
+struct snap {
+	struct tlbsim_metrics m;
+	uint64_t tlb_gen;
+};
+
+static struct snap snap(struct sim *s)
+{
+	return (struct snap){.m = s->m, .tlb_gen = s->mms[0].tlb_gen};
+}
+
+static struct xdelta xdiff(struct sim *s, const struct snap *a)
+{
+	const struct tlbsim_metrics *b = &s->m;
+	return (struct xdelta){
+		.ipi_sent = b->ipi_sent - a->m.ipi_sent,
+		.ipi_received = b->ipi_received - a->m.ipi_received,
+		.flush_local = b->flush_local_pages - a->m.flush_local_pages,
+		.flush_full = b->flush_full - a->m.flush_full,
+		.tlbi = tlbi_total(b) - tlbi_total(&a->m),
+		.tlb_gen = s->mms[0].tlb_gen - a->tlb_gen,
+	};
+}
+
+static bool in_cpumask(const struct mm_struct *mm, int cpu)
+{
+	return (mm->cpumask[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+struct ctl {
+	volatile int done;
+	int ran;
+};
+
+/* runs a thread of the mm, then exits: its CPU goes lazy with mm loaded */
+static void short_thread(struct sim *s, struct sim_thread *t)
+{
+	(void)t;
+	sim_step(s, YP_USER, 1000);
+}
+
+/* keeps running user code of the mm: never lazy */
+static void busy_thread(struct sim *s, struct sim_thread *t)
+{
+	struct ctl *c = t->arg;
+	while (!c->done)
+		sim_step(s, YP_USER, 1000);
+}
+
+static void run_main(const char *profile, int cpus, const int64_t *ov, thread_fn fn, struct ctl *c)
+{
+	struct sim *s = tsim_new_p(profile, cpus, NESTED_FULLMM, ov);
+	tsim_spawn(s, fn, c, 0);
+	tsim_run(s);
+	assert_int_equal(c->ran, 1);
+	tsim_free(s);
+}
+
+/* ---- the INVLPG ceiling ---- */
+
+static void ceiling_main(struct sim *s, struct sim_thread *t)
+{
+	struct ctl *c = t->arg;
+	struct mm_struct *mm = t->mm;
+	assert_ptr_equal(s->cpus[0].arch.loaded_mm, mm);
+	struct snap a = snap(s);
+
+	/* 33 pages: not > 33 -> 33 INVLPG on the initiating CPU, no IPI (no
+	 * other CPU in mm_cpumask) */
+	x86_flush_tlb_mm_range(s, mm, H, H + 33 * PG, 12, false);
+	struct xdelta d = xdiff(s, &a);
+	assert_int_equal(d.flush_local, 33);
+	assert_int_equal(d.flush_full, 0);
+	assert_int_equal(d.ipi_sent, 0);
+	assert_int_equal(d.tlb_gen, 1);
+
+	/* 34 pages: > 33 -> full flush */
+	a = snap(s);
+	x86_flush_tlb_mm_range(s, mm, H, H + 34 * PG, 12, false);
+	d = xdiff(s, &a);
+	assert_int_equal(d.flush_local, 0);
+	assert_int_equal(d.flush_full, 1);
+	assert_int_equal(d.tlb_gen, 1);
+
+	/* the ceiling counts strides: 33 x 2 MiB -> 33 INVLPG, 34 -> full */
+	a = snap(s);
+	x86_flush_tlb_mm_range(s, mm, H, H + 33 * (2ull << 20), 21, true);
+	d = xdiff(s, &a);
+	assert_int_equal(d.flush_local, 33);
+	assert_int_equal(d.flush_full, 0);
+	a = snap(s);
+	x86_flush_tlb_mm_range(s, mm, H, H + 34 * (2ull << 20), 21, true);
+	d = xdiff(s, &a);
+	assert_int_equal(d.flush_local, 0);
+	assert_int_equal(d.flush_full, 1);
+
+	/* TLB_FLUSH_ALL -> full flush; one page -> one INVLPG */
+	a = snap(s);
+	x86_flush_tlb_mm_range(s, mm, 0, TLB_FLUSH_ALL, 12, false);
+	x86_flush_tlb_mm_range(s, mm, H, H + PG, 12, false);
+	d = xdiff(s, &a);
+	assert_int_equal(d.flush_full, 1);
+	assert_int_equal(d.flush_local, 1);
+	assert_int_equal(d.tlb_gen, 2);
+	assert_int_equal(d.tlbi, 0);
+	c->ran = 1;
+}
+
+static void test_flush_ceiling(void **state)
+{
+	(void)state;
+	struct ctl c = {0};
+	run_main("x86-24", 4, NULL, ceiling_main, &c);
+}
+
+/* ---- IPIs and lazy CPUs ---- */
+
+static void ipi_main(struct sim *s, struct sim_thread *t)
+{
+	struct ctl *c = t->arg;
+	struct mm_struct *mm = t->mm;
+	tsim_spawn(s, short_thread, c, 1);
+	tsim_spawn(s, busy_thread, c, 2);
+	sim_step(s, YP_USER, 1000000);	/* 1 ms: CPU1's thread has exited */
+
+	assert_true(s->cpus[1].arch.is_lazy);
+	assert_ptr_equal(s->cpus[1].arch.loaded_mm, mm);
+	assert_true(in_cpumask(mm, 1));
+	assert_false(s->cpus[2].arch.is_lazy);
+	assert_ptr_equal(s->cpus[2].arch.loaded_mm, mm);
+	assert_true(in_cpumask(mm, 2));
+	assert_null(s->cpus[3].arch.loaded_mm);
+	assert_false(in_cpumask(mm, 3));
+
+	/* freed_tables = false: lazy CPU1 skipped -> 1 IPI (CPU2); INVLPG
+	 * locally and on CPU2 */
+	struct snap a = snap(s);
+	x86_flush_tlb_mm_range(s, mm, H, H + PG, 12, false);
+	struct xdelta d = xdiff(s, &a);
+	assert_int_equal(d.ipi_sent, 1);
+	assert_int_equal(d.ipi_received, 1);
+	assert_int_equal(d.flush_local, 2);
+	assert_int_equal(d.flush_full, 0);
+	assert_true(s->cpus[1].arch.is_lazy);
+	assert_ptr_equal(s->cpus[1].arch.loaded_mm, mm);
+	assert_true(in_cpumask(mm, 1));
+
+	/* freed_tables = true: lazy CPU1 gets an IPI too -> 2 IPIs; CPU1
+	 * switches to init_mm instead of flushing and leaves mm_cpumask */
+	a = snap(s);
+	x86_flush_tlb_mm_range(s, mm, H, H + PG, 12, true);
+	d = xdiff(s, &a);
+	assert_int_equal(d.ipi_sent, 2);
+	assert_int_equal(d.ipi_received, 2);
+	assert_int_equal(d.flush_local, 2);	/* CPU0 + CPU2; CPU1 did not flush */
+	assert_int_equal(d.flush_full, 0);
+	assert_null(s->cpus[1].arch.loaded_mm);
+	assert_false(s->cpus[1].arch.is_lazy);
+	assert_false(in_cpumask(mm, 1));
+	assert_true(in_cpumask(mm, 2));
+
+	/* later flushes, with or without freed tables, do not IPI CPU1 */
+	for (int ft = 0; ft <= 1; ft++) {
+		a = snap(s);
+		x86_flush_tlb_mm_range(s, mm, H, H + PG, 12, ft);
+		d = xdiff(s, &a);
+		assert_int_equal(d.ipi_sent, 1);
+		assert_int_equal(d.ipi_received, 1);
+		assert_int_equal(d.tlb_gen, 1);
+	}
+	c->done = 1;
+	c->ran = 1;
+}
+
+static void test_ipis_and_lazy(void **state)
+{
+	(void)state;
+	struct ctl c = {0};
+	run_main("x86-24", 4, NULL, ipi_main, &c);
+}
+
+/* ---- tlb_gen catch-up on switch_mm after lazy mode ---- */
+
+static void tlbgen_main(struct sim *s, struct sim_thread *t)
+{
+	struct ctl *c = t->arg;
+	struct mm_struct *mm = t->mm;
+	struct arch_cpu *ac1 = &s->cpus[1].arch;
+	tsim_spawn(s, short_thread, c, 1);
+	sim_step(s, YP_USER, 1000000);
+	assert_true(ac1->is_lazy);
+	assert_ptr_equal(ac1->loaded_mm, mm);
+	int slot = ac1->loaded_mm_asid;
+	assert_int_equal(ac1->ctxs[slot].ctx_id, mm->ctx_id);
+	assert_int_equal(ac1->ctxs[slot].tlb_gen, mm->tlb_gen);
+
+	/* no flush in between: running a thread of the mm again on CPU1
+	 * (switch_mm from lazy mode to the same mm) does not flush */
+	uint64_t f0 = s->m.flush_full;
+	tsim_spawn(s, short_thread, c, 1);	/* CPU1 idle: switch_mm at once */
+	assert_int_equal(s->m.flush_full, f0);
+	assert_false(ac1->is_lazy);
+	sim_step(s, YP_USER, 1000000);
+	assert_true(ac1->is_lazy);
+
+	/* three flushes while CPU1 is lazy (freed_tables=false: skipped);
+	 * each bumps mm->tlb_gen by one */
+	uint64_t gen0 = mm->tlb_gen;
+	struct snap a = snap(s);
+	for (int i = 1; i <= 3; i++) {
+		x86_flush_tlb_mm_range(s, mm, H, H + PG, 12, false);
+		assert_int_equal(mm->tlb_gen, gen0 + (uint64_t)i);
+	}
+	struct xdelta d = xdiff(s, &a);
+	assert_int_equal(d.ipi_sent, 0);
+	assert_int_equal(d.flush_full, 0);
+	assert_true(ac1->ctxs[slot].tlb_gen < mm->tlb_gen);
+
+	/* CPU1 runs the mm again: stale slot -> full flush on switch_mm, and
+	 * the slot is caught up */
+	f0 = s->m.flush_full;
+	tsim_spawn(s, short_thread, c, 1);
+	assert_int_equal(s->m.flush_full, f0 + 1);
+	assert_int_equal(ac1->loaded_mm_asid, slot);
+	assert_int_equal(ac1->ctxs[slot].tlb_gen, mm->tlb_gen);
+	sim_step(s, YP_USER, 1000000);
+	c->ran = 1;
+}
+
+static void test_tlb_gen_catch_up(void **state)
+{
+	(void)state;
+	struct ctl c = {0};
+	run_main("x86-24", 4, NULL, tlbgen_main, &c);
+}
+
+/* ---- PCID slots ---- */
+
+#define NMM 8
+
+static void add_mms(struct sim *s)
+{
+	/* tsim_new made mms[0]; nothing points into the array yet (no thread
+	 * ran, no CPU has an mm loaded), so it may move */
+	assert_int_equal(s->nr_mms, 1);
+	struct mm_struct *n = realloc(s->mms, NMM * sizeof(*n));
+	assert_non_null(n);
+	s->mms = n;
+	for (int i = 1; i < NMM; i++) {
+		assert_int_equal(mm_init(s, &s->mms[i], i), 0);
+		s->nr_mms = i + 1;
+	}
+}
+
+/* switch CPU 0 to mm i; returns the number of full flushes it caused */
+static uint64_t sw(struct sim *s, int i)
+{
+	uint64_t f0 = s->m.flush_full;
+	s->arch->switch_mm(s, 0, &s->mms[i]);
+	assert_ptr_equal(s->cpus[0].arch.loaded_mm, &s->mms[i]);
+	assert_true(in_cpumask(&s->mms[i], 0));
+	return s->m.flush_full - f0;
+}
+
+static void test_pcid_slots(void **state)
+{
+	(void)state;
+	struct sim *s = tsim_new("x86-24", 2, NESTED_FULLMM);
+	add_mms(s);
+	struct arch_cpu *ac = &s->cpus[0].arch;
+
+	/* first use of each of six mms: a new slot each, full flush */
+	for (int i = 0; i < TLB_NR_DYN_ASIDS; i++) {
+		assert_int_equal(sw(s, i), 1);
+		assert_int_equal(ac->loaded_mm_asid, i);
+		if (i > 0)
+			assert_false(in_cpumask(&s->mms[i - 1], 0));
+	}
+	/* switching among them again: slot reuse, no flush */
+	for (int round = 0; round < 2; round++)
+		for (int i = TLB_NR_DYN_ASIDS - 1; i >= 0; i--) {
+			assert_int_equal(sw(s, i), 0);
+			assert_int_equal(ac->loaded_mm_asid, i);
+		}
+	/* a slot whose tlb_gen is behind the mm's flushes on reuse (a flush
+	 * of mm 3 elsewhere while this CPU ran something else) */
+	s->mms[3].tlb_gen++;
+	assert_int_equal(sw(s, 3), 1);
+	assert_int_equal(ac->loaded_mm_asid, 3);
+	assert_int_equal(ac->ctxs[3].tlb_gen, s->mms[3].tlb_gen);
+	assert_int_equal(sw(s, 2), 0);
+	assert_int_equal(sw(s, 3), 0);
+
+	/* 7th mm: round-robin wraps to slot 0 (evicting mm 0), full flush */
+	assert_int_equal(sw(s, 6), 1);
+	assert_int_equal(ac->loaded_mm_asid, 0);
+	assert_int_equal(ac->ctxs[0].ctx_id, s->mms[6].ctx_id);
+	assert_int_equal(sw(s, 1), 0);		/* mm 1 still in slot 1 */
+	/* back to the evicted mm 0: no slot matches -> next slot (1), flush */
+	assert_int_equal(sw(s, 0), 1);
+	assert_int_equal(ac->loaded_mm_asid, 1);
+	/* which evicted mm 1 */
+	assert_int_equal(sw(s, 1), 1);
+	assert_int_equal(ac->loaded_mm_asid, 2);
+	assert_int_equal(sw(s, 6), 0);
+	assert_int_equal(ac->loaded_mm_asid, 0);
+	tsim_free(s);
+}
+
+/* Without PCID there is one context: every switch to another mm flushes. */
+static void test_no_pcid_every_switch_flushes(void **state)
+{
+	(void)state;
+	const int64_t ov[] = {P_pcid, 0, -1};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, ov);
+	add_mms(s);
+	const int seq[] = {0, 1, 0, 1, 2, 3, 4, 5, 6, 7, 0, 2};
+	for (unsigned i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
+		assert_int_equal(sw(s, seq[i]), 1);
+	tsim_free(s);
+}
+
+/* ---- ptep_set_access_flags ---- */
+
+/* x86 [4.6]: a write fault on a present read-only private PTE goes through
+ * handle_mm_fault's present-PTE path (wp reuse + pte_mkdirty) into
+ * ptep_set_access_flags, which stores the PTE and flushes nothing: no
+ * INVLPG, no full flush, no IPI although another CPU runs the mm, no
+ * tlb_gen bump. */
+static void x86_spurious_main(struct sim *s, struct sim_thread *t)
+{
+	struct ctl *c = t->arg;
+	struct mm_struct *mm = t->mm;
+	tsim_spawn(s, busy_thread, c, 2);
+	assert_true(sys_mmap(s, H, PG, TLBSIM_MAP_PRIVATE) == H);
+	assert_int_equal(user_access(s, H, false), 0);
+	sim_step(s, YP_USER, 100000);
+	assert_false(s->cpus[2].arch.is_lazy);
+	assert_true(in_cpumask(mm, 2));
+	pte_t *ptep = pte_lookup(s, mm, H);
+	assert_non_null(ptep);
+	assert_true(pte_present(*ptep));
+	assert_false(*ptep & PTE_WRITE);
+
+	uint64_t pf0 = s->m.page_faults;
+	struct snap a = snap(s);
+	assert_int_equal(user_access(s, H, true), 0);
+	struct xdelta d = xdiff(s, &a);
+	assert_int_equal(s->m.page_faults - pf0, 1);
+	assert_int_equal(d.ipi_sent, 0);
+	assert_int_equal(d.ipi_received, 0);
+	assert_int_equal(d.flush_local, 0);
+	assert_int_equal(d.flush_full, 0);
+	assert_int_equal(d.tlbi, 0);
+	assert_int_equal(d.tlb_gen, 0);
+	ptep = pte_lookup(s, mm, H);
+	assert_true((*ptep & (PTE_WRITE | PTE_DIRTY)) == (PTE_WRITE | PTE_DIRTY));
+
+	/* direct calls: changed && dirty -> stored, returns 1; changed &&
+	 * !dirty -> not stored, returns 1; unchanged -> 0; never a flush */
+	a = snap(s);
+	pte_t old = *ptep;
+	pte_t nw = old & ~PTE_YOUNG;
+	assert_true(s->arch->ptep_set_access_flags(s, mm, H, ptep, nw, false));
+	assert_int_equal(*ptep, old);
+	assert_true(s->arch->ptep_set_access_flags(s, mm, H, ptep, nw, true));
+	assert_int_equal(*ptep, nw);
+	assert_false(s->arch->ptep_set_access_flags(s, mm, H, ptep, nw, true));
+	assert_int_equal(*ptep, nw);
+	*ptep = old;
+	d = xdiff(s, &a);
+	assert_int_equal(d.ipi_sent + d.flush_local + d.flush_full + d.tlbi + d.tlb_gen, 0);
+	c->done = 1;
+	c->ran = 1;
+}
+
+static void test_x86_set_access_flags_no_flush(void **state)
+{
+	(void)state;
+	struct ctl c = {0};
+	run_main("x86-24", 4, NULL, x86_spurious_main, &c);
+}
+
+/* arm64 v5.1 [5.3]: ptep_set_access_flags on a changed PTE updates it (AF,
+ * WRITE, DIRTY ORed in, RDONLY the more permissive) and issues one broadcast
+ * VALE1IS; an unchanged PTE returns 0 with no TLBI. Through the fault path:
+ * the first write to a clean writable shared page (RDONLY set) takes a
+ * permission fault whose ptep_set_access_flags flushes one VALE1IS. */
+static void arm64_access_main(struct sim *s, struct sim_thread *t)
+{
+	struct ctl *c = t->arg;
+	struct mm_struct *mm = t->mm;
+	uint64_t ps = s->hw.geom.page_size;
+	assert_true(sys_mmap(s, H, 2 * ps, TLBSIM_MAP_SHARED) == H);
+	assert_int_equal(user_access(s, H, false), 0);
+	assert_int_equal(user_access(s, H + ps, false), 0);
+
+	pte_t *ptep = pte_lookup(s, mm, H);
+	assert_non_null(ptep);
+	pte_t old = *ptep;
+	assert_true(old & PTE_RDONLY);
+	assert_true(old & PTE_WRITE);
+	assert_false(old & PTE_DIRTY);
+
+	pte_t entry = (old | PTE_DIRTY | PTE_YOUNG) & ~PTE_RDONLY;
+	struct tlbsim_metrics m0 = s->m;
+	assert_true(s->arch->ptep_set_access_flags(s, mm, H, ptep, entry, true));
+	assert_int_equal(s->m.tlbi.vale1is - m0.tlbi.vale1is, 1);
+	assert_int_equal(tlbi_total(&s->m) - tlbi_total(&m0), 1);
+	assert_true(*ptep & PTE_DIRTY);
+	assert_false(*ptep & PTE_RDONLY);
+	assert_int_equal(pte_pfn(*ptep), pte_pfn(old));
+
+	/* the same entry again: pte_same -> 0, no TLBI */
+	m0 = s->m;
+	assert_false(s->arch->ptep_set_access_flags(s, mm, H, ptep, *ptep, true));
+	assert_int_equal(tlbi_total(&s->m) - tlbi_total(&m0), 0);
+
+	/* through handle_mm_fault: write to the second (clean, RDONLY) page */
+	m0 = s->m;
+	assert_int_equal(user_access(s, H + ps, true), 0);
+	assert_int_equal(s->m.page_faults - m0.page_faults, 1);
+	assert_int_equal(s->m.tlbi.vale1is - m0.tlbi.vale1is, 1);
+	assert_int_equal(tlbi_total(&s->m) - tlbi_total(&m0), 1);
+	ptep = pte_lookup(s, mm, H + ps);
+	assert_true(*ptep & PTE_DIRTY);
+	assert_false(*ptep & PTE_RDONLY);
+	c->ran = 1;
+}
+
+static void test_arm64_set_access_flags_flushes(void **state)
+{
+	(void)state;
+	const char *profiles[] = {"falkor-46", "arm64-4k"};
+	for (int i = 0; i < 2; i++) {
+		struct ctl c = {0};
+		run_main(profiles[i], 4, NULL, arm64_access_main, &c);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flush_ceiling),
+		cmocka_unit_test(test_ipis_and_lazy),
+		cmocka_unit_test(test_tlb_gen_catch_up),
+		cmocka_unit_test(test_pcid_slots),
+		cmocka_unit_test(test_no_pcid_every_switch_flushes),
+		cmocka_unit_test(test_x86_set_access_flags_no_flush),
+		cmocka_unit_test(test_arm64_set_access_flags_flushes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,572 @@
+/*
+ * test_engine.c - the discrete-event engine (src/sim/sim.c, run.c).
+ *
+ * Rules checked (sim.h, sim.c file comments, tlbsim.h):
+ *  - events run in (time, seq) order: threads resume in simulated-time
+ *    order; at equal times the one queued first runs first;
+ *  - fast path: a thread whose next time is earlier than every queued event
+ *    keeps running without a switch (no new event);
+ *  - sim_sleep gives up the CPU (it goes idle if nothing else is queued);
+ *    sim_wake(t, delay) makes t runnable delay ns after the waker's current
+ *    time, plus idle_exit_ns when t's CPU is idle (cpu_enqueue); a spinning
+ *    waiter never left its CPU (no idle exit; the spin is sys time); a
+ *    thread queued behind a running one starts ctx_switch_ns after that one
+ *    gives up the CPU; thread exit wakes a joiner after wakeup_ns; joining a
+ *    finished thread returns at once;
+ *  - accounting: each CPU's user/sys time equals what its threads charged in
+ *    each mode; tlbsim_run's idle = wall x cpus - (user + sys);
+ *  - determinism: same config + seed -> identical metrics; the seed drives
+ *    the workloads' jitter; all state of a run lives in its struct sim, so
+ *    two sims in one process do not interfere;
+ *  - rng: xoshiro256** seeded through splitmix64 (sim.c), rng_below(n) in
+ *    [0, n).
+ */
+#include "test_util.h"
+
+/* ---- event order ---- */
+
+struct rec {
+	int id;
+	uint64_t t;
+};
+
+struct order {
+	struct rec r[64];
+	int n;
+	uint64_t cost[3];
+	int steps[3];
+	struct sim_thread *th[3];
+};
+
+static void order_thread(struct sim *s, struct sim_thread *t)
+{
+	struct order *o = t->arg;
+	int id = t->cpu;	/* one thread per CPU: CPU number = id */
+	for (int i = 0; i < o->steps[id]; i++) {
+		assert_true(o->n < 64);
+		o->r[o->n++] = (struct rec){id, s->now};
+		sim_step(s, YP_USER, o->cost[id]);
+	}
+}
+
+/* A (CPU0) steps 300 ns, B (CPU1) 500 ns, C (CPU2) 300 ns, all starting at
+ * the same time T in spawn order A, B, C. Relative resume times:
+ *   A, C: 0 300 600 900 1200 1500 1800; B: 0 500 1000 1500 2000.
+ * Ties: at 0 spawn order; at every A/C tie A was re-queued first (it ran
+ * first at the previous tie); at 1500 B was queued at 1000, A and C at
+ * 1200 -> B, A, C. */
+static void test_event_order(void **state)
+{
+	(void)state;
+	struct order o = {.cost = {300, 500, 300}, .steps = {7, 5, 7}};
+	struct sim *s = tsim_new("x86-24", 4, NESTED_FULLMM);
+	for (int i = 0; i < 3; i++)
+		o.th[i] = tsim_spawn(s, order_thread, &o, i);
+	tsim_run(s);
+	enum { A, B, C };
+	const struct rec want[] = {
+		{A, 0},	   {B, 0},    {C, 0},	 {A, 300},  {C, 300},  {B, 500},  {A, 600},
+		{C, 600},  {A, 900},  {C, 900},	 {B, 1000}, {A, 1200}, {C, 1200}, {B, 1500},
+		{A, 1500}, {C, 1500}, {A, 1800}, {C, 1800}, {B, 2000},
+	};
+	int nw = (int)(sizeof(want) / sizeof(want[0]));
+	assert_int_equal(o.n, nw);
+	uint64_t t0 = o.r[0].t;
+	for (int i = 0; i < nw; i++) {
+		if (o.r[i].id != want[i].id || o.r[i].t - t0 != want[i].t)
+			fail_msg("record %d: thread %d at +%llu, want thread %d at +%llu", i,
+				 o.r[i].id, (unsigned long long)(o.r[i].t - t0), want[i].id,
+				 (unsigned long long)want[i].t);
+	}
+	tsim_free(s);
+}
+
+/* ---- fast path ---- */
+
+static void lone_thread(struct sim *s, struct sim_thread *t)
+{
+	uint64_t *out = t->arg;
+	uint64_t t0 = s->now;
+	for (int i = 0; i < 10000; i++)
+		sim_step(s, YP_USER, 10);
+	out[0] = s->now - t0;
+}
+
+/* A lone thread is never switched: one event (its first resume) for 10000
+ * steps, and its time still advances by every step's cost. Two threads on
+ * two CPUs stepping in lock-step must switch at (nearly) every step. */
+static void test_fast_path(void **state)
+{
+	(void)state;
+	uint64_t out[2] = {0};
+	struct sim *s = tsim_new("x86-24", 4, NESTED_FULLMM);
+	tsim_spawn(s, lone_thread, out, 0);
+	tsim_run(s);
+	assert_int_equal(out[0], 10000 * 10);
+	assert_int_equal(s->m.events, 1);
+	tsim_free(s);
+
+	s = tsim_new("x86-24", 4, NESTED_FULLMM);
+	tsim_spawn(s, lone_thread, &out[0], 0);
+	tsim_spawn(s, lone_thread, &out[1], 1);
+	tsim_run(s);
+	assert_int_equal(out[0], 10000 * 10);
+	assert_int_equal(out[1], 10000 * 10);
+	assert_true(s->m.events >= 10000);
+	tsim_free(s);
+}
+
+/* ---- sleep / wake / join ---- */
+
+#define WAKEUP 700
+#define IDLE_EXIT 2500
+#define CTXSW 400
+
+static const int64_t sleep_ov[] = {P_wakeup_ns,	 WAKEUP, P_idle_exit_ns, IDLE_EXIT,
+				   P_ctx_switch_ns, CTXSW, P_cr3_flush_ns, 0,
+				   -1};
+
+struct sw {
+	struct sim_thread *sleeper;
+	uint64_t t_sleep, t_resume, t_wake;
+	bool spin;
+	bool idle_seen, sleeping_seen;
+	uint64_t cpu0_busy_at_wake;
+	int ran;
+};
+
+static void sleeper_thread(struct sim *s, struct sim_thread *t)
+{
+	struct sw *w = t->arg;
+	sim_step(s, YP_USER, 0);
+	w->t_sleep = s->now;
+	if (w->spin)
+		sim_spin_wait(s);
+	else
+		sim_sleep(s);
+	w->t_resume = s->now;
+	w->ran = 1;
+}
+
+static void waker_thread(struct sim *s, struct sim_thread *t)
+{
+	struct sw *w = t->arg;
+	sim_step(s, YP_USER, 5000);
+	w->idle_seen = sim_cpu_idle(s, 0);
+	w->sleeping_seen = w->sleeper->state == TS_SLEEPING;
+	w->cpu0_busy_at_wake = s->cpus[0].user_ns + s->cpus[0].sys_ns;
+	w->t_wake = s->now;
+	sim_wake(s, w->sleeper, (uint64_t)P(s, P_wakeup_ns));
+	sim_step(s, YP_USER, 100000);	/* keep running past the wake-up */
+}
+
+/* Sleeping: CPU0 is idle while its thread sleeps; the thread resumes
+ * wakeup_ns + idle_exit_ns after the wake (its CPU was idle). */
+static void test_sleep_wake_idle(void **state)
+{
+	(void)state;
+	struct sw w = {0};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, sleep_ov);
+	w.sleeper = tsim_spawn(s, sleeper_thread, &w, 0);
+	tsim_spawn(s, waker_thread, &w, 1);
+	tsim_run(s);
+	assert_int_equal(w.ran, 1);
+	assert_true(w.idle_seen);
+	assert_true(w.sleeping_seen);
+	assert_int_equal(w.cpu0_busy_at_wake, 0);
+	assert_int_equal(w.t_resume, w.t_wake + WAKEUP + IDLE_EXIT);
+	/* the sleep itself charged nothing on CPU 0 */
+	assert_int_equal(s->cpus[0].user_ns + s->cpus[0].sys_ns, 0);
+	tsim_free(s);
+}
+
+/* Spinning: the CPU stays busy (not idle); the waiter resumes exactly
+ * delay after the wake (no idle exit) and the spin is charged as sys. */
+static void test_spin_wake(void **state)
+{
+	(void)state;
+	struct sw w = {.spin = true};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, sleep_ov);
+	w.sleeper = tsim_spawn(s, sleeper_thread, &w, 0);
+	tsim_spawn(s, waker_thread, &w, 1);
+	tsim_run(s);
+	assert_int_equal(w.ran, 1);
+	assert_false(w.idle_seen);
+	assert_int_equal(w.t_resume, w.t_wake + WAKEUP);
+	assert_int_equal(s->cpus[0].sys_ns, w.t_resume - w.t_sleep);
+	assert_int_equal(s->cpus[0].user_ns, 0);
+	tsim_free(s);
+}
+
+struct rq {
+	uint64_t a_end, c_start;
+};
+
+static void rq_a(struct sim *s, struct sim_thread *t)
+{
+	struct rq *r = t->arg;
+	sim_step(s, YP_USER, 3000);
+	r->a_end = s->now;
+}
+
+static void rq_c(struct sim *s, struct sim_thread *t)
+{
+	struct rq *r = t->arg;
+	r->c_start = s->now;
+}
+
+/* Two threads on one CPU: the second waits in the run queue and starts
+ * ctx_switch_ns after the first one exits. */
+static void test_run_queue(void **state)
+{
+	(void)state;
+	struct rq r = {0};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, sleep_ov);
+	tsim_spawn(s, rq_a, &r, 0);
+	tsim_spawn(s, rq_c, &r, 0);
+	tsim_run(s);
+	assert_int_equal(r.c_start, r.a_end + CTXSW);
+	tsim_free(s);
+}
+
+struct jn {
+	uint64_t b_exit, a_resume, a_second;
+	int ran;
+};
+
+static void join_child(struct sim *s, struct sim_thread *t)
+{
+	struct jn *j = t->arg;
+	sim_step(s, YP_USER, 10000);
+	j->b_exit = s->now;
+}
+
+static void join_parent(struct sim *s, struct sim_thread *t)
+{
+	struct jn *j = t->arg;
+	struct sim_thread *b = tsim_spawn(s, join_child, j, 1);
+	sim_join(s, b);
+	j->a_resume = s->now;
+	assert_int_equal(b->state, TS_DONE);
+	sim_join(s, b);		/* already finished: returns at once */
+	j->a_second = s->now;
+	j->ran = 1;
+}
+
+/* Exit wakes the joiner wakeup_ns later; its CPU went idle while it slept,
+ * so + idle_exit_ns. */
+static void test_join(void **state)
+{
+	(void)state;
+	struct jn j = {0};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, sleep_ov);
+	tsim_spawn(s, join_parent, &j, 0);
+	tsim_run(s);
+	assert_int_equal(j.ran, 1);
+	assert_int_equal(j.a_resume, j.b_exit + WAKEUP + IDLE_EXIT);
+	assert_int_equal(j.a_second, j.a_resume);
+	tsim_free(s);
+}
+
+/* ---- accounting ---- */
+
+static void acct_thread(struct sim *s, struct sim_thread *t)
+{
+	const uint64_t *c = t->arg;	/* user x3, then sys x2 */
+	for (int i = 0; i < 3; i++)
+		sim_step(s, YP_USER, c[0]);
+	sim_set_mode(s, MODE_SYS);
+	for (int i = 0; i < 2; i++)
+		sim_step(s, YP_SYSCALL, c[1]);
+	sim_charge_sys(s, c[2]);
+	sim_set_mode(s, MODE_USER);
+	sim_step(s, YP_USER, 0);
+}
+
+/* Per-CPU user/sys equal exactly what the threads charged (switch costs set
+ * to 0 so nothing else is charged); wall = the latest finish. */
+static void test_accounting_harness(void **state)
+{
+	(void)state;
+	const int64_t ov[] = {P_ctx_switch_ns, 0, P_cr3_flush_ns, 0, P_idle_exit_ns, 0, -1};
+	const uint64_t c0[3] = {1000, 250, 77}, c1[3] = {10, 4000, 0};
+	struct sim *s = tsim_new_p("x86-24", 3, NESTED_FULLMM, ov);
+	tsim_spawn(s, acct_thread, (void *)c0, 0);
+	tsim_spawn(s, acct_thread, (void *)c1, 1);
+	tsim_run(s);
+	assert_int_equal(s->cpus[0].user_ns, 3 * c0[0]);
+	assert_int_equal(s->cpus[0].sys_ns, 2 * c0[1] + c0[2]);
+	assert_int_equal(s->cpus[1].user_ns, 3 * c1[0]);
+	assert_int_equal(s->cpus[1].sys_ns, 2 * c1[1] + c1[2]);
+	assert_int_equal(s->cpus[2].user_ns + s->cpus[2].sys_ns, 0);
+	uint64_t e0 = 3 * c0[0] + 2 * c0[1] + c0[2], e1 = 3 * c1[0] + 2 * c1[1] + c1[2];
+	assert_int_equal(s->now, e0 > e1 ? e0 : e1);
+	tsim_free(s);
+}
+
+static int run_cfg(const char *wl, const char *profile, int threads, int64_t iters, uint64_t seed,
+		   struct tlbsim_metrics *m, struct tlbsim_resolved *res)
+{
+	struct tlbsim_config cfg;
+	char err[256];
+	tlbsim_config_init(&cfg);
+	cfg.workload = wl;
+	cfg.profile = profile;
+	cfg.threads = threads;
+	cfg.iters = iters;
+	cfg.seed = seed;
+	memset(m, 0, sizeof(*m));
+	int rc = tlbsim_run(&cfg, res, m, err, sizeof(err));
+	if (rc)
+		fail_msg("tlbsim_run: %s", err);
+	return rc;
+}
+
+/* tlbsim_run: idle = wall x cpus - (user + sys); work was done in both
+ * modes (user stores and loop overhead; syscalls and faults). */
+static void test_accounting_tlbsim_run(void **state)
+{
+	(void)state;
+	const char *profiles[] = {NULL, "x86-24"};
+	for (int i = 0; i < 2; i++) {
+		struct tlbsim_metrics m;
+		struct tlbsim_resolved res;
+		run_cfg("mmap8", profiles[i], 2, 5, 1, &m, &res);
+		assert_true(m.wall_ns > 0);
+		assert_true(m.user_ns > 0);
+		assert_true(m.sys_ns > 0);
+		assert_int_equal(m.ops, 2 * 5);
+		assert_int_equal(m.idle_ns + m.user_ns + m.sys_ns, m.wall_ns * (uint64_t)res.cpus);
+	}
+}
+
+/* ---- determinism ---- */
+
+static void test_determinism(void **state)
+{
+	(void)state;
+	struct tlbsim_metrics a, b;
+	struct tlbsim_resolved res;
+	const char *profiles[] = {NULL, "x86-24", "arm64-4k"};
+	for (int i = 0; i < 3; i++) {
+		run_cfg("mmap8", profiles[i], 2, 5, 1, &a, &res);
+		run_cfg("mmap8", profiles[i], 2, 5, 1, &b, &res);
+		assert_memory_equal(&a, &b, sizeof(a));
+		run_cfg("mmap8", profiles[i], 2, 5, 12345, &a, &res);
+		run_cfg("mmap8", profiles[i], 2, 5, 12345, &b, &res);
+		assert_memory_equal(&a, &b, sizeof(a));
+	}
+	/* the seed drives mmap8's per-iteration user-loop jitter: with one
+	 * thread every iteration is on the critical path, so the wall time
+	 * (or the schedule) differs between seeds */
+	run_cfg("mmap8", NULL, 1, 5, 1, &a, &res);
+	run_cfg("mmap8", NULL, 1, 5, 2, &b, &res);
+	assert_true(a.wall_ns != b.wall_ns || a.events != b.events);
+	/* with two threads the jitter still shows in the metrics */
+	run_cfg("mmap8", NULL, 2, 5, 1, &a, &res);
+	run_cfg("mmap8", NULL, 2, 5, 2, &b, &res);
+	assert_true(memcmp(&a, &b, sizeof(a)) != 0);
+}
+
+/* ---- two sims in one process ---- */
+
+struct result {
+	struct tlbsim_metrics m;
+	uint64_t now;
+	uint64_t cpu_time[8];
+};
+
+static void work_thread(struct sim *s, struct sim_thread *t)
+{
+	uint64_t ps = s->hw.geom.page_size;
+	for (int it = 0; it < 3; it++) {
+		uint64_t a = sys_mmap(s, 0, 8 * ps, TLBSIM_MAP_SHARED);
+		assert_true(a != TLBSIM_EINVAL_VA);
+		for (int k = 0; k < 8; k++)
+			assert_int_equal(user_access(s, a + (uint64_t)k * ps, k & 1), 0);
+		assert_int_equal(sys_madvise_dontneed(s, a, 4 * ps), 0);
+		assert_int_equal(sys_munmap(s, a, 8 * ps), 0);
+		sim_charge(s, rng_below(&s->rng, 1000));
+		sim_step(s, YP_USER, 100 + (uint64_t)t->cpu);
+	}
+}
+
+static struct sim *make_sim(const char *profile)
+{
+	return tsim_new(profile, 4, NESTED_FULLMM);
+}
+
+static void spawn_work(struct sim *s)
+{
+	for (int c = 0; c < 3; c++)
+		tsim_spawn(s, work_thread, NULL, c);
+}
+
+static struct result result_of(struct sim *s)
+{
+	struct result r;
+	memset(&r, 0, sizeof(r));
+	r.m = s->m;
+	r.now = s->now;
+	for (int c = 0; c < s->nr_cpus && c < 4; c++) {
+		r.cpu_time[2 * c] = s->cpus[c].user_ns;
+		r.cpu_time[2 * c + 1] = s->cpus[c].sys_ns;
+	}
+	return r;
+}
+
+static struct result alone(const char *profile)
+{
+	struct sim *s = make_sim(profile);
+	spawn_work(s);
+	tsim_run(s);
+	struct result r = result_of(s);
+	tsim_free(s);
+	return r;
+}
+
+static void test_two_sims(void **state)
+{
+	(void)state;
+	const char *pa = "falkor-46", *pb = "x86-24";
+	struct result ra = alone(pa), rb = alone(pb);
+	struct result rb2 = alone(pb);
+	assert_memory_equal(&rb, &rb2, sizeof(rb));	/* alone is reproducible */
+	assert_true(ra.m.gathers > 0 && rb.m.gathers > 0);
+
+	/* both created and populated, then A run to completion, then B */
+	struct sim *a = make_sim(pa), *b = make_sim(pb);
+	spawn_work(a);
+	spawn_work(b);
+	tsim_run(a);
+	tsim_run(b);
+	struct result xa = result_of(a), xb = result_of(b);
+	assert_memory_equal(&xa, &ra, sizeof(ra));
+	assert_memory_equal(&xb, &rb, sizeof(rb));
+	tsim_free(a);
+	tsim_free(b);
+
+	/* B created first, A runs while B waits with its threads queued; B
+	 * runs after A was destroyed */
+	b = make_sim(pb);
+	spawn_work(b);
+	a = make_sim(pa);
+	spawn_work(a);
+	tsim_run(a);
+	xa = result_of(a);
+	tsim_free(a);
+	tsim_run(b);
+	xb = result_of(b);
+	tsim_free(b);
+	assert_memory_equal(&xa, &ra, sizeof(ra));
+	assert_memory_equal(&xb, &rb, sizeof(rb));
+
+	/* same profile for both */
+	struct result ra2 = alone(pa);
+	a = make_sim(pa);
+	b = make_sim(pa);
+	spawn_work(b);
+	spawn_work(a);
+	tsim_run(b);
+	tsim_run(a);
+	xa = result_of(a);
+	xb = result_of(b);
+	assert_memory_equal(&xa, &ra2, sizeof(ra2));
+	assert_memory_equal(&xb, &ra2, sizeof(ra2));
+	tsim_free(a);
+	tsim_free(b);
+}
+
+/* ---- rng ---- */
+
+/* Reference splitmix64 and xoshiro256** (Blackman & Vigna, public-domain
+ * reference code), written here independently of sim.c */
+static uint64_t ref_splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t ref_rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t ref_next(uint64_t st[4])
+{
+	const uint64_t result = ref_rotl(st[1] * 5, 7) * 9;
+	const uint64_t t = st[1] << 17;
+	st[2] ^= st[0];
+	st[3] ^= st[1];
+	st[1] ^= st[2];
+	st[0] ^= st[3];
+	st[2] ^= t;
+	st[3] = ref_rotl(st[3], 45);
+	return result;
+}
+
+static void test_rng(void **state)
+{
+	(void)state;
+	const uint64_t seeds[] = {0, 1, 2, 42, 0xdeadbeefcafef00dull};
+	for (int i = 0; i < 5; i++) {
+		struct rng r1, r2;
+		rng_seed(&r1, seeds[i]);
+		rng_seed(&r2, seeds[i]);
+		uint64_t x = seeds[i], st[4];
+		for (int k = 0; k < 4; k++)
+			st[k] = ref_splitmix(&x);
+		for (int k = 0; k < 1000; k++) {
+			uint64_t v = rng_next(&r1);
+			assert_int_equal(v, rng_next(&r2));
+			assert_int_equal(v, ref_next(st));
+		}
+	}
+	/* different seeds: different streams */
+	struct rng a, b;
+	rng_seed(&a, 1);
+	rng_seed(&b, 2);
+	int same = 0;
+	for (int k = 0; k < 100; k++)
+		same += rng_next(&a) == rng_next(&b);
+	assert_true(same < 100);
+
+	/* rng_below(n) in [0, n); n = 1 -> always 0; small n hits every value */
+	const uint64_t ns[] = {1, 2, 3, 7, 10, 1000, 1ull << 32, (1ull << 63) + 1, UINT64_MAX};
+	struct rng r;
+	rng_seed(&r, 7);
+	for (int i = 0; i < 9; i++)
+		for (int k = 0; k < 2000; k++)
+			assert_true(rng_below(&r, ns[i]) < ns[i]);
+	int hit[10] = {0};
+	for (int k = 0; k < 2000; k++)
+		hit[rng_below(&r, 10)]++;
+	for (int v = 0; v < 10; v++)
+		assert_true(hit[v] > 0);
+	/* deterministic */
+	struct rng c, d;
+	rng_seed(&c, 99);
+	rng_seed(&d, 99);
+	for (int k = 0; k < 100; k++)
+		assert_int_equal(rng_below(&c, 12345), rng_below(&d, 12345));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_event_order),
+		cmocka_unit_test(test_fast_path),
+		cmocka_unit_test(test_sleep_wake_idle),
+		cmocka_unit_test(test_spin_wake),
+		cmocka_unit_test(test_run_queue),
+		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_accounting_harness),
+		cmocka_unit_test(test_accounting_tlbsim_run),
+		cmocka_unit_test(test_determinism),
+		cmocka_unit_test(test_two_sims),
+		cmocka_unit_test(test_rng),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
