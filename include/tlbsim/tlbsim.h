@@ -154,6 +154,7 @@ struct tlbsim_metrics {
 		TLBSIM_TLBI_KINDS(X)
 #undef X
 	} tlbi;
+	char first_violation[512];	/* text of the first violation, "" if none */
 };
 
 /* The fully resolved configuration a run used (for output). */

@@ -302,8 +302,9 @@ static int do_runs(int argc, char **argv, bool compare)
 		out_table(stdout, runs, nruns, compare);
 	for (int r = 0; r < nruns; r++)
 		if (runs[r].m.violations)
-			fprintf(stderr, "tlbsim: note: run %d saw %" PRIu64 " invariant violation(s); "
-				"use 'tlbsim check' for a counterexample\n", r + 1, runs[r].m.violations);
+			fprintf(stderr, "tlbsim: note: run %d saw %" PRIu64 " invariant violation(s), "
+				"the first: %s; use 'tlbsim check' for a counterexample\n", r + 1,
+				runs[r].m.violations, runs[r].m.first_violation);
 	return 0;
 }
 

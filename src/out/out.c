@@ -52,7 +52,12 @@ static void json_run(FILE *f, const char *cmdline, const struct run_result *r)
 	for (int i = 0; i < r->cfg.noverrides; i++)
 		fprintf(f, "%s\"%s\":%" PRId64, i ? "," : "",
 			tlbsim_param_desc[r->cfg.overrides[i].param].name, r->cfg.overrides[i].value);
-	fprintf(f, "},\"metrics\":{");
+	fprintf(f, "},\"first_violation\":");
+	if (r->m.first_violation[0])
+		json_string(f, r->m.first_violation);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"metrics\":{");
 	const struct tlbsim_metrics *m = &r->m;
 	const char *sep = "";
 #define X(n)                                                                     \

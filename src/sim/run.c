@@ -113,6 +113,18 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 		if (rc)
 			return rc;
 	}
+	/* host memory: every CPU holds a TLB and a walk cache */
+	int64_t p[P_COUNT];
+	tlbsim_params_for(res->profile, cfg, p);
+	uint64_t entries = (uint64_t)res->cpus *
+			   ((uint64_t)p[P_tlb_sets] * (uint64_t)p[P_tlb_ways] +
+			    (uint64_t)p[P_wc_sets] * (uint64_t)p[P_wc_ways]);
+	if (entries > (1ull << 26)) {
+		snprintf(err, errlen, "%d CPUs x (tlb_sets x tlb_ways + wc_sets x wc_ways) = %llu "
+			 "cached entries: absurd (limit 67108864)", res->cpus,
+			 (unsigned long long)entries);
+		return TLBSIM_EINVAL;
+	}
 	for (int k = 0; k < tlbsim_knob_count(); k++)
 		if (strcmp(tlbsim_policy_value_name(&cfg->policy, k), "?") == 0) {
 			snprintf(err, errlen, "invalid policy value for knob %s",
@@ -193,6 +205,9 @@ int tlbsim_run_one(const struct tlbsim_config *cfg, const struct tlbsim_resolved
 		goto out;
 	}
 	finish_metrics(s);
+	if (s->first_violation.kind >= 0)
+		snprintf(s->m.first_violation, sizeof(s->m.first_violation), "%s",
+			 s->first_violation.text);
 	if (m)
 		*m = s->m;
 	if (v)
