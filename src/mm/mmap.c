@@ -344,6 +344,33 @@ static void zap_page_range(struct sim *s, struct vm_area_struct *vma, uint64_t s
 	tlb_finish_mmu(s, &tlb, start, end);
 }
 
+typedef void (*madvise_vma_fn)(struct sim *s, struct vm_area_struct *v, uint64_t start,
+			       uint64_t end, void *arg);
+
+/* madvise_walk_vmas() (mm/madvise.c; the loop of do_madvise() in v5.1): call
+ * fn for each VMA piece of [start, end); -1 (ENOMEM) on a hole. */
+static int madvise_walk_vmas(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
+			     madvise_vma_fn fn, void *arg)
+{
+	for (uint64_t a = start; a < end;) {
+		struct vm_area_struct *v = find_vma(mm, a);
+		if (!v || v->vm_start >= end)
+			return -1;
+		uint64_t st = a > v->vm_start ? a : v->vm_start;
+		uint64_t en = end < v->vm_end ? end : v->vm_end;
+		fn(s, v, st, en, arg);
+		a = en;
+	}
+	return 0;
+}
+
+static void madvise_dontneed_single_vma(struct sim *s, struct vm_area_struct *v, uint64_t st,
+					uint64_t en, void *arg)
+{
+	(void)arg;
+	zap_page_range(s, v, st, en - st);
+}
+
 /* madvise(addr, len, MADV_DONTNEED) (mm/madvise.c, v5.1): mmap_sem held for
  * read; madvise_dontneed_single_vma() per VMA. */
 int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len)
@@ -361,17 +388,7 @@ int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len)
 	len = (len + ps - 1) & ~(ps - 1);
 	uint64_t end = addr + len;
 	down_read(s, &mm->mmap_sem);
-	for (uint64_t a = addr; a < end;) {
-		struct vm_area_struct *v = find_vma(mm, a);
-		if (!v || v->vm_start >= end) {
-			ret = -1;	/* ENOMEM: hole in the range */
-			break;
-		}
-		uint64_t st = a > v->vm_start ? a : v->vm_start;
-		uint64_t en = end < v->vm_end ? end : v->vm_end;
-		zap_page_range(s, v, st, en - st);
-		a = en;
-	}
+	ret = madvise_walk_vmas(s, mm, addr, end, madvise_dontneed_single_vma, NULL);
 	up_read(s, &mm->mmap_sem);
 	check_range_unmapped(s, mm, addr, end, call_epoch, "madvise(MADV_DONTNEED)");
 out:
@@ -387,13 +404,58 @@ out:
  * gather; the page becomes lazily freeable. When the call returns the kernel
  * has judged those pages clean (I3 is checked against that judgement).
  */
+struct madv_free_seen {
+	uint32_t frame[64];
+	uint64_t va[64], epoch[64];
+	int n;
+};
+
+/* madvise_free_single_vma() -> madvise_free_pte_range() */
+static void madvise_free_single_vma(struct sim *s, struct vm_area_struct *v, uint64_t st,
+				    uint64_t en, void *arg)
+{
+	struct madv_free_seen *seen = arg;
+	struct mm_struct *mm = sim_current(s)->mm;
+	uint64_t ps = s->hw.geom.page_size;
+	if (v->shm)
+		return;		/* MADV_FREE applies to private anonymous memory */
+	struct mmu_gather tlb;
+	tlb_gather_mmu(s, &tlb, mm, st, en);
+	tlb_start_vma(s, &tlb, v);
+	for (uint64_t p = st; p < en; p += ps) {
+		pte_t *ptep = pte_lookup(s, mm, p);
+		if (!ptep || !pte_present(*ptep))
+			continue;
+		uint32_t f = pte_pfn(*ptep);
+		if (s->hw.frames[f].refcount != 1)
+			continue;	/* not exclusively mapped */
+		sim_step_arg(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns), p, 1);
+		ptep = pte_lookup(s, mm, p);
+		if (!ptep || !pte_present(*ptep) || pte_pfn(*ptep) != f)
+			continue;
+		if (seen->n < 64) {
+			seen->va[seen->n] = p;
+			seen->epoch[seen->n] = ++s->map_epoch;
+			seen->frame[seen->n++] = f;
+		}
+		pte_t e = *ptep;
+		if (!(e & (PTE_YOUNG | PTE_DIRTY)))
+			continue;	/* already old and clean: nothing recorded */
+		e &= ~(PTE_YOUNG | PTE_DIRTY);		/* pte_mkold(pte_mkclean()) */
+		if (s->profile->arch == ARCH_ARM64)
+			e |= PTE_RDONLY;
+		*ptep = e;
+		tlb_remove_tlb_entry(&tlb, p, ps);
+	}
+	tlb_end_vma(s, &tlb, v);
+	tlb_finish_mmu(s, &tlb, st, en);
+}
+
 int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len)
 {
 	struct mm_struct *mm = sim_current(s)->mm;
 	uint64_t ps = s->hw.geom.page_size;
-	uint32_t seen[64];
-	uint64_t seen_va[64], seen_epoch[64];
-	int nseen = 0;
+	struct madv_free_seen seen = {.n = 0};
 	int ret = 0;
 	sim_set_mode(s, MODE_SYS);
 	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), 3, addr);
@@ -402,57 +464,15 @@ int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len)
 		goto out;
 	}
 	len = (len + ps - 1) & ~(ps - 1);
-	uint64_t end = addr + len;
 	down_read(s, &mm->mmap_sem);
-	for (uint64_t a = addr; a < end;) {
-		struct vm_area_struct *v = find_vma(mm, a);
-		if (!v || v->vm_start >= end) {
-			ret = -1;
-			break;
-		}
-		uint64_t st = a > v->vm_start ? a : v->vm_start;
-		uint64_t en = end < v->vm_end ? end : v->vm_end;
-		a = en;
-		if (v->shm)
-			continue;	/* MADV_FREE applies to private anonymous memory */
-		struct mmu_gather tlb;
-		tlb_gather_mmu(s, &tlb, mm, st, en);
-		tlb_start_vma(s, &tlb, v);
-		for (uint64_t p = st; p < en; p += ps) {
-			pte_t *ptep = pte_lookup(s, mm, p);
-			if (!ptep || !pte_present(*ptep))
-				continue;
-			uint32_t f = pte_pfn(*ptep);
-			if (s->hw.frames[f].refcount != 1)
-				continue;	/* not exclusively mapped */
-			sim_step_arg(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns), p, 1);
-			ptep = pte_lookup(s, mm, p);
-			if (!ptep || !pte_present(*ptep) || pte_pfn(*ptep) != f)
-				continue;
-			if (nseen < 64) {
-				seen_va[nseen] = p;
-				seen_epoch[nseen] = ++s->map_epoch;
-				seen[nseen++] = f;
-			}
-			pte_t e = *ptep;
-			if (!(e & (PTE_YOUNG | PTE_DIRTY)))
-				continue;	/* already old and clean: nothing recorded */
-			e &= ~(PTE_YOUNG | PTE_DIRTY);		/* pte_mkold(pte_mkclean()) */
-			if (s->profile->arch == ARCH_ARM64)
-				e |= PTE_RDONLY;
-			*ptep = e;
-			tlb_remove_tlb_entry(&tlb, p, ps);
-		}
-		tlb_end_vma(s, &tlb, v);
-		tlb_finish_mmu(s, &tlb, st, en);
-	}
+	ret = madvise_walk_vmas(s, mm, addr, addr + len, madvise_free_single_vma, &seen);
 	up_read(s, &mm->mmap_sem);
 	/* the call has completed: the pages it saw clean are lazily freeable */
-	for (int i = 0; i < nseen; i++) {
-		pte_t *ptep = pte_lookup(s, mm, seen_va[i]);
-		struct frame *fr = &s->hw.frames[seen[i]];
-		if (ptep && pte_present(*ptep) && pte_pfn(*ptep) == seen[i] &&
-		    !(*ptep & PTE_DIRTY) && fr->dirty_epoch < seen_epoch[i])
+	for (int i = 0; i < seen.n; i++) {
+		pte_t *ptep = pte_lookup(s, mm, seen.va[i]);
+		struct frame *fr = &s->hw.frames[seen.frame[i]];
+		if (ptep && pte_present(*ptep) && pte_pfn(*ptep) == seen.frame[i] &&
+		    !(*ptep & PTE_DIRTY) && fr->dirty_epoch < seen.epoch[i])
 			fr->lazyfree = 1;	/* judged clean: not re-dirtied since we looked */
 	}
 out:
