@@ -116,7 +116,7 @@ void describe_flush(const struct sim *s, const struct flush_note *f, char *buf, 
 /* I1: a reachable entry holds frame f, which is being freed (or handed to RCU). */
 static bool check_frame(struct sim *s, uint32_t f, const char *when)
 {
-	const struct frame *fr = &s->hw.frames[f];
+	const struct frame *fr = frame_of(&s->hw, f);
 	bool table = fr->state == FRAME_PGTABLE;
 	for (int c = 0; c < s->nr_cpus; c++) {
 		struct hw_cpu *hc = &s->hw.cpu[c];
@@ -147,7 +147,7 @@ static bool check_frame(struct sim *s, uint32_t f, const char *when)
  * freeing the table leaves it reachable. */
 static bool check_spec_walk(struct sim *s, uint32_t f, const char *when)
 {
-	const struct frame *fr = &s->hw.frames[f];
+	const struct frame *fr = frame_of(&s->hw, f);
 	if (s->profile->arch != ARCH_X86_64 || !P(s, P_spec_walks) || fr->state != FRAME_PGTABLE)
 		return false;
 	for (int c = 0; c < s->nr_cpus; c++) {
@@ -171,7 +171,7 @@ void check_frame_free(struct sim *s, uint32_t f)
 {
 	if (check_spec_walk(s, f, "freed"))
 		return;
-	if (s->hw.frames[f].rcu_checked || !s->hw.frames[f].tlb_refs)
+	if (frame_of(&s->hw, f)->rcu_checked || !frame_of(&s->hw, f)->tlb_refs)
 		return;		/* checked when handed to RCU / nothing cached */
 	check_frame(s, f, "freed");
 }
@@ -179,8 +179,8 @@ void check_frame_free(struct sim *s, uint32_t f)
 void check_tables_to_rcu(struct sim *s, const uint32_t *tables, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		s->hw.frames[tables[i]].rcu_checked = 1;
-		if (s->hw.frames[tables[i]].tlb_refs && check_frame(s, tables[i], "handed to RCU"))
+		frame_of(&s->hw, tables[i])->rcu_checked = 1;
+		if (frame_of(&s->hw, tables[i])->tlb_refs && check_frame(s, tables[i], "handed to RCU"))
 			return;
 	}
 }
@@ -210,7 +210,7 @@ void check_range_unmapped(struct sim *s, struct mm_struct *mm, uint64_t start, u
 				continue;
 			/* only translations that existed when the call began are
 			 * its business; a page mapped later belongs to a later zap */
-			if (s->hw.frames[e->frame].map_epoch > call_epoch)
+			if (frame_of(&s->hw, e->frame)->map_epoch > call_epoch)
 				continue;
 			pte_t pte = live_pte(s, mm, va);
 			if (pte_present(pte) && pte_pfn(pte) == e->frame)

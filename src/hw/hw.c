@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
 #include "sim/sim.h"
 
 /* ---- geometry ---- */
@@ -63,8 +64,10 @@ void hw_destroy(struct sim *s)
 {
 	struct hw *hw = &s->hw;
 	for (uint32_t f = 0; f < hw->nframes; f++)
-		free(hw->frames[f].table);
-	free(hw->frames);
+		free(frame_of(hw, f)->table);
+	for (size_t c = 0; c < hw->nchunks; c++)
+		free(hw->chunks[c]);
+	free(hw->chunks);
 	while (hw->table_pool) {
 		pte_t *t = hw->table_pool;
 		hw->table_pool = (pte_t *)(uintptr_t)t[0];
@@ -106,20 +109,22 @@ uint32_t frame_alloc(struct sim *s, enum frame_state st, int depth)
 	struct hw *hw = &s->hw;
 	uint32_t f = hw->free_head;
 	if (f != NO_FRAME) {
-		hw->free_head = hw->frames[f].next_free;
+		hw->free_head = frame_of(hw, f)->next_free;
 	} else {
-		if (hw->nframes == hw->cap_frames) {
-			uint32_t ncap = hw->cap_frames ? hw->cap_frames * 2 : 1024;
-			struct frame *nf = realloc(hw->frames, ncap * sizeof(*nf));
-			if (!nf)
+		if (hw->nframes == NO_FRAME)
+			sim_bug(s, __FILE__, __LINE__, "frame numbers exhausted");
+		if ((hw->nframes & (FRAME_CHUNK - 1)) == 0) {
+			/* a new chunk; the chunk table may move, the chunks never do */
+			struct frame *c = calloc(FRAME_CHUNK, sizeof(*c));
+			if (!c || GROW(&hw->chunks, &hw->cap_chunks, hw->nchunks, hw->nchunks + 1, 16)) {
+				free(c);
 				sim_bug(s, __FILE__, __LINE__, "out of host memory for frames");
-			hw->frames = nf;
-			hw->cap_frames = ncap;
+			}
+			hw->chunks[hw->nchunks++] = c;
 		}
 		f = hw->nframes++;
-		memset(&hw->frames[f], 0, sizeof(hw->frames[f]));
 	}
-	struct frame *fr = &hw->frames[f];
+	struct frame *fr = frame_of(hw, f);
 	SIM_BUG_ON(s, fr->state != FRAME_FREE);
 	fr->state = (uint8_t)st;
 	fr->depth = (uint8_t)depth;
@@ -137,7 +142,7 @@ uint32_t frame_alloc(struct sim *s, enum frame_state st, int depth)
 void frame_free(struct sim *s, uint32_t f)
 {
 	struct hw *hw = &s->hw;
-	struct frame *fr = &hw->frames[f];
+	struct frame *fr = frame_of(hw, f);
 	SIM_BUG_ON(s, fr->state == FRAME_FREE);
 	if (fr->tlb_refs || (fr->state == FRAME_PGTABLE && P(s, P_spec_walks)))
 		check_frame_free(s, f);
@@ -200,7 +205,7 @@ struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int depth, uint32_t 
 void tc_remove(struct sim *s, struct tcache *tc, struct tc_entry *e)
 {
 	SIM_BUG_ON(s, !e->valid);
-	s->hw.frames[e->frame].tlb_refs--;
+	frame_of(&s->hw, e->frame)->tlb_refs--;
 	e->valid = 0;
 	uint32_t i = e->dense;
 	uint32_t last = tc->dense[--tc->ndense];
@@ -242,13 +247,13 @@ void tc_fill(struct sim *s, struct tcache *tc, uint64_t key, int depth, uint32_t
 	e->depth = (uint8_t)depth;
 	e->tag = tag;
 	e->frame = frame;
-	e->gen = s->hw.frames[frame].gen;
+	e->gen = frame_of(&s->hw, frame)->gen;
 	e->perm = perm;
 	e->valid = 1;
 	e->stamp = ++tc->clock;
 	e->dense = tc->ndense;
 	tc->dense[tc->ndense++] = (uint32_t)(e - tc->e);
-	s->hw.frames[frame].tlb_refs++;
+	frame_of(&s->hw, frame)->tlb_refs++;
 }
 
 /* ---- invalidation ---- */

@@ -158,14 +158,26 @@ struct inv_op {
 
 struct hw {
 	struct pt_geom geom;
-	struct frame *frames;
-	uint32_t nframes, cap_frames;
+	/* Frame table in chunks of FRAME_CHUNK frames that never move, so a
+	 * struct frame pointer stays valid across yields (grow.h) */
+	struct frame **chunks;
+	size_t nchunks, cap_chunks;
+	uint32_t nframes;
 	uint32_t free_head;
 	pte_t *table_pool;	/* recycled table buffers (linked through entry 0) */
 	uint64_t frames_in_use;
 	struct hw_cpu *cpu;
 	int nr_cpus;
 };
+
+#define FRAME_CHUNK_SHIFT 10
+#define FRAME_CHUNK (1u << FRAME_CHUNK_SHIFT)
+
+/* The frame descriptor of frame number f (stable storage). */
+static inline struct frame *frame_of(const struct hw *hw, uint32_t f)
+{
+	return &hw->chunks[f >> FRAME_CHUNK_SHIFT][f & (FRAME_CHUNK - 1)];
+}
 
 int hw_init(struct sim *s, int nr_cpus, int page_shift, bool x86);
 void hw_destroy(struct sim *s);

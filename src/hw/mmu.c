@@ -35,7 +35,7 @@ static void realized(struct sim *s, int cpu, const char *what, uint64_t va, uint
 static void check_i3(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va,
 		     const struct tc_entry *te)
 {
-	struct frame *fr = &s->hw.frames[te->frame];
+	struct frame *fr = frame_of(&s->hw, te->frame);
 	if (!fr->lazyfree)
 		return;
 	pte_t pte = live_pte(s, mm, va);
@@ -54,7 +54,7 @@ static void check_i3(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va,
 
 static inline const pte_t *frame_table_or_null(struct sim *s, uint32_t f)
 {
-	struct frame *fr = &s->hw.frames[f];
+	struct frame *fr = frame_of(&s->hw, f);
 	return fr->state == FRAME_PGTABLE ? fr->table : NULL;
 }
 
@@ -74,7 +74,7 @@ int mmu_access(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va, bool w
 
 	struct tc_entry *te = tc_lookup(&hc->tlb, vpn, leaf, tag);
 	if (te) {
-		if (te->gen != s->hw.frames[te->frame].gen)
+		if (te->gen != frame_of(&s->hw, te->frame)->gen)
 			realized(s, cpu, "leaf TLB entry", va, te->frame);
 		if (!write)
 			return 0;
@@ -105,9 +105,9 @@ int mmu_access(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va, bool w
 		struct tc_entry *we = tc_lookup(&hc->wc, va >> g->shift[d], d, tag);
 		if (!we)
 			continue;
-		if (we->gen != s->hw.frames[we->frame].gen) {
+		if (we->gen != frame_of(&s->hw, we->frame)->gen) {
 			realized(s, cpu, "walk-cache entry", va, we->frame);
-		} else if (s->hw.frames[we->frame].rcu_checked) {
+		} else if (frame_of(&s->hw, we->frame)->rcu_checked) {
 			char ent[160];
 			snprintf(ent, sizeof(ent), "cpu %d walk-cache entry: level %d -> table frame %u "
 				 "(unlinked, waiting for RCU)", cpu, d, we->frame);
@@ -143,8 +143,8 @@ int mmu_access(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va, bool w
 				((pte_t *)tab)[idx] = ne;
 			if (write && !(e & PTE_DIRTY)) {
 				/* dirty again: no longer a clean lazyfree page */
-				s->hw.frames[pte_pfn(e)].lazyfree = 0;
-				s->hw.frames[pte_pfn(e)].dirty_epoch = ++s->map_epoch;
+				frame_of(&s->hw, pte_pfn(e))->lazyfree = 0;
+				frame_of(&s->hw, pte_pfn(e))->dirty_epoch = ++s->map_epoch;
 			}
 			tc_fill(s, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
 				(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY)));

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim/grow.h"
 #include "sim/sim.h"
 
 
@@ -30,7 +31,7 @@ static inline uint64_t addr_end(const struct pt_geom *g, int depth, uint64_t add
  * store a descriptor, keeping the table's occupancy count and bitmap */
 static inline void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val)
 {
-	struct frame *fr = &s->hw.frames[table];
+	struct frame *fr = frame_of(&s->hw, table);
 	uint64_t *map = table_used_map(&s->hw.geom, fr->table);
 	pte_t old = fr->table[idx];
 	if (pte_none(old) && !pte_none(val)) {
@@ -77,7 +78,7 @@ static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 	int d = g->levels - 1;
 	uint64_t n = (end - addr) >> g->page_shift;
 	sim_charge(s, n * (uint64_t)P(s, P_pte_scan_ns));
-	struct frame *fr = &s->hw.frames[pte_table];
+	struct frame *fr = frame_of(&s->hw, pte_table);
 	if (fr->nr_used == 0)
 		return;
 	bool force_flush = false;
@@ -120,7 +121,7 @@ static void zap_level(struct sim *s, struct mmu_gather *tlb, struct vm_area_stru
 		      uint32_t table, int depth, uint64_t addr, uint64_t end)
 {
 	const struct pt_geom *g = &s->hw.geom;
-	struct frame *fr = &s->hw.frames[table];
+	struct frame *fr = frame_of(&s->hw, table);
 	uint64_t next;
 	for (; addr != end; addr = next) {
 		next = addr_end(g, depth, addr, end);
@@ -166,7 +167,7 @@ static void free_table_at(struct sim *s, struct mmu_gather *tlb, int table_depth
 {
 	const struct pt_geom *g = &s->hw.geom;
 	sim_step_arg(s, YP_FREE_TABLE, (uint64_t)P(s, P_page_free_ns), addr, (uint64_t)table_depth);
-	s->hw.frames[table].unlink_epoch = ++s->unlink_epoch;
+	frame_of(&s->hw, table)->unlink_epoch = ++s->unlink_epoch;
 	if (table_depth == g->levels - 1)
 		pte_free_tlb(s, tlb, table, addr);
 	else if (table_depth == g->depth_pmd)
@@ -197,7 +198,7 @@ static void free_range(struct sim *s, struct mmu_gather *tlb, uint32_t parent, u
 		uint32_t child = pte_pfn(e);
 		if (depth + 1 == g->levels - 1) {
 			/* free_pte_range(): pmd_clear + pte_free_tlb */
-			SIM_BUG_ON(s, s->hw.frames[child].nr_used != 0);
+			SIM_BUG_ON(s, frame_of(&s->hw, child)->nr_used != 0);
 			set_entry(s, table, idx, 0);
 			free_table_at(s, tlb, depth + 1, child, addr);
 		} else {
@@ -218,7 +219,7 @@ static void free_range(struct sim *s, struct mmu_gather *tlb, uint32_t parent, u
 	}
 	if (end - 1 > ceiling - 1)
 		return;
-	if (s->hw.frames[table].nr_used != 0)
+	if (frame_of(&s->hw, table)->nr_used != 0)
 		return;
 	set_entry(s, parent, pidx, 0);
 	free_table_at(s, tlb, depth, table, start);
@@ -271,14 +272,8 @@ static uint32_t shmem_getpage(struct sim *s, struct shmem_obj *o, uint64_t index
 		return o->pages[lo].frame;
 	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_cost(s));
 	uint32_t f = frame_alloc(s, FRAME_DATA, 0);
-	if (o->nr == o->cap) {
-		uint32_t ncap = o->cap ? o->cap * 2 : 8;
-		struct shmem_page *np = realloc(o->pages, ncap * sizeof(*np));
-		if (!np)
-			sim_bug(s, __FILE__, __LINE__, "out of host memory for shmem");
-		o->pages = np;
-		o->cap = ncap;
-	}
+	if (GROW(&o->pages, &o->cap, o->nr, (size_t)o->nr + 1, 8))
+		sim_bug(s, __FILE__, __LINE__, "out of host memory for shmem");
 	for (uint32_t i = o->nr; i > lo; i--)
 		o->pages[i] = o->pages[i - 1];
 	o->pages[lo].index = index;
@@ -327,7 +322,7 @@ int handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address,
 		if (vma->shm) {
 			uint64_t index = vma->vm_pgoff + ((page - vma->vm_start) >> g->page_shift);
 			f = shmem_getpage(s, vma->shm, index);
-			s->hw.frames[f].refcount++;	/* get_page() for the mapping */
+			frame_of(&s->hw, f)->refcount++;	/* get_page() for the mapping */
 		} else {
 			sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_cost(s));
 			f = frame_alloc(s, FRAME_DATA, 0);
@@ -335,15 +330,15 @@ int handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address,
 		sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));	/* pte_offset_map_lock */
 		ptep = &table_of(s, table)[idx];
 		if (!pte_none(*ptep)) {			/* raced: someone installed it */
-			struct frame *fr = &s->hw.frames[f];
+			struct frame *fr = frame_of(&s->hw, f);
 			if (--fr->refcount == 0)
 				frame_free(s, f);
 			return 0;
 		}
 		set_entry(s, table, idx, mk_pte(s, f, vma, write));
-		s->hw.frames[f].map_epoch = ++s->map_epoch;
+		frame_of(&s->hw, f)->map_epoch = ++s->map_epoch;
 		if (write)
-			s->hw.frames[f].dirty_epoch = s->map_epoch;
+			frame_of(&s->hw, f)->dirty_epoch = s->map_epoch;
 		return 0;
 	}
 
@@ -358,8 +353,8 @@ int handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address,
 			entry |= PTE_WRITE;
 		}
 		entry |= PTE_DIRTY;			/* pte_mkdirty() */
-		s->hw.frames[pte_pfn(entry)].lazyfree = 0;
-		s->hw.frames[pte_pfn(entry)].dirty_epoch = ++s->map_epoch;
+		frame_of(&s->hw, pte_pfn(entry))->lazyfree = 0;
+		frame_of(&s->hw, pte_pfn(entry))->dirty_epoch = ++s->map_epoch;
 		if (s->profile->arch == ARCH_ARM64)
 			entry &= ~PTE_RDONLY;
 	}

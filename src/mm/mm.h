@@ -36,7 +36,8 @@ struct shmem_page {
 };
 struct shmem_obj {
 	uint32_t refs;			/* mappings (file references) */
-	uint32_t nr, cap;
+	uint32_t nr;
+	size_t cap;
 	struct shmem_page *pages;	/* sorted by index */
 	struct shmem_obj *next_free;
 };
@@ -60,7 +61,8 @@ struct mm_struct {
 	int id;
 	uint32_t pgd;			/* root table frame */
 	struct vm_area_struct **vmas;	/* sorted by vm_start */
-	int nr_vmas, cap_vmas;
+	int nr_vmas;
+	size_t cap_vmas;
 	struct rw_semaphore mmap_sem;
 	int tlb_flush_pending;		/* mm->tlb_flush_pending */
 	uint64_t mmap_base;

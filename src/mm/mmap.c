@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/grow.h"
 #include "sim/sim.h"
 
 #define FIRST_USER_ADDRESS 0ull
@@ -89,14 +90,8 @@ static void vm_area_free(struct sim *s, struct vm_area_struct *v)
 
 static void vma_insert_at(struct sim *s, struct mm_struct *mm, int i, struct vm_area_struct *v)
 {
-	if (mm->nr_vmas == mm->cap_vmas) {
-		int ncap = mm->cap_vmas ? mm->cap_vmas * 2 : 16;
-		struct vm_area_struct **nv = realloc(mm->vmas, (size_t)ncap * sizeof(*nv));
-		if (!nv)
-			sim_bug(s, __FILE__, __LINE__, "out of host memory for VMAs");
-		mm->vmas = nv;
-		mm->cap_vmas = ncap;
-	}
+	if (GROW(&mm->vmas, &mm->cap_vmas, (size_t)mm->nr_vmas, (size_t)mm->nr_vmas + 1, 16))
+		sim_bug(s, __FILE__, __LINE__, "out of host memory for VMAs");
 	memmove(&mm->vmas[i + 1], &mm->vmas[i], (size_t)(mm->nr_vmas - i) * sizeof(*mm->vmas));
 	mm->vmas[i] = v;
 	mm->nr_vmas++;
@@ -118,14 +113,8 @@ static struct shmem_obj *shmem_alloc(struct sim *s)
 		s->pool.shm_free = o->next_free;
 	} else {
 		o = sim_obj_alloc(s, sizeof(*o));
-		if (s->nshm == s->cap_shm) {
-			uint32_t ncap = s->cap_shm ? s->cap_shm * 2 : 16;
-			struct shmem_obj **n = realloc(s->all_shm, ncap * sizeof(*n));
-			if (!n)
-				sim_bug(s, __FILE__, __LINE__, "out of host memory for shmem");
-			s->all_shm = n;
-			s->cap_shm = ncap;
-		}
+		if (GROW(&s->all_shm, &s->cap_shm, s->nshm, (size_t)s->nshm + 1, 16))
+			sim_bug(s, __FILE__, __LINE__, "out of host memory for shmem");
 		s->all_shm[s->nshm++] = o;
 	}
 	o->refs = 1;
@@ -143,7 +132,7 @@ void shmem_put(struct sim *s, struct shmem_obj *o)
 	if (o->nr)
 		sim_charge(s, o->nr * (uint64_t)P(s, P_page_free_ns));
 	for (uint32_t i = 0; i < o->nr; i++) {
-		struct frame *fr = &s->hw.frames[o->pages[i].frame];
+		struct frame *fr = frame_of(&s->hw, o->pages[i].frame);
 		if (--fr->refcount == 0)
 			frame_free(s, o->pages[i].frame);
 	}
@@ -427,7 +416,7 @@ static void madvise_free_single_vma(struct sim *s, struct vm_area_struct *v, uin
 		if (!ptep || !pte_present(*ptep))
 			continue;
 		uint32_t f = pte_pfn(*ptep);
-		if (s->hw.frames[f].refcount != 1)
+		if (frame_of(&s->hw, f)->refcount != 1)
 			continue;	/* not exclusively mapped */
 		sim_step_arg(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns), p, 1);
 		ptep = pte_lookup(s, mm, p);
@@ -470,7 +459,7 @@ int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len)
 	/* the call has completed: the pages it saw clean are lazily freeable */
 	for (int i = 0; i < seen.n; i++) {
 		pte_t *ptep = pte_lookup(s, mm, seen.va[i]);
-		struct frame *fr = &s->hw.frames[seen.frame[i]];
+		struct frame *fr = frame_of(&s->hw, seen.frame[i]);
 		if (ptep && pte_present(*ptep) && pte_pfn(*ptep) == seen.frame[i] &&
 		    !(*ptep & PTE_DIRTY) && fr->dirty_epoch < seen.epoch[i])
 			fr->lazyfree = 1;	/* judged clean: not re-dirtied since we looked */

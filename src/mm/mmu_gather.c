@@ -197,7 +197,7 @@ static void tlb_remove_table(struct sim *s, struct mmu_gather *tlb, uint32_t tab
 /* put_page() of a frame released by the gather */
 static void gather_put_page(struct sim *s, uint32_t f)
 {
-	struct frame *fr = &s->hw.frames[f];
+	struct frame *fr = frame_of(&s->hw, f);
 	SIM_BUG_ON(s, fr->refcount == 0);
 	if (--fr->refcount == 0)
 		frame_free(s, f);

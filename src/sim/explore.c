@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim/explore.h"
+#include "sim/grow.h"
 
 void explore_init(struct explore *ex, enum explore_strategy st, uint64_t seed, int depth,
 		  uint64_t pct_k, const uint8_t *prefix, uint32_t nprefix)
@@ -40,14 +41,8 @@ void explore_trace(struct sim *s, unsigned kind, uint64_t a, uint64_t b)
 	struct explore *ex = s->ex;
 	if (!ex || !ex->record)
 		return;
-	if (ex->ntr == ex->cap_tr) {
-		uint32_t ncap = ex->cap_tr ? ex->cap_tr * 2 : 1024;
-		struct trace_rec *nt = realloc(ex->tr, ncap * sizeof(*nt));
-		if (!nt)
-			return;
-		ex->tr = nt;
-		ex->cap_tr = ncap;
-	}
+	if (GROW(&ex->tr, &ex->cap_tr, ex->ntr, (size_t)ex->ntr + 1, 1024))
+		return;
 	struct sim_thread *t = s->curr;
 	struct trace_rec *r = &ex->tr[ex->ntr++];
 	r->step = ex->steps;
@@ -70,18 +65,11 @@ void explore_add_thread(struct sim *s, struct sim_thread *t)
 
 static void record(struct explore *ex, int idx, int nopt)
 {
-	if (ex->ndec == ex->cap) {
-		uint32_t ncap = ex->cap ? ex->cap * 2 : 1024;
-		uint8_t *nd = realloc(ex->dec, ncap);
-		uint8_t *no = realloc(ex->nopt, ncap);
-		if (!nd || !no) {
-			free(nd == ex->dec ? NULL : nd);
-			ex->stop = true;
-			return;
-		}
-		ex->dec = nd;
-		ex->nopt = no;
-		ex->cap = ncap;
+	/* two arrays, each grown on its own: a failure leaves both valid */
+	if (GROW(&ex->dec, &ex->cap, ex->ndec, (size_t)ex->ndec + 1, 1024) ||
+	    GROW(&ex->nopt, &ex->cap_nopt, ex->ndec, (size_t)ex->ndec + 1, 1024)) {
+		ex->stop = true;
+		return;
 	}
 	ex->dec[ex->ndec] = (uint8_t)idx;
 	ex->nopt[ex->ndec] = (uint8_t)(nopt | (0));

@@ -51,7 +51,8 @@ struct explore {
 	/* decisions of this schedule */
 	uint8_t *dec;
 	uint8_t *nopt;		/* number of options at each decision */
-	uint32_t ndec, cap;
+	uint32_t ndec;
+	size_t cap, cap_nopt;
 	/* forced prefix (replay / dfs) */
 	const uint8_t *prefix;
 	uint32_t nprefix;
@@ -70,14 +71,10 @@ struct explore {
 	/* trace */
 	bool record;
 	struct trace_rec *tr;
-	uint32_t ntr, cap_tr;
+	uint32_t ntr;
+	size_t cap_tr;
 };
 
-/* Ready entities in explore mode */
-struct ready_list {
-	struct event *e;
-	uint32_t n, cap;
-};
 
 void explore_init(struct explore *ex, enum explore_strategy st, uint64_t seed, int depth,
 		  uint64_t pct_k, const uint8_t *prefix, uint32_t nprefix);

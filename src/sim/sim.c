@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "sim/explore.h"
+#include "sim/grow.h"
 #include "sim/sim.h"
 
 static const char *const yp_names[YP_COUNT] = {
@@ -81,14 +82,8 @@ static inline bool ev_before(const struct event *a, const struct event *b)
 
 static void heap_push(struct sim *s, struct event ev)
 {
-	if (s->nheap == s->cap_heap) {
-		uint32_t ncap = s->cap_heap ? s->cap_heap * 2 : 256;
-		struct event *nh = realloc(s->heap, ncap * sizeof(*nh));
-		if (!nh)
-			sim_bug(s, __FILE__, __LINE__, "event heap allocation failed");
-		s->heap = nh;
-		s->cap_heap = ncap;
-	}
+	if (GROW(&s->heap, &s->cap_heap, s->nheap, (size_t)s->nheap + 1, 256))
+		sim_bug(s, __FILE__, __LINE__, "event heap allocation failed");
 	ev.seq = s->seq++;
 	uint32_t i = s->nheap++;
 	while (i > 0) {
@@ -127,14 +122,8 @@ static struct event heap_pop(struct sim *s)
 
 static void ready_push(struct sim *s, struct event ev)
 {
-	if (s->ready.n == s->ready.cap) {
-		uint32_t ncap = s->ready.cap ? s->ready.cap * 2 : 16;
-		struct event *ne = realloc(s->ready.e, ncap * sizeof(*ne));
-		if (!ne)
-			sim_bug(s, __FILE__, __LINE__, "ready list allocation failed");
-		s->ready.e = ne;
-		s->ready.cap = ncap;
-	}
+	if (GROW(&s->ready.e, &s->ready.cap, s->ready.n, (size_t)s->ready.n + 1, 16))
+		sim_bug(s, __FILE__, __LINE__, "ready list allocation failed");
 	ev.seq = ++s->seq;
 	s->ready.e[s->ready.n++] = ev;
 }
@@ -429,14 +418,8 @@ void sim_spin_to_sleep(struct sim *s, struct sim_thread *t)
 
 void *sim_obj_alloc(struct sim *s, size_t size)
 {
-	if (s->nobjs == s->cap_objs) {
-		uint32_t ncap = s->cap_objs ? s->cap_objs * 2 : 64;
-		void **no = realloc(s->objs, ncap * sizeof(*no));
-		if (!no)
-			sim_bug(s, __FILE__, __LINE__, "out of host memory for kernel objects");
-		s->objs = no;
-		s->cap_objs = ncap;
-	}
+	if (GROW(&s->objs, &s->cap_objs, s->nobjs, (size_t)s->nobjs + 1, 64))
+		sim_bug(s, __FILE__, __LINE__, "out of host memory for kernel objects");
 	void *p = calloc(1, size);
 	if (!p)
 		sim_bug(s, __FILE__, __LINE__, "out of host memory for kernel objects");
@@ -464,15 +447,9 @@ static void thread_trampoline(void *arg)
 struct sim_thread *sim_thread_create(struct sim *s, thread_fn fn, void *arg, uint64_t arg2,
 				     struct mm_struct *mm, int cpu, uint64_t start_delay)
 {
-	if (s->nthreads == s->cap_threads) {
-		int ncap = s->cap_threads ? s->cap_threads * 2 : 16;
-		struct sim_thread **nt = realloc(s->threads, (size_t)ncap * sizeof(*nt));
-		if (!nt) {
-			sim_fail(s, TLBSIM_ENOMEM, "out of memory creating thread");
-			return NULL;
-		}
-		s->threads = nt;
-		s->cap_threads = ncap;
+	if (GROW(&s->threads, &s->cap_threads, (size_t)s->nthreads, (size_t)s->nthreads + 1, 16)) {
+		sim_fail(s, TLBSIM_ENOMEM, "out of memory creating thread");
+		return NULL;
 	}
 	struct sim_thread *t = calloc(1, sizeof(*t));
 	if (!t) {

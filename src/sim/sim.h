@@ -194,17 +194,20 @@ struct sim {
 	uint64_t now;
 	uint64_t seq;
 	struct event *heap;
-	uint32_t nheap, cap_heap;
+	uint32_t nheap;
+	size_t cap_heap;
 	struct coro main_co;
 	struct sim_thread *curr;	/* running thread, NULL in scheduler */
 	struct sim_thread **threads;
-	int nthreads, cap_threads;
+	int nthreads;
+	size_t cap_threads;
 	int live_threads;
 	const struct sched_ops *sched;
 	struct explore *ex;		/* non-NULL in check mode */
 	struct {
 		struct event *e;
-		uint32_t n, cap;
+		uint32_t n;
+		size_t cap;
 	} ready;			/* check mode: runnable entities */
 	struct rng rng;
 	size_t stack_size;
@@ -233,9 +236,11 @@ struct sim {
 	/* every kernel object (VMA, shmem object, table batch) ever allocated,
 	 * owned here so a run stopped mid-syscall (check mode) frees cleanly */
 	void **objs;
-	uint32_t nobjs, cap_objs;
+	uint32_t nobjs;
+	size_t cap_objs;
 	struct shmem_obj **all_shm;
-	uint32_t nshm, cap_shm;
+	uint32_t nshm;
+	size_t cap_shm;
 
 	/* workload */
 	const struct tlbsim_resolved *cfg;
@@ -317,7 +322,7 @@ void sim_violation(struct sim *s, enum inv_id kind, int cpu, uint64_t va, uint32
 
 static inline pte_t *table_of(struct sim *s, uint32_t f)
 {
-	return s->hw.frames[f].table;
+	return frame_of(&s->hw, f)->table;
 }
 static inline int64_t P(const struct sim *s, enum param_id id)
 {

@@ -40,7 +40,7 @@
  * bitmap consistent so that frame_free()'s empty-table check holds. */
 static void tset_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val)
 {
-	struct frame *fr = &s->hw.frames[table];
+	struct frame *fr = frame_of(&s->hw, table);
 	uint64_t *map = table_used_map(&s->hw.geom, fr->table);
 	pte_t old = fr->table[idx];
 	if (pte_none(old) && !pte_none(val)) {
@@ -89,9 +89,9 @@ static uint32_t unlink_pte_table(struct sim *s, struct mm_struct *mm, uint64_t v
 	uint32_t t[8];
 	path_tables(s, mm, va, t);
 	int d = leaf_depth(s);
-	assert_int_equal(s->hw.frames[t[d]].nr_used, 0);
+	assert_int_equal(frame_of(&s->hw, t[d])->nr_used, 0);
 	tset_entry(s, t[d - 1], pt_index(&s->hw.geom, d - 1, va), 0);
-	s->hw.frames[t[d]].unlink_epoch = ++s->unlink_epoch;
+	frame_of(&s->hw, t[d])->unlink_epoch = ++s->unlink_epoch;
 	return t[d];
 }
 
@@ -180,7 +180,7 @@ static void i1_data_body(struct sim *s, struct sim_thread *t)
 	uint32_t f = clear_pte(s, t->mm, a);
 	if (o->variant == 1)
 		inv_all(s, t->cpu);
-	struct frame *fr = &s->hw.frames[f];
+	struct frame *fr = frame_of(&s->hw, f);
 	assert_int_equal(fr->state, FRAME_DATA);
 	assert_int_equal(fr->refcount, 1);
 	fr->refcount--;			/* put_page() of the last reference */
@@ -216,7 +216,7 @@ static void test_i1_data_quiet_after_invalidation(void **state)
 		struct sim *s;
 		run_one(profiles[i], 4, i1_data_body, &o, 1, &s, NULL);
 		assert_no_violation(s);
-		assert_int_equal(s->hw.frames[o.frame].state, FRAME_FREE);
+		assert_int_equal(frame_of(&s->hw, o.frame)->state, FRAME_FREE);
 		tsim_free(s);
 	}
 }
@@ -248,7 +248,7 @@ static void i1_rcu_body(struct sim *s, struct sim_thread *t)
 	case 3: inv(s, t->cpu, INV_VA_LEAF, a); break;
 	}
 	check_tables_to_rcu(s, &p, 1);
-	assert_int_equal(s->hw.frames[p].rcu_checked, 1);
+	assert_int_equal(frame_of(&s->hw, p)->rcu_checked, 1);
 	o->va = a;
 	o->table = p;
 	o->ran = 1;
@@ -375,9 +375,9 @@ static void i2_body(struct sim *s, struct sim_thread *t)
 	uint32_t f = pte_pfn(*pte_lookup(s, t->mm, a));
 	if (o->variant != 1) {
 		call_epoch = ++s->map_epoch;
-		assert_true(s->hw.frames[f].map_epoch <= call_epoch);
+		assert_true(frame_of(&s->hw, f)->map_epoch <= call_epoch);
 	} else {
-		assert_true(s->hw.frames[f].map_epoch > call_epoch);
+		assert_true(frame_of(&s->hw, f)->map_epoch > call_epoch);
 	}
 	if (o->variant != 3)
 		(void)clear_pte(s, t->mm, a);
@@ -479,7 +479,7 @@ static void i3_cleaner(struct sim *s, struct sim_thread *t)
 	if (st->mode == I3_REAL_MADV_FREE) {
 		assert_int_equal(sys_madvise_free(s, st->page, s->hw.geom.page_size), 0);
 		/* the kernel judged the page clean: a stale write would be I3 */
-		st->lazyfree_after_madvise = s->hw.frames[st->frame].lazyfree;
+		st->lazyfree_after_madvise = frame_of(&s->hw, st->frame)->lazyfree;
 	} else {
 		pte_t *ptep = pte_lookup(s, t->mm, st->page);
 		assert_non_null(ptep);
@@ -487,7 +487,7 @@ static void i3_cleaner(struct sim *s, struct sim_thread *t)
 		if (s->profile->arch == ARCH_ARM64)
 			e |= PTE_RDONLY;
 		*ptep = e;
-		struct frame *fr = &s->hw.frames[st->frame];
+		struct frame *fr = frame_of(&s->hw, st->frame);
 		fr->lazyfree = st->mode != I3_NOT_LAZYFREE;
 		fr->dirty_epoch = 0;
 		if (st->mode == I3_INVALIDATED)
@@ -541,7 +541,7 @@ static void test_i3_quiet_cases(void **state)
 			/* the second write re-dirtied the page through the PTE */
 			if (modes[m] != I3_NOT_LAZYFREE) {
 				assert_true(*pte_lookup(s, &s->mms[0], st.page) & PTE_DIRTY);
-				assert_int_equal(s->hw.frames[st.frame].lazyfree, 0);
+				assert_int_equal(frame_of(&s->hw, st.frame)->lazyfree, 0);
 			}
 			tsim_free(s);
 		}
@@ -569,7 +569,7 @@ static void stale_walk_body(struct sim *s, struct sim_thread *t)
 		assert_int_equal(unlink_pte_table(s, t->mm, a), p);
 	}
 	if (o->variant == 0 || o->variant == 3)
-		s->hw.frames[p].rcu_checked = 1;	/* handed to RCU, not yet freed */
+		frame_of(&s->hw, p)->rcu_checked = 1;	/* handed to RCU, not yet freed */
 	if (o->variant == 3)
 		inv(s, t->cpu, INV_VA_ALL, a);
 	uint64_t fpte = 0;
@@ -754,13 +754,13 @@ static void lazy_main(struct sim *s, struct sim_thread *t)
 	assert_non_null(leaf_entry(s, 1, st->page, st->tag));
 	if (st->variant == 1) {
 		assert_int_equal(sys_madvise_dontneed(s, st->page, s->hw.geom.page_size), 0);
-		assert_int_equal(s->hw.frames[st->frame].state, FRAME_FREE);
+		assert_int_equal(frame_of(&s->hw, st->frame)->state, FRAME_FREE);
 	} else {
 		uint32_t f = clear_pte(s, t->mm, st->page);
 		assert_int_equal(f, st->frame);
 		if (st->variant == 2)
 			t->mm->tlb_gen++;	/* a flush that skipped the lazy CPU */
-		s->hw.frames[f].refcount = 0;
+		frame_of(&s->hw, f)->refcount = 0;
 		frame_free(s, f);
 	}
 	/* the window really exists: CPU 1 still holds the leaf */
@@ -811,7 +811,7 @@ static void dead_asid_body(struct sim *s, struct sim_thread *t)
 	uint64_t a = map_and_write(s);
 	uint32_t f = clear_pte(s, t->mm, a);
 	s->mms[0].users = 0;
-	s->hw.frames[f].refcount = 0;
+	frame_of(&s->hw, f)->refcount = 0;
 	frame_free(s, f);
 	s->mms[0].users = 1;
 	/* the entry is really still cached */

@@ -77,14 +77,14 @@ static void test_lru_eviction_single_set(void **state)
 	assert_non_null(peek(&tc, 103, 3, 1));
 	assert_non_null(peek(&tc, 104, 3, 1));
 	/* the evicted entry's frame lost its reference */
-	assert_int_equal(s->hw.frames[f[1]].tlb_refs, 0);
-	assert_int_equal(s->hw.frames[f[4]].tlb_refs, 1);
+	assert_int_equal(frame_of(&s->hw, f[1])->tlb_refs, 0);
+	assert_int_equal(frame_of(&s->hw, f[4])->tlb_refs, 1);
 
 	/* without intervening lookups the next victim is the oldest fill: 102 */
 	tc_fill(s, &tc, 105, 3, 1, f[1], 0);
 	assert_null(peek(&tc, 102, 3, 1));
 	assert_non_null(peek(&tc, 100, 3, 1));
-	assert_int_equal(s->hw.frames[f[2]].tlb_refs, 0);
+	assert_int_equal(frame_of(&s->hw, f[2])->tlb_refs, 0);
 	assert_dense_consistent(&tc);
 
 	tcache_destroy(&tc);
@@ -146,7 +146,7 @@ static void test_lru_eviction_real_geometry(void **state)
 		assert_non_null(peek(tc, same[i], 3, 1));
 	/* the other set's entry is older than everything but was not touched */
 	assert_non_null(peek(tc, other, 3, 1));
-	assert_int_equal(s->hw.frames[f].tlb_refs, ways + 1);
+	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, ways + 1);
 	assert_dense_consistent(tc);
 	tsim_free(s);
 }
@@ -178,7 +178,7 @@ static void test_deterministic(void **state)
 	}
 	/* 200 fills into 8 slots: the cache is full */
 	assert_int_equal(a.ndense, 8);
-	assert_int_equal(s->hw.frames[f].tlb_refs, 16);
+	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 16);
 	assert_dense_consistent(&a);
 	assert_dense_consistent(&b);
 	tcache_destroy(&a);
@@ -205,7 +205,7 @@ static void test_identity_and_refill(void **state)
 	assert_non_null(e);
 	assert_int_equal(e->frame, f1);
 	assert_int_equal(e->perm, PTE_WRITE);
-	assert_int_equal(e->gen, s->hw.frames[f1].gen);
+	assert_int_equal(e->gen, frame_of(&s->hw, f1)->gen);
 
 	/* refill of the same identity: replaced, not duplicated */
 	tc_fill(s, &tc, 42, 3, 1, f2, PTE_WRITE | PTE_DIRTY);
@@ -214,8 +214,8 @@ static void test_identity_and_refill(void **state)
 	assert_non_null(e);
 	assert_int_equal(e->frame, f2);
 	assert_int_equal(e->perm, PTE_WRITE | PTE_DIRTY);
-	assert_int_equal(s->hw.frames[f1].tlb_refs, 0);
-	assert_int_equal(s->hw.frames[f2].tlb_refs, 1);
+	assert_int_equal(frame_of(&s->hw, f1)->tlb_refs, 0);
+	assert_int_equal(frame_of(&s->hw, f2)->tlb_refs, 1);
 
 	/* a global entry (x86 G bit, kernel mappings) matches any tag */
 	tc_fill(s, &tc, 7, 3, TC_TAG_GLOBAL, f1, 0);
@@ -238,7 +238,7 @@ static void test_remove_keeps_dense_consistent(void **state)
 		tc_fill(s, &tc, k, 3, 1, f, 0);
 	uint32_t filled = tc.ndense;
 	assert_true(filled >= 4);
-	assert_int_equal(s->hw.frames[f].tlb_refs, filled);
+	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, filled);
 	assert_dense_consistent(&tc);
 
 	/* remove the entry at dense[0], then the last, then a middle one */
@@ -253,13 +253,13 @@ static void test_remove_keeps_dense_consistent(void **state)
 	removed++;
 	assert_dense_consistent(&tc);
 	assert_int_equal(tc.ndense, filled - removed);
-	assert_int_equal(s->hw.frames[f].tlb_refs, filled - removed);
+	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, filled - removed);
 
 	/* remove everything */
 	while (tc.ndense)
 		tc_remove(s, &tc, &tc.e[tc.dense[tc.ndense - 1]]);
 	assert_dense_consistent(&tc);
-	assert_int_equal(s->hw.frames[f].tlb_refs, 0);
+	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 0);
 	/* a removed entry is no longer found */
 	for (uint64_t k = 0; k < 12; k++)
 		assert_null(tc_lookup(&tc, k, 3, 1));
@@ -273,20 +273,20 @@ static void test_tlb_refs_across_caches(void **state)
 	(void)state;
 	struct sim *s = new_sim();
 	uint32_t f = frame_alloc(s, FRAME_PGTABLE, 1);
-	assert_int_equal(s->hw.frames[f].tlb_refs, 0);
+	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 0);
 	tc_fill(s, &s->hw.cpu[0].wc, 5, 0, 1, f, 0);
 	tc_fill(s, &s->hw.cpu[1].wc, 5, 0, 1, f, 0);
 	tc_fill(s, &s->hw.cpu[1].wc, 6, 0, 1, f, 0);
 	tc_fill(s, &s->hw.cpu[1].tlb, 6, 3, 1, f, 0);
-	assert_int_equal(s->hw.frames[f].tlb_refs, 4);
+	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 4);
 	tc_remove(s, &s->hw.cpu[1].wc, tc_lookup(&s->hw.cpu[1].wc, 5, 0, 1));
-	assert_int_equal(s->hw.frames[f].tlb_refs, 3);
+	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 3);
 	/* an invalidation removing entries drops their references too */
 	struct inv_op all = {.kind = INV_ALL};
 	assert_int_equal(hw_invalidate_cpu(s, 1, &all), 2);
-	assert_int_equal(s->hw.frames[f].tlb_refs, 1);
+	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 1);
 	assert_int_equal(hw_invalidate_cpu(s, 0, &all), 1);
-	assert_int_equal(s->hw.frames[f].tlb_refs, 0);
+	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 0);
 	tsim_free(s);
 }
 

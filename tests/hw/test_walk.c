@@ -447,16 +447,16 @@ static void free_pte_table(struct sim *s)
 	uint32_t pt = table_at(s, VA_A, g->levels - 1);
 	uint32_t pmd = table_at(s, VA_A, pmd_depth(s));
 	assert_int_not_equal(pt, NO_FRAME);
-	assert_int_equal(s->hw.frames[pt].state, FRAME_PGTABLE);
+	assert_int_equal(frame_of(&s->hw, pt)->state, FRAME_PGTABLE);
 	/* empty the PTE table (the data page stays allocated: not under test) */
 	pte_t *pp = ptep(s, VA_A);
 	assert_true(pte_present(*pp));
 	*pp = 0;
-	s->hw.frames[pt].nr_used--;
-	assert_int_equal(s->hw.frames[pt].nr_used, 0);
+	frame_of(&s->hw, pt)->nr_used--;
+	assert_int_equal(frame_of(&s->hw, pt)->nr_used, 0);
 	/* pmd_clear */
 	table_of(s, pmd)[pt_index(g, pmd_depth(s), VA_A)] = 0;
-	s->hw.frames[pmd].nr_used--;
+	frame_of(&s->hw, pmd)->nr_used--;
 	frame_free(s, pt);
 }
 

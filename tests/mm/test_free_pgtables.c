@@ -13,7 +13,7 @@
  * released after the flush: at once on x86 native, after an RCU grace period
  * on arm64 (tlb_remove_table). MADV_DONTNEED never frees page tables (2.3).
  *
- * Page-table state is checked directly through s->hw.frames[].table.
+ * Page-table state is checked directly through frame_of(&s->hw, )->table.
  */
 #include "test_util.h"
 
@@ -35,7 +35,7 @@ static pte_t entry_at(struct sim *s, uint64_t va, int depth)
 	const struct pt_geom *g = &s->hw.geom;
 	uint32_t table = s->mms[0].pgd;
 	for (int d = 0;; d++) {
-		pte_t e = s->hw.frames[table].table[pt_index(g, d, va)];
+		pte_t e = frame_of(&s->hw, table)->table[pt_index(g, d, va)];
 		if (d == depth)
 			return e;
 		if (!pte_present(e))
