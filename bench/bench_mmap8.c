@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/sim.h"
+#include "core/core.h"
 
 static double now_s(void)
 {
@@ -25,29 +25,28 @@ static double now_s(void)
 }
 
 static uint64_t floor_steps;
+static const struct sim_point bench_step = {"bench_step", NULL, 0};
 
 static void spinner(struct sim *s, struct sim_thread *t)
 {
 	for (uint64_t i = 0; i < floor_steps; i++)
-		sim_step(s, YP_USER, 100 + rng_below(&s->rng, 64));
+		sim_step(s, &bench_step, 100 + rng_below(&s->rng, 64));
 }
 
+/* The engine alone (no machine, no kernel): 16 threads on the profile's CPUs. */
 static int bare_floor(const char *profile, double *secs, uint64_t *events)
 {
 	const struct tlbsim_profile *prof = tlbsim_profile_find(profile);
 	int64_t p[P_COUNT];
 	tlbsim_params_for(prof, NULL, p);
-	struct tlbsim_policy pol;
-	tlbsim_policy_default(&pol);
 	struct sim *s = calloc(1, sizeof(*s));
-	if (!s || sim_init(s, prof, prof->nr_cpus, p, &pol, 1))
+	if (!s || sim_init(s, prof->nr_cpus, p, 1))
 		return -1;
-	s->nr_mms = 1;
-	s->mms = calloc(1, sizeof(*s->mms));
-	if (!s->mms || mm_init(s, &s->mms[0], 0))
-		return -1;
-	for (int i = 0; i < 16; i++)
-		sim_thread_create(s, spinner, NULL, 0, &s->mms[0], i, 0);
+	for (int i = 0; i < 16; i++) {
+		struct sim_thread *t = sim_thread_alloc(s, sizeof(*t));
+		if (!t || sim_thread_start(s, t, spinner, NULL, i, 0))
+			return -1;
+	}
 	double t0 = now_s();
 	int rc = sim_run(s);
 	*secs = now_s() - t0;

@@ -1,15 +1,16 @@
 /*
- * test_util.h - build a struct sim for unit tests without a workload.
+ * test_util.h - build a simulation for unit tests without a workload, through
+ * the one constructor (src/core/core.h: core_build with no_workload).
  *
  *   struct sim *s = tsim_new("falkor-46", 4, NESTED_PREFIX);
- *   tsim_spawn(s, my_thread_fn, arg, cpu);   // runs on mm 0 (s->mms[0])
+ *   tsim_spawn(s, my_thread_fn, arg, cpu);   // a task in mm 0
  *   tsim_run(s);                             // asserts the run succeeded
  *   tsim_free(s);
  *
- * Thread functions run as simulated threads, so they may call any kernel-model
+ * Thread functions run as simulated tasks, so they may call any kernel-model
  * function (sys_mmap, user_access, tlb_gather_mmu, down_read, ...).
  * tsim_new_p() additionally applies parameter overrides (pairs of id, value,
- * terminated by -1).
+ * terminated by -1). The oracle is attached, as in every run.
  */
 #ifndef TLBSIM_TEST_UTIL_H
 #define TLBSIM_TEST_UTIL_H
@@ -18,32 +19,44 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
-#include "sim/sim.h"
+#include "arch/points.h"
+#include "core/core.h"
+#include "mm/points.h"
 
 static inline struct sim *tsim_new_p(const char *profile, int nr_cpus, enum nested_policy nested,
 				     const int64_t *ov)
 {
 	const struct tlbsim_profile *prof = tlbsim_profile_find(profile);
 	assert_non_null(prof);
-	int64_t p[P_COUNT];
-	tlbsim_params_for(prof, NULL, p);
-	for (int i = 0; ov && ov[i] >= 0; i += 2)
-		p[ov[i]] = ov[i + 1];
-	struct tlbsim_policy pol;
-	tlbsim_policy_default(&pol);
-	pol.nested = nested;
-	struct sim *s = calloc(1, sizeof(*s));
-	assert_non_null(s);
-	assert_int_equal(sim_init(s, prof, nr_cpus ? nr_cpus : prof->nr_cpus, p, &pol, 1), 0);
-	s->nr_mms = 1;
-	s->mms = calloc(1, sizeof(*s->mms));
-	assert_non_null(s->mms);
-	assert_int_equal(mm_init(s, &s->mms[0], 0), 0);
+	struct tlbsim_config cfg;
+	tlbsim_config_init(&cfg);
+	cfg.profile = profile;
+	cfg.policy.nested = nested;
+	for (int i = 0; ov && ov[i] >= 0; i += 2) {
+		assert_true(cfg.noverrides < TLBSIM_MAX_OVERRIDES);
+		cfg.overrides[cfg.noverrides].param = (int)ov[i];
+		cfg.overrides[cfg.noverrides].value = ov[i + 1];
+		cfg.noverrides++;
+	}
+	struct tlbsim_resolved res;
+	memset(&res, 0, sizeof(res));
+	res.profile = prof;
+	res.cpus = nr_cpus ? nr_cpus : prof->nr_cpus;
+	struct core_opts o = {.want_kind = -1, .no_workload = true};
+	struct tlbsim_sim *ts = malloc(sizeof(*ts));
+	assert_non_null(ts);
+	char err[TLBSIM_ERRLEN];
+	int rc = core_build(ts, &cfg, &res, &o, err, sizeof(err));
+	if (rc)
+		fail_msg("core_build: %s", err);
+	struct sim *s = core_sim(ts);
+	assert_non_null(mm_alloc(s));
 	return s;
 }
 
@@ -52,11 +65,34 @@ static inline struct sim *tsim_new(const char *profile, int nr_cpus, enum nested
 	return tsim_new_p(profile, nr_cpus, nested, NULL);
 }
 
+/* mm number i (0: the one tsim_new made) */
+static inline struct mm_struct *tsim_mm(struct sim *s, int i)
+{
+	assert_true(i < kernel_of(s)->nr_mms);
+	return kernel_of(s)->mms[i];
+}
+
+static inline struct oracle *tsim_oracle(struct sim *s)
+{
+	return &core_of(s)->oracle;
+}
+
+static inline struct violation_rec *tsim_violation(struct sim *s)
+{
+	return &core_of(s)->oracle.first;
+}
+
+static inline struct sim_thread *tsim_spawn_mm(struct sim *s, thread_fn fn, void *arg,
+					       struct mm_struct *mm, int cpu)
+{
+	struct task *tk = task_create(s, sizeof(struct task), fn, arg, mm, cpu, 0);
+	assert_non_null(tk);
+	return &tk->thread;
+}
+
 static inline struct sim_thread *tsim_spawn(struct sim *s, thread_fn fn, void *arg, int cpu)
 {
-	struct sim_thread *t = sim_thread_create(s, fn, arg, 0, &s->mms[0], cpu, 0);
-	assert_non_null(t);
-	return t;
+	return tsim_spawn_mm(s, fn, arg, tsim_mm(s, 0), cpu);
 }
 
 static inline void tsim_run(struct sim *s)
@@ -68,8 +104,24 @@ static inline void tsim_run(struct sim *s)
 
 static inline void tsim_free(struct sim *s)
 {
-	sim_destroy(s);
-	free(s);
+	struct tlbsim_sim *ts = core_of(s);
+	core_destroy(ts);
+	free(ts);
+}
+
+/* A user access through the MMU on cpu for mm, as the fault path sees it:
+ * 0, or -1 on a fault (then *fault_pte = the live PTE). Charges the walk. */
+static inline int tsim_mmu_access(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va,
+				  bool write, uint64_t *fault_pte)
+{
+	struct hw_access acc;
+	hw_access(hw_of(s), cpu, mm->pgd, machine_of(s)->arch->user_tag(s, cpu), va, write, &acc);
+	if (acc.levels_read)
+		sim_charge(s, (uint64_t)acc.levels_read * (uint64_t)P(s, P_walk_level_ns));
+	if (!acc.fault)
+		return 0;
+	*fault_pte = acc.live_pte;
+	return -1;
 }
 
 #endif

@@ -1,7 +1,12 @@
 /*
- * arch.h - per-architecture back ends, as an ops table (the Redis dictType
- * habit): the mm model calls through struct arch_ops at the few points where
- * x86-64 and arm64 differ.
+ * arch.h - the per-architecture back ends and the machine they drive.
+ *
+ * struct machine is the simulated computer: the engine (struct sim, first
+ * member), the hardware (struct hw), the profile and cost parameters, and the
+ * per-CPU state each back end keeps (x86 cpu_tlbstate, arm64 TTBR0). The mm
+ * model reaches the back end through struct arch_ops at the few points where
+ * x86-64 and arm64 differ (the Redis dictType habit). Arch-owned parts of an
+ * mm live in mm_context_t, as in the kernel (arch/<arch>/include/asm/mmu.h).
  *
  * x86-64 (arch/x86/mm/tlb.c, arch/x86/include/asm/tlb.h, v5.1): tlb_flush ->
  *   flush_tlb_mm_range with the INVLPG ceiling, IPIs to mm_cpumask (lazy CPUs
@@ -16,21 +21,29 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct sim;
-struct mm_struct;
-struct mmu_gather;
-struct vm_area_struct;
+#include "hw/hw.h"
+#include "sim/sim.h"
 
 #define TLB_NR_DYN_ASIDS 6
 #define TLB_FLUSH_ALL (~0ull)
 
+/* mm->context: the arch-owned part of an address space */
+typedef struct mm_context {
+	uint32_t asid;		/* arm64: ASID (one generation, no rollover yet) */
+	uint64_t ctx_id;	/* x86: mm->context.ctx_id, never reused */
+	uint64_t tlb_gen;	/* x86: mm->context.tlb_gen */
+	uint64_t *cpumask;	/* mm_cpumask(mm) */
+	bool live;		/* between init_new_context and destroy_context */
+} mm_context_t;
+
 /* arm64 TLBI operations counted in metrics.tlbi */
 enum tlbi_kind { TLBI_VALE1IS, TLBI_VAE1IS, TLBI_ASIDE1IS, TLBI_VAALE1IS, TLBI_VMALLE1IS,
-		 TLBI_LOCAL };
+		 TLBI_LOCAL, TLBI_KIND_COUNT };
+const char *tlbi_name(enum tlbi_kind k);
 
 struct arch_cpu {
 	/* x86 cpu_tlbstate */
-	struct mm_struct *loaded_mm;	/* NULL = init_mm */
+	mm_context_t *loaded_mm;	/* NULL = init_mm */
 	int loaded_mm_asid;
 	int next_asid;
 	bool is_lazy;
@@ -40,41 +53,105 @@ struct arch_cpu {
 	} ctxs[TLB_NR_DYN_ASIDS];
 	/* arm64: ASID currently in TTBR0 (0 = none) */
 	uint32_t ttbr0_asid;
-	/* both: IRQs disabled until this time (IPI targets wait) */
-	uint64_t irqs_off_until;
 };
+
+/* What a flush did, as observers (the checker's reports, traces) see it. */
+enum flush_what { FLUSH_NONE, FLUSH_ARM64_TLBI, FLUSH_X86_MM_RANGE };
+struct flush_note {
+	enum flush_what what;
+	enum tlbi_kind op;	/* arm64 */
+	bool full;		/* x86: TLB_FLUSH_ALL */
+	bool freed_tables;	/* x86: freed_tables argument */
+	uint64_t nops, start, end, stride;
+	int cpu;		/* issuing CPU */
+	int ntargets;		/* x86: IPIs sent (filled in by ipi_sent) */
+};
+
+/* Arch events an observer may subscribe to (all optional). */
+struct arch_hooks {
+	/* a flush was issued on the current CPU (before its IPIs, if any) */
+	void (*tlb_flush)(void *ctx, const struct flush_note *n);
+	/* x86: the IPIs of that flush went to n CPUs */
+	void (*ipi_sent)(void *ctx, int n, bool freed_tables);
+	/* x86: cpu's paging-structure caches were flushed (CR3 / INVLPG) */
+	void (*psc_flush)(void *ctx, int cpu);
+};
+
+struct mmu_gather;
 
 struct arch_ops {
 	const char *name;
+	const struct pt_format *fmt;	/* page-table format of the architecture */
 	bool rcu_table_free;	/* page tables freed through the RCU table batch */
 	/* tlb_flush(): the arch's mmu_gather flush */
 	void (*tlb_flush)(struct sim *s, struct mmu_gather *tlb);
 	/* tlb_end_vma(): arm64 generic flush per VMA; x86 v5.1 no-op */
 	bool flush_at_end_vma;
 	/* context switch of CPU cpu to mm (NULL: kernel thread / idle) */
-	void (*switch_mm)(struct sim *s, int cpu, struct mm_struct *next);
+	void (*switch_mm)(struct sim *s, int cpu, mm_context_t *next);
 	void (*enter_lazy_tlb)(struct sim *s, int cpu);
 	/* flush_tlb_fix_spurious_fault(vma, address) */
-	void (*flush_tlb_fix_spurious_fault)(struct sim *s, struct mm_struct *mm, uint64_t addr);
+	void (*flush_tlb_fix_spurious_fault)(struct sim *s, mm_context_t *mm, uint64_t addr);
 	/* ptep_set_access_flags(vma, address, ptep, entry, dirty): returns changed */
-	bool (*ptep_set_access_flags)(struct sim *s, struct mm_struct *mm, uint64_t addr,
-				      uint64_t *ptep, uint64_t entry, bool dirty);
-	/* tag used by the current CPU's MMU for user translations of mm */
+	bool (*ptep_set_access_flags)(struct sim *s, mm_context_t *mm, uint64_t addr,
+				      pte_t *ptep, pte_t entry, bool dirty);
+	/* tag used by the CPU's MMU for user translations of its loaded mm */
 	uint32_t (*user_tag)(struct sim *s, int cpu);
-	/* mm teardown: release arch context */
-	void (*mm_release)(struct sim *s, struct mm_struct *mm);
 };
 
 extern const struct arch_ops arch_x86_64_ops;
 extern const struct arch_ops arch_arm64_ops;
 
-/* arm64 helpers (also used by tests) */
-void arm64_flush_tlb_mm(struct sim *s, struct mm_struct *mm);
-void arm64_flush_tlb_range(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
-			   uint64_t stride, bool last_level);
-void arm64_flush_tlb_page(struct sim *s, struct mm_struct *mm, uint64_t addr);
-/* x86 helpers */
-void x86_flush_tlb_mm_range(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
-			    unsigned int stride_shift, bool freed_tables);
+struct machine {
+	struct sim sim;			/* the engine; first member */
+	struct hw hw;
+	const struct tlbsim_profile *profile;
+	const struct arch_ops *arch;
+	struct tlbsim_policy policy;	/* every knob; the arch reads x86_lazy */
+	struct arch_cpu *cpu;		/* per CPU */
+	uint64_t dvm_free_at;		/* arm64 DVM resource busy until */
+	uint64_t next_ctx_id;
+	uint32_t cpumask_words;
+	const struct arch_hooks *hooks;
+	void *hooks_ctx;
+};
+
+static inline struct machine *machine_of(struct sim *s)
+{
+	return container_of(s, struct machine, sim);
+}
+static inline struct hw *hw_of(struct sim *s)
+{
+	return &machine_of(s)->hw;
+}
+static inline struct arch_cpu *arch_cpu(struct sim *s, int cpu)
+{
+	return &machine_of(s)->cpu[cpu];
+}
+
+/* Build the machine: engine, hardware, back end, per-CPU state. */
+int machine_init(struct machine *mc, const struct tlbsim_profile *prof, int nr_cpus,
+		 const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed);
+void machine_destroy(struct machine *mc);
+
+/* init_new_context() / destroy_context() (arch mmu_context.h): ASID and
+ * ctx_id as the arch allocators give them (id: the mm's number) */
+int init_new_context(struct sim *s, mm_context_t *ctx, int id);
+void destroy_context(struct sim *s, mm_context_t *ctx);
+
+/* arm64 flush entry points (arch/arm64/include/asm/tlbflush.h) */
+void flush_tlb_mm(struct sim *s, mm_context_t *mm);
+void __flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
+		       uint64_t stride, bool last_level);
+void flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr);
+/* x86 (arch/x86/mm/tlb.c) */
+void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
+			unsigned int stride_shift, bool freed_tables);
+
+/* Which of the two back ends is this machine (for reports only). */
+static inline bool machine_is_x86(struct sim *s)
+{
+	return machine_of(s)->arch == &arch_x86_64_ops;
+}
 
 #endif

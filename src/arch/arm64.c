@@ -12,8 +12,8 @@
  * (queueing behind other CPUs' batches), and the issuing CPU then waits
  * dsb_ns for DSB ISH completion. Contention arises from that queue alone.
  */
-#include "sim/explore.h"
-#include "sim/sim.h"
+#include "arch/points.h"
+#include "arch/tlb.h"
 
 static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
 {
@@ -23,7 +23,8 @@ static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
 	case TLBI_ASIDE1IS: return &s->m.tlbi.aside1is;
 	case TLBI_VAALE1IS: return &s->m.tlbi.vaale1is;
 	case TLBI_VMALLE1IS: return &s->m.tlbi.vmalle1is;
-	case TLBI_LOCAL: return &s->m.tlbi.local;
+	case TLBI_LOCAL:
+	case TLBI_KIND_COUNT: break;
 	}
 	return &s->m.tlbi.local;
 }
@@ -35,6 +36,7 @@ static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
 static void arm64_tlbi_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
 			     const struct inv_op *inv, bool user)
 {
+	struct machine *mc = machine_of(s);
 	uint64_t mult = 1;
 	if (user && P(s, P_kpti))
 		mult *= 2;		/* __tlbi_user: the twin user ASID */
@@ -47,29 +49,29 @@ static void arm64_tlbi_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
 	*tlbi_counter(s, kind) += ntlbi;
 
 	sim_step_arg(s, YP_TLBI_ISSUE, 0, (uint64_t)kind, ntlbi);
-	struct sim_thread *t = sim_current(s);
-	t->last_flush = (struct flush_note){.what = 1, .op = (uint8_t)kind,
-					    .nested = t->in_nested_finish, .nops = ntlbi,
-					    .start = inv->start, .end = inv->end,
-					    .stride = inv->stride, .cpu = t->cpu,
-					    .step = s->ex ? s->ex->steps : 0};
+	if (mc->hooks && mc->hooks->tlb_flush) {
+		struct flush_note n = {.what = FLUSH_ARM64_TLBI, .op = kind, .nops = ntlbi,
+				       .start = inv->start, .end = inv->end,
+				       .stride = inv->stride, .cpu = cur_cpu(s)};
+		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
+	}
 	for (int c = 0; c < s->nr_cpus; c++)
-		hw_invalidate_cpu(s, c, inv);
+		hw_invalidate_cpu(&mc->hw, c, inv);
 
 	uint64_t per = (kind == TLBI_ASIDE1IS) ? (uint64_t)P(s, P_tlbi_asid_ns)
 		     : (kind == TLBI_VMALLE1IS) ? (uint64_t)P(s, P_tlbi_all_ns)
 		     : (uint64_t)P(s, P_tlbi_op_ns);
 	uint64_t t0 = s->now;
-	uint64_t start = s->dvm_free_at > t0 ? s->dvm_free_at : t0;
+	uint64_t start = mc->dvm_free_at > t0 ? mc->dvm_free_at : t0;
 	s->m.dvm_wait_ns += start - t0;
-	s->dvm_free_at = start + ntlbi * per;
-	uint64_t done = s->dvm_free_at + (uint64_t)P(s, P_dsb_ns) * (1 + extra_dsb);
+	mc->dvm_free_at = start + ntlbi * per;
+	uint64_t done = mc->dvm_free_at + (uint64_t)P(s, P_dsb_ns) * (1 + extra_dsb);
 	sim_charge_sys(s, done - t0);
 	sim_step(s, YP_DSB, 0);
 }
 
 /* flush_tlb_mm(): DSB ISHST; TLBI ASIDE1IS; DSB ISH (tlbflush.h, v5.1) */
-void arm64_flush_tlb_mm(struct sim *s, struct mm_struct *mm)
+void flush_tlb_mm(struct sim *s, mm_context_t *mm)
 {
 	struct inv_op inv = {.kind = INV_TAG, .tag = mm->asid};
 	arm64_tlbi_batch(s, TLBI_ASIDE1IS, 1, &inv, true);
@@ -77,12 +79,12 @@ void arm64_flush_tlb_mm(struct sim *s, struct mm_struct *mm)
 
 /* __flush_tlb_range(vma, start, end, stride, last_level) (tlbflush.h, v5.1
  * with the v5.0 MAX_TLBI_OPS threshold, kernel-model E1) */
-void arm64_flush_tlb_range(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
-			   uint64_t stride, bool last_level)
+void __flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
+		       uint64_t stride, bool last_level)
 {
-	uint64_t max_tlbi_ops = s->hw.geom.ptrs_per_pte;
+	uint64_t max_tlbi_ops = hw_of(s)->geom.ptrs_per_pte;
 	if (end - start >= max_tlbi_ops * stride) {
-		arm64_flush_tlb_mm(s, mm);
+		flush_tlb_mm(s, mm);
 		return;
 	}
 	if (start >= end)
@@ -94,9 +96,9 @@ void arm64_flush_tlb_range(struct sim *s, struct mm_struct *mm, uint64_t start, 
 }
 
 /* flush_tlb_page(): leaf only, VALE1IS (tlbflush.h, v4.20+) */
-void arm64_flush_tlb_page(struct sim *s, struct mm_struct *mm, uint64_t addr)
+void flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr)
 {
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	addr &= ~(ps - 1);
 	struct inv_op inv = {.kind = INV_VA_LEAF, .tag = mm->asid, .start = addr,
 			     .end = addr + ps, .stride = ps};
@@ -107,22 +109,23 @@ void arm64_flush_tlb_page(struct sim *s, struct mm_struct *mm, uint64_t addr)
 static void arm64_tlb_flush(struct sim *s, struct mmu_gather *tlb)
 {
 	bool last_level = !tlb->freed_tables;
-	uint64_t stride = tlb_get_unmap_size(s, tlb);
+	uint64_t stride = tlb_get_unmap_size(&hw_of(s)->geom, tlb);
 
 	if (tlb->fullmm) {
 		if (!last_level)
-			arm64_flush_tlb_mm(s, tlb->mm);
+			flush_tlb_mm(s, tlb->ctx);
 		return;
 	}
-	arm64_flush_tlb_range(s, tlb->mm, tlb->start, tlb->end, stride, last_level);
+	__flush_tlb_range(s, tlb->ctx, tlb->start, tlb->end, stride, last_level);
 }
 
-static void arm64_switch_mm(struct sim *s, int cpu, struct mm_struct *next)
+/* check_and_switch_context() (arch/arm64/mm/context.c): ASID-tagged, so a
+ * context switch installs TTBR0 and flushes nothing. A CPU going idle keeps
+ * TTBR0 (only the ASID matters here). */
+static void arm64_switch_mm(struct sim *s, int cpu, mm_context_t *next)
 {
-	/* ASID-tagged: a context switch installs TTBR0 and flushes nothing.
-	 * A CPU going idle keeps TTBR0 (only the ASID matters here). */
 	if (next)
-		s->cpus[cpu].arch.ttbr0_asid = next->asid;
+		arch_cpu(s, cpu)->ttbr0_asid = next->asid;
 }
 
 static void arm64_enter_lazy_tlb(struct sim *s, int cpu)
@@ -133,10 +136,9 @@ static void arm64_enter_lazy_tlb(struct sim *s, int cpu)
 
 /* flush_tlb_fix_spurious_fault(): v5.1 uses the generic default,
  * flush_tlb_page() -> one broadcast VALE1IS (kernel-model 4.6, 5.3). */
-static void arm64_flush_tlb_fix_spurious_fault(struct sim *s, struct mm_struct *mm,
-					       uint64_t addr)
+static void arm64_flush_tlb_fix_spurious_fault(struct sim *s, mm_context_t *mm, uint64_t addr)
 {
-	arm64_flush_tlb_page(s, mm, addr);
+	flush_tlb_page(s, mm, addr);
 }
 
 /*
@@ -145,8 +147,8 @@ static void arm64_flush_tlb_fix_spurious_fault(struct sim *s, struct mm_struct *
  * the more permissive of old and new, and call flush_tlb_fix_spurious_fault()
  * (a broadcast VALE1IS in v5.1) because a read-only entry may be cached.
  */
-static bool arm64_ptep_set_access_flags(struct sim *s, struct mm_struct *mm, uint64_t addr,
-					uint64_t *ptep, uint64_t entry, bool dirty)
+static bool arm64_ptep_set_access_flags(struct sim *s, mm_context_t *mm, uint64_t addr,
+					pte_t *ptep, pte_t entry, bool dirty)
 {
 	(void)dirty;
 	pte_t old = *ptep;
@@ -163,17 +165,12 @@ static bool arm64_ptep_set_access_flags(struct sim *s, struct mm_struct *mm, uin
 
 static uint32_t arm64_user_tag(struct sim *s, int cpu)
 {
-	return s->cpus[cpu].arch.ttbr0_asid;
-}
-
-static void arm64_mm_release(struct sim *s, struct mm_struct *mm)
-{
-	(void)s;
-	(void)mm;
+	return arch_cpu(s, cpu)->ttbr0_asid;
 }
 
 const struct arch_ops arch_arm64_ops = {
 	.name = "arm64",
+	.fmt = &pt_format_arm64,
 	.rcu_table_free = true,		/* HAVE_RCU_TABLE_FREE: __pte_free_tlb -> tlb_remove_table */
 	.tlb_flush = arm64_tlb_flush,
 	.flush_at_end_vma = true,	/* generic tlb_end_vma: flush unless fullmm */
@@ -182,5 +179,4 @@ const struct arch_ops arch_arm64_ops = {
 	.flush_tlb_fix_spurious_fault = arm64_flush_tlb_fix_spurious_fault,
 	.ptep_set_access_flags = arm64_ptep_set_access_flags,
 	.user_tag = arm64_user_tag,
-	.mm_release = arm64_mm_release,
 };

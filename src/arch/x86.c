@@ -8,30 +8,37 @@
  *
  * Remote invalidation needs IPIs. An IPI round is one analytic event for the
  * initiator: targets are sent to one after another (ipi_send_ns each), each
- * handles the IPI after ipi_latency_ns (later if idle: idle_exit_ns, or if its
- * IRQs are off), runs the handler (ipi_handler_ns + its flush work, charged to
- * that CPU), and the initiator spins until the slowest has acknowledged.
+ * handles the IPI after ipi_latency_ns (later if idle: idle_exit_ns), runs
+ * the handler (ipi_handler_ns + its flush work, charged to that CPU), and the
+ * initiator spins until the slowest has acknowledged.
  * Effects are applied when the round is issued.
  */
-#include "sim/explore.h"
-#include "sim/sim.h"
+#include "arch/points.h"
+#include "arch/tlb.h"
 
 static inline uint32_t kern_pcid(struct sim *s, int asid)
 {
 	return P(s, P_pcid) ? (uint32_t)asid + 1 : 1;
 }
 
-static inline void cpumask_set(struct sim *s, struct mm_struct *mm, int cpu)
+static inline void cpumask_set(mm_context_t *mm, int cpu)
 {
 	mm->cpumask[cpu / 64] |= 1ull << (cpu % 64);
 }
-static inline void cpumask_clear(struct sim *s, struct mm_struct *mm, int cpu)
+static inline void cpumask_clear(mm_context_t *mm, int cpu)
 {
 	mm->cpumask[cpu / 64] &= ~(1ull << (cpu % 64));
 }
-static inline bool cpumask_test(const struct mm_struct *mm, int cpu)
+static inline bool cpumask_test(const mm_context_t *mm, int cpu)
 {
 	return (mm->cpumask[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+static void psc_flushed(struct sim *s, int cpu)
+{
+	struct machine *mc = machine_of(s);
+	if (mc->hooks && mc->hooks->psc_flush)
+		mc->hooks->psc_flush(mc->hooks_ctx, cpu);
 }
 
 /* Full flush of the non-global entries of one PCID on cpu (CR3 write without
@@ -39,17 +46,17 @@ static inline bool cpumask_test(const struct mm_struct *mm, int cpu)
 static uint64_t x86_flush_pcid(struct sim *s, int cpu, int asid)
 {
 	struct inv_op inv = {.kind = INV_TAG_NONGLOBAL, .tag = kern_pcid(s, asid)};
-	hw_invalidate_cpu(s, cpu, &inv);
-	s->cpus[cpu].psc_epoch = s->unlink_epoch;
+	hw_invalidate_cpu(hw_of(s), cpu, &inv);
+	psc_flushed(s, cpu);
 	s->m.flush_full++;
 	return (uint64_t)P(s, P_cr3_flush_ns);
 }
 
 /* choose_new_asid() (arch/x86/mm/tlb.c, v4.20..v5.1) */
-static void choose_new_asid(struct sim *s, int cpu, struct mm_struct *next, uint64_t next_tlb_gen,
+static void choose_new_asid(struct sim *s, int cpu, mm_context_t *next, uint64_t next_tlb_gen,
 			    int *new_asid, bool *need_flush)
 {
-	struct arch_cpu *ac = &s->cpus[cpu].arch;
+	struct arch_cpu *ac = arch_cpu(s, cpu);
 	if (!P(s, P_pcid)) {
 		*new_asid = 0;
 		*need_flush = true;
@@ -75,10 +82,10 @@ static void choose_new_asid(struct sim *s, int cpu, struct mm_struct *next, uint
  * next == NULL means init_mm (kernel page tables; in this model init_mm
  * occupies no PCID slot). Returns the cost.
  */
-static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, struct mm_struct *next)
+static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, mm_context_t *next)
 {
-	struct arch_cpu *ac = &s->cpus[cpu].arch;
-	struct mm_struct *prev = ac->loaded_mm;
+	struct arch_cpu *ac = arch_cpu(s, cpu);
+	mm_context_t *prev = ac->loaded_mm;
 	bool was_lazy = ac->is_lazy;
 	int new_asid;
 	bool need_flush;
@@ -96,12 +103,12 @@ static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, struct mm_struct *nex
 		need_flush = true;
 	} else {
 		if (prev)
-			cpumask_clear(s, prev, cpu);
+			cpumask_clear(prev, cpu);
 		if (!next) {
 			ac->loaded_mm = NULL;
 			return (uint64_t)P(s, P_cr3_flush_ns);
 		}
-		cpumask_set(s, next, cpu);
+		cpumask_set(next, cpu);
 		choose_new_asid(s, cpu, next, next->tlb_gen, &new_asid, &need_flush);
 	}
 	if (need_flush) {
@@ -116,7 +123,7 @@ static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, struct mm_struct *nex
 	return cost;
 }
 
-static void x86_switch_mm(struct sim *s, int cpu, struct mm_struct *next)
+static void x86_switch_mm(struct sim *s, int cpu, mm_context_t *next)
 {
 	uint64_t cost = switch_mm_irqs_off(s, cpu, next);
 	s->cpus[cpu].sys_ns += cost;
@@ -125,14 +132,14 @@ static void x86_switch_mm(struct sim *s, int cpu, struct mm_struct *next)
 /* enter_lazy_tlb() (arch/x86/mm/tlb.c, v4.20+) */
 static void x86_enter_lazy_tlb(struct sim *s, int cpu)
 {
-	struct arch_cpu *ac = &s->cpus[cpu].arch;
+	struct arch_cpu *ac = arch_cpu(s, cpu);
 	if (!ac->loaded_mm)
 		return;
 	ac->is_lazy = true;
 }
 
 struct flush_tlb_info {
-	struct mm_struct *mm;
+	mm_context_t *mm;
 	uint64_t start, end;
 	uint64_t new_tlb_gen;
 	unsigned int stride_shift;
@@ -147,8 +154,8 @@ struct flush_tlb_info {
 static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush_tlb_info *f,
 				      bool local)
 {
-	struct arch_cpu *ac = &s->cpus[cpu].arch;
-	struct mm_struct *loaded = ac->loaded_mm;
+	struct arch_cpu *ac = arch_cpu(s, cpu);
+	mm_context_t *loaded = ac->loaded_mm;
 
 	if (!local && f->mm && f->mm != loaded)
 		return 0;
@@ -171,9 +178,9 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
 		uint64_t n = (f->end - f->start + stride - 1) / stride;
 		struct inv_op inv = {.kind = INV_X86_INVLPG, .tag = kern_pcid(s, asid),
 				     .start = f->start, .end = f->end, .stride = stride};
-		hw_invalidate_cpu(s, cpu, &inv);
+		hw_invalidate_cpu(hw_of(s), cpu, &inv);
 		if (n)
-			s->cpus[cpu].psc_epoch = s->unlink_epoch;	/* INVLPG drops all PSCs */
+			psc_flushed(s, cpu);	/* INVLPG drops all PSCs */
 		s->m.flush_local_pages += n;
 		cost = n * (uint64_t)P(s, P_invlpg_ns);
 	} else {
@@ -190,7 +197,8 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
  */
 static void native_flush_tlb_others(struct sim *s, int self, const struct flush_tlb_info *f)
 {
-	struct mm_struct *mm = f->mm;
+	struct machine *mc = machine_of(s);
+	mm_context_t *mm = f->mm;
 	uint64_t t0 = s->now;
 	uint64_t finish = t0;
 	uint64_t k = 0;
@@ -199,24 +207,23 @@ static void native_flush_tlb_others(struct sim *s, int self, const struct flush_
 			continue;
 		/* lazy CPUs: skipped unless tables were freed (v4.20, Rik van
 		 * Riel); x86_lazy=never is the pre-b956575bed91 behaviour */
-		if (s->cpus[c].arch.is_lazy &&
-		    (!f->freed_tables || s->policy.x86_lazy == X86_LAZY_NEVER))
+		if (mc->cpu[c].is_lazy &&
+		    (!f->freed_tables || mc->policy.x86_lazy == X86_LAZY_NEVER))
 			continue;
 		k++;
 		s->m.ipi_sent++;
 		uint64_t at = t0 + k * (uint64_t)P(s, P_ipi_send_ns) + (uint64_t)P(s, P_ipi_latency_ns);
 		if (sim_cpu_idle(s, c))
 			at += (uint64_t)P(s, P_idle_exit_ns);
-		if (s->cpus[c].arch.irqs_off_until > at)
-			at = s->cpus[c].arch.irqs_off_until;
 		uint64_t work = (uint64_t)P(s, P_ipi_handler_ns) + flush_tlb_func_common(s, c, f, false);
 		s->m.ipi_received++;
 		sim_steal(s, c, work);
 		if (at + work > finish)
 			finish = at + work;
 	}
-	sim_current(s)->last_flush.ntargets = (int)k;
-	explore_trace(s, TR_IPI, k, f->freed_tables);
+	if (mc->hooks && mc->hooks->ipi_sent)
+		mc->hooks->ipi_sent(mc->hooks_ctx, (int)k, f->freed_tables);
+	sim_trace(s, TR_IPI, k, f->freed_tables);
 	uint64_t sent = t0 + k * (uint64_t)P(s, P_ipi_send_ns);
 	if (sent > finish)
 		finish = sent;
@@ -228,9 +235,10 @@ static void native_flush_tlb_others(struct sim *s, int self, const struct flush_
 
 /* flush_tlb_mm_range(mm, start, end, stride_shift, freed_tables)
  * (arch/x86/mm/tlb.c, v4.20..v5.1) */
-void x86_flush_tlb_mm_range(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
-			    unsigned int stride_shift, bool freed_tables)
+void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
+			unsigned int stride_shift, bool freed_tables)
 {
+	struct machine *mc = machine_of(s);
 	int cpu = cur_cpu(s);
 	if (end == TLB_FLUSH_ALL ||
 	    ((end - start) >> stride_shift) > (uint64_t)P(s, P_flush_ceiling)) {
@@ -241,15 +249,16 @@ void x86_flush_tlb_mm_range(struct sim *s, struct mm_struct *mm, uint64_t start,
 				      .new_tlb_gen = ++mm->tlb_gen,
 				      .stride_shift = stride_shift, .freed_tables = freed_tables};
 	sim_step_arg(s, YP_ARCH_FLUSH, 0, start, end);
-	struct sim_thread *t = sim_current(s);
-	t->last_flush = (struct flush_note){.what = 2, .op = end == TLB_FLUSH_ALL,
-					    .nested = t->in_nested_finish,
-					    .freed_tables = freed_tables, .start = start, .end = end,
-					    .cpu = cpu, .step = s->ex ? s->ex->steps : 0};
-	if (s->cpus[cpu].arch.loaded_mm == mm)
+	if (mc->hooks && mc->hooks->tlb_flush) {
+		struct flush_note n = {.what = FLUSH_X86_MM_RANGE, .full = end == TLB_FLUSH_ALL,
+				       .freed_tables = freed_tables, .start = start, .end = end,
+				       .cpu = cpu};
+		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
+	}
+	if (mc->cpu[cpu].loaded_mm == mm)
 		sim_charge_sys(s, flush_tlb_func_common(s, cpu, &info, true));
 	bool others = false;
-	for (uint32_t w = 0; w < s->cpumask_words && !others; w++) {
+	for (uint32_t w = 0; w < mc->cpumask_words && !others; w++) {
 		uint64_t bits = mm->cpumask[w];
 		if (w == (uint32_t)cpu / 64)
 			bits &= ~(1ull << (cpu % 64));
@@ -265,16 +274,16 @@ void x86_flush_tlb_mm_range(struct sim *s, struct mm_struct *mm, uint64_t start,
 static void x86_tlb_flush(struct sim *s, struct mmu_gather *tlb)
 {
 	uint64_t start = 0, end = TLB_FLUSH_ALL;
-	unsigned int stride_shift = tlb_get_unmap_shift(s, tlb);
+	unsigned int stride_shift = tlb_get_unmap_shift(&hw_of(s)->geom, tlb);
 	if (!tlb->fullmm && !tlb->need_flush_all) {
 		start = tlb->start;
 		end = tlb->end;
 	}
-	x86_flush_tlb_mm_range(s, tlb->mm, start, end, stride_shift, tlb->freed_tables);
+	flush_tlb_mm_range(s, tlb->ctx, start, end, stride_shift, tlb->freed_tables);
 }
 
 /* flush_tlb_fix_spurious_fault(): a no-op on x86 (asm/pgtable.h) */
-static void x86_flush_tlb_fix_spurious_fault(struct sim *s, struct mm_struct *mm, uint64_t addr)
+static void x86_flush_tlb_fix_spurious_fault(struct sim *s, mm_context_t *mm, uint64_t addr)
 {
 	(void)s;
 	(void)mm;
@@ -283,8 +292,8 @@ static void x86_flush_tlb_fix_spurious_fault(struct sim *s, struct mm_struct *mm
 
 /* ptep_set_access_flags() (arch/x86/mm/pgtable.c): store only if changed and
  * dirty; never flush (a fault already dropped the faulting VA's entries). */
-static bool x86_ptep_set_access_flags(struct sim *s, struct mm_struct *mm, uint64_t addr,
-				      uint64_t *ptep, uint64_t entry, bool dirty)
+static bool x86_ptep_set_access_flags(struct sim *s, mm_context_t *mm, uint64_t addr,
+				      pte_t *ptep, pte_t entry, bool dirty)
 {
 	(void)s;
 	(void)mm;
@@ -297,17 +306,12 @@ static bool x86_ptep_set_access_flags(struct sim *s, struct mm_struct *mm, uint6
 
 static uint32_t x86_user_tag(struct sim *s, int cpu)
 {
-	return kern_pcid(s, s->cpus[cpu].arch.loaded_mm_asid);
-}
-
-static void x86_mm_release(struct sim *s, struct mm_struct *mm)
-{
-	(void)s;
-	(void)mm;
+	return kern_pcid(s, arch_cpu(s, cpu)->loaded_mm_asid);
 }
 
 const struct arch_ops arch_x86_64_ops = {
 	.name = "x86_64",
+	.fmt = &pt_format_x86_64,
 	.rcu_table_free = false,	/* native: tables go through tlb_remove_page */
 	.tlb_flush = x86_tlb_flush,
 	.flush_at_end_vma = false,	/* tlb_end_vma is a no-op on x86 in v5.1 */
@@ -316,5 +320,4 @@ const struct arch_ops arch_x86_64_ops = {
 	.flush_tlb_fix_spurious_fault = x86_flush_tlb_fix_spurious_fault,
 	.ptep_set_access_flags = x86_ptep_set_access_flags,
 	.user_tag = x86_user_tag,
-	.mm_release = x86_mm_release,
 };

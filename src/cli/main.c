@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/checker.h"
+#include "check/check.h"
 #include "cost/params.h"
 #include "out/out.h"
 #include "tlbsim/tlbsim.h"
@@ -495,9 +495,15 @@ static int cmd_check(int argc, char **argv)
 	if (r.found)
 		snprintf(replay_cmd + n, n < sizeof(replay_cmd) ? sizeof(replay_cmd) - n : 0,
 			 " --replay %s", r.token);
-	if (r.found && trace_file && check_write_chrome_trace(&r, trace_file, err, sizeof(err))) {
-		check_result_free(&r);
-		return usage_error("%s", err);
+	if (r.found && trace_file) {
+		char title[256];
+		snprintf(title, sizeof(title), "tlbsim %s on %s", r.res.workload->name,
+			 r.res.profile->name);
+		if (out_chrome_trace(trace_file, &r.trace, r.res.cpus, title, r.token, err,
+				     sizeof(err))) {
+			check_result_free(&r);
+			return usage_error("%s", err);
+		}
 	}
 	if (json)
 		check_print_json(stdout, &r, cmdline, replay_cmd);

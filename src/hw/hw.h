@@ -2,10 +2,19 @@
  * hw.h - the hardware model: physical frames, page-table formats, per-CPU TLBs
  * and walk caches, the MMU walk, and the invalidation primitives.
  *
+ * The hardware works on struct hw alone: it knows frames, descriptors, caches
+ * and tags, not processes or mm_structs (the walker takes a root table frame
+ * and a tag). What differs between x86-64 and arm64 page tables is data, a
+ * struct pt_format chosen at init. Observers (the invariant checker) see
+ * hardware events through struct hw_hooks; with no hooks installed the cost
+ * is one pointer test per event.
+ *
  * Invariants
  *  - A frame is FREE, DATA or PGTABLE. Every allocation and every free bumps its
  *    generation number, so a cached reference (frame, gen) whose gen differs
  *    from the frame's is stale (the frame was freed or reused).
+ *  - Frame descriptors live in chunks that never move: a struct frame pointer
+ *    stays valid for the life of the hw (grow.h explains why that matters).
  *  - Page tables live in PGTABLE frames; a descriptor names the next frame.
  *    Descriptor bits are a neutral encoding (VALID, TABLE, WRITE, DIRTY, YOUNG,
  *    RDONLY, USER, GLOBAL + pfn); the geometry (levels, index bits, shifts) is
@@ -22,9 +31,10 @@
 #define TLBSIM_HW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-struct sim;
+#include "sim/sim.h"
 
 typedef uint64_t pte_t;
 
@@ -47,21 +57,65 @@ typedef uint64_t pte_t;
 
 enum frame_state { FRAME_FREE = 0, FRAME_DATA, FRAME_PGTABLE };
 
+/* frame.watch bits: set by an observer, cleared by the hardware when the frame
+ * is allocated; while any is set the hardware reports uses of the frame
+ * (hw_hooks.watched_walk / watched_write). */
+#define WATCH_RCU   0x1u	/* table handed to RCU after its flush (stale-walk) */
+#define WATCH_CLEAN 0x2u	/* page judged clean by MADV_FREE (I3) */
+
 struct frame {
 	uint8_t state;		/* enum frame_state */
 	uint8_t depth;		/* PGTABLE: depth of the table (0 = root) */
-	uint8_t rcu_checked;	/* I1 checked when handed to RCU */
-	uint8_t lazyfree;	/* DATA: MADV_FREE'd and clean (I3) */
+	uint8_t watch;		/* WATCH_* bits, owned by the observer */
+	uint8_t pad;
 	uint32_t gen;		/* bumped on every alloc and free */
 	uint32_t refcount;	/* DATA: references (page cache, mappings) */
 	uint32_t tlb_refs;	/* cache entries on all CPUs holding this frame */
 	uint32_t nr_used;	/* PGTABLE: non-none descriptors */
 	uint32_t next_free;
-	uint64_t unlink_epoch;	/* PGTABLE: sim->unlink_epoch when unlinked */
-	uint64_t map_epoch;	/* DATA: sim->map_epoch when last mapped (I2) */
-	uint64_t dirty_epoch;	/* DATA: sim->map_epoch when a PTE last became dirty (I3) */
 	pte_t *table;		/* PGTABLE: descriptors (ptrs_per_table entries) */
 };
+
+/*
+ * What differs between the two page-table formats. The kernel's per-arch
+ * pgtable.h helpers (pte_mkdirty, pte_mkclean, ...) and the MMU's fill and
+ * permission rules read these flags; nothing else branches on the arch.
+ */
+struct pt_format {
+	const char *name;
+	/* x86: the walker sets A (and D on a write) in the PTE; write permission
+	 * is the RW bit; a cached entry without D is re-walked on a write */
+	bool hw_sets_ad;
+	/* arm64: AF=0 raises an access-flag fault and is never cached; hardware
+	 * write permission is the inverse RDONLY bit (AP[2]), PTE_WRITE is the
+	 * DBM/software write bit */
+	bool af_fault;
+	bool rdonly;
+	/* x86: a page fault drops the faulting VA's TLB and paging-structure
+	 * entries (SDM 3A 4.10.4.1) */
+	bool fault_flushes_va;
+	uint64_t task_size;	/* TASK_SIZE of the 48-bit user VA */
+};
+extern const struct pt_format pt_format_x86_64;
+extern const struct pt_format pt_format_arm64;
+
+/* pgtable.h helpers (arch/{x86,arm64}/include/asm/pgtable.h) over the format */
+static inline pte_t fmt_pte_mkdirty(const struct pt_format *f, pte_t p)
+{
+	p |= PTE_DIRTY;
+	return f->rdonly ? p & ~PTE_RDONLY : p;
+}
+static inline pte_t fmt_pte_mkclean(const struct pt_format *f, pte_t p)
+{
+	p &= ~PTE_DIRTY;
+	return f->rdonly ? p | PTE_RDONLY : p;
+}
+/* clean from reclaim's point of view: no dirty bit, and on arm64 not
+ * hardware-writable (a DBM-writable entry is dirty) */
+static inline bool fmt_pte_clean(const struct pt_format *f, pte_t p)
+{
+	return !(p & PTE_DIRTY) && (!f->rdonly || (p & PTE_RDONLY));
+}
 
 /* Page-table geometry. depth 0 = top level; depth levels-1 = PTE level. */
 struct pt_geom {
@@ -77,7 +131,7 @@ struct pt_geom {
 	uint64_t task_size;
 };
 
-void pt_geom_init(struct pt_geom *g, int page_shift, bool x86);
+void pt_geom_init(struct pt_geom *g, int page_shift, uint64_t task_size);
 static inline uint64_t pt_index(const struct pt_geom *g, int depth, uint64_t va)
 {
 	return (va >> g->shift[depth]) & ((1ull << g->bits[depth]) - 1);
@@ -129,6 +183,13 @@ struct tcache {
 };
 
 int tcache_init(struct tcache *tc, uint32_t sets, uint32_t ways);
+/* the set of (key, depth): a multiplicative hash, so nearby keys spread */
+static inline uint32_t tc_set(const struct tcache *tc, uint64_t key, int depth)
+{
+	uint64_t h = (key + (uint64_t)depth * 0x51ull) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 40) & (tc->sets - 1);
+}
+
 void tcache_destroy(struct tcache *tc);
 
 /* One CPU's caches. */
@@ -156,7 +217,24 @@ struct inv_op {
 	uint64_t stride;
 };
 
+/* Hardware events an observer may subscribe to (all optional). */
+struct hw_hooks {
+	/* frame f is about to be released (its state is still intact) */
+	void (*frame_free)(void *ctx, uint32_t f);
+	/* a cached entry whose frame was freed or reused since the fill was used
+	 * for an access or a walk (what = "leaf TLB entry" / "walk-cache entry") */
+	void (*stale_use)(void *ctx, int cpu, const char *what, uint64_t va, uint32_t frame);
+	/* a walk started from a walk-cache entry to a watched table frame */
+	void (*watched_walk)(void *ctx, int cpu, int depth, uint64_t va, uint32_t frame);
+	/* a write completed through a cached writable+dirty leaf to a watched frame */
+	void (*watched_write)(void *ctx, int cpu, uint64_t va, const struct tc_entry *te);
+	/* the walker set the dirty bit of a PTE mapping frame f (hw_sets_ad) */
+	void (*pte_dirtied)(void *ctx, uint32_t f);
+};
+
 struct hw {
+	struct sim *sim;	/* for internal-bug reports only */
+	const struct pt_format *fmt;
 	struct pt_geom geom;
 	/* Frame table in chunks of FRAME_CHUNK frames that never move, so a
 	 * struct frame pointer stays valid across yields (grow.h) */
@@ -166,8 +244,12 @@ struct hw {
 	uint32_t free_head;
 	pte_t *table_pool;	/* recycled table buffers (linked through entry 0) */
 	uint64_t frames_in_use;
+	uint64_t host_bytes;	/* host memory held by frames and tables */
 	struct hw_cpu *cpu;
 	int nr_cpus;
+	struct tlbsim_metrics *m;	/* counters: tlb_misses, page_walks, *_freed */
+	const struct hw_hooks *hooks;
+	void *hooks_ctx;
 };
 
 #define FRAME_CHUNK_SHIFT 10
@@ -178,36 +260,45 @@ static inline struct frame *frame_of(const struct hw *hw, uint32_t f)
 {
 	return &hw->chunks[f >> FRAME_CHUNK_SHIFT][f & (FRAME_CHUNK - 1)];
 }
+static inline pte_t *table_of(const struct hw *hw, uint32_t f)
+{
+	return frame_of(hw, f)->table;
+}
 
-int hw_init(struct sim *s, int nr_cpus, int page_shift, bool x86);
-void hw_destroy(struct sim *s);
+/* Geometry of the caches of every CPU. */
+struct hw_cache_geom {
+	uint32_t tlb_sets, tlb_ways, wc_sets, wc_ways;
+};
+int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
+	    const struct pt_format *fmt, const struct hw_cache_geom *cg,
+	    struct tlbsim_metrics *m);
+void hw_destroy(struct hw *hw);
 
-uint32_t frame_alloc(struct sim *s, enum frame_state st, int depth);
-/* Release a frame to the allocator. Reports I1 to the checker when a cache
- * entry still holds it. */
-void frame_free(struct sim *s, uint32_t f);
+/* A frame in state st, or NO_FRAME when the host allocation fails. */
+uint32_t frame_alloc(struct hw *hw, enum frame_state st, int depth);
+/* Release a frame to the allocator (reported to hooks->frame_free first). */
+void frame_free(struct hw *hw, uint32_t f);
 
 /* Caches */
 struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int depth, uint32_t tag);
-void tc_fill(struct sim *s, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
+void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 	     uint32_t frame, uint8_t perm);
-void tc_remove(struct sim *s, struct tcache *tc, struct tc_entry *e);
+void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e);
 
 /* Apply an invalidation to one CPU's caches. Returns entries removed. */
-uint32_t hw_invalidate_cpu(struct sim *s, int cpu, const struct inv_op *op);
+uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op);
 
-struct mm_struct;
-/* A user access on cpu through the MMU (mmu.c): 0, or -1 on a fault with
- * *fault_pte = the live PTE (for the livelock detector). */
-int mmu_access(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va, bool write,
-	       uint64_t *fault_pte);
-/* Oracle (check.c) */
-void check_frame_free(struct sim *s, uint32_t f);
-void check_tables_to_rcu(struct sim *s, const uint32_t *tables, uint32_t n);
-void check_range_unmapped(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
-			  uint64_t call_epoch, const char *call);
+/* The live PTE slot for va under root, or NULL if a table is missing. */
+pte_t *hw_pte_lookup(const struct hw *hw, uint32_t root, uint64_t va);
 
-/* MMU walk result */
-enum walk_result { WALK_OK, WALK_FAULT_TRANSLATION, WALK_FAULT_PERMISSION, WALK_FAULT_ACCESS };
+/* Outcome of a user access through the MMU (mmu.c). */
+struct hw_access {
+	bool fault;		/* the access faulted */
+	int levels_read;	/* table levels the walk read (0: TLB hit) */
+	pte_t live_pte;		/* on a fault: the live PTE (0 if none) */
+};
+/* A user access on cpu: TLB lookup, walk from root for tag, fills, A/D. */
+void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va, bool write,
+	       struct hw_access *out);
 
 #endif

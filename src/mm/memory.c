@@ -1,19 +1,23 @@
 /*
- * memory.c - page-table population, zapping and freeing, and the fault path.
+ * memory.c - page-table population, zapping and freeing.
  *
- * Mirrors mm/memory.c (v5.1): __pte_alloc and friends, zap_pte_range /
- * unmap_single_vma / unmap_vmas, free_pgd_range / free_pgtables with the
- * floor/ceiling rule, handle_mm_fault -> handle_pte_fault with
- * do_anonymous_page / do_fault (shmem) and the spurious-fault path.
- * The MMU side of an access (TLB lookup, walk from the deepest walk-cache hit,
- * fills) lives in mmu.c.
+ * Mirrors mm/memory.c (v5.1): __pte_alloc and friends, zap_page_range /
+ * unmap_vmas / unmap_single_vma / unmap_page_range with zap_p4d_range ->
+ * zap_pud_range -> zap_pmd_range -> zap_pte_range, and free_pgtables ->
+ * free_pgd_range -> free_p4d_range -> free_pud_range -> free_pmd_range ->
+ * free_pte_range with the floor/ceiling rule. Folded levels are skipped the
+ * way the kernel's pXd_offset() of a folded level returns its parent: with 3
+ * levels (64K pages) the PGD entries point straight at PMD tables, with 4
+ * levels P4D is folded into the PGD. The fault path is in fault.c.
+ *
+ * Nothing here keeps a pointer into storage that can move across a yield:
+ * frame descriptors and table buffers never move while the frame is a table.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim/grow.h"
-#include "sim/sim.h"
-
+#include "mm/mm.h"
+#include "mm/points.h"
 
 static inline uint64_t span(const struct pt_geom *g, int depth)
 {
@@ -29,10 +33,11 @@ static inline uint64_t addr_end(const struct pt_geom *g, int depth, uint64_t add
 
 /* set_pte_at() / pmd_populate() / pmd_clear() and friends (arch pgtable.h):
  * store a descriptor, keeping the table's occupancy count and bitmap */
-static inline void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val)
+void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val)
 {
-	struct frame *fr = frame_of(&s->hw, table);
-	uint64_t *map = table_used_map(&s->hw.geom, fr->table);
+	struct hw *hw = hw_of(s);
+	struct frame *fr = frame_of(hw, table);
+	uint64_t *map = table_used_map(&hw->geom, fr->table);
 	pte_t old = fr->table[idx];
 	if (pte_none(old) && !pte_none(val)) {
 		fr->nr_used++;
@@ -44,41 +49,19 @@ static inline void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t 
 	fr->table[idx] = val;
 }
 
-/* __pte_alloc() / __pmd_alloc() / __pud_alloc(): allocate a zeroed table and
- * install it under the page-table lock unless someone else did. Returns the
- * table at depth+1 that va's entry in `table` (at depth) points to. */
-static uint32_t pgtable_alloc_next(struct sim *s, uint32_t table, int depth, uint64_t va)
-{
-	const struct pt_geom *g = &s->hw.geom;
-	uint64_t idx = pt_index(g, depth, va);
-	pte_t e = table_of(s, table)[idx];
-	if (pte_present(e))
-		return pte_pfn(e);
-	uint64_t zero = (uint64_t)P(s, P_zero_4k_ns) * (g->page_size >> 12);
-	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero);
-	uint32_t nt = frame_alloc(s, FRAME_PGTABLE, depth + 1);
-	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
-	e = table_of(s, table)[idx];
-	if (pte_present(e)) {		/* lost the race: free ours */
-		frame_free(s, nt);
-		return pte_pfn(e);
-	}
-	set_entry(s, table, idx, pfn_pte(nt, PTE_VALID | PTE_TABLE | PTE_USER));
-	return nt;
-}
-
 /* ---- zapping ---- */
 
-/* zap_pte_range() (v5.1): clear present PTEs of [addr,end) in one PTE table,
- * record them in the gather and queue their pages. */
+/* zap_pte_range() (mm/memory.c, v5.1): clear present PTEs of [addr,end) in
+ * one PTE table, record them in the gather and queue their pages. */
 static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
 			  uint32_t pte_table, uint64_t addr, uint64_t end)
 {
-	const struct pt_geom *g = &s->hw.geom;
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
 	int d = g->levels - 1;
 	uint64_t n = (end - addr) >> g->page_shift;
 	sim_charge(s, n * (uint64_t)P(s, P_pte_scan_ns));
-	struct frame *fr = frame_of(&s->hw, pte_table);
+	struct frame *fr = frame_of(hw, pte_table);	/* stable storage */
 	if (fr->nr_used == 0)
 		return;
 	bool force_flush = false;
@@ -115,29 +98,77 @@ static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 	}
 }
 
-/* zap_p4d_range() / zap_pud_range() / zap_pmd_range() (mm/memory.c, v5.1),
- * folded into one function over depth */
-static void zap_level(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
-		      uint32_t table, int depth, uint64_t addr, uint64_t end)
+/* zap_pmd_range() (v5.1): the PMD table at `depth` maps PTE tables */
+static void zap_pmd_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
+			  uint32_t pmd_table, int depth, uint64_t addr, uint64_t end)
 {
-	const struct pt_geom *g = &s->hw.geom;
-	struct frame *fr = frame_of(&s->hw, table);
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	struct frame *fr = frame_of(hw, pmd_table);
 	uint64_t next;
 	for (; addr != end; addr = next) {
 		next = addr_end(g, depth, addr, end);
 		if (fr->nr_used == 0)
 			return;
-		pte_t e = fr->table[pt_index(g, depth, addr)];
-		if (!pte_present(e))
-			continue;
-		if (depth + 1 == g->levels - 1)
-			zap_pte_range(s, tlb, vma, pte_pfn(e), addr, next);
-		else
-			zap_level(s, tlb, vma, pte_pfn(e), depth + 1, addr, next);
+		pte_t pmd = fr->table[pt_index(g, depth, addr)];
+		if (!pte_present(pmd))
+			continue;		/* pmd_none_or_trans_huge_or_clear_bad */
+		zap_pte_range(s, tlb, vma, pte_pfn(pmd), addr, next);
 	}
 }
 
-/* unmap_single_vma() -> unmap_page_range() (v5.1) */
+/* zap_pud_range() (v5.1): the PUD table at `depth` maps PMD tables */
+static void zap_pud_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
+			  uint32_t pud_table, int depth, uint64_t addr, uint64_t end)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	struct frame *fr = frame_of(hw, pud_table);
+	uint64_t next;
+	for (; addr != end; addr = next) {
+		next = addr_end(g, depth, addr, end);
+		if (fr->nr_used == 0)
+			return;
+		pte_t pud = fr->table[pt_index(g, depth, addr)];
+		if (!pte_present(pud))
+			continue;
+		zap_pmd_range(s, tlb, vma, pte_pfn(pud), depth + 1, addr, next);
+	}
+}
+
+/* zap_p4d_range() (v5.1) with P4D folded into the PGD: the PGD entries map
+ * PUD tables (4 levels) or, with the PUD folded too, PMD tables (3 levels) */
+static void zap_p4d_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
+			  uint32_t pgd, uint64_t addr, uint64_t end)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	struct frame *fr = frame_of(hw, pgd);
+	uint64_t next;
+	for (; addr != end; addr = next) {
+		next = addr_end(g, 0, addr, end);
+		if (fr->nr_used == 0)
+			return;
+		pte_t p4d = fr->table[pt_index(g, 0, addr)];
+		if (!pte_present(p4d))
+			continue;
+		if (g->depth_pud >= 0)
+			zap_pud_range(s, tlb, vma, pte_pfn(p4d), 1, addr, next);
+		else
+			zap_pmd_range(s, tlb, vma, pte_pfn(p4d), 1, addr, next);
+	}
+}
+
+/* unmap_page_range() (v5.1) */
+static void unmap_page_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
+			     uint64_t addr, uint64_t end)
+{
+	tlb_start_vma(s, tlb, vma);
+	zap_p4d_range(s, tlb, vma, tlb->mm->pgd, addr, end);
+	tlb_end_vma(s, tlb, vma);
+}
+
+/* unmap_single_vma() (v5.1) */
 void unmap_single_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
 		      uint64_t start_addr, uint64_t end_addr)
 {
@@ -145,9 +176,7 @@ void unmap_single_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_stru
 	uint64_t end = end_addr < vma->vm_end ? end_addr : vma->vm_end;
 	if (start >= end)
 		return;
-	tlb_start_vma(s, tlb, vma);
-	zap_level(s, tlb, vma, tlb->mm->pgd, 0, start, end);
-	tlb_end_vma(s, tlb, vma);
+	unmap_page_range(s, tlb, vma, start, end);
 }
 
 /* unmap_vmas() */
@@ -158,16 +187,28 @@ void unmap_vmas(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct **v
 		unmap_single_vma(s, tlb, vmas[i], start, end);
 }
 
+/* zap_page_range(vma, start, size) (mm/memory.c, v5.1) */
+void zap_page_range(struct sim *s, struct vm_area_struct *vma, uint64_t start, uint64_t size)
+{
+	struct mmu_gather tlb;
+	uint64_t end = start + size;
+	tlb_gather_mmu(s, &tlb, current_task(s)->mm, start, end);
+	unmap_single_vma(s, &tlb, vma, start, end);
+	tlb_finish_mmu(s, &tlb, start, end);
+}
+
 /* ---- freeing page tables ---- */
 
-/* free_pte_range()'s pte_free_tlb() and free_pmd_range()/free_pud_range()'s
- * pmd_free_tlb()/pud_free_tlb(), chosen by the freed table's level */
+/* Unlink-side of pte_free_tlb() / pmd_free_tlb() / pud_free_tlb(), chosen by
+ * the freed table's level: one scheduler-visible step per freed table */
 static void free_table_at(struct sim *s, struct mmu_gather *tlb, int table_depth, uint32_t table,
 			  uint64_t addr)
 {
-	const struct pt_geom *g = &s->hw.geom;
+	const struct pt_geom *g = &hw_of(s)->geom;
+	struct kernel *k = kernel_of(s);
 	sim_step_arg(s, YP_FREE_TABLE, (uint64_t)P(s, P_page_free_ns), addr, (uint64_t)table_depth);
-	frame_of(&s->hw, table)->unlink_epoch = ++s->unlink_epoch;
+	if (k->hooks && k->hooks->table_unlinked)
+		k->hooks->table_unlinked(k->hooks_ctx, table);
 	if (table_depth == g->levels - 1)
 		pte_free_tlb(s, tlb, table, addr);
 	else if (table_depth == g->depth_pmd)
@@ -176,39 +217,17 @@ static void free_table_at(struct sim *s, struct mmu_gather *tlb, int table_depth
 		pud_free_tlb(s, tlb, table, addr);
 }
 
-/*
- * free_pmd_range() / free_pud_range() / free_p4d_range(), folded into one
- * function over depth (mm/memory.c, v5.1). `parent` holds the entry at
- * depth-1 that points to `table` (at depth). Frees every lower-level table
- * in [addr,end), then `table` itself if its whole span lies inside
- * [floor, ceiling) (ceiling 0 = no upper limit).
- */
-static void free_range(struct sim *s, struct mmu_gather *tlb, uint32_t parent, uint64_t pidx,
-		       uint32_t table, int depth, uint64_t addr, uint64_t end, uint64_t floor,
-		       uint64_t ceiling)
+/* The tail of free_pmd_range() / free_pud_range(): free `table` (at depth,
+ * referenced by entry pidx of `parent`) itself if its whole span, rounded to
+ * the parent entry's span, lies inside [floor, ceiling) (ceiling 0 = no upper
+ * limit) and it is empty. */
+static void free_table_if_unused(struct sim *s, struct mmu_gather *tlb, uint32_t parent,
+				 uint64_t pidx, uint32_t table, int depth, uint64_t start,
+				 uint64_t end, uint64_t floor, uint64_t ceiling)
 {
-	const struct pt_geom *g = &s->hw.geom;
-	uint64_t start = addr, next;
-	for (; addr != end; addr = next) {
-		next = addr_end(g, depth, addr, end);
-		uint64_t idx = pt_index(g, depth, addr);
-		pte_t e = table_of(s, table)[idx];
-		if (!pte_present(e))
-			continue;
-		uint32_t child = pte_pfn(e);
-		if (depth + 1 == g->levels - 1) {
-			/* free_pte_range(): pmd_clear + pte_free_tlb */
-			SIM_BUG_ON(s, frame_of(&s->hw, child)->nr_used != 0);
-			set_entry(s, table, idx, 0);
-			free_table_at(s, tlb, depth + 1, child, addr);
-		} else {
-			free_range(s, tlb, table, idx, child, depth + 1, addr, next, floor, ceiling);
-		}
-	}
-	if (depth == 0)
-		return;
-	/* free `table` itself? its span is that of the parent entry */
-	uint64_t mask = ~(span(g, depth - 1) - 1);
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint64_t mask = ~(span(g, depth - 1) - 1);	/* PUD_MASK / PGDIR_MASK */
 	start &= mask;
 	if (start < floor)
 		return;
@@ -219,17 +238,86 @@ static void free_range(struct sim *s, struct mmu_gather *tlb, uint32_t parent, u
 	}
 	if (end - 1 > ceiling - 1)
 		return;
-	if (frame_of(&s->hw, table)->nr_used != 0)
+	if (frame_of(hw, table)->nr_used != 0)
 		return;
 	set_entry(s, parent, pidx, 0);
 	free_table_at(s, tlb, depth, table, start);
+}
+
+/* free_pte_range() (v5.1): pmd_clear + pte_free_tlb of one PTE table */
+static void free_pte_range(struct sim *s, struct mmu_gather *tlb, uint32_t pmd_table,
+			   uint64_t idx, uint32_t pte_table, uint64_t addr)
+{
+	const struct pt_geom *g = &hw_of(s)->geom;
+	SIM_BUG_ON(s, frame_of(hw_of(s), pte_table)->nr_used != 0);
+	set_entry(s, pmd_table, idx, 0);
+	free_table_at(s, tlb, g->levels - 1, pte_table, addr);
+}
+
+/* free_pmd_range() (v5.1): the PTE tables under the PMD table at `depth`,
+ * then the PMD table itself */
+static void free_pmd_range(struct sim *s, struct mmu_gather *tlb, uint32_t parent,
+			   uint64_t pidx, uint32_t pmd_table, int depth, uint64_t addr,
+			   uint64_t end, uint64_t floor, uint64_t ceiling)
+{
+	const struct pt_geom *g = &hw_of(s)->geom;
+	uint64_t start = addr, next;
+	for (; addr != end; addr = next) {
+		next = addr_end(g, depth, addr, end);
+		uint64_t idx = pt_index(g, depth, addr);
+		pte_t pmd = table_of(hw_of(s), pmd_table)[idx];
+		if (!pte_present(pmd))
+			continue;	/* pmd_none_or_clear_bad */
+		free_pte_range(s, tlb, pmd_table, idx, pte_pfn(pmd), addr);
+	}
+	free_table_if_unused(s, tlb, parent, pidx, pmd_table, depth, start, end, floor, ceiling);
+}
+
+/* free_pud_range() (v5.1): the PMD tables under the PUD table at `depth`,
+ * then the PUD table itself */
+static void free_pud_range(struct sim *s, struct mmu_gather *tlb, uint32_t parent,
+			   uint64_t pidx, uint32_t pud_table, int depth, uint64_t addr,
+			   uint64_t end, uint64_t floor, uint64_t ceiling)
+{
+	const struct pt_geom *g = &hw_of(s)->geom;
+	uint64_t start = addr, next;
+	for (; addr != end; addr = next) {
+		next = addr_end(g, depth, addr, end);
+		uint64_t idx = pt_index(g, depth, addr);
+		pte_t pud = table_of(hw_of(s), pud_table)[idx];
+		if (!pte_present(pud))
+			continue;
+		free_pmd_range(s, tlb, pud_table, idx, pte_pfn(pud), depth + 1, addr, next, floor,
+			       ceiling);
+	}
+	free_table_if_unused(s, tlb, parent, pidx, pud_table, depth, start, end, floor, ceiling);
+}
+
+/* free_p4d_range() (v5.1), P4D folded: walk the PGD entries; the root table
+ * itself is never freed here */
+static void free_p4d_range(struct sim *s, struct mmu_gather *tlb, uint32_t pgd, uint64_t addr,
+			   uint64_t end, uint64_t floor, uint64_t ceiling)
+{
+	const struct pt_geom *g = &hw_of(s)->geom;
+	uint64_t next;
+	for (; addr != end; addr = next) {
+		next = addr_end(g, 0, addr, end);
+		uint64_t idx = pt_index(g, 0, addr);
+		pte_t p4d = table_of(hw_of(s), pgd)[idx];
+		if (!pte_present(p4d))
+			continue;
+		if (g->depth_pud >= 0)
+			free_pud_range(s, tlb, pgd, idx, pte_pfn(p4d), 1, addr, next, floor, ceiling);
+		else
+			free_pmd_range(s, tlb, pgd, idx, pte_pfn(p4d), 1, addr, next, floor, ceiling);
+	}
 }
 
 /* free_pgd_range() (mm/memory.c, v5.1) */
 void free_pgd_range(struct sim *s, struct mmu_gather *tlb, uint64_t addr, uint64_t end,
 		    uint64_t floor, uint64_t ceiling)
 {
-	const struct pt_geom *g = &s->hw.geom;
+	const struct pt_geom *g = &hw_of(s)->geom;
 	uint64_t pmd_size = 1ull << g->pmd_shift, pmd_mask = ~(pmd_size - 1);
 
 	addr &= pmd_mask;
@@ -247,198 +335,30 @@ void free_pgd_range(struct sim *s, struct mmu_gather *tlb, uint64_t addr, uint64
 		end -= pmd_size;
 	if (addr > end - 1)
 		return;
-	free_range(s, tlb, NO_FRAME, 0, tlb->mm->pgd, 0, addr, end, floor, ceiling);
+	free_p4d_range(s, tlb, tlb->mm->pgd, addr, end, floor, ceiling);
 }
 
-/* ---- faults ---- */
-
-static uint64_t zero_cost(struct sim *s)
+/* free_pgtables(tlb, vma, floor, ceiling) (mm/memory.c, v5.1) over the
+ * detached VMAs of an unmap: runs of VMAs closer than PMD_SIZE share one
+ * free_pgd_range; floor is the previous VMA's end, ceiling the next VMA's
+ * start (0: none) */
+void free_pgtables(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct **vmas, int n,
+		   uint64_t floor, uint64_t ceiling)
 {
-	return (uint64_t)P(s, P_zero_4k_ns) * (s->hw.geom.page_size >> 12);
-}
-
-/* shmem_getpage(): find or allocate (and zero) the page at index */
-static uint32_t shmem_getpage(struct sim *s, struct shmem_obj *o, uint64_t index)
-{
-	uint32_t lo = 0, hi = o->nr;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (o->pages[mid].index < index)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < o->nr && o->pages[lo].index == index)
-		return o->pages[lo].frame;
-	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_cost(s));
-	uint32_t f = frame_alloc(s, FRAME_DATA, 0);
-	if (GROW(&o->pages, &o->cap, o->nr, (size_t)o->nr + 1, 8))
-		sim_bug(s, __FILE__, __LINE__, "out of host memory for shmem");
-	for (uint32_t i = o->nr; i > lo; i--)
-		o->pages[i] = o->pages[i - 1];
-	o->pages[lo].index = index;
-	o->pages[lo].frame = f;
-	o->nr++;
-	return f;
-}
-
-/* mk_pte() + maybe_mkwrite(pte_mkdirty()) of do_anonymous_page() /
- * finish_fault() (mm/memory.c, v5.1), in the neutral descriptor encoding */
-static pte_t mk_pte(struct sim *s, uint32_t f, struct vm_area_struct *vma, bool write)
-{
-	pte_t pte = pfn_pte(f, PTE_VALID | PTE_USER | PTE_YOUNG);
-	if (write) {
-		pte |= PTE_WRITE | PTE_DIRTY;		/* maybe_mkwrite(pte_mkdirty()) */
-	} else if ((vma->vm_flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE)) {
-		pte |= PTE_WRITE;			/* writable, clean */
-		if (s->profile->arch == ARCH_ARM64)
-			pte |= PTE_RDONLY;		/* arm64 clean writable: DBM + RDONLY */
-	} else if (s->profile->arch == ARCH_ARM64) {
-		pte |= PTE_RDONLY;
-	}
-	return pte;
-}
-
-/*
- * handle_mm_fault() -> __handle_mm_fault() -> handle_pte_fault() (mm/memory.c,
- * v5.1): allocate missing tables, then for a none PTE do_anonymous_page() or
- * do_fault() (shmem: do_shared_fault / do_read_fault), and for a present PTE
- * the access-flag / spurious-fault path.
- */
-int handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address, bool write)
-{
-	const struct pt_geom *g = &s->hw.geom;
-	struct mm_struct *mm = sim_current(s)->mm;
-	uint32_t table = mm->pgd;
-	for (int d = 0; d < g->levels - 1; d++)
-		table = pgtable_alloc_next(s, table, d, address);
-
-	int d = g->levels - 1;
-	uint64_t idx = pt_index(g, d, address);
-	uint64_t page = address & ~(g->page_size - 1);
-	pte_t *ptep = &table_of(s, table)[idx];
-	if (pte_none(*ptep)) {
-		uint32_t f;
-		if (vma->shm) {
-			uint64_t index = vma->vm_pgoff + ((page - vma->vm_start) >> g->page_shift);
-			f = shmem_getpage(s, vma->shm, index);
-			frame_of(&s->hw, f)->refcount++;	/* get_page() for the mapping */
-		} else {
-			sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_cost(s));
-			f = frame_alloc(s, FRAME_DATA, 0);
-		}
-		sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));	/* pte_offset_map_lock */
-		ptep = &table_of(s, table)[idx];
-		if (!pte_none(*ptep)) {			/* raced: someone installed it */
-			struct frame *fr = frame_of(&s->hw, f);
-			if (--fr->refcount == 0)
-				frame_free(s, f);
-			return 0;
-		}
-		set_entry(s, table, idx, mk_pte(s, f, vma, write));
-		frame_of(&s->hw, f)->map_epoch = ++s->map_epoch;
-		if (write)
-			frame_of(&s->hw, f)->dirty_epoch = s->map_epoch;
-		return 0;
-	}
-
-	/* present: handle_pte_fault() spurious / access-flag path */
-	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
-	ptep = &table_of(s, table)[idx];
-	pte_t entry = *ptep;
-	if (write) {
-		if (!(entry & PTE_WRITE)) {
-			/* do_wp_page(): only private anon here, exclusively owned
-			 * -> wp_page_reuse() */
-			entry |= PTE_WRITE;
-		}
-		entry |= PTE_DIRTY;			/* pte_mkdirty() */
-		frame_of(&s->hw, pte_pfn(entry))->lazyfree = 0;
-		frame_of(&s->hw, pte_pfn(entry))->dirty_epoch = ++s->map_epoch;
-		if (s->profile->arch == ARCH_ARM64)
-			entry &= ~PTE_RDONLY;
-	}
-	entry |= PTE_YOUNG;				/* pte_mkyoung() */
-	if (!s->arch->ptep_set_access_flags(s, mm, page, ptep, entry, write)) {
-		if (write)
-			s->arch->flush_tlb_fix_spurious_fault(s, mm, page);
-	}
-	return 0;
-}
-
-/* The livelock detector (kernel-model 9.3, I6): the same CPU faulting on the
- * same VA with an unchanged PTE livelock_faults times in a row. */
-static bool livelock_check(struct sim *s, struct sim_thread *t, uint64_t va, uint64_t pte)
-{
-	if (t->last_fault_va == va && t->last_fault_pte == pte && pte != 0) {
-		if (++t->same_faults >= (uint32_t)P(s, P_livelock_faults)) {
-			t->same_faults = 0;
-			return true;
-		}
-	} else {
-		t->last_fault_va = va;
-		t->last_fault_pte = pte;
-		t->same_faults = 1;
-	}
-	return false;
-}
-
-/*
- * A user-mode access by the current thread: translate through the MMU; on a
- * fault enter the kernel (do_page_fault), take mmap_sem for read, find the VMA
- * and call handle_mm_fault(), then retry the access.
- * Returns 0, or -1 for an access outside any VMA (SIGSEGV).
- */
-int user_access(struct sim *s, uint64_t va, bool write)
-{
-	struct sim_thread *t = sim_current(s);
-	struct mm_struct *mm = t->mm;
-	for (;;) {
-		uint64_t fault_pte = 0;
-		if (mmu_access(s, t->cpu, mm, va, write, &fault_pte) == 0) {
-			sim_step_arg(s, YP_USER, (uint64_t)P(s, P_user_access_ns), va, write);
-			return 0;
-		}
-		s->m.page_faults++;
-		if (livelock_check(s, t, va & ~(s->hw.geom.page_size - 1), fault_pte)) {
-			char ent[160];
-			snprintf(ent, sizeof(ent), "cpu %d: a cached entry the fault handler cannot "
-				 "repair (spurious-fault flush is leaf-only)", t->cpu);
-			sim_violation(s, INV_LIVELOCK, t->cpu, va, pte_pfn(fault_pte), ent,
-				      "livelock: cpu %d faulted on va 0x%llx %u times with the PTE "
-				      "(0x%llx) unchanged", t->cpu, (unsigned long long)va,
-				      (unsigned)P(s, P_livelock_faults),
-				      (unsigned long long)fault_pte);
-			/* Recovery as on real hardware, eventually: something
-			 * (migration, an ASID flush) invalidates this CPU. */
-			struct inv_op all = {.kind = INV_ALL};
-			hw_invalidate_cpu(s, t->cpu, &all);
-		}
-		sim_set_mode(s, MODE_SYS);
-		sim_step_arg(s, YP_FAULT, (uint64_t)P(s, P_fault_ns), va, write);
-		down_read(s, &mm->mmap_sem);
-		struct vm_area_struct *vma = find_vma(mm, va);
-		if (!vma || va < vma->vm_start) {
-			up_read(s, &mm->mmap_sem);
-			sim_set_mode(s, MODE_USER);
-			return -1;
-		}
-		handle_mm_fault(s, vma, va, write);
-		up_read(s, &mm->mmap_sem);
-		sim_set_mode(s, MODE_USER);
+	uint64_t pmd_size = 1ull << hw_of(s)->geom.pmd_shift;
+	for (int i = 0; i < n;) {
+		uint64_t addr = vmas[i]->vm_start;
+		int j = i;
+		while (j + 1 < n && vmas[j + 1]->vm_start <= vmas[j]->vm_end + pmd_size)
+			j++;
+		free_pgd_range(s, tlb, addr, vmas[j]->vm_end, floor,
+			       j + 1 < n ? vmas[j + 1]->vm_start : ceiling);
+		i = j + 1;
 	}
 }
 
 /* pgd_offset() .. pte_offset_map() without allocation (mm/pagewalk-style) */
 pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr)
 {
-	const struct pt_geom *g = &s->hw.geom;
-	uint32_t table = mm->pgd;
-	for (int d = 0; d < g->levels - 1; d++) {
-		pte_t e = table_of(s, table)[pt_index(g, d, addr)];
-		if (!pte_present(e))
-			return NULL;
-		table = pte_pfn(e);
-	}
-	return &table_of(s, table)[pt_index(g, g->levels - 1, addr)];
+	return hw_pte_lookup(hw_of(s), mm->pgd, addr);
 }

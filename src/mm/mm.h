@@ -1,8 +1,22 @@
 /*
- * mm.h - the kernel mm model (v5.1 baseline): mm_struct, VMAs, mmap_sem,
- * shmem objects, mmu_gather, and the syscall/fault entry points the workloads
- * call. Names mirror the kernel's; each function's comment names the kernel
- * function, file and version it mirrors.
+ * mm.h - the kernel mm model (v5.1 baseline): struct kernel (the simulated
+ * kernel on its machine), per-task state, mm_struct, VMAs, mmap_sem, shmem
+ * objects, mmu_gather, and the syscall/fault entry points the workloads call.
+ * Names mirror the kernel's; each function's comment names the kernel
+ * function, file and version it mirrors. Where each one lives:
+ *   rwsem.c       down_read/up_read/down_write/up_write/downgrade_write
+ *   mmap.c        get_unmapped_area, do_mmap (sys_mmap), __do_munmap
+ *                 (sys_munmap), unmap_region, free_pgtables, VMA list
+ *   madvise.c     madvise(MADV_DONTNEED / MADV_FREE)
+ *   memory.c      __pte_alloc, zap_page_range, unmap_vmas, unmap_single_vma,
+ *                 unmap_page_range, zap_p4d/pud/pmd/pte_range,
+ *                 free_pgd_range and free_p4d/pud/pmd/pte_range
+ *   fault.c       do_page_fault (do_user_addr_fault), handle_mm_fault,
+ *                 handle_pte_fault, do_anonymous_page, do_fault
+ *   shmem.c       shmem_zero_setup, shmem_getpage, the final fput
+ *   mmu_gather.c  tlb_gather_mmu, tlb_finish_mmu, tlb_flush_mmu, table RCU
+ *   kernel.c      struct kernel, tasks, mm_struct lifetime, context switch
+ *   policy.c      the policy knobs (tlbsim_nested_policy in mmu_gather.c)
  *
  * Ordering rule kept by mmu_gather (include/asm-generic/tlb.h): unhook the
  * translation, invalidate every CPU that may cache it, and only then free the
@@ -14,19 +28,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/arch.h"
+#include "arch/tlb.h"
 #include "hw/hw.h"
+#include "sim/sim.h"
 
-struct sim;
-struct sim_thread;
+struct task;
 
 /* ---- rw_semaphore (mmap_sem) ---- */
 struct rw_semaphore {
 	int readers;			/* active readers */
 	bool writer;			/* held for write */
-	struct sim_thread *wait_head;	/* FIFO of sleeping waiters */
-	struct sim_thread *wait_tail;
-	struct sim_thread *spin_head;	/* writers spinning on a running writer owner */
-	struct sim_thread *spin_tail;	/* (the OSQ, FIFO) */
+	struct task *wait_head;		/* FIFO of sleeping waiters */
+	struct task *wait_tail;
+	struct task *spin_head;		/* writers spinning on a running writer owner */
+	struct task *spin_tail;		/* (the OSQ, FIFO) */
 };
 
 /* ---- shmem object backing a MAP_SHARED|MAP_ANONYMOUS mapping ---- */
@@ -47,7 +63,6 @@ struct shmem_obj {
 #define VM_WRITE   0x2u
 #define VM_SHARED  0x8u
 #define VM_GROWSDOWN 0x100u
-#define VM_STACK_THREAD 0x10000u	/* tlbsim: a thread stack (for reporting) */
 
 struct vm_area_struct {
 	uint64_t vm_start, vm_end;
@@ -67,53 +82,128 @@ struct mm_struct {
 	int tlb_flush_pending;		/* mm->tlb_flush_pending */
 	uint64_t mmap_base;
 	int users;
-	/* arm64 */
-	uint32_t asid;
-	/* x86 */
-	uint64_t ctx_id;		/* mm->context.ctx_id, never reused */
-	uint64_t tlb_gen;		/* mm->context.tlb_gen */
-	uint64_t *cpumask;		/* mm_cpumask */
+	mm_context_t context;		/* arch-owned: ASID, ctx_id, tlb_gen, cpumask */
 };
 
-/* ---- mmu_gather, v5.1 fields (kernel-model 1.2, E2) ---- */
-#define MMU_GATHER_BUNDLE 8
+struct lazyfree_rec;
 
-struct mmu_table_batch {
-	uint32_t nr;
-	uint32_t cap;
-	uint32_t *tables;
-	struct mmu_table_batch *next_free;
-};
-
-struct mmu_gather {
+/* ---- per-task kernel state (struct task_struct's share of it) ---- */
+struct task {
+	struct sim_thread thread;	/* the engine's thread; first member */
 	struct mm_struct *mm;
-	struct mmu_table_batch *batch;	/* RCU table batch (arm64) */
-	uint64_t start, end;
-	bool fullmm;
-	bool need_flush_all;
-	bool freed_tables;
-	bool cleared_ptes, cleared_pmds, cleared_puds, cleared_p4ds;
-	unsigned int batch_count;	/* extra page-batch pages */
-	/* page batches: the bundle plus batch_count batches, flattened */
-	uint32_t nr_pages;
-	uint32_t max_pages;		/* 8 + MAX_GATHER_BATCH * MAX_GATHER_BATCH_COUNT */
-	uint32_t *pages;		/* frames queued for freeing */
-	/* tlbsim bookkeeping */
-	uint64_t start_arg, end_arg;	/* v5.1 tlb_finish_mmu arguments */
+	/* rwsem waiter */
+	struct task *wait_next;
+	bool wait_write;
+	bool wait_granted;		/* reader: lock granted by the waker */
+	bool wait_woken;		/* writer: woken, will retry the lock */
+	uint32_t *gather_pages;		/* mmu_gather page batch storage */
+	/* MADV_FREE's record of the pages it looked at (madvise.c); task-owned
+	 * so a run stopped inside the call frees it */
+	struct lazyfree_rec *lazyfree;
+	size_t cap_lazyfree;
 };
 
-/* mmu_gather constants for a page size (kernel-model 1.2) */
-uint32_t max_gather_batch(uint64_t page_size);
-uint32_t max_gather_batch_count(uint64_t page_size);
-uint32_t max_table_batch(uint64_t page_size);
+static inline struct task *task_of(struct sim_thread *t)
+{
+	return container_of(t, struct task, thread);
+}
+/* `current` */
+static inline struct task *current_task(struct sim *s)
+{
+	return s->curr ? task_of(s->curr) : NULL;
+}
+
+/* ---- system calls and lock operations, as traced ---- */
+enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_COUNT };
+const char *mm_syscall_name(enum mm_syscall c);	/* "munmap", "madvise(MADV_DONTNEED)" */
+enum lock_op { LOCK_DOWN_READ = 1, LOCK_UP_READ, LOCK_DOWN_WRITE, LOCK_UP_WRITE,
+	       LOCK_DOWNGRADE_WRITE, LOCK_OP_END };
+const char *lock_op_name(enum lock_op op);
+
+/* A page MADV_FREE looked at (madvise_free_pte_range), for observers. */
+struct lazyfree_rec {
+	uint64_t va;
+	uint32_t frame;
+	uint64_t cookie;		/* what mm_hooks.lazyfree_seen returned */
+};
+
+/* Kernel events an observer may subscribe to (all optional). */
+struct mm_hooks {
+	/* a syscall that unmaps or zaps entered the kernel; the cookie comes
+	 * back with range_unmapped */
+	uint64_t (*syscall_enter)(void *ctx, enum mm_syscall call);
+	/* munmap / madvise(MADV_DONTNEED) of [start, end) is about to return */
+	void (*range_unmapped)(void *ctx, struct mm_struct *mm, uint64_t start, uint64_t end,
+			       enum mm_syscall call, uint64_t cookie);
+	/* a PTE now maps data frame f (dirty: writable and dirty) */
+	void (*page_mapped)(void *ctx, uint32_t f, bool dirty);
+	/* the fault path made the PTE of frame f dirty */
+	void (*page_dirtied)(void *ctx, uint32_t f);
+	/* a page table was unlinked from its parent (free_pgd_range) */
+	void (*table_unlinked)(void *ctx, uint32_t table);
+	/* page tables, flushed, are handed to RCU for freeing */
+	void (*tables_to_rcu)(void *ctx, const uint32_t *tables, uint32_t n);
+	/* tlb_finish_mmu's nested flush begins (in) or ends */
+	void (*finish_nested)(void *ctx, bool in);
+	/* MADV_FREE looked at the page of frame f; returns its cookie */
+	uint64_t (*lazyfree_seen)(void *ctx, uint32_t f);
+	/* MADV_FREE returned; these are the pages it looked at */
+	void (*lazyfree_done)(void *ctx, struct mm_struct *mm, const struct lazyfree_rec *r,
+			      uint32_t n);
+	/* a user access by the current task faulted; live_pte is what the
+	 * kernel sees for va */
+	void (*user_fault)(void *ctx, int cpu, uint64_t va, pte_t live_pte);
+};
+
+/* ---- the kernel ---- */
+struct vma_pool {
+	struct vm_area_struct *free;
+	struct shmem_obj *shm_free;
+};
+
+struct kernel {
+	struct machine mach;		/* first member: machine_of / hw_of work on it */
+	struct mm_struct **mms;		/* every mm ever created (stable objects) */
+	int nr_mms;
+	size_t cap_mms;
+	struct vma_pool pool;
+	struct mmu_table_batch *tbatch_free;
+	/* every kernel object (VMA, shmem object, table batch) ever allocated,
+	 * owned here so a run stopped mid-syscall (check mode) frees cleanly */
+	void **objs;
+	uint32_t nobjs;
+	size_t cap_objs;
+	struct shmem_obj **all_shm;
+	uint32_t nshm;
+	size_t cap_shm;
+	const struct mm_hooks *hooks;
+	void *hooks_ctx;
+};
+
+static inline struct kernel *kernel_of(struct sim *s)
+{
+	return container_of(machine_of(s), struct kernel, mach);
+}
+
+/* kernel.c */
+int kernel_init(struct kernel *k, const struct tlbsim_profile *prof, int nr_cpus,
+		const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed);
+void kernel_destroy(struct kernel *k);
+/* A new address space (mm_alloc + mm_init); NULL (and sim error) on failure. */
+struct mm_struct *mm_alloc(struct sim *s);
+/* A task (size >= sizeof(struct task): callers may embed it) running fn in
+ * mm on cpu after start_delay ns; NULL (and sim error) on failure. */
+struct task *task_create(struct sim *s, size_t size, thread_fn fn, void *arg,
+			 struct mm_struct *mm, int cpu, uint64_t start_delay);
+/* A zeroed kernel object owned by the kernel (freed by kernel_destroy). On
+ * host memory exhaustion the run stops with TLBSIM_ENOMEM (sim_fatal). */
+void *kernel_obj_alloc(struct sim *s, size_t size);
+/* frame_alloc() for kernel callers: never NO_FRAME (the run stops instead). */
+uint32_t alloc_frame(struct sim *s, enum frame_state st, int depth);
 
 /* ---- entry points used by workloads (simulated syscalls) ---- */
 #define TLBSIM_MAP_SHARED 0x01
 #define TLBSIM_MAP_PRIVATE 0x02
-#define TLBSIM_EINVAL_VA (~0ull)
-
-int mm_init(struct sim *s, struct mm_struct *mm, int id);
-void mm_destroy(struct sim *s, struct mm_struct *mm);
 
 uint64_t sys_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags);
 int sys_munmap(struct sim *s, uint64_t addr, uint64_t len);
@@ -121,7 +211,8 @@ int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len);
 /* The live PTE slot for addr in mm, or NULL if a table is missing. */
 pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr);
-/* A user access by the current thread; takes faults as needed. */
+/* A user access by the current task; takes faults as needed (fault.c).
+ * 0, or -1 for an access outside any VMA (SIGSEGV). */
 int user_access(struct sim *s, uint64_t va, bool write);
 
 /* rwsem (kernel/locking/rwsem.c, v5.1 semantics, see docs/design.md) */
@@ -135,9 +226,6 @@ void downgrade_write(struct sim *s, struct rw_semaphore *sem);
 void tlb_gather_mmu(struct sim *s, struct mmu_gather *tlb, struct mm_struct *mm,
 		    uint64_t start, uint64_t end);
 void tlb_finish_mmu(struct sim *s, struct mmu_gather *tlb, uint64_t start, uint64_t end);
-void __tlb_reset_range(struct mmu_gather *tlb);
-void __tlb_adjust_range(struct mmu_gather *tlb, uint64_t address, uint64_t range_size);
-void tlb_remove_tlb_entry(struct mmu_gather *tlb, uint64_t address, uint64_t page_size);
 bool __tlb_remove_page(struct sim *s, struct mmu_gather *tlb, uint32_t frame);
 void pte_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_t address);
 void pmd_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_t address);
@@ -146,27 +234,42 @@ void tlb_flush_mmu_tlbonly(struct sim *s, struct mmu_gather *tlb);
 void tlb_flush_mmu(struct sim *s, struct mmu_gather *tlb);
 void tlb_start_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma);
 void tlb_end_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma);
-unsigned int tlb_get_unmap_shift(const struct sim *s, const struct mmu_gather *tlb);
-uint64_t tlb_get_unmap_size(const struct sim *s, const struct mmu_gather *tlb);
+/* What tlb_finish_mmu does to the gather when mm_tlb_flush_nested() (the
+ * `nested` knob; not a kernel function) */
+void tlbsim_nested_policy(struct sim *s, struct mmu_gather *tlb, uint64_t start, uint64_t end);
 static inline bool mm_tlb_flush_nested(const struct mm_struct *mm)
 {
 	return mm->tlb_flush_pending > 1;
 }
 
 /* memory.c */
-void free_pgd_range(struct sim *s, struct mmu_gather *tlb, uint64_t addr, uint64_t end,
-		    uint64_t floor, uint64_t ceiling);
+void zap_page_range(struct sim *s, struct vm_area_struct *vma, uint64_t start, uint64_t size);
 void unmap_vmas(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct **vmas, int n,
 		uint64_t start, uint64_t end);
 void unmap_single_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
 		      uint64_t start, uint64_t end);
+void free_pgd_range(struct sim *s, struct mmu_gather *tlb, uint64_t addr, uint64_t end,
+		    uint64_t floor, uint64_t ceiling);
+void free_pgtables(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct **vmas, int n,
+		   uint64_t floor, uint64_t ceiling);
+/* set_pte_at() and friends: store a descriptor keeping the table's occupancy */
+void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val);
+
+/* fault.c */
 int handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address, bool write);
 
 /* VMA helpers (mmap.c) */
 struct vm_area_struct *find_vma(struct mm_struct *mm, uint64_t addr);
 int vma_index(struct mm_struct *mm, uint64_t addr);
 
-/* shmem */
+/* shmem.c */
+struct shmem_obj *shmem_zero_setup(struct sim *s);
+uint32_t shmem_getpage(struct sim *s, struct shmem_obj *o, uint64_t index);
 void shmem_put(struct sim *s, struct shmem_obj *o);
+
+static inline uint64_t zero_page_cost(struct sim *s)
+{
+	return (uint64_t)P(s, P_zero_4k_ns) * (hw_of(s)->geom.page_size >> 12);
+}
 
 #endif

@@ -16,87 +16,16 @@
  */
 #include <stdlib.h>
 
-#include "sim/explore.h"
-#include "sim/sim.h"
-
-/* MAX_GATHER_BATCH = (PAGE_SIZE - 2*sizeof(void*)) / sizeof(void*) */
-uint32_t max_gather_batch(uint64_t page_size)
-{
-	return (uint32_t)((page_size - 16) / 8);
-}
-
-/* MAX_GATHER_BATCH_COUNT = 10000UL / MAX_GATHER_BATCH */
-uint32_t max_gather_batch_count(uint64_t page_size)
-{
-	return 10000u / max_gather_batch(page_size);
-}
-
-/* MAX_TABLE_BATCH = (PAGE_SIZE - sizeof(struct mmu_table_batch)) / sizeof(void*);
- * sizeof = rcu_head (16) + nr (4) padded to 24 */
-uint32_t max_table_batch(uint64_t page_size)
-{
-	return (uint32_t)((page_size - 24) / 8);
-}
-
-/* __tlb_reset_range() (include/asm-generic/tlb.h, v5.1) */
-void __tlb_reset_range(struct mmu_gather *tlb)
-{
-	if (tlb->fullmm) {
-		tlb->start = tlb->end = ~0ull;
-	} else {
-		tlb->start = TLBSIM_EINVAL_VA;	/* TASK_SIZE: any value above user VAs */
-		tlb->end = 0;
-	}
-	tlb->freed_tables = 0;
-	tlb->cleared_ptes = 0;
-	tlb->cleared_pmds = 0;
-	tlb->cleared_puds = 0;
-	tlb->cleared_p4ds = 0;
-}
-
-/* __tlb_adjust_range() */
-void __tlb_adjust_range(struct mmu_gather *tlb, uint64_t address, uint64_t range_size)
-{
-	if (address < tlb->start)
-		tlb->start = address;
-	if (address + range_size > tlb->end)
-		tlb->end = address + range_size;
-}
-
-/* tlb_remove_tlb_entry() -> __tlb_remove_tlb_entry + cleared_ptes */
-void tlb_remove_tlb_entry(struct mmu_gather *tlb, uint64_t address, uint64_t page_size)
-{
-	__tlb_adjust_range(tlb, address, page_size);
-	tlb->cleared_ptes = 1;
-}
-
-/* tlb_get_unmap_shift(): the smallest level that was cleared */
-unsigned int tlb_get_unmap_shift(const struct sim *s, const struct mmu_gather *tlb)
-{
-	const struct pt_geom *g = &s->hw.geom;
-	if (tlb->cleared_ptes)
-		return (unsigned int)g->page_shift;
-	if (tlb->cleared_pmds)
-		return (unsigned int)g->pmd_shift;
-	if (tlb->cleared_puds)
-		return (unsigned int)g->pud_shift;
-	if (tlb->cleared_p4ds)
-		return (unsigned int)g->p4d_shift;
-	return (unsigned int)g->page_shift;
-}
-
-uint64_t tlb_get_unmap_size(const struct sim *s, const struct mmu_gather *tlb)
-{
-	return 1ull << tlb_get_unmap_shift(s, tlb);
-}
+#include "mm/mm.h"
+#include "mm/points.h"
 
 static uint32_t *thread_page_batch(struct sim *s, uint32_t max)
 {
-	struct sim_thread *t = sim_current(s);
+	struct task *t = current_task(s);
 	if (!t->gather_pages) {
 		t->gather_pages = malloc((size_t)max * sizeof(uint32_t));
 		if (!t->gather_pages)
-			sim_bug(s, __FILE__, __LINE__, "out of host memory for gather batch");
+			sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for a gather batch");
 	}
 	return t->gather_pages;
 }
@@ -105,8 +34,9 @@ static uint32_t *thread_page_batch(struct sim *s, uint32_t max)
 void tlb_gather_mmu(struct sim *s, struct mmu_gather *tlb, struct mm_struct *mm,
 		    uint64_t start, uint64_t end)
 {
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	tlb->mm = mm;
+	tlb->ctx = &mm->context;
 	tlb->fullmm = !(start | (end + 1));
 	tlb->need_flush_all = 0;
 	tlb->batch = NULL;
@@ -129,7 +59,7 @@ void tlb_flush_mmu_tlbonly(struct sim *s, struct mmu_gather *tlb)
 {
 	if (!tlb->end)
 		return;
-	s->arch->tlb_flush(s, tlb);
+	machine_of(s)->arch->tlb_flush(s, tlb);
 	/* mmu_notifier_invalidate_range(): no secondary TLBs modelled */
 	__tlb_reset_range(tlb);
 }
@@ -138,11 +68,12 @@ static void tlb_remove_table_rcu(struct sim *s, void *arg, uint64_t data)
 {
 	(void)data;
 	struct mmu_table_batch *b = arg;
+	struct kernel *k = kernel_of(s);
 	for (uint32_t i = 0; i < b->nr; i++)
-		frame_free(s, b->tables[i]);
+		frame_free(hw_of(s), b->tables[i]);
 	b->nr = 0;
-	b->next_free = s->tbatch_free;
-	s->tbatch_free = b;
+	b->next_free = k->tbatch_free;
+	k->tbatch_free = b;
 }
 
 /* the sim ends before the grace period: return the batch to the pool */
@@ -150,9 +81,10 @@ static void tlb_remove_table_drop(struct sim *s, void *arg, uint64_t data)
 {
 	(void)data;
 	struct mmu_table_batch *b = arg;
+	struct kernel *k = kernel_of(s);
 	b->nr = 0;
-	b->next_free = s->tbatch_free;
-	s->tbatch_free = b;
+	b->next_free = k->tbatch_free;
+	k->tbatch_free = b;
 }
 
 /* tlb_table_flush(): invalidate (unless the arch opted out), then hand the
@@ -166,9 +98,10 @@ static void tlb_table_flush(struct sim *s, struct mmu_gather *tlb)
 	tlb_flush_mmu_tlbonly(s, tlb);
 	struct mmu_table_batch *b = tlb->batch;
 	tlb->batch = NULL;
-	/* I1 for page tables is checked at the hand-off to RCU */
-	explore_trace(s, TR_RCU_FREE, b->nr ? b->tables[0] : 0, b->nr);
-	check_tables_to_rcu(s, b->tables, b->nr);
+	sim_trace(s, TR_RCU_FREE, b->nr ? b->tables[0] : 0, b->nr);
+	struct kernel *k = kernel_of(s);
+	if (k->hooks && k->hooks->tables_to_rcu)
+		k->hooks->tables_to_rcu(k->hooks_ctx, b->tables, b->nr);
 	sim_call_at(s, s->now + sim_current(s)->pending_ns + (uint64_t)P(s, P_rcu_grace_ns),
 		    tlb_remove_table_rcu, tlb_remove_table_drop, b, 0);
 }
@@ -176,13 +109,14 @@ static void tlb_table_flush(struct sim *s, struct mmu_gather *tlb)
 /* tlb_remove_table(): queue a page-table page for RCU freeing */
 static void tlb_remove_table(struct sim *s, struct mmu_gather *tlb, uint32_t table)
 {
-	uint32_t cap = max_table_batch(s->hw.geom.page_size);
+	uint32_t cap = max_table_batch(hw_of(s)->geom.page_size);
+	struct kernel *k = kernel_of(s);
 	if (!tlb->batch) {
-		struct mmu_table_batch *b = s->tbatch_free;
+		struct mmu_table_batch *b = k->tbatch_free;
 		if (b) {
-			s->tbatch_free = b->next_free;
+			k->tbatch_free = b->next_free;
 		} else {
-			b = sim_obj_alloc(s, sizeof(*b) + cap * sizeof(uint32_t));
+			b = kernel_obj_alloc(s, sizeof(*b) + cap * sizeof(uint32_t));
 			b->tables = (uint32_t *)(b + 1);
 			b->cap = cap;
 		}
@@ -197,16 +131,16 @@ static void tlb_remove_table(struct sim *s, struct mmu_gather *tlb, uint32_t tab
 /* put_page() of a frame released by the gather */
 static void gather_put_page(struct sim *s, uint32_t f)
 {
-	struct frame *fr = frame_of(&s->hw, f);
+	struct frame *fr = frame_of(hw_of(s), f);
 	SIM_BUG_ON(s, fr->refcount == 0);
 	if (--fr->refcount == 0)
-		frame_free(s, f);
+		frame_free(hw_of(s), f);
 }
 
 /* tlb_flush_mmu_free() (v5.1): table flush, then free the page batches */
 static void tlb_flush_mmu_free(struct sim *s, struct mmu_gather *tlb)
 {
-	if (s->arch->rcu_table_free)
+	if (machine_of(s)->arch->rcu_table_free)
 		tlb_table_flush(s, tlb);
 	if (tlb->nr_pages) {
 		sim_step(s, YP_FREE_PAGES, tlb->nr_pages * (uint64_t)P(s, P_page_free_ns));
@@ -236,7 +170,7 @@ bool __tlb_remove_page(struct sim *s, struct mmu_gather *tlb, uint32_t frame)
  * tlb_remove_page (freed with the data pages after the flush). */
 static void arch_free_table(struct sim *s, struct mmu_gather *tlb, uint32_t table)
 {
-	if (s->arch->rcu_table_free) {
+	if (machine_of(s)->arch->rcu_table_free) {
 		tlb_remove_table(s, tlb, table);
 	} else if (__tlb_remove_page(s, tlb, table)) {
 		tlb_flush_mmu(s, tlb);
@@ -246,7 +180,7 @@ static void arch_free_table(struct sim *s, struct mmu_gather *tlb, uint32_t tabl
 /* pte_free_tlb() (include/asm-generic/tlb.h, v4.20+) */
 void pte_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_t address)
 {
-	__tlb_adjust_range(tlb, address, s->hw.geom.page_size);
+	__tlb_adjust_range(tlb, address, hw_of(s)->geom.page_size);
 	tlb->freed_tables = 1;
 	tlb->cleared_pmds = 1;
 	arch_free_table(s, tlb, table);
@@ -255,7 +189,7 @@ void pte_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_
 /* pmd_free_tlb() */
 void pmd_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_t address)
 {
-	__tlb_adjust_range(tlb, address, s->hw.geom.page_size);
+	__tlb_adjust_range(tlb, address, hw_of(s)->geom.page_size);
 	tlb->freed_tables = 1;
 	tlb->cleared_puds = 1;
 	arch_free_table(s, tlb, table);
@@ -264,7 +198,7 @@ void pmd_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_
 /* pud_free_tlb() */
 void pud_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_t address)
 {
-	__tlb_adjust_range(tlb, address, s->hw.geom.page_size);
+	__tlb_adjust_range(tlb, address, hw_of(s)->geom.page_size);
 	tlb->freed_tables = 1;
 	tlb->cleared_p4ds = 1;
 	arch_free_table(s, tlb, table);
@@ -282,7 +216,7 @@ void tlb_start_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct 
 void tlb_end_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma)
 {
 	(void)vma;
-	if (!s->arch->flush_at_end_vma || tlb->fullmm)
+	if (!machine_of(s)->arch->flush_at_end_vma || tlb->fullmm)
 		return;
 	sim_step(s, YP_END_VMA, 0);
 	tlb_flush_mmu_tlbonly(s, tlb);
@@ -290,11 +224,13 @@ void tlb_end_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *v
 
 /*
  * The nested-flush policy (kernel-model 1.9, 9.6): what tlb_finish_mmu does to
- * the gather when another gather on the same mm is in flight.
+ * the gather when another gather on the same mm is in flight. A policy hook,
+ * not a kernel function: each case is the body one kernel version (or one
+ * proposed patch) had at this point.
  */
-static void tlb_finish_nested(struct sim *s, struct mmu_gather *tlb, uint64_t start, uint64_t end)
+void tlbsim_nested_policy(struct sim *s, struct mmu_gather *tlb, uint64_t start, uint64_t end)
 {
-	switch (s->policy.nested) {
+	switch (machine_of(s)->policy.nested) {
 	case NESTED_PREFIX:	/* v4.20..v5.2-rc5 (a6d60245d6d9) */
 		__tlb_reset_range(tlb);
 		__tlb_adjust_range(tlb, start, end - start);
@@ -340,17 +276,21 @@ void tlb_finish_mmu(struct sim *s, struct mmu_gather *tlb, uint64_t start, uint6
 	sim_step(s, YP_FINISH_CHECK_NESTED, 0);
 	/* policy knob nested_check=off: the pre-4.14 code had no nested check
 	 * (99baac21e458 added it) */
-	bool force = s->policy.nested_check && mm_tlb_flush_nested(tlb->mm);
-	explore_trace(s, TR_NESTED, (uint64_t)tlb->mm->tlb_flush_pending, force);
-	struct sim_thread *t = sim_current(s);
+	struct machine *mc = machine_of(s);
+	struct kernel *k = kernel_of(s);
+	bool force = mc->policy.nested_check && mm_tlb_flush_nested(tlb->mm);
+	sim_trace(s, TR_NESTED, (uint64_t)tlb->mm->tlb_flush_pending, force);
+	bool tell = force && k->hooks && k->hooks->finish_nested;
 	if (force) {
 		s->m.nested_finishes++;
-		sim_step_arg(s, YP_FINISH_POLICY, 0, (uint64_t)s->policy.nested, 0);
-		tlb_finish_nested(s, tlb, start, end);
-		t->in_nested_finish = true;
+		sim_step_arg(s, YP_FINISH_POLICY, 0, (uint64_t)mc->policy.nested, 0);
+		tlbsim_nested_policy(s, tlb, start, end);
+		if (tell)
+			k->hooks->finish_nested(k->hooks_ctx, true);
 	}
 	tlb_flush_mmu(s, tlb);
-	t->in_nested_finish = false;
+	if (tell)
+		k->hooks->finish_nested(k->hooks_ctx, false);
 	/* check_pgt_cache(); tlb_batch_list_free(): nothing to model */
 	/* dec_tlb_flush_pending() */
 	sim_step(s, YP_PENDING_DEC, 0);

@@ -22,9 +22,10 @@
  * A woken sleeper resumes wakeup_ns later (+ idle_exit_ns if its CPU idled);
  * a spinner resumes after lock_op_ns. Spinning time is charged as sys.
  */
-#include "sim/sim.h"
+#include "mm/mm.h"
+#include "mm/points.h"
 
-static void q_append(struct sim_thread **head, struct sim_thread **tail, struct sim_thread *t)
+static void q_append(struct task **head, struct task **tail, struct task *t)
 {
 	t->wait_next = NULL;
 	if (*tail)
@@ -34,9 +35,9 @@ static void q_append(struct sim_thread **head, struct sim_thread **tail, struct 
 	*tail = t;
 }
 
-static struct sim_thread *q_pop(struct sim_thread **head, struct sim_thread **tail)
+static struct task *q_pop(struct task **head, struct task **tail)
 {
-	struct sim_thread *t = *head;
+	struct task *t = *head;
 	*head = t->wait_next;
 	if (!*head)
 		*tail = NULL;
@@ -47,34 +48,34 @@ static struct sim_thread *q_pop(struct sim_thread **head, struct sim_thread **ta
 /* __rwsem_mark_wake(RWSEM_WAKE_ANY) for the v5.1 queue */
 static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 {
-	struct sim_thread *t = sem->wait_head;
+	struct task *t = sem->wait_head;
 	if (!t || sem->writer)
 		return;
 	if (t->wait_write) {
 		if (sem->readers == 0 && !t->wait_woken) {
 			t->wait_woken = true;
-			sim_wake(s, t, (uint64_t)P(s, P_wakeup_ns));
+			sim_wake(s, &t->thread, (uint64_t)P(s, P_wakeup_ns));
 		}
 		return;
 	}
 	while (sem->wait_head && !sem->wait_head->wait_write) {
-		struct sim_thread *r = q_pop(&sem->wait_head, &sem->wait_tail);
+		struct task *r = q_pop(&sem->wait_head, &sem->wait_tail);
 		sem->readers++;
 		r->wait_granted = true;
-		sim_wake(s, r, (uint64_t)P(s, P_wakeup_ns));
+		sim_wake(s, &r->thread, (uint64_t)P(s, P_wakeup_ns));
 	}
 }
 
 /* down_read() (kernel/locking/rwsem.c, rwsem_down_read_failed, v5.1) */
 void down_read(struct sim *s, struct rw_semaphore *sem)
 {
-	struct sim_thread *t = sim_current(s);
-	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), 1, 0);
+	struct task *t = current_task(s);
+	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), LOCK_DOWN_READ, 0);
 	if (!sem->writer && !sem->wait_head) {
 		sem->readers++;
 		return;
 	}
-	uint64_t t0 = s->now + t->pending_ns;
+	uint64_t t0 = s->now + t->thread.pending_ns;
 	t->wait_write = false;
 	t->wait_granted = false;
 	q_append(&sem->wait_head, &sem->wait_tail, t);
@@ -91,7 +92,7 @@ void down_read(struct sim *s, struct rw_semaphore *sem)
 void up_read(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, sem->readers <= 0 || sem->writer);
-	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), 2, 0);
+	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), LOCK_UP_READ, 0);
 	if (--sem->readers == 0)
 		rwsem_wake(s, sem);
 }
@@ -99,13 +100,13 @@ void up_read(struct sim *s, struct rw_semaphore *sem)
 /* down_write() -> rwsem_down_write_failed() (v5.1) */
 void down_write(struct sim *s, struct rw_semaphore *sem)
 {
-	struct sim_thread *t = sim_current(s);
-	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), 3, 0);
+	struct task *t = current_task(s);
+	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), LOCK_DOWN_WRITE, 0);
 	if (!sem->writer && sem->readers == 0 && !sem->spin_head) {
 		sem->writer = true;		/* fast path, or an unqueued steal */
 		return;
 	}
-	uint64_t t0 = s->now + t->pending_ns;
+	uint64_t t0 = s->now + t->thread.pending_ns;
 	t->wait_write = true;
 	t->wait_granted = false;
 	if (sem->writer) {
@@ -142,13 +143,13 @@ void down_write(struct sim *s, struct rw_semaphore *sem)
 void up_write(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, !sem->writer);
-	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), 4, 0);
+	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), LOCK_UP_WRITE, 0);
 	sem->writer = false;
 	if (sem->spin_head) {
-		struct sim_thread *w = q_pop(&sem->spin_head, &sem->spin_tail);
+		struct task *w = q_pop(&sem->spin_head, &sem->spin_tail);
 		sem->writer = true;
 		w->wait_granted = true;
-		sim_wake(s, w, (uint64_t)P(s, P_lock_op_ns));
+		sim_wake(s, &w->thread, (uint64_t)P(s, P_lock_op_ns));
 		return;
 	}
 	rwsem_wake(s, sem);
@@ -159,19 +160,19 @@ void up_write(struct sim *s, struct rw_semaphore *sem)
 void downgrade_write(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, !sem->writer);
-	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), 5, 0);
+	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), LOCK_DOWNGRADE_WRITE, 0);
 	sem->writer = false;
 	sem->readers = 1;
 	while (sem->spin_head) {
-		struct sim_thread *w = q_pop(&sem->spin_head, &sem->spin_tail);
+		struct task *w = q_pop(&sem->spin_head, &sem->spin_tail);
 		w->wait_woken = false;
 		q_append(&sem->wait_head, &sem->wait_tail, w);
-		sim_spin_to_sleep(s, w);
+		sim_spin_to_sleep(s, &w->thread);
 	}
 	while (sem->wait_head && !sem->wait_head->wait_write) {
-		struct sim_thread *r = q_pop(&sem->wait_head, &sem->wait_tail);
+		struct task *r = q_pop(&sem->wait_head, &sem->wait_tail);
 		sem->readers++;
 		r->wait_granted = true;
-		sim_wake(s, r, (uint64_t)P(s, P_wakeup_ns));
+		sim_wake(s, &r->thread, (uint64_t)P(s, P_wakeup_ns));
 	}
 }

@@ -9,7 +9,7 @@
 #include "sim/grow.h"
 
 void explore_init(struct explore *ex, enum explore_strategy st, uint64_t seed, int depth,
-		  uint64_t pct_k, const uint8_t *prefix, uint32_t nprefix)
+		  uint64_t pct_k, const uint32_t *prefix, uint32_t nprefix)
 {
 	memset(ex, 0, sizeof(*ex));
 	ex->strategy = st;
@@ -18,9 +18,7 @@ void explore_init(struct explore *ex, enum explore_strategy st, uint64_t seed, i
 	ex->nprefix = nprefix;
 	ex->depth = depth < 1 ? 1 : depth > 16 ? 16 : depth;
 	ex->pct_k = pct_k ? pct_k : 1000;
-	ex->max_steps = 200000;
-	ex->want_kind = -1;
-	ex->next_prio = ex->depth + 1000;
+	ex->max_steps = EXPLORE_MAX_STEPS_DEFAULT;
 	if (st == EX_PCT) {
 		ex->nchange = ex->depth - 1;
 		for (int i = 0; i < ex->nchange; i++)
@@ -32,73 +30,68 @@ void explore_free(struct explore *ex)
 {
 	free(ex->dec);
 	free(ex->nopt);
-	free(ex->tr);
+	free(ex->prio);
+	free(ex->cand_seq);
+	free(ex->cand_key);
+	free(ex->cand_prio);
 	memset(ex, 0, sizeof(*ex));
-}
-
-void explore_trace(struct sim *s, unsigned kind, uint64_t a, uint64_t b)
-{
-	struct explore *ex = s->ex;
-	if (!ex || !ex->record)
-		return;
-	if (GROW(&ex->tr, &ex->cap_tr, ex->ntr, (size_t)ex->ntr + 1, 1024))
-		return;
-	struct sim_thread *t = s->curr;
-	struct trace_rec *r = &ex->tr[ex->ntr++];
-	r->step = ex->steps;
-	r->time = s->now;
-	r->cpu = (int16_t)(t ? t->cpu : -1);
-	r->tid = (int16_t)(t ? t->id : -1);
-	r->kind = (uint16_t)kind;
-	r->a = a;
-	r->b = b;
 }
 
 void explore_add_thread(struct sim *s, struct sim_thread *t)
 {
 	struct explore *ex = s->ex;
-	if (t->id < 256) {
-		/* PCT: distinct random initial priorities above the change levels */
-		ex->prio[t->id] = ex->depth + 1 + (int)rng_below(&ex->rng, 1u << 20);
+	if (GROW(&ex->prio, &ex->cap_prio, (size_t)t->id, (size_t)t->id + 1, 64)) {
+		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for exploration state");
+		return;
 	}
+	/* PCT: distinct random initial priorities above the change levels */
+	ex->prio[t->id] = ex->depth + 1 + (int)rng_below(&ex->rng, 1u << 20);
 }
 
-static void record(struct explore *ex, int idx, int nopt)
+static void record(struct sim *s, uint32_t idx, uint32_t nopt)
 {
+	struct explore *ex = s->ex;
 	/* two arrays, each grown on its own: a failure leaves both valid */
 	if (GROW(&ex->dec, &ex->cap, ex->ndec, (size_t)ex->ndec + 1, 1024) ||
 	    GROW(&ex->nopt, &ex->cap_nopt, ex->ndec, (size_t)ex->ndec + 1, 1024)) {
-		ex->stop = true;
+		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for the schedule");
 		return;
 	}
-	ex->dec[ex->ndec] = (uint8_t)idx;
-	ex->nopt[ex->ndec] = (uint8_t)(nopt | (0));
+	ex->dec[ex->ndec] = idx;
+	ex->nopt[ex->ndec] = nopt;
 	ex->ndec++;
 }
 
-/* Candidate list in canonical order. cands[i] = seq of the ready entry, or 0
- * for the current thread (always first when present). */
-#define MAX_CANDS 64
-static int build_cands(struct sim *s, struct sim_thread *cur, uint64_t *cands, int *prio)
+/* Candidate list in canonical order. cand_seq[i] = seq of the ready entry, or
+ * 0 for the current thread (always first when present). */
+static uint32_t build_cands(struct sim *s, struct sim_thread *cur)
 {
 	struct explore *ex = s->ex;
-	uint64_t key[MAX_CANDS];
-	int n = 0;
+	size_t need = (size_t)s->q.nready + 1;
+	if (GROW(&ex->cand_seq, &ex->cap_cand, 0, need, 64) ||
+	    GROW(&ex->cand_key, &ex->cap_cand_key, 0, need, 64) ||
+	    GROW(&ex->cand_prio, &ex->cap_cand_prio, 0, need, 64)) {
+		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for exploration state");
+		return 0;
+	}
+	uint64_t *cands = ex->cand_seq, *key = ex->cand_key;
+	int *prio = ex->cand_prio;
+	uint32_t n = 0;
 	if (cur) {
-		prio[n] = cur->id < 256 ? ex->prio[cur->id] : 0;
+		prio[n] = ex->prio[cur->id];
 		key[n] = 0;
 		cands[n++] = 0;
 	}
 	/* threads by id, then callbacks by seq (insertion sort on key) */
-	int first = n;
-	for (uint32_t i = 0; i < s->ready.n && n < MAX_CANDS; i++) {
-		const struct event *e = &s->ready.e[i];
+	uint32_t first = n;
+	for (uint32_t i = 0; i < s->q.nready; i++) {
+		const struct event *e = &s->q.ready[i];
 		bool thread = e->kind == EV_RESUME;
 		const struct sim_thread *t = thread ? e->ptr : NULL;
 		uint64_t k = thread ? (uint64_t)t->id : (1ull << 40) + e->seq;
-		int p = thread ? (t->id < 256 ? ex->prio[t->id] : 0)
+		int p = thread ? ex->prio[t->id]
 			       : -1;	/* callbacks run when nothing else can (pct) */
-		int j = n++;
+		uint32_t j = n++;
 		while (j > first && key[j - 1] > k) {
 			key[j] = key[j - 1];
 			cands[j] = cands[j - 1];
@@ -112,86 +105,83 @@ static int build_cands(struct sim *s, struct sim_thread *cur, uint64_t *cands, i
 	return n;
 }
 
-static int decide(struct sim *s, struct sim_thread *cur, int n, int *prio)
+static uint32_t decide(struct sim *s, struct sim_thread *cur, uint32_t n)
 {
 	struct explore *ex = s->ex;
+	int *prio = ex->cand_prio;
 	if (n <= 1)
 		return 0;
-	int idx = 0;
+	uint32_t idx = 0;
 	switch (ex->strategy) {
 	case EX_REPLAY:
 	case EX_DFS:
 		if (ex->ndec < ex->nprefix) {
 			idx = ex->prefix[ex->ndec];
-			if (idx >= n)
-				idx = n - 1;	/* diverged (should not happen on replay) */
+			if (idx >= n) {
+				idx = n - 1;	/* the token does not fit this run */
+				ex->diverged = true;
+			}
 		}
 		break;
 	case EX_RANDOM:
-		idx = (int)rng_below(&ex->rng, (uint64_t)n);
+		idx = (uint32_t)rng_below(&ex->rng, (uint64_t)n);
 		break;
 	case EX_PCT:
 		for (int i = 0; i < ex->nchange; i++)
-			if (cur && ex->change_at[i] == ex->steps && cur->id < 256)
+			if (cur && ex->change_at[i] == s->steps)
 				ex->prio[cur->id] = i + 1;
-		if (cur && cur->id < 256)
+		if (cur)
 			prio[0] = ex->prio[cur->id];
-		for (int i = 1; i < n; i++)
+		for (uint32_t i = 1; i < n; i++)
 			if (prio[i] > prio[idx])
 				idx = i;
 		break;
 	}
-	record(ex, idx, n);
+	record(s, idx, n);
 	return idx;
 }
 
 /* A yield point of the running thread t. Returns true if t must switch away
  * (then ex->forced_seq names the entity to run, or the run stops). */
-bool explore_yield(struct sim *s, struct sim_thread *t, enum yield_point yp)
+bool explore_yield(struct sim *s, struct sim_thread *t, const struct sim_point *yp)
 {
+	(void)yp;
 	struct explore *ex = s->ex;
-	ex->steps++;
-	if (ex->steps > ex->max_steps)
+	s->steps++;
+	if (s->steps > ex->max_steps) {
 		ex->stop = true;
+		ex->cut = true;
+	}
 	if (ex->stop)
 		return true;
-	uint64_t cands[MAX_CANDS];
-	int prio[MAX_CANDS];
-	int n = build_cands(s, t, cands, prio);
-	int idx = decide(s, t, n, prio);
+	uint32_t n = build_cands(s, t);
+	uint32_t idx = decide(s, t, n);
 	if (idx == 0)
 		return false;
-	ex->forced_seq = cands[idx];
+	ex->forced_seq = ex->cand_seq[idx];
 	return true;
-}
-
-static void ready_remove(struct sim *s, uint32_t i)
-{
-	s->ready.e[i] = s->ready.e[--s->ready.n];
 }
 
 int explore_run(struct sim *s)
 {
 	struct explore *ex = s->ex;
-	while (s->ready.n > 0 && !s->error && !ex->stop) {
+	while (s->q.nready > 0 && !s->error && !ex->stop) {
 		uint32_t pick = 0;
 		if (ex->forced_seq) {
-			for (pick = 0; pick < s->ready.n; pick++)
-				if (s->ready.e[pick].seq == ex->forced_seq)
+			for (pick = 0; pick < s->q.nready; pick++)
+				if (s->q.ready[pick].seq == ex->forced_seq)
 					break;
-			SIM_BUG_ON(s, pick == s->ready.n);
+			SIM_BUG_ON(s, pick == s->q.nready);
 			ex->forced_seq = 0;
 		} else {
-			uint64_t cands[MAX_CANDS];
-			int prio[MAX_CANDS];
-			int n = build_cands(s, NULL, cands, prio);
-			int idx = decide(s, NULL, n, prio);
-			for (pick = 0; pick < s->ready.n; pick++)
-				if (s->ready.e[pick].seq == cands[idx])
+			uint32_t n = build_cands(s, NULL);
+			uint32_t idx = decide(s, NULL, n);
+			for (pick = 0; pick < s->q.nready; pick++)
+				if (s->q.ready[pick].seq == ex->cand_seq[idx])
 					break;
 		}
-		struct event ev = s->ready.e[pick];
-		ready_remove(s, pick);
+		struct event ev = s->q.ready[pick];
+		evq_ready_remove(&s->q, pick);
 		sim_dispatch(s, &ev);
 	}
 	if (s->error)
@@ -202,80 +192,4 @@ int explore_run(struct sim *s)
 		return s->error;
 	}
 	return 0;
-}
-
-/* ---- tokens ---- */
-static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxy";
-
-int token_encode(uint32_t cfg_hash, const uint8_t *dec, uint32_t n, char *out, size_t outlen)
-{
-	size_t o = (size_t)snprintf(out, outlen, "t1.%08x.", cfg_hash);
-	for (uint32_t i = 0; i < n;) {
-		uint32_t j = i;
-		while (j < n && dec[j] == 0)
-			j++;
-		if (j - i >= 4) {
-			o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "-%x-", j - i);
-			i = j;
-			continue;
-		}
-		if (dec[i] >= sizeof(digits) - 1)
-			return -1;
-		if (o + 1 < outlen)
-			out[o] = digits[dec[i]];
-		o++;
-		i++;
-	}
-	if (o >= outlen)
-		return -1;
-	out[o] = 0;
-	return 0;
-}
-
-int token_decode(const char *tok, uint32_t *cfg_hash, uint8_t **dec, uint32_t *n)
-{
-	unsigned h;
-	int pos = 0;
-	if (sscanf(tok, "t1.%8x.%n", &h, &pos) != 1 || pos != 12)
-		return -1;
-	*cfg_hash = h;
-	const char *p = tok + pos;
-	size_t cap = 64, cnt = 0;
-	uint8_t *d = malloc(cap);
-	if (!d)
-		return -1;
-	while (*p) {
-		uint64_t run = 1;
-		uint8_t v;
-		if (*p == '-') {
-			char *end;
-			run = strtoull(p + 1, &end, 16);
-			if (end == p + 1 || *end != '-' || run == 0 || run > 100000000)
-				goto bad;
-			p = end + 1;
-			v = 0;
-		} else {
-			const char *c = strchr(digits, *p);
-			if (!c || !*p)
-				goto bad;
-			v = (uint8_t)(c - digits);
-			p++;
-		}
-		while (run--) {
-			if (cnt == cap) {
-				cap *= 2;
-				uint8_t *nd = realloc(d, cap);
-				if (!nd)
-					goto bad;
-				d = nd;
-			}
-			d[cnt++] = v;
-		}
-	}
-	*dec = d;
-	*n = (uint32_t)cnt;
-	return 0;
-bad:
-	free(d);
-	return -1;
 }

@@ -9,59 +9,46 @@
  * stack pointer, keeping PTHREAD_STACK_MIN (16 KiB), then the stack goes back
  * to the cache. That madvise is the concurrent gather in the 000 race.
  */
-#include <stdlib.h>
-
+#include "mm/points.h"
 #include "workload/workload.h"
 
 #define GLIBC_STACK_SIZE (8ull << 20)
 #define PTHREAD_STACK_MIN_BYTES (16ull << 10)
 #define STACK_CACHE_MAX 64
 
-struct glibc_state {
+/* per-process state: the stack cache (nptl's stack_cache) */
+struct glibc_proc {
 	uint64_t lo[STACK_CACHE_MAX], hi[STACK_CACHE_MAX];
 	int n;
 	int next_cpu;
 };
 
-static struct glibc_state *gstate(struct sim *s)
-{
-	/* kept in the workload area's tail: see glibc_state_get */
-	return (struct glibc_state *)s->glibc;
-}
-
 static void start_thread(struct sim *s, struct sim_thread *t)
 {
-	uint64_t ps = s->hw.geom.page_size;
-	thread_fn fn = t->user_fn;
+	struct uthread *u = uthread_of(t);
+	uint64_t ps = hw_of(s)->geom.page_size;
 	/* the thread's first frames live at the top of its stack */
-	user_access(s, t->stack_hi - 64, true);
-	fn(s, t);
+	user_access(s, u->stack_hi - 64, true);
+	u->user_fn(s, t);
 	/* advise_stack_range(): sp is one page below the top */
-	uint64_t sp = t->stack_hi - ps;
-	uint64_t freesize = (sp - t->stack_lo) & ~(ps - 1);
+	uint64_t sp = u->stack_hi - ps;
+	uint64_t freesize = (sp - u->stack_lo) & ~(ps - 1);
 	if (freesize > PTHREAD_STACK_MIN_BYTES)
-		sys_madvise_dontneed(s, t->stack_lo, freesize - PTHREAD_STACK_MIN_BYTES);
-	struct glibc_state *g = gstate(s);
+		sys_madvise_dontneed(s, u->stack_lo, freesize - PTHREAD_STACK_MIN_BYTES);
+	struct glibc_proc *g = u->proc;
 	if (g->n < STACK_CACHE_MAX) {
-		g->lo[g->n] = t->stack_lo;
-		g->hi[g->n] = t->stack_hi;
+		g->lo[g->n] = u->stack_lo;
+		g->hi[g->n] = u->stack_hi;
 		g->n++;
 	} else {
-		sys_munmap(s, t->stack_lo, t->stack_hi - t->stack_lo);
+		sys_munmap(s, u->stack_lo, u->stack_hi - u->stack_lo);
 	}
 }
 
-struct sim_thread *glibc_pthread_create(struct sim *s, thread_fn fn, void *arg, uint64_t arg2)
+struct sim_thread *glibc_pthread_create(struct sim *s, thread_fn fn, void *arg)
 {
-	struct sim_thread *self = sim_current(s);
-	if (!s->glibc) {
-		s->glibc = calloc(1, sizeof(struct glibc_state));
-		if (!s->glibc) {
-			sim_fail(s, TLBSIM_ENOMEM, "out of memory");
-			return NULL;
-		}
-	}
-	struct glibc_state *g = gstate(s);
+	struct uthread *self = uthread_of(sim_current(s));
+	struct glibc_proc *g = self->proc;
 	uint64_t lo, hi;
 	if (g->n > 0) {
 		g->n--;
@@ -79,14 +66,17 @@ struct sim_thread *glibc_pthread_create(struct sim *s, thread_fn fn, void *arg, 
 	sim_step(s, YP_THREAD, (uint64_t)P(s, P_thread_create_ns));
 	sim_set_mode(s, MODE_USER);
 	g->next_cpu = (g->next_cpu + 1) % s->nr_cpus;
-	struct sim_thread *t = sim_thread_create(s, start_thread, arg, arg2, self->mm,
-						 g->next_cpu, 0);
-	if (t) {
-		t->user_fn = fn;
-		t->stack_lo = lo;
-		t->stack_hi = hi;
-	}
-	return t;
+	struct task *tk = task_create(s, sizeof(struct uthread), start_thread, arg, self->task.mm,
+				      g->next_cpu, 0);
+	if (!tk)
+		return NULL;
+	/* filled before the new thread can run: nothing yields in between */
+	struct uthread *u = container_of(tk, struct uthread, task);
+	u->user_fn = fn;
+	u->stack_lo = lo;
+	u->stack_hi = hi;
+	u->proc = g;
+	return &tk->thread;
 }
 
 void glibc_pthread_join(struct sim *s, struct sim_thread *t)
@@ -94,8 +84,15 @@ void glibc_pthread_join(struct sim *s, struct sim_thread *t)
 	sim_join(s, t);
 }
 
-void glibc_stack_cache_free(struct sim *s)
+int workload_start(struct sim *s, const struct workload_ops *w, void *state)
 {
-	free(s->glibc);
-	s->glibc = NULL;
+	struct glibc_proc *g = kernel_obj_alloc(s, sizeof(*g));
+	struct mm_struct *mm = g ? mm_alloc(s) : NULL;
+	if (!mm)
+		return s->error ? s->error : TLBSIM_ENOMEM;
+	struct task *tk = task_create(s, sizeof(struct uthread), w->main, state, mm, 0, 0);
+	if (!tk)
+		return s->error ? s->error : TLBSIM_ENOMEM;
+	container_of(tk, struct uthread, task)->proc = g;
+	return 0;
 }

@@ -13,7 +13,6 @@
  * stack madvise(MADV_DONTNEED) runs concurrently}.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "workload/workload.h"
@@ -28,16 +27,16 @@ struct mmap8_state {
 	uint64_t loops;		/* mmap5 */
 };
 
-static int mmap_common_setup(struct sim *s, const struct tlbsim_resolved *r, char *err,
-			     size_t errlen, bool is_mmap5)
+static int mmap_common_setup(struct sim *s, const struct tlbsim_resolved *r, void **state,
+			     char *err, size_t errlen, bool is_mmap5)
 {
-	struct mmap8_state *st = calloc(1, sizeof(*st));
+	struct mmap8_state *st = kernel_obj_alloc(s, sizeof(*st));
 	if (!st) {
 		snprintf(err, errlen, "out of memory");
 		return TLBSIM_ENOMEM;
 	}
-	s->wl = st;
-	uint64_t ps = s->hw.geom.page_size;
+	*state = st;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	const char *v = wparam(r, "size");
 	if (parse_size(v, &st->size) || st->size == 0 || st->size > (1ull << 40)) {
 		snprintf(err, errlen, "workload parameter size=%s: want a size from 1 byte to 1T "
@@ -75,20 +74,16 @@ static int mmap_common_setup(struct sim *s, const struct tlbsim_resolved *r, cha
 	return 0;
 }
 
-static int mmap8_setup(struct sim *s, const struct tlbsim_resolved *r, char *err, size_t errlen)
+static int mmap8_setup(struct sim *s, const struct tlbsim_resolved *r, void **state, char *err,
+		       size_t errlen)
 {
-	return mmap_common_setup(s, r, err, errlen, false);
+	return mmap_common_setup(s, r, state, err, errlen, false);
 }
 
-static int mmap5_setup(struct sim *s, const struct tlbsim_resolved *r, char *err, size_t errlen)
+static int mmap5_setup(struct sim *s, const struct tlbsim_resolved *r, void **state, char *err,
+		       size_t errlen)
 {
-	return mmap_common_setup(s, r, err, errlen, true);
-}
-
-static void mmap_teardown(struct sim *s)
-{
-	free(s->wl);
-	s->wl = NULL;
+	return mmap_common_setup(s, r, state, err, errlen, true);
 }
 
 /* distant_area = mmap(NULL, 2 GiB); munmap; distant_area += 1 GiB */
@@ -112,7 +107,7 @@ static void user_loop_overhead(struct sim *s)
 /* One mmap8 iteration. */
 static void map_touch_zap_unmap(struct sim *s, struct mmap8_state *st, bool zap)
 {
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	uint64_t p = sys_mmap(s, st->hint, st->size, st->flags);
 	if (p == TLBSIM_EINVAL_VA) {
 		sim_fail(s, TLBSIM_EINVAL, "mmap of %llu bytes failed: address space exhausted",
@@ -130,31 +125,27 @@ static void map_touch_zap_unmap(struct sim *s, struct mmap8_state *st, bool zap)
 
 static void mmap8_thread(struct sim *s, struct sim_thread *t)
 {
-	struct mmap8_state *st = s->wl;
+	struct mmap8_state *st = t->arg;
 	for (int64_t i = 0; i < st->iters && !s->error; i++)
 		map_touch_zap_unmap(s, st, true);
 }
 
 static void mmap8_main(struct sim *s, struct sim_thread *t)
 {
-	struct mmap8_state *st = s->wl;
+	struct mmap8_state *st = t->arg;
 	st->hint = make_hint(s);
-	struct sim_thread **th = calloc((size_t)st->threads, sizeof(*th));
-	if (!th) {
-		sim_fail(s, TLBSIM_ENOMEM, "out of memory");
-		return;
-	}
+	/* a kernel object: freed with the simulation however the run ends */
+	struct sim_thread **th = kernel_obj_alloc(s, (size_t)st->threads * sizeof(*th));
 	for (int i = 0; i < st->threads && !s->error; i++)
-		th[i] = glibc_pthread_create(s, mmap8_thread, NULL, 0);
+		th[i] = glibc_pthread_create(s, mmap8_thread, st);
 	for (int i = 0; i < st->threads; i++)
 		if (th[i])
 			glibc_pthread_join(s, th[i]);
-	free(th);
 }
 
 static void mmap5_worker(struct sim *s, struct sim_thread *t)
 {
-	struct mmap8_state *st = s->wl;
+	struct mmap8_state *st = t->arg;
 	for (uint64_t i = 0; i < st->loops && !s->error; i++)
 		map_touch_zap_unmap(s, st, false);
 }
@@ -167,11 +158,11 @@ static void mmap5_dummy(struct sim *s, struct sim_thread *t)
 
 static void mmap5_main(struct sim *s, struct sim_thread *t)
 {
-	struct mmap8_state *st = s->wl;
+	struct mmap8_state *st = t->arg;
 	st->hint = make_hint(s);
 	for (int64_t r = 0; r < st->iters && !s->error; r++) {
-		struct sim_thread *w = glibc_pthread_create(s, mmap5_worker, NULL, 0);
-		struct sim_thread *d = glibc_pthread_create(s, mmap5_dummy, NULL, 0);
+		struct sim_thread *w = glibc_pthread_create(s, mmap5_worker, st);
+		struct sim_thread *d = glibc_pthread_create(s, mmap5_dummy, st);
 		if (w)
 			glibc_pthread_join(s, w);
 		if (d)
@@ -185,7 +176,7 @@ static const struct tlbsim_wparam_desc mmap8_params[] = {
 	{"map", "shared", "shared (MAP_SHARED|MAP_ANONYMOUS, shmem) or private"},
 };
 
-const struct tlbsim_workload_desc mmap8_desc = {
+static const struct tlbsim_workload_desc mmap8_desc = {
 	.name = "mmap8",
 	.description = "seed 000 benchmark: threads loop mmap 16M shared, write, "
 		       "MADV_DONTNEED, munmap",
@@ -204,7 +195,7 @@ static const struct tlbsim_wparam_desc mmap5_params[] = {
 	{"loops", "500", "map/write/unmap loops of the worker per round"},
 };
 
-const struct tlbsim_workload_desc mmap5_desc = {
+static const struct tlbsim_workload_desc mmap5_desc = {
 	.name = "mmap5",
 	.description = "seed 000 hang reproducer: per round a worker maps/writes/unmaps "
 		       "at a hint while a dummy thread exits (stack MADV_DONTNEED); "
@@ -220,8 +211,8 @@ const struct tlbsim_workload_desc mmap5_desc = {
 };
 
 const struct workload_ops mmap8_ops = {
-	.desc = &mmap8_desc, .setup = mmap8_setup, .teardown = mmap_teardown, .main = mmap8_main,
+	.desc = &mmap8_desc, .setup = mmap8_setup, .main = mmap8_main,
 };
 const struct workload_ops mmap5_ops = {
-	.desc = &mmap5_desc, .setup = mmap5_setup, .teardown = mmap_teardown, .main = mmap5_main,
+	.desc = &mmap5_desc, .setup = mmap5_setup, .main = mmap5_main,
 };

@@ -17,26 +17,29 @@
  * through that CPU's paging-structure cache -> I1.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "mm/points.h"
 #include "workload/workload.h"
 
 struct race_state {
+	int64_t iters;
 	bool free_advice;
 	uint64_t page;
 	uint64_t writes;
 	uint64_t region;
 };
 
-static int madv_race_setup(struct sim *s, const struct tlbsim_resolved *r, char *err, size_t errlen)
+static int madv_race_setup(struct sim *s, const struct tlbsim_resolved *r, void **state,
+			   char *err, size_t errlen)
 {
-	struct race_state *st = calloc(1, sizeof(*st));
+	struct race_state *st = kernel_obj_alloc(s, sizeof(*st));
 	if (!st) {
 		snprintf(err, errlen, "out of memory");
 		return TLBSIM_ENOMEM;
 	}
-	s->wl = st;
+	*state = st;
+	st->iters = r->iters;
 	const char *v = wparam(r, "advice");
 	if (strcmp(v, "dontneed") == 0)
 		st->free_advice = false;
@@ -54,16 +57,10 @@ static int madv_race_setup(struct sim *s, const struct tlbsim_resolved *r, char 
 	return 0;
 }
 
-static void race_teardown(struct sim *s)
-{
-	free(s->wl);
-	s->wl = NULL;
-}
-
 static void zapper(struct sim *s, struct sim_thread *t)
 {
-	struct race_state *st = s->wl;
-	uint64_t ps = s->hw.geom.page_size;
+	struct race_state *st = t->arg;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	if (st->free_advice)
 		sys_madvise_free(s, st->page, ps);
 	else
@@ -72,13 +69,13 @@ static void zapper(struct sim *s, struct sim_thread *t)
 
 static void madv_race_main(struct sim *s, struct sim_thread *t)
 {
-	struct race_state *st = s->wl;
-	uint64_t ps = s->hw.geom.page_size;
-	for (int64_t it = 0; it < s->cfg->iters && !s->error; it++) {
+	struct race_state *st = t->arg;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	for (int64_t it = 0; it < st->iters && !s->error; it++) {
 		st->page = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
 		user_access(s, st->page, true);
-		struct sim_thread *a = glibc_pthread_create(s, zapper, NULL, 0);
-		struct sim_thread *b = glibc_pthread_create(s, zapper, NULL, 0);
+		struct sim_thread *a = glibc_pthread_create(s, zapper, st);
+		struct sim_thread *b = glibc_pthread_create(s, zapper, st);
 		for (uint64_t i = 0; i < st->writes; i++) {
 			user_access(s, st->page, true);
 			sim_step(s, YP_USER, (uint64_t)P(s, P_user_loop_ns));
@@ -94,32 +91,33 @@ static void madv_race_main(struct sim *s, struct sim_thread *t)
 
 static void lazy_writer(struct sim *s, struct sim_thread *t)
 {
-	struct race_state *st = s->wl;
+	struct race_state *st = t->arg;
 	user_access(s, st->region, true);
 }
 
-static int lazy_tables_setup(struct sim *s, const struct tlbsim_resolved *r, char *err,
-			     size_t errlen)
+static int lazy_tables_setup(struct sim *s, const struct tlbsim_resolved *r, void **state,
+			     char *err, size_t errlen)
 {
-	struct race_state *st = calloc(1, sizeof(*st));
+	struct race_state *st = kernel_obj_alloc(s, sizeof(*st));
 	if (!st) {
 		snprintf(err, errlen, "out of memory");
 		return TLBSIM_ENOMEM;
 	}
-	s->wl = st;
+	*state = st;
+	st->iters = r->iters;
 	return 0;
 }
 
 static void lazy_tables_main(struct sim *s, struct sim_thread *t)
 {
-	struct race_state *st = s->wl;
-	uint64_t ps = s->hw.geom.page_size;
+	struct race_state *st = t->arg;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	/* a mapping alone in its PMD span, so munmap frees its PTE table */
 	uint64_t hole = sys_mmap(s, 0, 4ull << 30, TLBSIM_MAP_PRIVATE);
 	sys_munmap(s, hole, 4ull << 30);
-	for (int64_t it = 0; it < s->cfg->iters && !s->error; it++) {
+	for (int64_t it = 0; it < st->iters && !s->error; it++) {
 		st->region = sys_mmap(s, hole + (2ull << 30), ps, TLBSIM_MAP_PRIVATE);
-		struct sim_thread *w = glibc_pthread_create(s, lazy_writer, NULL, 0);
+		struct sim_thread *w = glibc_pthread_create(s, lazy_writer, st);
 		if (w)
 			glibc_pthread_join(s, w);
 		sys_munmap(s, st->region, ps);
@@ -162,10 +160,8 @@ static const struct tlbsim_workload_desc lazy_tables_desc = {
 };
 
 const struct workload_ops madv_race_ops = {
-	.desc = &madv_race_desc, .setup = madv_race_setup, .teardown = race_teardown,
-	.main = madv_race_main,
+	.desc = &madv_race_desc, .setup = madv_race_setup, .main = madv_race_main,
 };
 const struct workload_ops lazy_tables_ops = {
-	.desc = &lazy_tables_desc, .setup = lazy_tables_setup, .teardown = race_teardown,
-	.main = lazy_tables_main,
+	.desc = &lazy_tables_desc, .setup = lazy_tables_setup, .main = lazy_tables_main,
 };

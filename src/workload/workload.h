@@ -1,24 +1,33 @@
 /*
  * workload.h - built-in workloads written as C functions against the
- * simulated-syscall API (sys_mmap, sys_munmap, sys_madvise_dontneed,
- * user_access) plus a small model of glibc's pthread_create/exit.
+ * simulated-syscall API (sys_mmap, sys_munmap, sys_madvise_*, user_access)
+ * plus a small model of glibc's pthread_create / thread exit.
+ *
+ * A workload is a process: workload_start() gives it an mm and runs its main
+ * function as the main thread on CPU 0. Its state is a kernel object (freed
+ * with the simulation, however the run ends).
  */
 #ifndef TLBSIM_WORKLOAD_H
 #define TLBSIM_WORKLOAD_H
 
-#include "sim/sim.h"
+#include "mm/mm.h"
 
 struct workload_ops {
 	const struct tlbsim_workload_desc *desc;
-	/* Parse the resolved parameters into s->wl. 0 or TLBSIM_EINVAL + err. */
-	int (*setup)(struct sim *s, const struct tlbsim_resolved *r, char *err, size_t errlen);
-	void (*teardown)(struct sim *s);
-	thread_fn main;		/* runs as the process's main thread on CPU 0 */
+	/* Validate the resolved parameters and build the state (with
+	 * kernel_obj_alloc). 0, or TLBSIM_EINVAL / TLBSIM_ENOMEM + err. */
+	int (*setup)(struct sim *s, const struct tlbsim_resolved *r, void **state, char *err,
+		     size_t errlen);
+	thread_fn main;		/* the main thread; its arg is the state */
 };
 
 const struct workload_ops *workload_find(const char *name);
 int workload_count(void);
 const struct workload_ops *workload_get(int i);
+
+/* Create the workload's process and its main thread. 0 or an enum tlbsim_err
+ * (message in s->errmsg). */
+int workload_start(struct sim *s, const struct workload_ops *w, void *state);
 
 /* Value of workload parameter name in r (always present after resolve). */
 const char *wparam(const struct tlbsim_resolved *r, const char *name);
@@ -26,9 +35,20 @@ const char *wparam(const struct tlbsim_resolved *r, const char *name);
 int parse_size(const char *txt, uint64_t *out);
 int parse_u64(const char *txt, uint64_t *out);
 
-/* glibc model */
-struct sim_thread *glibc_pthread_create(struct sim *s, thread_fn fn, void *arg, uint64_t arg2);
+/* glibc model (nptl): a user thread of the process */
+struct glibc_proc;
+struct uthread {
+	struct task task;		/* first member */
+	thread_fn user_fn;		/* the pthread start routine */
+	uint64_t stack_lo, stack_hi;
+	struct glibc_proc *proc;
+};
+static inline struct uthread *uthread_of(struct sim_thread *t)
+{
+	return container_of(task_of(t), struct uthread, task);
+}
+/* pthread_create(): a new thread of the current process running fn(arg) */
+struct sim_thread *glibc_pthread_create(struct sim *s, thread_fn fn, void *arg);
 void glibc_pthread_join(struct sim *s, struct sim_thread *t);
-void glibc_stack_cache_free(struct sim *s);
 
 #endif

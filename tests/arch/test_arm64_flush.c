@@ -68,19 +68,19 @@ struct flush_req {
 static void flush_thread(struct sim *s, struct sim_thread *t)
 {
 	struct flush_req *r = t->arg;
-	uint64_t stride = r->stride ? r->stride : s->hw.geom.page_size;
+	uint64_t stride = r->stride ? r->stride : hw_of(s)->geom.page_size;
 	sim_step(s, YP_USER, r->delay);	/* nothing charged is left pending */
 	struct tlbsim_metrics m0 = s->m;
 	r->t0 = s->now;
 	switch (r->op) {
 	case OP_RANGE:
-		arm64_flush_tlb_range(s, t->mm, H, H + r->pages * stride, stride, r->last_level);
+		__flush_tlb_range(s, &task_of(t)->mm->context, H, H + r->pages * stride, stride, r->last_level);
 		break;
 	case OP_PAGE:
-		arm64_flush_tlb_page(s, t->mm, H);
+		flush_tlb_page(s, &task_of(t)->mm->context, H);
 		break;
 	case OP_MM:
-		arm64_flush_tlb_mm(s, t->mm);
+		flush_tlb_mm(s, &task_of(t)->mm->context);
 		break;
 	}
 	r->elapsed = s->now - r->t0;
@@ -352,16 +352,16 @@ struct bcast {
 
 static bool leaf_cached(struct sim *s, int cpu, uint64_t va, uint32_t asid)
 {
-	const struct pt_geom *g = &s->hw.geom;
-	return tc_lookup(&s->hw.cpu[cpu].tlb, va >> g->page_shift, g->levels - 1, asid) != NULL;
+	const struct pt_geom *g = &hw_of(s)->geom;
+	return tc_lookup(&hw_of(s)->cpu[cpu].tlb, va >> g->page_shift, g->levels - 1, asid) != NULL;
 }
 
 /* the walk-cache entry for the table that holds va's PTE */
 static bool walk_cached(struct sim *s, int cpu, uint64_t va, uint32_t asid)
 {
-	const struct pt_geom *g = &s->hw.geom;
+	const struct pt_geom *g = &hw_of(s)->geom;
 	int d = g->levels - 2;
-	return tc_lookup(&s->hw.cpu[cpu].wc, va >> g->shift[d], d, asid) != NULL;
+	return tc_lookup(&hw_of(s)->cpu[cpu].wc, va >> g->shift[d], d, asid) != NULL;
 }
 
 static void reader_thread(struct sim *s, struct sim_thread *t)
@@ -374,18 +374,18 @@ static void reader_thread(struct sim *s, struct sim_thread *t)
 static void flusher_thread(struct sim *s, struct sim_thread *t)
 {
 	struct bcast *b = t->arg;
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	if (b->what == B_PAGE)
-		arm64_flush_tlb_page(s, t->mm, b->va0);
+		flush_tlb_page(s, &task_of(t)->mm->context, b->va0);
 	else
-		arm64_flush_tlb_range(s, t->mm, b->va1, b->va1 + ps, ps, false);
+		__flush_tlb_range(s, &task_of(t)->mm->context, b->va1, b->va1 + ps, ps, false);
 }
 
 static void bcast_main(struct sim *s, struct sim_thread *t)
 {
 	struct bcast *b = t->arg;
-	struct mm_struct *mm = t->mm;
-	uint64_t ps = s->hw.geom.page_size;
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	assert_true(sys_mmap(s, H, 2 * ps, TLBSIM_MAP_PRIVATE) == H);
 	b->va0 = H;
 	b->va1 = H + ps;
@@ -397,11 +397,11 @@ static void bcast_main(struct sim *s, struct sim_thread *t)
 
 	const int have[] = {0, 2, 3};
 	for (int i = 0; i < 3; i++) {
-		assert_true(leaf_cached(s, have[i], b->va0, mm->asid));
-		assert_true(leaf_cached(s, have[i], b->va1, mm->asid));
-		assert_true(walk_cached(s, have[i], b->va0, mm->asid));
+		assert_true(leaf_cached(s, have[i], b->va0, mm->context.asid));
+		assert_true(leaf_cached(s, have[i], b->va1, mm->context.asid));
+		assert_true(walk_cached(s, have[i], b->va0, mm->context.asid));
 	}
-	assert_false(leaf_cached(s, 1, b->va0, mm->asid));
+	assert_false(leaf_cached(s, 1, b->va0, mm->context.asid));
 
 	/* VALE1IS from CPU 1: the leaf for va0 goes on every CPU; the other
 	 * page's leaf and the walk-cache entries stay (leaf only) */
@@ -411,9 +411,9 @@ static void bcast_main(struct sim *s, struct sim_thread *t)
 	struct tdelta d = tdiff(&m0, &s->m);
 	assert_int_equal(d.vale, 1);
 	for (int i = 0; i < 3; i++) {
-		assert_false(leaf_cached(s, have[i], b->va0, mm->asid));
-		assert_true(leaf_cached(s, have[i], b->va1, mm->asid));
-		assert_true(walk_cached(s, have[i], b->va1, mm->asid));
+		assert_false(leaf_cached(s, have[i], b->va0, mm->context.asid));
+		assert_true(leaf_cached(s, have[i], b->va1, mm->context.asid));
+		assert_true(walk_cached(s, have[i], b->va1, mm->context.asid));
 	}
 
 	/* VAE1IS for va1 from CPU 1: its leaf and the walk-cache entries used
@@ -424,8 +424,8 @@ static void bcast_main(struct sim *s, struct sim_thread *t)
 	d = tdiff(&m0, &s->m);
 	assert_int_equal(d.vae, 1);
 	for (int i = 0; i < 3; i++) {
-		assert_false(leaf_cached(s, have[i], b->va1, mm->asid));
-		assert_false(walk_cached(s, have[i], b->va1, mm->asid));
+		assert_false(leaf_cached(s, have[i], b->va1, mm->context.asid));
+		assert_false(walk_cached(s, have[i], b->va1, mm->context.asid));
 	}
 	b->ran = 1;
 }

@@ -14,13 +14,13 @@ static void empty_zap_nested(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
 	uint64_t a = sys_mmap(s, 0, 1 << 20, TLBSIM_MAP_PRIVATE);
-	s->mms[0].tlb_flush_pending++;
+	tsim_mm(s, 0)->tlb_flush_pending++;
 	uint64_t aside = s->m.tlbi.aside1is, vale = s->m.tlbi.vale1is, full = s->m.flush_full;
 	sys_madvise_dontneed(s, a, 1 << 20);
 	c->aside_delta = s->m.tlbi.aside1is - aside;
 	c->vale_delta = s->m.tlbi.vale1is - vale;
 	c->full_delta = s->m.flush_full - full;
-	s->mms[0].tlb_flush_pending--;
+	tsim_mm(s, 0)->tlb_flush_pending--;
 }
 
 /* Rule (99baac21e458, v4.14): with the nested check, a finish that sees
@@ -32,7 +32,7 @@ static void test_nested_check_arm64(void **state)
 	for (int on = 0; on <= 1; on++) {
 		struct ctx c = {0};
 		struct sim *s = tsim_new("falkor-46", 4, NESTED_FULLMM);
-		s->policy.nested_check = on;
+		machine_of(s)->policy.nested_check = on;
 		tsim_spawn(s, empty_zap_nested, &c, 1);
 		tsim_run(s);
 		assert_int_equal(c.aside_delta, on ? 1 : 0);
@@ -47,7 +47,7 @@ static void test_nested_check_x86(void **state)
 	for (int on = 0; on <= 1; on++) {
 		struct ctx c = {0};
 		struct sim *s = tsim_new("x86-24", 4, NESTED_FULLMM);
-		s->policy.nested_check = on;
+		machine_of(s)->policy.nested_check = on;
 		tsim_spawn(s, empty_zap_nested, &c, 1);
 		tsim_run(s);
 		assert_int_equal(c.full_delta, on ? 1 : 0);

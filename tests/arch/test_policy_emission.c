@@ -5,7 +5,7 @@
  * shapes of 9.6 on x86-24, arm64-4k, arm64-16k and falkor-46.
  *
  * Construction (deterministic): one simulated thread T0 maps the region,
- * writes it, and munmaps it while s->mms[0].tlb_flush_pending is raised by one
+ * writes it, and munmaps it while tsim_mm(s, 0)->tlb_flush_pending is raised by one
  * (standing in for another thread's gather in flight, so mm_tlb_flush_nested()
  * is true at FINISH_CHECK_NESTED); the counter is restored afterwards. Metric
  * deltas are taken around the whole munmap (plus one RCU grace period on
@@ -93,7 +93,7 @@ static struct deltas diff(const struct tlbsim_metrics *a, const struct tlbsim_me
 
 static uint64_t neighbour(struct sim *s)
 {
-	uint64_t pmd = 1ull << s->hw.geom.pmd_shift;
+	uint64_t pmd = 1ull << hw_of(s)->geom.pmd_shift;
 	uint64_t off = 16 * MiB > pmd ? 16 * MiB : pmd;
 	return H + ((off + pmd - 1) & ~(pmd - 1));
 }
@@ -104,7 +104,7 @@ static void lazy_thread(struct sim *s, struct sim_thread *t)
 	struct run *r = t->arg;
 	assert_int_equal(user_access(s, neighbour(s), false), 0);
 	if (r->shape == S1)
-		assert_int_equal(user_access(s, H + 4 * s->hw.geom.page_size, false), 0);
+		assert_int_equal(user_access(s, H + 4 * hw_of(s)->geom.page_size, false), 0);
 }
 
 /* CPU2: touch memory of the mm, then keep running user code (non-lazy) */
@@ -119,9 +119,9 @@ static void busy_thread(struct sim *s, struct sim_thread *t)
 static void main_thread(struct sim *s, struct sim_thread *t)
 {
 	struct run *r = t->arg;
-	struct mm_struct *mm = t->mm;
-	uint64_t ps = s->hw.geom.page_size;
-	bool x86 = s->profile->arch == ARCH_X86_64;
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	bool x86 = machine_of(s)->profile->arch == ARCH_X86_64;
 	uint64_t a = r->shape == S1 ? H + 4 * ps : H;
 	uint64_t len = r->shape == S1 ? ps : 16 * MiB;
 
@@ -135,11 +135,11 @@ static void main_thread(struct sim *s, struct sim_thread *t)
 		assert_non_null(tsim_spawn(s, lazy_thread, r, 1));
 		assert_non_null(tsim_spawn(s, busy_thread, r, 2));
 		sim_step(s, YP_USER, 1000000);	/* 1 ms: both have run */
-		assert_true(s->cpus[1].arch.is_lazy);
-		assert_ptr_equal(s->cpus[1].arch.loaded_mm, mm);
-		assert_false(s->cpus[2].arch.is_lazy);
-		assert_ptr_equal(s->cpus[2].arch.loaded_mm, mm);
-		assert_null(s->cpus[3].arch.loaded_mm);
+		assert_true(arch_cpu(s, 1)->is_lazy);
+		assert_ptr_equal(arch_cpu(s, 1)->loaded_mm, &mm->context);
+		assert_false(arch_cpu(s, 2)->is_lazy);
+		assert_ptr_equal(arch_cpu(s, 2)->loaded_mm, &mm->context);
+		assert_null(arch_cpu(s, 3)->loaded_mm);
 	}
 
 	struct tlbsim_metrics m0 = s->m;

@@ -45,7 +45,7 @@ struct snap {
 
 static struct snap snap(struct sim *s)
 {
-	return (struct snap){.m = s->m, .tlb_gen = s->mms[0].tlb_gen};
+	return (struct snap){.m = s->m, .tlb_gen = tsim_mm(s, 0)->context.tlb_gen};
 }
 
 static struct xdelta xdiff(struct sim *s, const struct snap *a)
@@ -57,13 +57,13 @@ static struct xdelta xdiff(struct sim *s, const struct snap *a)
 		.flush_local = b->flush_local_pages - a->m.flush_local_pages,
 		.flush_full = b->flush_full - a->m.flush_full,
 		.tlbi = tlbi_total(b) - tlbi_total(&a->m),
-		.tlb_gen = s->mms[0].tlb_gen - a->tlb_gen,
+		.tlb_gen = tsim_mm(s, 0)->context.tlb_gen - a->tlb_gen,
 	};
 }
 
 static bool in_cpumask(const struct mm_struct *mm, int cpu)
 {
-	return (mm->cpumask[cpu / 64] >> (cpu % 64)) & 1;
+	return (mm->context.cpumask[cpu / 64] >> (cpu % 64)) & 1;
 }
 
 struct ctl {
@@ -100,13 +100,13 @@ static void run_main(const char *profile, int cpus, const int64_t *ov, thread_fn
 static void ceiling_main(struct sim *s, struct sim_thread *t)
 {
 	struct ctl *c = t->arg;
-	struct mm_struct *mm = t->mm;
-	assert_ptr_equal(s->cpus[0].arch.loaded_mm, mm);
+	struct mm_struct *mm = task_of(t)->mm;
+	assert_ptr_equal(arch_cpu(s, 0)->loaded_mm, &mm->context);
 	struct snap a = snap(s);
 
 	/* 33 pages: not > 33 -> 33 INVLPG on the initiating CPU, no IPI (no
 	 * other CPU in mm_cpumask) */
-	x86_flush_tlb_mm_range(s, mm, H, H + 33 * PG, 12, false);
+	flush_tlb_mm_range(s, &mm->context, H, H + 33 * PG, 12, false);
 	struct xdelta d = xdiff(s, &a);
 	assert_int_equal(d.flush_local, 33);
 	assert_int_equal(d.flush_full, 0);
@@ -115,7 +115,7 @@ static void ceiling_main(struct sim *s, struct sim_thread *t)
 
 	/* 34 pages: > 33 -> full flush */
 	a = snap(s);
-	x86_flush_tlb_mm_range(s, mm, H, H + 34 * PG, 12, false);
+	flush_tlb_mm_range(s, &mm->context, H, H + 34 * PG, 12, false);
 	d = xdiff(s, &a);
 	assert_int_equal(d.flush_local, 0);
 	assert_int_equal(d.flush_full, 1);
@@ -123,20 +123,20 @@ static void ceiling_main(struct sim *s, struct sim_thread *t)
 
 	/* the ceiling counts strides: 33 x 2 MiB -> 33 INVLPG, 34 -> full */
 	a = snap(s);
-	x86_flush_tlb_mm_range(s, mm, H, H + 33 * (2ull << 20), 21, true);
+	flush_tlb_mm_range(s, &mm->context, H, H + 33 * (2ull << 20), 21, true);
 	d = xdiff(s, &a);
 	assert_int_equal(d.flush_local, 33);
 	assert_int_equal(d.flush_full, 0);
 	a = snap(s);
-	x86_flush_tlb_mm_range(s, mm, H, H + 34 * (2ull << 20), 21, true);
+	flush_tlb_mm_range(s, &mm->context, H, H + 34 * (2ull << 20), 21, true);
 	d = xdiff(s, &a);
 	assert_int_equal(d.flush_local, 0);
 	assert_int_equal(d.flush_full, 1);
 
 	/* TLB_FLUSH_ALL -> full flush; one page -> one INVLPG */
 	a = snap(s);
-	x86_flush_tlb_mm_range(s, mm, 0, TLB_FLUSH_ALL, 12, false);
-	x86_flush_tlb_mm_range(s, mm, H, H + PG, 12, false);
+	flush_tlb_mm_range(s, &mm->context, 0, TLB_FLUSH_ALL, 12, false);
+	flush_tlb_mm_range(s, &mm->context, H, H + PG, 12, false);
 	d = xdiff(s, &a);
 	assert_int_equal(d.flush_full, 1);
 	assert_int_equal(d.flush_local, 1);
@@ -157,51 +157,51 @@ static void test_flush_ceiling(void **state)
 static void ipi_main(struct sim *s, struct sim_thread *t)
 {
 	struct ctl *c = t->arg;
-	struct mm_struct *mm = t->mm;
+	struct mm_struct *mm = task_of(t)->mm;
 	tsim_spawn(s, short_thread, c, 1);
 	tsim_spawn(s, busy_thread, c, 2);
 	sim_step(s, YP_USER, 1000000);	/* 1 ms: CPU1's thread has exited */
 
-	assert_true(s->cpus[1].arch.is_lazy);
-	assert_ptr_equal(s->cpus[1].arch.loaded_mm, mm);
+	assert_true(arch_cpu(s, 1)->is_lazy);
+	assert_ptr_equal(arch_cpu(s, 1)->loaded_mm, &mm->context);
 	assert_true(in_cpumask(mm, 1));
-	assert_false(s->cpus[2].arch.is_lazy);
-	assert_ptr_equal(s->cpus[2].arch.loaded_mm, mm);
+	assert_false(arch_cpu(s, 2)->is_lazy);
+	assert_ptr_equal(arch_cpu(s, 2)->loaded_mm, &mm->context);
 	assert_true(in_cpumask(mm, 2));
-	assert_null(s->cpus[3].arch.loaded_mm);
+	assert_null(arch_cpu(s, 3)->loaded_mm);
 	assert_false(in_cpumask(mm, 3));
 
 	/* freed_tables = false: lazy CPU1 skipped -> 1 IPI (CPU2); INVLPG
 	 * locally and on CPU2 */
 	struct snap a = snap(s);
-	x86_flush_tlb_mm_range(s, mm, H, H + PG, 12, false);
+	flush_tlb_mm_range(s, &mm->context, H, H + PG, 12, false);
 	struct xdelta d = xdiff(s, &a);
 	assert_int_equal(d.ipi_sent, 1);
 	assert_int_equal(d.ipi_received, 1);
 	assert_int_equal(d.flush_local, 2);
 	assert_int_equal(d.flush_full, 0);
-	assert_true(s->cpus[1].arch.is_lazy);
-	assert_ptr_equal(s->cpus[1].arch.loaded_mm, mm);
+	assert_true(arch_cpu(s, 1)->is_lazy);
+	assert_ptr_equal(arch_cpu(s, 1)->loaded_mm, &mm->context);
 	assert_true(in_cpumask(mm, 1));
 
 	/* freed_tables = true: lazy CPU1 gets an IPI too -> 2 IPIs; CPU1
 	 * switches to init_mm instead of flushing and leaves mm_cpumask */
 	a = snap(s);
-	x86_flush_tlb_mm_range(s, mm, H, H + PG, 12, true);
+	flush_tlb_mm_range(s, &mm->context, H, H + PG, 12, true);
 	d = xdiff(s, &a);
 	assert_int_equal(d.ipi_sent, 2);
 	assert_int_equal(d.ipi_received, 2);
 	assert_int_equal(d.flush_local, 2);	/* CPU0 + CPU2; CPU1 did not flush */
 	assert_int_equal(d.flush_full, 0);
-	assert_null(s->cpus[1].arch.loaded_mm);
-	assert_false(s->cpus[1].arch.is_lazy);
+	assert_null(arch_cpu(s, 1)->loaded_mm);
+	assert_false(arch_cpu(s, 1)->is_lazy);
 	assert_false(in_cpumask(mm, 1));
 	assert_true(in_cpumask(mm, 2));
 
 	/* later flushes, with or without freed tables, do not IPI CPU1 */
 	for (int ft = 0; ft <= 1; ft++) {
 		a = snap(s);
-		x86_flush_tlb_mm_range(s, mm, H, H + PG, 12, ft);
+		flush_tlb_mm_range(s, &mm->context, H, H + PG, 12, ft);
 		d = xdiff(s, &a);
 		assert_int_equal(d.ipi_sent, 1);
 		assert_int_equal(d.ipi_received, 1);
@@ -223,15 +223,15 @@ static void test_ipis_and_lazy(void **state)
 static void tlbgen_main(struct sim *s, struct sim_thread *t)
 {
 	struct ctl *c = t->arg;
-	struct mm_struct *mm = t->mm;
-	struct arch_cpu *ac1 = &s->cpus[1].arch;
+	struct mm_struct *mm = task_of(t)->mm;
+	struct arch_cpu *ac1 = arch_cpu(s, 1);
 	tsim_spawn(s, short_thread, c, 1);
 	sim_step(s, YP_USER, 1000000);
 	assert_true(ac1->is_lazy);
-	assert_ptr_equal(ac1->loaded_mm, mm);
+	assert_ptr_equal(ac1->loaded_mm, &mm->context);
 	int slot = ac1->loaded_mm_asid;
-	assert_int_equal(ac1->ctxs[slot].ctx_id, mm->ctx_id);
-	assert_int_equal(ac1->ctxs[slot].tlb_gen, mm->tlb_gen);
+	assert_int_equal(ac1->ctxs[slot].ctx_id, mm->context.ctx_id);
+	assert_int_equal(ac1->ctxs[slot].tlb_gen, mm->context.tlb_gen);
 
 	/* no flush in between: running a thread of the mm again on CPU1
 	 * (switch_mm from lazy mode to the same mm) does not flush */
@@ -243,17 +243,17 @@ static void tlbgen_main(struct sim *s, struct sim_thread *t)
 	assert_true(ac1->is_lazy);
 
 	/* three flushes while CPU1 is lazy (freed_tables=false: skipped);
-	 * each bumps mm->tlb_gen by one */
-	uint64_t gen0 = mm->tlb_gen;
+	 * each bumps mm->context.tlb_gen by one */
+	uint64_t gen0 = mm->context.tlb_gen;
 	struct snap a = snap(s);
 	for (int i = 1; i <= 3; i++) {
-		x86_flush_tlb_mm_range(s, mm, H, H + PG, 12, false);
-		assert_int_equal(mm->tlb_gen, gen0 + (uint64_t)i);
+		flush_tlb_mm_range(s, &mm->context, H, H + PG, 12, false);
+		assert_int_equal(mm->context.tlb_gen, gen0 + (uint64_t)i);
 	}
 	struct xdelta d = xdiff(s, &a);
 	assert_int_equal(d.ipi_sent, 0);
 	assert_int_equal(d.flush_full, 0);
-	assert_true(ac1->ctxs[slot].tlb_gen < mm->tlb_gen);
+	assert_true(ac1->ctxs[slot].tlb_gen < mm->context.tlb_gen);
 
 	/* CPU1 runs the mm again: stale slot -> full flush on switch_mm, and
 	 * the slot is caught up */
@@ -261,7 +261,7 @@ static void tlbgen_main(struct sim *s, struct sim_thread *t)
 	tsim_spawn(s, short_thread, c, 1);
 	assert_int_equal(s->m.flush_full, f0 + 1);
 	assert_int_equal(ac1->loaded_mm_asid, slot);
-	assert_int_equal(ac1->ctxs[slot].tlb_gen, mm->tlb_gen);
+	assert_int_equal(ac1->ctxs[slot].tlb_gen, mm->context.tlb_gen);
 	sim_step(s, YP_USER, 1000000);
 	c->ran = 1;
 }
@@ -279,25 +279,20 @@ static void test_tlb_gen_catch_up(void **state)
 
 static void add_mms(struct sim *s)
 {
-	/* tsim_new made mms[0]; nothing points into the array yet (no thread
-	 * ran, no CPU has an mm loaded), so it may move */
-	assert_int_equal(s->nr_mms, 1);
-	struct mm_struct *n = realloc(s->mms, NMM * sizeof(*n));
-	assert_non_null(n);
-	s->mms = n;
-	for (int i = 1; i < NMM; i++) {
-		assert_int_equal(mm_init(s, &s->mms[i], i), 0);
-		s->nr_mms = i + 1;
-	}
+	/* tsim_new made mms[0] */
+	assert_int_equal(kernel_of(s)->nr_mms, 1);
+	for (int i = 1; i < NMM; i++)
+		assert_non_null(mm_alloc(s));
+	assert_int_equal(kernel_of(s)->nr_mms, NMM);
 }
 
 /* switch CPU 0 to mm i; returns the number of full flushes it caused */
 static uint64_t sw(struct sim *s, int i)
 {
 	uint64_t f0 = s->m.flush_full;
-	s->arch->switch_mm(s, 0, &s->mms[i]);
-	assert_ptr_equal(s->cpus[0].arch.loaded_mm, &s->mms[i]);
-	assert_true(in_cpumask(&s->mms[i], 0));
+	machine_of(s)->arch->switch_mm(s, 0, &tsim_mm(s, i)->context);
+	assert_ptr_equal(arch_cpu(s, 0)->loaded_mm, &tsim_mm(s, i)->context);
+	assert_true(in_cpumask(tsim_mm(s, i), 0));
 	return s->m.flush_full - f0;
 }
 
@@ -306,14 +301,14 @@ static void test_pcid_slots(void **state)
 	(void)state;
 	struct sim *s = tsim_new("x86-24", 2, NESTED_FULLMM);
 	add_mms(s);
-	struct arch_cpu *ac = &s->cpus[0].arch;
+	struct arch_cpu *ac = arch_cpu(s, 0);
 
 	/* first use of each of six mms: a new slot each, full flush */
 	for (int i = 0; i < TLB_NR_DYN_ASIDS; i++) {
 		assert_int_equal(sw(s, i), 1);
 		assert_int_equal(ac->loaded_mm_asid, i);
 		if (i > 0)
-			assert_false(in_cpumask(&s->mms[i - 1], 0));
+			assert_false(in_cpumask(tsim_mm(s, i - 1), 0));
 	}
 	/* switching among them again: slot reuse, no flush */
 	for (int round = 0; round < 2; round++)
@@ -323,17 +318,17 @@ static void test_pcid_slots(void **state)
 		}
 	/* a slot whose tlb_gen is behind the mm's flushes on reuse (a flush
 	 * of mm 3 elsewhere while this CPU ran something else) */
-	s->mms[3].tlb_gen++;
+	tsim_mm(s, 3)->context.tlb_gen++;
 	assert_int_equal(sw(s, 3), 1);
 	assert_int_equal(ac->loaded_mm_asid, 3);
-	assert_int_equal(ac->ctxs[3].tlb_gen, s->mms[3].tlb_gen);
+	assert_int_equal(ac->ctxs[3].tlb_gen, tsim_mm(s, 3)->context.tlb_gen);
 	assert_int_equal(sw(s, 2), 0);
 	assert_int_equal(sw(s, 3), 0);
 
 	/* 7th mm: round-robin wraps to slot 0 (evicting mm 0), full flush */
 	assert_int_equal(sw(s, 6), 1);
 	assert_int_equal(ac->loaded_mm_asid, 0);
-	assert_int_equal(ac->ctxs[0].ctx_id, s->mms[6].ctx_id);
+	assert_int_equal(ac->ctxs[0].ctx_id, tsim_mm(s, 6)->context.ctx_id);
 	assert_int_equal(sw(s, 1), 0);		/* mm 1 still in slot 1 */
 	/* back to the evicted mm 0: no slot matches -> next slot (1), flush */
 	assert_int_equal(sw(s, 0), 1);
@@ -369,12 +364,12 @@ static void test_no_pcid_every_switch_flushes(void **state)
 static void x86_spurious_main(struct sim *s, struct sim_thread *t)
 {
 	struct ctl *c = t->arg;
-	struct mm_struct *mm = t->mm;
+	struct mm_struct *mm = task_of(t)->mm;
 	tsim_spawn(s, busy_thread, c, 2);
 	assert_true(sys_mmap(s, H, PG, TLBSIM_MAP_PRIVATE) == H);
 	assert_int_equal(user_access(s, H, false), 0);
 	sim_step(s, YP_USER, 100000);
-	assert_false(s->cpus[2].arch.is_lazy);
+	assert_false(arch_cpu(s, 2)->is_lazy);
 	assert_true(in_cpumask(mm, 2));
 	pte_t *ptep = pte_lookup(s, mm, H);
 	assert_non_null(ptep);
@@ -400,11 +395,11 @@ static void x86_spurious_main(struct sim *s, struct sim_thread *t)
 	a = snap(s);
 	pte_t old = *ptep;
 	pte_t nw = old & ~PTE_YOUNG;
-	assert_true(s->arch->ptep_set_access_flags(s, mm, H, ptep, nw, false));
+	assert_true(machine_of(s)->arch->ptep_set_access_flags(s, &mm->context, H, ptep, nw, false));
 	assert_int_equal(*ptep, old);
-	assert_true(s->arch->ptep_set_access_flags(s, mm, H, ptep, nw, true));
+	assert_true(machine_of(s)->arch->ptep_set_access_flags(s, &mm->context, H, ptep, nw, true));
 	assert_int_equal(*ptep, nw);
-	assert_false(s->arch->ptep_set_access_flags(s, mm, H, ptep, nw, true));
+	assert_false(machine_of(s)->arch->ptep_set_access_flags(s, &mm->context, H, ptep, nw, true));
 	assert_int_equal(*ptep, nw);
 	*ptep = old;
 	d = xdiff(s, &a);
@@ -428,8 +423,8 @@ static void test_x86_set_access_flags_no_flush(void **state)
 static void arm64_access_main(struct sim *s, struct sim_thread *t)
 {
 	struct ctl *c = t->arg;
-	struct mm_struct *mm = t->mm;
-	uint64_t ps = s->hw.geom.page_size;
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	assert_true(sys_mmap(s, H, 2 * ps, TLBSIM_MAP_SHARED) == H);
 	assert_int_equal(user_access(s, H, false), 0);
 	assert_int_equal(user_access(s, H + ps, false), 0);
@@ -443,7 +438,7 @@ static void arm64_access_main(struct sim *s, struct sim_thread *t)
 
 	pte_t entry = (old | PTE_DIRTY | PTE_YOUNG) & ~PTE_RDONLY;
 	struct tlbsim_metrics m0 = s->m;
-	assert_true(s->arch->ptep_set_access_flags(s, mm, H, ptep, entry, true));
+	assert_true(machine_of(s)->arch->ptep_set_access_flags(s, &mm->context, H, ptep, entry, true));
 	assert_int_equal(s->m.tlbi.vale1is - m0.tlbi.vale1is, 1);
 	assert_int_equal(tlbi_total(&s->m) - tlbi_total(&m0), 1);
 	assert_true(*ptep & PTE_DIRTY);
@@ -452,7 +447,7 @@ static void arm64_access_main(struct sim *s, struct sim_thread *t)
 
 	/* the same entry again: pte_same -> 0, no TLBI */
 	m0 = s->m;
-	assert_false(s->arch->ptep_set_access_flags(s, mm, H, ptep, *ptep, true));
+	assert_false(machine_of(s)->arch->ptep_set_access_flags(s, &mm->context, H, ptep, *ptep, true));
 	assert_int_equal(tlbi_total(&s->m) - tlbi_total(&m0), 0);
 
 	/* through handle_mm_fault: write to the second (clean, RDONLY) page */

@@ -28,7 +28,7 @@
 
 #include <stdio.h>
 
-#include "check/checker.h"
+#include "check/check.h"
 
 #define RUNS_CLEAN 3000
 
@@ -100,8 +100,8 @@ static void expect_found(const struct spec *sp, int kind, const char *needle)
 	if (needle && !strstr(r.v.text, needle) && !strstr(r.v.entry, needle))
 		fail_msg("violation does not mention '%s': %s / %s", needle, r.v.text, r.v.entry);
 	assert_true(strncmp(r.token, "t1.", 3) == 0);
-	assert_non_null(r.tr);
-	assert_true(r.ntr > 0);
+	assert_non_null(r.trace.r);
+	assert_true(r.trace.n > 0);
 	check_result_free(&r);
 }
 
@@ -241,10 +241,10 @@ static void test_want_kind_livelock(void **state)
 	 * holds earlier violation events, the last one is the livelock */
 	uint32_t nviol = 0;
 	int last = -1;
-	for (uint32_t i = 0; i < r.ntr; i++)
-		if (r.tr[i].kind == TR_VIOLATION) {
+	for (uint32_t i = 0; i < r.trace.n; i++)
+		if (r.trace.r[i].pt->flags & SP_INSTANT) {
 			nviol++;
-			last = (int)r.tr[i].a;
+			last = (int)r.trace.r[i].a;
 		}
 	assert_true(nviol >= 2);
 	assert_int_equal(last, INV_LIVELOCK);
@@ -316,8 +316,8 @@ static void test_same_seed_same_counterexample(void **state)
 	assert_string_equal(a.v.text, b.v.text);
 	assert_string_equal(a.v.entry, b.v.entry);
 	assert_int_equal(a.schedules, b.schedules);
-	assert_int_equal(a.ntr, b.ntr);
-	assert_memory_equal(a.tr, b.tr, a.ntr * sizeof(*a.tr));
+	assert_int_equal(a.trace.n, b.trace.n);
+	assert_memory_equal(a.trace.r, b.trace.r, a.trace.n * sizeof(*a.trace.r));
 	check_result_free(&a);
 	check_result_free(&b);
 }
@@ -414,39 +414,39 @@ static void test_replay_malformed_token_rejected(void **state)
 /* token_encode / token_decode: decode(encode(d)) == d for any decision
  * array with values 0..34, including long runs of zeros; values above 34
  * cannot be encoded; an output buffer that is too small is an error. */
-static void roundtrip(const uint8_t *d, uint32_t n, uint32_t hash)
+static void roundtrip(const uint32_t *d, uint32_t n, uint32_t hash)
 {
 	static char buf[1 << 16];
 	assert_int_equal(token_encode(hash, d, n, buf, sizeof(buf)), 0);
 	assert_true(strncmp(buf, "t1.", 3) == 0);
 	uint32_t h2 = 0, n2 = 0;
-	uint8_t *d2 = NULL;
+	uint32_t *d2 = NULL;
 	assert_int_equal(token_decode(buf, &h2, &d2, &n2), 0);
 	assert_int_equal(h2, hash);
 	assert_int_equal(n2, n);
 	if (n)
-		assert_memory_equal(d2, d, n);
+		assert_memory_equal(d2, d, n * sizeof(*d));
 	free(d2);
 }
 
 static void test_token_roundtrip(void **state)
 {
-	static uint8_t d[16384];
+	static uint32_t d[16384];
 	roundtrip(d, 0, 0);
 	roundtrip(d, 0, 0xffffffffu);
 	for (int v = 0; v <= 34; v++) {
-		d[0] = (uint8_t)v;
+		d[0] = (uint32_t)v;
 		roundtrip(d, 1, (uint32_t)v * 0x01010101u);
 	}
 	/* every value, each followed by zero runs of length 0..20 */
 	uint32_t n = 0;
 	for (int v = 0; v <= 34; v++)
 		for (int run = 0; run <= 20; run++) {
-			d[n++] = (uint8_t)v;
+			d[n++] = (uint32_t)v;
 			for (int k = 0; k < run; k++)
 				d[n++] = 0;
 		}
-	assert_true(n <= sizeof(d));
+	assert_true(n <= sizeof(d) / sizeof(d[0]));
 	roundtrip(d, n, 0x22980109u);
 	/* long zero runs: leading, trailing, in the middle, the whole array */
 	memset(d, 0, sizeof(d));
@@ -469,20 +469,21 @@ static void test_token_roundtrip(void **state)
 	struct rng g;
 	rng_seed(&g, 42);
 	for (int rep = 0; rep < 200; rep++) {
-		uint32_t len = (uint32_t)rng_below(&g, sizeof(d));
+		uint32_t len = (uint32_t)rng_below(&g, sizeof(d) / sizeof(d[0]));
 		for (uint32_t i = 0; i < len; i++)
-			d[i] = rng_below(&g, 4) ? 0 : (uint8_t)rng_below(&g, 35);
+			d[i] = rng_below(&g, 4) ? 0 : (uint32_t)rng_below(&g, 35);
 		roundtrip(d, len, (uint32_t)rng_next(&g));
 	}
 	/* not encodable */
 	char buf[64];
 	d[0] = 35;
 	assert_int_not_equal(token_encode(0, d, 1, buf, sizeof(buf)), 0);
-	memset(d, 1, 100);
+	for (int i = 0; i < 100; i++)
+		d[i] = 1;
 	assert_int_not_equal(token_encode(0, d, 100, buf, sizeof(buf)), 0);
 	/* the exact fit works, one byte less does not */
 	char tok[256];
-	memset(d, 0, 10);
+	memset(d, 0, 10 * sizeof(d[0]));
 	d[3] = 5;
 	assert_int_equal(token_encode(0xabcdef01u, d, 10, tok, sizeof(tok)), 0);
 	size_t len = strlen(tok);
@@ -493,11 +494,11 @@ static void test_token_roundtrip(void **state)
 static void test_token_decode_known_forms(void **state)
 {
 	uint32_t h, n;
-	uint8_t *d;
+	uint32_t *d;
 	assert_int_equal(token_decode("t1.0000002a.01y-5-2", &h, &d, &n), 0);
 	assert_int_equal(h, 0x2a);
-	const uint8_t want[] = {0, 1, 34, 0, 0, 0, 0, 0, 2};
-	assert_int_equal(n, sizeof(want));
+	const uint32_t want[] = {0, 1, 34, 0, 0, 0, 0, 0, 2};
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
 	assert_memory_equal(d, want, sizeof(want));
 	free(d);
 	assert_int_equal(token_decode("t1.0000002a.-10-", &h, &d, &n), 0);

@@ -40,8 +40,8 @@
  * bitmap consistent so that frame_free()'s empty-table check holds. */
 static void tset_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val)
 {
-	struct frame *fr = frame_of(&s->hw, table);
-	uint64_t *map = table_used_map(&s->hw.geom, fr->table);
+	struct frame *fr = frame_of(hw_of(s), table);
+	uint64_t *map = table_used_map(&hw_of(s)->geom, fr->table);
 	pte_t old = fr->table[idx];
 	if (pte_none(old) && !pte_none(val)) {
 		fr->nr_used++;
@@ -56,10 +56,10 @@ static void tset_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val)
 /* tables[d] = the live table at depth d on the path of va (0 = pgd). */
 static void path_tables(struct sim *s, struct mm_struct *mm, uint64_t va, uint32_t *tables)
 {
-	const struct pt_geom *g = &s->hw.geom;
+	const struct pt_geom *g = &hw_of(s)->geom;
 	tables[0] = mm->pgd;
 	for (int d = 0; d < g->levels - 1; d++) {
-		pte_t e = table_of(s, tables[d])[pt_index(g, d, va)];
+		pte_t e = table_of(hw_of(s), tables[d])[pt_index(g, d, va)];
 		assert_true(pte_present(e));
 		tables[d + 1] = pte_pfn(e);
 	}
@@ -67,7 +67,7 @@ static void path_tables(struct sim *s, struct mm_struct *mm, uint64_t va, uint32
 
 static int leaf_depth(struct sim *s)
 {
-	return s->hw.geom.levels - 1;
+	return hw_of(s)->geom.levels - 1;
 }
 
 /* Clear va's PTE in the live tables (no flush); returns the frame it mapped. */
@@ -76,8 +76,8 @@ static uint32_t clear_pte(struct sim *s, struct mm_struct *mm, uint64_t va)
 	uint32_t t[8];
 	path_tables(s, mm, va, t);
 	int d = leaf_depth(s);
-	uint64_t idx = pt_index(&s->hw.geom, d, va);
-	pte_t e = table_of(s, t[d])[idx];
+	uint64_t idx = pt_index(&hw_of(s)->geom, d, va);
+	pte_t e = table_of(hw_of(s), t[d])[idx];
 	assert_true(pte_present(e));
 	tset_entry(s, t[d], idx, 0);
 	return pte_pfn(e);
@@ -89,63 +89,63 @@ static uint32_t unlink_pte_table(struct sim *s, struct mm_struct *mm, uint64_t v
 	uint32_t t[8];
 	path_tables(s, mm, va, t);
 	int d = leaf_depth(s);
-	assert_int_equal(frame_of(&s->hw, t[d])->nr_used, 0);
-	tset_entry(s, t[d - 1], pt_index(&s->hw.geom, d - 1, va), 0);
-	frame_of(&s->hw, t[d])->unlink_epoch = ++s->unlink_epoch;
+	assert_int_equal(frame_of(hw_of(s), t[d])->nr_used, 0);
+	tset_entry(s, t[d - 1], pt_index(&hw_of(s)->geom, d - 1, va), 0);
+	kernel_of(s)->hooks->table_unlinked(kernel_of(s)->hooks_ctx, t[d]);
 	return t[d];
 }
 
 static void inv(struct sim *s, int cpu, enum inv_kind kind, uint64_t va)
 {
-	uint64_t ps = s->hw.geom.page_size;
-	struct inv_op op = {.kind = kind, .tag = s->arch->user_tag(s, cpu), .start = va,
+	uint64_t ps = hw_of(s)->geom.page_size;
+	struct inv_op op = {.kind = kind, .tag = machine_of(s)->arch->user_tag(s, cpu), .start = va,
 			    .end = va + ps, .stride = ps};
-	hw_invalidate_cpu(s, cpu, &op);
+	hw_invalidate_cpu(hw_of(s), cpu, &op);
 }
 
 static void inv_all(struct sim *s, int cpu)
 {
 	struct inv_op op = {.kind = INV_ALL};
-	hw_invalidate_cpu(s, cpu, &op);
+	hw_invalidate_cpu(hw_of(s), cpu, &op);
 }
 
 /* Cached walk entry of cpu at depth d for va (NULL if none). */
 static struct tc_entry *walk_entry(struct sim *s, int cpu, int d, uint64_t va)
 {
-	return tc_lookup(&s->hw.cpu[cpu].wc, va >> s->hw.geom.shift[d], d,
-			 s->arch->user_tag(s, cpu));
+	return tc_lookup(&hw_of(s)->cpu[cpu].wc, va >> hw_of(s)->geom.shift[d], d,
+			 machine_of(s)->arch->user_tag(s, cpu));
 }
 
 static struct tc_entry *leaf_entry(struct sim *s, int cpu, uint64_t va, uint32_t tag)
 {
-	return tc_lookup(&s->hw.cpu[cpu].tlb, va >> s->hw.geom.page_shift, leaf_depth(s), tag);
+	return tc_lookup(&hw_of(s)->cpu[cpu].tlb, va >> hw_of(s)->geom.page_shift, leaf_depth(s), tag);
 }
 
 /* A private page mapped and written by the current thread. */
 static uint64_t map_and_write(struct sim *s)
 {
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
 	assert_true(a != TLBSIM_EINVAL_VA);
 	assert_int_equal(user_access(s, a, true), 0);
 	assert_int_equal(user_access(s, a, true), 0);	/* now a TLB hit */
 	assert_non_null(leaf_entry(s, sim_current(s)->cpu, a,
-				   s->arch->user_tag(s, sim_current(s)->cpu)));
+				   machine_of(s)->arch->user_tag(s, sim_current(s)->cpu)));
 	return a;
 }
 
 static void assert_no_violation(struct sim *s)
 {
 	assert_int_equal(s->m.violations, 0);
-	assert_int_equal(s->first_violation.kind, -1);
+	assert_int_equal(tsim_violation(s)->kind, -1);
 }
 
 static void assert_violation(struct sim *s, int kind)
 {
-	if (s->first_violation.kind != kind)
+	if (tsim_violation(s)->kind != kind)
 		fail_msg("want %s, got %s (%s)", inv_name(kind),
-			 s->first_violation.kind >= 0 ? inv_name(s->first_violation.kind) : "none",
-			 s->first_violation.text);
+			 tsim_violation(s)->kind >= 0 ? inv_name(tsim_violation(s)->kind) : "none",
+			 tsim_violation(s)->text);
 	assert_true(s->m.violations >= 1);
 }
 
@@ -177,14 +177,14 @@ static void i1_data_body(struct sim *s, struct sim_thread *t)
 {
 	struct one *o = t->arg;
 	uint64_t a = map_and_write(s);
-	uint32_t f = clear_pte(s, t->mm, a);
+	uint32_t f = clear_pte(s, task_of(t)->mm, a);
 	if (o->variant == 1)
 		inv_all(s, t->cpu);
-	struct frame *fr = frame_of(&s->hw, f);
+	struct frame *fr = frame_of(hw_of(s), f);
 	assert_int_equal(fr->state, FRAME_DATA);
 	assert_int_equal(fr->refcount, 1);
 	fr->refcount--;			/* put_page() of the last reference */
-	frame_free(s, f);
+	frame_free(hw_of(s), f);
 	o->va = a;
 	o->frame = f;
 	o->ran = 1;
@@ -199,11 +199,11 @@ static void test_i1_data_fires_without_invalidation(void **state)
 		run_one(profiles[i], 4, i1_data_body, &o, 1, &s, NULL);
 		assert_violation(s, INV_I1);
 		assert_int_equal(s->m.violations, 1);
-		assert_int_equal(s->first_violation.cpu, 1);
-		assert_int_equal(s->first_violation.frame, o.frame);
-		assert_true(s->first_violation.va == o.va);
-		assert_non_null(strstr(s->first_violation.text, "data frame"));
-		assert_non_null(strstr(s->first_violation.entry, "TLB leaf"));
+		assert_int_equal(tsim_violation(s)->cpu, 1);
+		assert_int_equal(tsim_violation(s)->frame, o.frame);
+		assert_true(tsim_violation(s)->va == o.va);
+		assert_non_null(strstr(tsim_violation(s)->text, "data frame"));
+		assert_non_null(strstr(tsim_violation(s)->entry, "TLB leaf"));
 		tsim_free(s);
 	}
 }
@@ -216,7 +216,7 @@ static void test_i1_data_quiet_after_invalidation(void **state)
 		struct sim *s;
 		run_one(profiles[i], 4, i1_data_body, &o, 1, &s, NULL);
 		assert_no_violation(s);
-		assert_int_equal(frame_of(&s->hw, o.frame)->state, FRAME_FREE);
+		assert_int_equal(frame_of(hw_of(s), o.frame)->state, FRAME_FREE);
 		tsim_free(s);
 	}
 }
@@ -235,20 +235,20 @@ static void i1_rcu_body(struct sim *s, struct sim_thread *t)
 	int d = leaf_depth(s);
 	struct tc_entry *w = walk_entry(s, t->cpu, d - 1, a);
 	assert_non_null(w);
-	(void)clear_pte(s, t->mm, a);
-	uint32_t p = unlink_pte_table(s, t->mm, a);
+	(void)clear_pte(s, task_of(t)->mm, a);
+	uint32_t p = unlink_pte_table(s, task_of(t)->mm, a);
 	assert_int_equal(w->frame, p);
 	switch (o->variant) {
 	case 1: inv(s, t->cpu, INV_VA_ALL, a); break;
 	case 2: {
-		struct inv_op op = {.kind = INV_TAG, .tag = s->arch->user_tag(s, t->cpu)};
-		hw_invalidate_cpu(s, t->cpu, &op);
+		struct inv_op op = {.kind = INV_TAG, .tag = machine_of(s)->arch->user_tag(s, t->cpu)};
+		hw_invalidate_cpu(hw_of(s), t->cpu, &op);
 		break;
 	}
 	case 3: inv(s, t->cpu, INV_VA_LEAF, a); break;
 	}
-	check_tables_to_rcu(s, &p, 1);
-	assert_int_equal(frame_of(&s->hw, p)->rcu_checked, 1);
+	kernel_of(s)->hooks->tables_to_rcu(kernel_of(s)->hooks_ctx, &p, 1);
+	assert_true(frame_of(hw_of(s), p)->watch & WATCH_RCU);
 	o->va = a;
 	o->table = p;
 	o->ran = 1;
@@ -264,11 +264,11 @@ static void test_i1_table_fires_at_rcu_handoff(void **state)
 			run_one(profiles[i], 4, i1_rcu_body, &o, 2, &s, NULL);
 			assert_violation(s, INV_I1);
 			assert_int_equal(s->m.violations, 1);
-			assert_int_equal(s->first_violation.cpu, 2);
-			assert_int_equal(s->first_violation.frame, o.table);
-			assert_non_null(strstr(s->first_violation.text, "page-table frame"));
-			assert_non_null(strstr(s->first_violation.text, "handed to RCU"));
-			assert_non_null(strstr(s->first_violation.entry, "walk-cache"));
+			assert_int_equal(tsim_violation(s)->cpu, 2);
+			assert_int_equal(tsim_violation(s)->frame, o.table);
+			assert_non_null(strstr(tsim_violation(s)->text, "page-table frame"));
+			assert_non_null(strstr(tsim_violation(s)->text, "handed to RCU"));
+			assert_non_null(strstr(tsim_violation(s)->entry, "walk-cache"));
 			tsim_free(s);
 		}
 	}
@@ -300,26 +300,26 @@ static void i1_realized_body(struct sim *s, struct sim_thread *t)
 	uint64_t a = map_and_write(s);
 	int d = leaf_depth(s);
 	assert_non_null(walk_entry(s, t->cpu, d - 1, a));
-	(void)clear_pte(s, t->mm, a);
-	uint32_t p = unlink_pte_table(s, t->mm, a);
+	(void)clear_pte(s, task_of(t)->mm, a);
+	uint32_t p = unlink_pte_table(s, task_of(t)->mm, a);
 	/* the leaf goes either way (a leaf-only flush) */
 	inv(s, t->cpu, INV_VA_LEAF, a);
 	if (o->variant == 1)
 		inv(s, t->cpu, INV_VA_ALL, a);
-	frame_free(s, p);
+	frame_free(hw_of(s), p);
 	if (o->variant == 0) {
 		/* the latent I1 at the free is expected (tested above); clear the
 		 * record so that the access's own report becomes visible */
-		assert_int_equal(s->first_violation.kind, INV_I1);
+		assert_int_equal(tsim_violation(s)->kind, INV_I1);
 		assert_int_equal(s->m.violations, 1);
-		s->first_violation.kind = -1;
+		tsim_violation(s)->kind = -1;
 	}
-	uint32_t again = frame_alloc(s, FRAME_PGTABLE, d);
+	uint32_t again = frame_alloc(hw_of(s), FRAME_PGTABLE, d);
 	assert_int_equal(again, p);	/* LIFO free list: the same frame, new gen */
 	uint64_t fpte = 0;
-	int rc = mmu_access(s, t->cpu, t->mm, a, false, &fpte);
+	int rc = tsim_mmu_access(s, t->cpu, task_of(t)->mm, a, false, &fpte);
 	assert_int_equal(rc, -1);	/* the reused table is empty / unlinked */
-	frame_free(s, again);
+	frame_free(hw_of(s), again);
 	o->va = a;
 	o->table = p;
 	o->ran = 1;
@@ -334,10 +334,10 @@ static void test_i1_realized_fires_on_reused_table(void **state)
 		run_one(profiles[i], 4, i1_realized_body, &o, 0, &s, NULL);
 		assert_violation(s, INV_I1_REALIZED);
 		assert_int_equal(s->m.violations, 2);
-		assert_int_equal(s->first_violation.frame, o.table);
-		assert_int_equal(s->first_violation.cpu, 0);
-		assert_true(s->first_violation.va == o.va);
-		assert_non_null(strstr(s->first_violation.entry, "walk-cache entry"));
+		assert_int_equal(tsim_violation(s)->frame, o.table);
+		assert_int_equal(tsim_violation(s)->cpu, 0);
+		assert_true(tsim_violation(s)->va == o.va);
+		assert_non_null(strstr(tsim_violation(s)->entry, "walk-cache entry"));
 		tsim_free(s);
 	}
 }
@@ -367,20 +367,20 @@ static void test_i1_realized_quiet_when_walk_entry_gone(void **state)
 static void i2_body(struct sim *s, struct sim_thread *t)
 {
 	struct one *o = t->arg;
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	uint64_t call_epoch = 0;
 	if (o->variant == 1)
-		call_epoch = ++s->map_epoch;	/* the call began before the mapping */
+		call_epoch = ++tsim_oracle(s)->map_epoch;	/* the call began before the mapping */
 	uint64_t a = map_and_write(s);
-	uint32_t f = pte_pfn(*pte_lookup(s, t->mm, a));
+	uint32_t f = pte_pfn(*pte_lookup(s, task_of(t)->mm, a));
 	if (o->variant != 1) {
-		call_epoch = ++s->map_epoch;
-		assert_true(frame_of(&s->hw, f)->map_epoch <= call_epoch);
+		call_epoch = ++tsim_oracle(s)->map_epoch;
+		assert_true(oracle_frame(tsim_oracle(s), f)->map_epoch <= call_epoch);
 	} else {
-		assert_true(frame_of(&s->hw, f)->map_epoch > call_epoch);
+		assert_true(oracle_frame(tsim_oracle(s), f)->map_epoch > call_epoch);
 	}
 	if (o->variant != 3)
-		(void)clear_pte(s, t->mm, a);
+		(void)clear_pte(s, task_of(t)->mm, a);
 	if (o->variant == 2)
 		inv(s, t->cpu, INV_VA_LEAF, a);
 	uint64_t start = a, end = a + ps;
@@ -388,7 +388,8 @@ static void i2_body(struct sim *s, struct sim_thread *t)
 		start = a + ps;
 		end = a + 16 * ps;
 	}
-	check_range_unmapped(s, t->mm, start, end, call_epoch, "test");
+	kernel_of(s)->hooks->range_unmapped(kernel_of(s)->hooks_ctx, task_of(t)->mm, start, end,
+					    SYS_MUNMAP, call_epoch);
 	o->va = a;
 	o->frame = f;
 	o->ran = 1;
@@ -403,10 +404,10 @@ static void test_i2_fires_for_stale_old_translation(void **state)
 		run_one(profiles[i], 4, i2_body, &o, 3, &s, NULL);
 		assert_violation(s, INV_I2);
 		assert_int_equal(s->m.violations, 1);
-		assert_int_equal(s->first_violation.cpu, 3);
-		assert_int_equal(s->first_violation.frame, o.frame);
-		assert_true(s->first_violation.va == o.va);
-		assert_non_null(strstr(s->first_violation.text, "test of ["));
+		assert_int_equal(tsim_violation(s)->cpu, 3);
+		assert_int_equal(tsim_violation(s)->frame, o.frame);
+		assert_true(tsim_violation(s)->va == o.va);
+		assert_non_null(strstr(tsim_violation(s)->text, "munmap of ["));
 		tsim_free(s);
 	}
 }
@@ -421,7 +422,7 @@ static void test_i2_quiet_cases(void **state)
 			run_one(profiles[i], 4, i2_body, &o, 3, &s, NULL);
 			if (s->m.violations)
 				fail_msg("%s variant %d: unexpected %s", profiles[i], variant,
-					 s->first_violation.text);
+					 tsim_violation(s)->text);
 			assert_no_violation(s);
 			tsim_free(s);
 		}
@@ -461,8 +462,8 @@ static void i3_writer(struct sim *s, struct sim_thread *t)
 {
 	struct i3 *st = t->arg;
 	st->page = map_and_write(s);
-	st->frame = pte_pfn(*pte_lookup(s, t->mm, st->page));
-	struct tc_entry *e = leaf_entry(s, t->cpu, st->page, s->arch->user_tag(s, t->cpu));
+	st->frame = pte_pfn(*pte_lookup(s, task_of(t)->mm, st->page));
+	struct tc_entry *e = leaf_entry(s, t->cpu, st->page, machine_of(s)->arch->user_tag(s, t->cpu));
 	assert_true(e->perm & PTE_WRITE);
 	assert_true(e->perm & PTE_DIRTY);
 	st->stage = 1;
@@ -477,19 +478,22 @@ static void i3_cleaner(struct sim *s, struct sim_thread *t)
 	struct i3 *st = t->arg;
 	wait_stage(s, st, 1);
 	if (st->mode == I3_REAL_MADV_FREE) {
-		assert_int_equal(sys_madvise_free(s, st->page, s->hw.geom.page_size), 0);
+		assert_int_equal(sys_madvise_free(s, st->page, hw_of(s)->geom.page_size), 0);
 		/* the kernel judged the page clean: a stale write would be I3 */
-		st->lazyfree_after_madvise = frame_of(&s->hw, st->frame)->lazyfree;
+		st->lazyfree_after_madvise = !!(frame_of(hw_of(s), st->frame)->watch & WATCH_CLEAN);
 	} else {
-		pte_t *ptep = pte_lookup(s, t->mm, st->page);
+		pte_t *ptep = pte_lookup(s, task_of(t)->mm, st->page);
 		assert_non_null(ptep);
 		pte_t e = *ptep & ~(PTE_DIRTY | PTE_YOUNG);	/* pte_mkold(pte_mkclean()) */
-		if (s->profile->arch == ARCH_ARM64)
+		if (machine_of(s)->profile->arch == ARCH_ARM64)
 			e |= PTE_RDONLY;
 		*ptep = e;
-		struct frame *fr = frame_of(&s->hw, st->frame);
-		fr->lazyfree = st->mode != I3_NOT_LAZYFREE;
-		fr->dirty_epoch = 0;
+		struct frame *fr = frame_of(hw_of(s), st->frame);
+		if (st->mode != I3_NOT_LAZYFREE)
+			fr->watch |= WATCH_CLEAN;
+		else
+			fr->watch &= (uint8_t)~WATCH_CLEAN;
+		oracle_frame(tsim_oracle(s), st->frame)->dirty_epoch = 0;
 		if (st->mode == I3_INVALIDATED)
 			inv(s, 0, INV_VA_LEAF, st->page);	/* the flush reached CPU 0 */
 	}
@@ -516,10 +520,10 @@ static void test_i3_fires_on_write_through_stale_dirty_entry(void **state)
 		struct sim *s = run_i3(profiles[i], &st);
 		assert_violation(s, INV_I3);
 		assert_int_equal(s->m.violations, 1);
-		assert_int_equal(s->first_violation.cpu, 0);
-		assert_true(s->first_violation.va == st.page);
-		assert_int_equal(s->first_violation.frame, st.frame);
-		assert_non_null(strstr(s->first_violation.text, "MADV_FREE"));
+		assert_int_equal(tsim_violation(s)->cpu, 0);
+		assert_true(tsim_violation(s)->va == st.page);
+		assert_int_equal(tsim_violation(s)->frame, st.frame);
+		assert_non_null(strstr(tsim_violation(s)->text, "MADV_FREE"));
 		tsim_free(s);
 	}
 }
@@ -534,14 +538,14 @@ static void test_i3_quiet_cases(void **state)
 			struct sim *s = run_i3(profiles[i], &st);
 			if (s->m.violations)
 				fail_msg("%s mode %d: unexpected %s", profiles[i], (int)modes[m],
-					 s->first_violation.text);
+					 tsim_violation(s)->text);
 			assert_no_violation(s);
 			if (modes[m] == I3_REAL_MADV_FREE)
 				assert_int_equal(st.lazyfree_after_madvise, 1);
 			/* the second write re-dirtied the page through the PTE */
 			if (modes[m] != I3_NOT_LAZYFREE) {
-				assert_true(*pte_lookup(s, &s->mms[0], st.page) & PTE_DIRTY);
-				assert_int_equal(frame_of(&s->hw, st.frame)->lazyfree, 0);
+				assert_true(*pte_lookup(s, tsim_mm(s, 0), st.page) & PTE_DIRTY);
+				assert_int_equal(frame_of(hw_of(s), st.frame)->watch & WATCH_CLEAN, 0);
 			}
 			tsim_free(s);
 		}
@@ -565,15 +569,15 @@ static void stale_walk_body(struct sim *s, struct sim_thread *t)
 	uint32_t p = w->frame;
 	inv(s, t->cpu, INV_VA_LEAF, a);		/* force a walk */
 	if (o->variant != 2) {
-		(void)clear_pte(s, t->mm, a);
-		assert_int_equal(unlink_pte_table(s, t->mm, a), p);
+		(void)clear_pte(s, task_of(t)->mm, a);
+		assert_int_equal(unlink_pte_table(s, task_of(t)->mm, a), p);
 	}
 	if (o->variant == 0 || o->variant == 3)
-		frame_of(&s->hw, p)->rcu_checked = 1;	/* handed to RCU, not yet freed */
+		frame_of(hw_of(s), p)->watch |= WATCH_RCU;	/* handed to RCU, not yet freed */
 	if (o->variant == 3)
 		inv(s, t->cpu, INV_VA_ALL, a);
 	uint64_t fpte = 0;
-	int rc = mmu_access(s, t->cpu, t->mm, a, false, &fpte);
+	int rc = tsim_mmu_access(s, t->cpu, task_of(t)->mm, a, false, &fpte);
 	assert_int_equal(rc, o->variant == 2 ? 0 : -1);
 	o->va = a;
 	o->table = p;
@@ -589,9 +593,9 @@ static void test_stale_walk_fires(void **state)
 		run_one(profiles[i], 4, stale_walk_body, &o, 1, &s, NULL);
 		assert_violation(s, INV_STALE_WALK);
 		assert_int_equal(s->m.violations, 1);
-		assert_int_equal(s->first_violation.frame, o.table);
-		assert_int_equal(s->first_violation.cpu, 1);
-		assert_true(s->first_violation.va == o.va);
+		assert_int_equal(tsim_violation(s)->frame, o.table);
+		assert_int_equal(tsim_violation(s)->cpu, 1);
+		assert_true(tsim_violation(s)->va == o.va);
 		tsim_free(s);
 	}
 }
@@ -606,7 +610,7 @@ static void test_stale_walk_quiet_cases(void **state)
 			run_one(profiles[i], 4, stale_walk_body, &o, 1, &s, NULL);
 			if (s->m.violations)
 				fail_msg("%s variant %d: unexpected %s", profiles[i], variant,
-					 s->first_violation.text);
+					 tsim_violation(s)->text);
 			assert_no_violation(s);
 			tsim_free(s);
 		}
@@ -628,15 +632,15 @@ static void test_stale_walk_quiet_cases(void **state)
 static void livelock_body(struct sim *s, struct sim_thread *t)
 {
 	struct one *o = t->arg;
-	const struct pt_geom *g = &s->hw.geom;
+	const struct pt_geom *g = &hw_of(s)->geom;
 	uint64_t a = map_and_write(s);
 	int d = leaf_depth(s);
 	uint32_t tb[8];
-	path_tables(s, t->mm, a, tb);
-	uint32_t f = clear_pte(s, t->mm, a);
-	uint32_t old = unlink_pte_table(s, t->mm, a);	/* detached, empty, not freed */
+	path_tables(s, task_of(t)->mm, a, tb);
+	uint32_t f = clear_pte(s, task_of(t)->mm, a);
+	uint32_t old = unlink_pte_table(s, task_of(t)->mm, a);	/* detached, empty, not freed */
 	/* the page is mapped again through a new PTE table */
-	uint32_t nt = frame_alloc(s, FRAME_PGTABLE, d);
+	uint32_t nt = frame_alloc(hw_of(s), FRAME_PGTABLE, d);
 	tset_entry(s, tb[d - 1], pt_index(g, d - 1, a), pfn_pte(nt, PTE_VALID | PTE_TABLE | PTE_USER));
 	tset_entry(s, nt, pt_index(g, d, a),
 		   pfn_pte(f, PTE_VALID | PTE_USER | PTE_YOUNG | PTE_WRITE | PTE_DIRTY));
@@ -669,8 +673,8 @@ static void test_livelock_fires_and_recovers(void **state)
 		run_one(profiles[i], 4, livelock_body, &o, 0, &s, ov);
 		assert_violation(s, INV_LIVELOCK);
 		assert_int_equal(s->m.violations, 1);
-		assert_int_equal(s->first_violation.cpu, 0);
-		assert_true(s->first_violation.va == o.va);
+		assert_int_equal(tsim_violation(s)->cpu, 0);
+		assert_true(tsim_violation(s)->va == o.va);
 		/* exactly livelock_faults faults, each "repaired" by a leaf-only
 		 * VALE1IS that did not help */
 		assert_int_equal(o.n, LIVELOCK_N);
@@ -699,7 +703,7 @@ static void test_livelock_quiet_with_correct_walk_cache(void **state)
 static void few_faults_body(struct sim *s, struct sim_thread *t)
 {
 	struct one *o = t->arg;
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	uint64_t a = sys_mmap(s, 0, 16 * ps, TLBSIM_MAP_PRIVATE);
 	for (int i = 0; i < 16; i++)
 		assert_int_equal(user_access(s, a + (uint64_t)i * ps, true), 0);
@@ -721,7 +725,7 @@ static void test_livelock_quiet_for_distinct_faults(void **state)
 /* ---- deliberate windows ---- */
 
 /* x86: a CPU that ran the mm and went idle is lazy with the mm loaded. A
- * flush that skips it (no tables freed) bumps mm->tlb_gen, so its leaf
+ * flush that skips it (no tables freed) bumps mm->context.tlb_gen, so its leaf
  * entries are unreachable: switch_mm will see tlb_gen behind and flush.
  * Freeing the page then is not I1 (variant 1: a real madvise(DONTNEED) from
  * CPU 0; variant 2: PTE cleared + tlb_gen bumped by hand). Variant 0: the
@@ -740,28 +744,28 @@ static void lazy_writer(struct sim *s, struct sim_thread *t)
 {
 	struct lazy *st = t->arg;
 	st->page = map_and_write(s);
-	st->frame = pte_pfn(*pte_lookup(s, t->mm, st->page));
-	st->tag = s->arch->user_tag(s, t->cpu);
+	st->frame = pte_pfn(*pte_lookup(s, task_of(t)->mm, st->page));
+	st->tag = machine_of(s)->arch->user_tag(s, t->cpu);
 }
 
 static void lazy_main(struct sim *s, struct sim_thread *t)
 {
 	struct lazy *st = t->arg;
 	sim_join(s, st->writer);
-	const struct arch_cpu *ac1 = &s->cpus[1].arch;
+	const struct arch_cpu *ac1 = arch_cpu(s, 1);
 	assert_true(ac1->is_lazy);
-	assert_true(ac1->loaded_mm == t->mm);
+	assert_true(ac1->loaded_mm == &task_of(t)->mm->context);
 	assert_non_null(leaf_entry(s, 1, st->page, st->tag));
 	if (st->variant == 1) {
-		assert_int_equal(sys_madvise_dontneed(s, st->page, s->hw.geom.page_size), 0);
-		assert_int_equal(frame_of(&s->hw, st->frame)->state, FRAME_FREE);
+		assert_int_equal(sys_madvise_dontneed(s, st->page, hw_of(s)->geom.page_size), 0);
+		assert_int_equal(frame_of(hw_of(s), st->frame)->state, FRAME_FREE);
 	} else {
-		uint32_t f = clear_pte(s, t->mm, st->page);
+		uint32_t f = clear_pte(s, task_of(t)->mm, st->page);
 		assert_int_equal(f, st->frame);
 		if (st->variant == 2)
-			t->mm->tlb_gen++;	/* a flush that skipped the lazy CPU */
-		frame_of(&s->hw, f)->refcount = 0;
-		frame_free(s, f);
+			task_of(t)->mm->context.tlb_gen++;	/* a flush that skipped the lazy CPU */
+		frame_of(hw_of(s), f)->refcount = 0;
+		frame_free(hw_of(s), f);
 	}
 	/* the window really exists: CPU 1 still holds the leaf */
 	st->lazy_leaf_survived = leaf_entry(s, 1, st->page, st->tag) != NULL;
@@ -785,7 +789,7 @@ static void test_window_x86_lazy_leaf_behind_tlb_gen_not_i1(void **state)
 		struct sim *s = run_lazy(&st);
 		assert_int_equal(st.lazy_leaf_survived, 1);
 		if (s->m.violations)
-			fail_msg("variant %d: unexpected %s", variant, s->first_violation.text);
+			fail_msg("variant %d: unexpected %s", variant, tsim_violation(s)->text);
 		assert_no_violation(s);
 		tsim_free(s);
 	}
@@ -796,8 +800,8 @@ static void test_window_x86_lazy_leaf_current_tlb_gen_is_i1(void **state)
 	struct lazy st = {.variant = 0};
 	struct sim *s = run_lazy(&st);
 	assert_violation(s, INV_I1);
-	assert_int_equal(s->first_violation.cpu, 1);
-	assert_int_equal(s->first_violation.frame, st.frame);
+	assert_int_equal(tsim_violation(s)->cpu, 1);
+	assert_int_equal(tsim_violation(s)->frame, st.frame);
 	tsim_free(s);
 }
 
@@ -809,13 +813,13 @@ static void dead_asid_body(struct sim *s, struct sim_thread *t)
 {
 	struct one *o = t->arg;
 	uint64_t a = map_and_write(s);
-	uint32_t f = clear_pte(s, t->mm, a);
-	s->mms[0].users = 0;
-	frame_of(&s->hw, f)->refcount = 0;
-	frame_free(s, f);
-	s->mms[0].users = 1;
+	uint32_t f = clear_pte(s, task_of(t)->mm, a);
+	tsim_mm(s, 0)->users = 0;
+	frame_of(hw_of(s), f)->refcount = 0;
+	frame_free(hw_of(s), f);
+	tsim_mm(s, 0)->users = 1;
 	/* the entry is really still cached */
-	assert_non_null(leaf_entry(s, t->cpu, a, s->mms[0].asid));
+	assert_non_null(leaf_entry(s, t->cpu, a, tsim_mm(s, 0)->context.asid));
 	o->ran = 1;
 }
 

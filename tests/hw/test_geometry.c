@@ -33,7 +33,7 @@ static void test_x86_4k(void **state)
 {
 	(void)state;
 	struct pt_geom g;
-	pt_geom_init(&g, 12, true);
+	pt_geom_init(&g, 12, pt_format_x86_64.task_size);
 	check_levels(&g, 4, (const int[]){39, 30, 21, 12}, (const int[]){9, 9, 9, 9});
 	assert_int_equal(g.page_size, 4096);
 	assert_int_equal(g.ptrs_per_pte, 512);
@@ -51,7 +51,7 @@ static void test_arm64_4k(void **state)
 {
 	(void)state;
 	struct pt_geom g;
-	pt_geom_init(&g, 12, false);
+	pt_geom_init(&g, 12, pt_format_arm64.task_size);
 	check_levels(&g, 4, (const int[]){39, 30, 21, 12}, (const int[]){9, 9, 9, 9});
 	assert_int_equal(g.ptrs_per_pte, 512);
 	assert_int_equal(g.pmd_shift, 21);
@@ -68,7 +68,7 @@ static void test_arm64_16k(void **state)
 {
 	(void)state;
 	struct pt_geom g;
-	pt_geom_init(&g, 14, false);
+	pt_geom_init(&g, 14, pt_format_arm64.task_size);
 	check_levels(&g, 4, (const int[]){47, 36, 25, 14}, (const int[]){1, 11, 11, 11});
 	assert_int_equal(g.page_size, 16384);
 	assert_int_equal(g.ptrs_per_pte, 2048);
@@ -85,7 +85,7 @@ static void test_arm64_64k(void **state)
 {
 	(void)state;
 	struct pt_geom g;
-	pt_geom_init(&g, 16, false);
+	pt_geom_init(&g, 16, pt_format_arm64.task_size);
 	check_levels(&g, 3, (const int[]){42, 29, 16}, (const int[]){6, 13, 13});
 	assert_int_equal(g.page_size, 65536);
 	assert_int_equal(g.ptrs_per_pte, 8192);
@@ -101,7 +101,7 @@ static void test_pt_index_x86(void **state)
 {
 	(void)state;
 	struct pt_geom g;
-	pt_geom_init(&g, 12, true);
+	pt_geom_init(&g, 12, pt_format_x86_64.task_size);
 	uint64_t va = (5ull << 39) | (7ull << 30) | (9ull << 21) | (11ull << 12) | 0x123;
 	assert_int_equal(pt_index(&g, 0, va), 5);
 	assert_int_equal(pt_index(&g, 1, va), 7);
@@ -117,7 +117,7 @@ static void test_pt_index_arm64_16k(void **state)
 {
 	(void)state;
 	struct pt_geom g;
-	pt_geom_init(&g, 14, false);
+	pt_geom_init(&g, 14, pt_format_arm64.task_size);
 	/* level 0 has one index bit: VA bit 47 */
 	assert_int_equal(pt_index(&g, 0, 1ull << 47), 1);
 	assert_int_equal(pt_index(&g, 0, (1ull << 47) - 1), 0);
@@ -132,7 +132,7 @@ static void test_pt_index_arm64_64k(void **state)
 {
 	(void)state;
 	struct pt_geom g;
-	pt_geom_init(&g, 16, false);
+	pt_geom_init(&g, 16, pt_format_arm64.task_size);
 	uint64_t va = (3ull << 42) | (100ull << 29) | (4000ull << 16) | 0x1234;
 	assert_int_equal(pt_index(&g, 0, va), 3);
 	assert_int_equal(pt_index(&g, 1, va), 100);

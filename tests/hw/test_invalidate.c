@@ -33,7 +33,7 @@ struct layout {
 
 static void layout_init(struct sim *s, struct layout *L)
 {
-	const struct pt_geom *g = &s->hw.geom;
+	const struct pt_geom *g = &hw_of(s)->geom;
 	L->page = g->page_size;
 	L->pmd = 1ull << g->pmd_shift;
 	uint64_t pgdir = 1ull << g->shift[0];
@@ -73,19 +73,19 @@ static const struct tc_entry *find(const struct tcache *tc, uint64_t key, int de
 
 static bool has_leaf(struct sim *s, uint64_t va, uint32_t tag)
 {
-	const struct pt_geom *g = &s->hw.geom;
-	return find(&s->hw.cpu[CPU].tlb, va >> g->page_shift, g->levels - 1, tag) != NULL;
+	const struct pt_geom *g = &hw_of(s)->geom;
+	return find(&hw_of(s)->cpu[CPU].tlb, va >> g->page_shift, g->levels - 1, tag) != NULL;
 }
 
 static bool has_walk(struct sim *s, uint64_t va, int depth, uint32_t tag)
 {
-	return find(&s->hw.cpu[CPU].wc, va >> s->hw.geom.shift[depth], depth, tag) != NULL;
+	return find(&hw_of(s)->cpu[CPU].wc, va >> hw_of(s)->geom.shift[depth], depth, tag) != NULL;
 }
 
 /* all walk entries used to translate va (depth 0 .. levels-2) */
 static bool has_chain(struct sim *s, uint64_t va, uint32_t tag)
 {
-	for (int d = 0; d < s->hw.geom.levels - 1; d++)
+	for (int d = 0; d < hw_of(s)->geom.levels - 1; d++)
 		if (!has_walk(s, va, d, tag))
 			return false;
 	return true;
@@ -93,7 +93,7 @@ static bool has_chain(struct sim *s, uint64_t va, uint32_t tag)
 
 static bool has_no_chain(struct sim *s, uint64_t va, uint32_t tag)
 {
-	for (int d = 0; d < s->hw.geom.levels - 1; d++)
+	for (int d = 0; d < hw_of(s)->geom.levels - 1; d++)
 		if (has_walk(s, va, d, tag))
 			return false;
 	return true;
@@ -101,12 +101,12 @@ static bool has_no_chain(struct sim *s, uint64_t va, uint32_t tag)
 
 static int pmd_depth(struct sim *s)
 {
-	return s->hw.geom.levels - 2;	/* walk entry pointing at a PTE table */
+	return hw_of(s)->geom.levels - 2;	/* walk entry pointing at a PTE table */
 }
 
 static uint32_t nr_walk_expected(struct sim *s)
 {
-	uint32_t n = (uint32_t)s->hw.geom.levels - 1;
+	uint32_t n = (uint32_t)hw_of(s)->geom.levels - 1;
 	return n + 1 + n;		/* A chain, B's PMD-level entry, C chain */
 }
 
@@ -124,13 +124,13 @@ static struct sim *populated(const char *profile, struct layout *L, uint32_t *ta
 	tsim_spawn(s, populate_fn, L, CPU);
 	tsim_run(s);
 	assert_true(L->ok);
-	*tag = s->arch->user_tag(s, CPU);
-	if (s->profile->arch == ARCH_ARM64)
-		assert_int_equal(*tag, s->mms[0].asid);
+	*tag = machine_of(s)->arch->user_tag(s, CPU);
+	if (machine_of(s)->profile->arch == ARCH_ARM64)
+		assert_int_equal(*tag, tsim_mm(s, 0)->context.asid);
 
 	/* the walks cached exactly the leaves and walk entries they used */
-	assert_int_equal(s->hw.cpu[CPU].tlb.ndense, 5);
-	assert_int_equal(s->hw.cpu[CPU].wc.ndense, nr_walk_expected(s));
+	assert_int_equal(hw_of(s)->cpu[CPU].tlb.ndense, 5);
+	assert_int_equal(hw_of(s)->cpu[CPU].wc.ndense, nr_walk_expected(s));
 	assert_true(has_leaf(s, L->A, *tag));
 	assert_true(has_leaf(s, L->A + L->page, *tag));
 	assert_true(has_leaf(s, L->A + 2 * L->page, *tag));
@@ -142,14 +142,14 @@ static struct sim *populated(const char *profile, struct layout *L, uint32_t *ta
 	/* other CPUs cache nothing */
 	for (int c = 0; c < s->nr_cpus; c++)
 		if (c != CPU)
-			assert_int_equal(s->hw.cpu[c].tlb.ndense + s->hw.cpu[c].wc.ndense, 0);
+			assert_int_equal(hw_of(s)->cpu[c].tlb.ndense + hw_of(s)->cpu[c].wc.ndense, 0);
 
 	if (foreign) {
-		const struct pt_geom *g = &s->hw.geom;
-		uint32_t f = frame_alloc(s, FRAME_DATA, 0);
-		tc_fill(s, &s->hw.cpu[CPU].tlb, L->A >> g->page_shift, g->levels - 1,
+		const struct pt_geom *g = &hw_of(s)->geom;
+		uint32_t f = frame_alloc(hw_of(s), FRAME_DATA, 0);
+		tc_fill(hw_of(s), &hw_of(s)->cpu[CPU].tlb, L->A >> g->page_shift, g->levels - 1,
 			*tag + FOREIGN_DELTA, f, 0);
-		tc_fill(s, &s->hw.cpu[CPU].wc, L->A >> g->shift[pmd_depth(s)], pmd_depth(s),
+		tc_fill(hw_of(s), &hw_of(s)->cpu[CPU].wc, L->A >> g->shift[pmd_depth(s)], pmd_depth(s),
 			*tag + FOREIGN_DELTA, f, 0);
 		assert_true(has_leaf(s, L->A, *tag + FOREIGN_DELTA));
 		assert_true(has_walk(s, L->A, pmd_depth(s), *tag + FOREIGN_DELTA));
@@ -160,7 +160,7 @@ static struct sim *populated(const char *profile, struct layout *L, uint32_t *ta
 static struct inv_op op_page(struct sim *s, enum inv_kind kind, uint32_t tag, uint64_t va)
 {
 	struct inv_op op = {.kind = kind, .tag = tag, .start = va,
-			    .end = va + s->hw.geom.page_size, .stride = s->hw.geom.page_size};
+			    .end = va + hw_of(s)->geom.page_size, .stride = hw_of(s)->geom.page_size};
 	return op;
 }
 
@@ -176,15 +176,15 @@ static void test_vale1is_leaf_only(void **state)
 		struct layout L;
 		uint32_t tag;
 		struct sim *s = populated(arm64_profiles[p], &L, &tag, true);
-		uint32_t wc_before = s->hw.cpu[CPU].wc.ndense;
+		uint32_t wc_before = hw_of(s)->cpu[CPU].wc.ndense;
 		struct inv_op op = op_page(s, INV_VA_LEAF, tag, L.A);
-		assert_int_equal(hw_invalidate_cpu(s, CPU, &op), 1);
+		assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &op), 1);
 		assert_false(has_leaf(s, L.A, tag));
 		assert_true(has_leaf(s, L.A + L.page, tag));
 		assert_true(has_leaf(s, L.B, tag));
 		assert_true(has_leaf(s, L.C, tag));
 		assert_true(has_leaf(s, L.A, tag + FOREIGN_DELTA));	/* other ASID */
-		assert_int_equal(s->hw.cpu[CPU].wc.ndense, wc_before);
+		assert_int_equal(hw_of(s)->cpu[CPU].wc.ndense, wc_before);
 		assert_true(has_chain(s, L.A, tag));
 		tsim_free(s);
 	}
@@ -200,9 +200,9 @@ static void test_vae1is_leaf_and_walk(void **state)
 		struct layout L;
 		uint32_t tag;
 		struct sim *s = populated(arm64_profiles[p], &L, &tag, true);
-		int nwalk = s->hw.geom.levels - 1;
+		int nwalk = hw_of(s)->geom.levels - 1;
 		struct inv_op op = op_page(s, INV_VA_ALL, tag, L.A);
-		assert_int_equal(hw_invalidate_cpu(s, CPU, &op), 1 + nwalk);
+		assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &op), 1 + nwalk);
 		assert_false(has_leaf(s, L.A, tag));
 		assert_true(has_no_chain(s, L.A, tag));
 		assert_true(has_leaf(s, L.A + L.page, tag));
@@ -213,7 +213,7 @@ static void test_vae1is_leaf_and_walk(void **state)
 		assert_true(has_chain(s, L.C, tag));
 		assert_true(has_leaf(s, L.A, tag + FOREIGN_DELTA));
 		assert_true(has_walk(s, L.A, pmd_depth(s), tag + FOREIGN_DELTA));
-		assert_int_equal(s->hw.cpu[CPU].wc.ndense, (uint32_t)nwalk + 1 + 1);
+		assert_int_equal(hw_of(s)->cpu[CPU].wc.ndense, (uint32_t)nwalk + 1 + 1);
 		tsim_free(s);
 	}
 }
@@ -229,10 +229,10 @@ static void test_range_with_pmd_stride(void **state)
 		struct layout L;
 		uint32_t tag;
 		struct sim *s = populated(arm64_profiles[p], &L, &tag, false);
-		int nwalk = s->hw.geom.levels - 1;
+		int nwalk = hw_of(s)->geom.levels - 1;
 		struct inv_op op = {.kind = INV_VA_ALL, .tag = tag, .start = L.A,
 				    .end = L.A + 2 * L.pmd, .stride = L.pmd};
-		assert_int_equal(hw_invalidate_cpu(s, CPU, &op), 1 + nwalk);
+		assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &op), 1 + nwalk);
 		assert_false(has_leaf(s, L.A, tag));
 		assert_true(has_no_chain(s, L.A, tag));
 		assert_true(has_leaf(s, L.A + L.page, tag));
@@ -248,7 +248,7 @@ static void test_range_with_pmd_stride(void **state)
 		s = populated(arm64_profiles[p], &L, &tag, false);
 		struct inv_op lop = {.kind = INV_VA_ALL, .tag = tag, .start = L.A,
 				     .end = L.A + 64 * L.pmd, .stride = L.pmd};
-		assert_int_equal(hw_invalidate_cpu(s, CPU, &lop), 2 + nwalk + 1);
+		assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &lop), 2 + nwalk + 1);
 		assert_false(has_leaf(s, L.A, tag));
 		assert_false(has_leaf(s, L.B, tag));
 		assert_true(has_leaf(s, L.A + L.page, tag));
@@ -270,7 +270,7 @@ static void test_range_with_page_stride(void **state)
 	struct sim *s = populated("arm64-4k", &L, &tag, false);
 	struct inv_op op = {.kind = INV_VA_LEAF, .tag = tag, .start = L.A,
 			    .end = L.A + 2 * L.page + 1, .stride = L.page};
-	assert_int_equal(hw_invalidate_cpu(s, CPU, &op), 3);
+	assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &op), 3);
 	assert_false(has_leaf(s, L.A, tag));
 	assert_false(has_leaf(s, L.A + L.page, tag));
 	assert_false(has_leaf(s, L.A + 2 * L.page, tag));
@@ -279,7 +279,7 @@ static void test_range_with_page_stride(void **state)
 	/* an empty range (start == end) removes nothing */
 	struct inv_op empty = {.kind = INV_VA_ALL, .tag = tag, .start = L.B, .end = L.B,
 			       .stride = L.page};
-	assert_int_equal(hw_invalidate_cpu(s, CPU, &empty), 0);
+	assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &empty), 0);
 	assert_true(has_leaf(s, L.B, tag));
 	tsim_free(s);
 }
@@ -294,16 +294,16 @@ static void test_aside1is_and_vmalle1is(void **state)
 		uint32_t tag;
 		struct sim *s = populated(arm64_profiles[p], &L, &tag, true);
 		struct inv_op aside = {.kind = INV_TAG, .tag = tag};
-		assert_int_equal(hw_invalidate_cpu(s, CPU, &aside), 5 + nr_walk_expected(s));
-		assert_int_equal(s->hw.cpu[CPU].tlb.ndense, 1);
-		assert_int_equal(s->hw.cpu[CPU].wc.ndense, 1);
+		assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &aside), 5 + nr_walk_expected(s));
+		assert_int_equal(hw_of(s)->cpu[CPU].tlb.ndense, 1);
+		assert_int_equal(hw_of(s)->cpu[CPU].wc.ndense, 1);
 		assert_true(has_leaf(s, L.A, tag + FOREIGN_DELTA));
 		assert_true(has_walk(s, L.A, pmd_depth(s), tag + FOREIGN_DELTA));
 
 		struct inv_op all = {.kind = INV_ALL};
-		assert_int_equal(hw_invalidate_cpu(s, CPU, &all), 2);
-		assert_int_equal(s->hw.cpu[CPU].tlb.ndense, 0);
-		assert_int_equal(s->hw.cpu[CPU].wc.ndense, 0);
+		assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &all), 2);
+		assert_int_equal(hw_of(s)->cpu[CPU].tlb.ndense, 0);
+		assert_int_equal(hw_of(s)->cpu[CPU].wc.ndense, 0);
 		tsim_free(s);
 	}
 }
@@ -316,9 +316,9 @@ static void test_vmalle1is_everything(void **state)
 	uint32_t tag;
 	struct sim *s = populated("falkor-46", &L, &tag, true);
 	struct inv_op all = {.kind = INV_ALL};
-	assert_int_equal(hw_invalidate_cpu(s, CPU, &all), 5 + nr_walk_expected(s) + 2);
-	assert_int_equal(s->hw.cpu[CPU].tlb.ndense, 0);
-	assert_int_equal(s->hw.cpu[CPU].wc.ndense, 0);
+	assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &all), 5 + nr_walk_expected(s) + 2);
+	assert_int_equal(hw_of(s)->cpu[CPU].tlb.ndense, 0);
+	assert_int_equal(hw_of(s)->cpu[CPU].wc.ndense, 0);
 	tsim_free(s);
 }
 
@@ -330,14 +330,14 @@ static void test_vaale1is_any_asid(void **state)
 		struct layout L;
 		uint32_t tag;
 		struct sim *s = populated(arm64_profiles[p], &L, &tag, true);
-		uint32_t wc_before = s->hw.cpu[CPU].wc.ndense;
+		uint32_t wc_before = hw_of(s)->cpu[CPU].wc.ndense;
 		struct inv_op op = op_page(s, INV_VA_LEAF_ANYTAG, 0, L.A);
-		assert_int_equal(hw_invalidate_cpu(s, CPU, &op), 2);
+		assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &op), 2);
 		assert_false(has_leaf(s, L.A, tag));
 		assert_false(has_leaf(s, L.A, tag + FOREIGN_DELTA));
 		assert_true(has_leaf(s, L.A + L.page, tag));
 		assert_true(has_leaf(s, L.B, tag));
-		assert_int_equal(s->hw.cpu[CPU].wc.ndense, wc_before);
+		assert_int_equal(hw_of(s)->cpu[CPU].wc.ndense, wc_before);
 		tsim_free(s);
 	}
 }
@@ -349,10 +349,10 @@ static void test_vaae1is_any_asid(void **state)
 	struct layout L;
 	uint32_t tag;
 	struct sim *s = populated("arm64-4k", &L, &tag, true);
-	int nwalk = s->hw.geom.levels - 1;
+	int nwalk = hw_of(s)->geom.levels - 1;
 	struct inv_op op = op_page(s, INV_VA_ALL_ANYTAG, 0, L.A);
 	/* own leaf + own chain + foreign leaf + foreign PMD-level entry */
-	assert_int_equal(hw_invalidate_cpu(s, CPU, &op), 1 + nwalk + 2);
+	assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &op), 1 + nwalk + 2);
 	assert_true(has_no_chain(s, L.A, tag));
 	assert_false(has_walk(s, L.A, pmd_depth(s), tag + FOREIGN_DELTA));
 	assert_true(has_walk(s, L.B, pmd_depth(s), tag));
@@ -365,9 +365,9 @@ static void test_vaae1is_any_asid(void **state)
 /* Plant a global leaf (kernel-style, G bit) at va. */
 static void plant_global_leaf(struct sim *s, uint64_t va)
 {
-	const struct pt_geom *g = &s->hw.geom;
-	uint32_t f = frame_alloc(s, FRAME_DATA, 0);
-	tc_fill(s, &s->hw.cpu[CPU].tlb, va >> g->page_shift, g->levels - 1, TC_TAG_GLOBAL, f, 0);
+	const struct pt_geom *g = &hw_of(s)->geom;
+	uint32_t f = frame_alloc(hw_of(s), FRAME_DATA, 0);
+	tc_fill(hw_of(s), &hw_of(s)->cpu[CPU].tlb, va >> g->page_shift, g->levels - 1, TC_TAG_GLOBAL, f, 0);
 }
 
 /* INVLPG va (current PCID): removes va's leaf of the PCID and the global leaf
@@ -383,7 +383,7 @@ static void test_x86_invlpg(void **state)
 	plant_global_leaf(s, L.C);
 	plant_global_leaf(s, L.B);
 	struct inv_op op = op_page(s, INV_X86_INVLPG, pcid, L.C);
-	assert_int_equal(hw_invalidate_cpu(s, CPU, &op), 2 + nr_walk_expected(s));
+	assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &op), 2 + nr_walk_expected(s));
 	assert_false(has_leaf(s, L.C, pcid));
 	assert_false(has_leaf(s, L.C, TC_TAG_GLOBAL));
 	assert_true(has_leaf(s, L.B, TC_TAG_GLOBAL));
@@ -397,7 +397,7 @@ static void test_x86_invlpg(void **state)
 	/* another PCID's entries stay */
 	assert_true(has_leaf(s, L.A, pcid + FOREIGN_DELTA));
 	assert_true(has_walk(s, L.A, pmd_depth(s), pcid + FOREIGN_DELTA));
-	assert_int_equal(s->hw.cpu[CPU].wc.ndense, 1);
+	assert_int_equal(hw_of(s)->cpu[CPU].wc.ndense, 1);
 	tsim_free(s);
 }
 
@@ -411,7 +411,7 @@ static void test_x86_cr3_reload(void **state)
 	struct sim *s = populated("x86-24", &L, &pcid, true);
 	plant_global_leaf(s, L.C);
 	struct inv_op op = {.kind = INV_TAG_NONGLOBAL, .tag = pcid};
-	assert_int_equal(hw_invalidate_cpu(s, CPU, &op), 5 + nr_walk_expected(s));
+	assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &op), 5 + nr_walk_expected(s));
 	assert_false(has_leaf(s, L.A, pcid));
 	assert_false(has_leaf(s, L.C, pcid));
 	assert_true(has_no_chain(s, L.A, pcid));
@@ -419,11 +419,11 @@ static void test_x86_cr3_reload(void **state)
 	assert_true(has_leaf(s, L.C, TC_TAG_GLOBAL));
 	assert_true(has_leaf(s, L.A, pcid + FOREIGN_DELTA));
 	assert_true(has_walk(s, L.A, pmd_depth(s), pcid + FOREIGN_DELTA));
-	assert_int_equal(s->hw.cpu[CPU].tlb.ndense, 2);
-	assert_int_equal(s->hw.cpu[CPU].wc.ndense, 1);
+	assert_int_equal(hw_of(s)->cpu[CPU].tlb.ndense, 2);
+	assert_int_equal(hw_of(s)->cpu[CPU].wc.ndense, 1);
 	/* INVPCID all-including-global (INV_ALL) then removes the rest */
 	struct inv_op all = {.kind = INV_ALL};
-	assert_int_equal(hw_invalidate_cpu(s, CPU, &all), 3);
+	assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &all), 3);
 	tsim_free(s);
 }
 
@@ -445,13 +445,13 @@ static void test_huge_range_cost_and_exactness(void **state)
 		struct layout L;
 		uint32_t tag;
 		struct sim *s = populated(profiles[p], &L, &tag, false);
-		int nwalk = s->hw.geom.levels - 1;
+		int nwalk = hw_of(s)->geom.levels - 1;
 		if (p == 0 || p == 3)
 			assert_int_equal(L.C - L.A, 1ull << 40);	/* 1 TiB on 4K */
-		bool x86 = s->profile->arch == ARCH_X86_64;
+		bool x86 = machine_of(s)->profile->arch == ARCH_X86_64;
 		struct inv_op op = {.kind = x86 ? INV_X86_INVLPG : INV_VA_ALL, .tag = tag,
 				    .start = L.A, .end = L.C, .stride = L.page};
-		uint32_t removed = hw_invalidate_cpu(s, CPU, &op);
+		uint32_t removed = hw_invalidate_cpu(hw_of(s), CPU, &op);
 		assert_false(has_leaf(s, L.A, tag));
 		assert_false(has_leaf(s, L.A + L.page, tag));
 		assert_false(has_leaf(s, L.A + 2 * L.page, tag));
@@ -470,12 +470,12 @@ static void test_huge_range_cost_and_exactness(void **state)
 
 		/* the whole 48-bit space with page stride (2^36 ops on 4K):
 		 * removes the remaining leaf, nothing else (leaf-only op) */
-		uint32_t wc_before = s->hw.cpu[CPU].wc.ndense;
+		uint32_t wc_before = hw_of(s)->cpu[CPU].wc.ndense;
 		struct inv_op whole = {.kind = INV_VA_LEAF, .tag = tag, .start = 0,
 				       .end = 1ull << 48, .stride = L.page};
-		assert_int_equal(hw_invalidate_cpu(s, CPU, &whole), 1);
-		assert_int_equal(s->hw.cpu[CPU].tlb.ndense, 0);
-		assert_int_equal(s->hw.cpu[CPU].wc.ndense, wc_before);
+		assert_int_equal(hw_invalidate_cpu(hw_of(s), CPU, &whole), 1);
+		assert_int_equal(hw_of(s)->cpu[CPU].tlb.ndense, 0);
+		assert_int_equal(hw_of(s)->cpu[CPU].wc.ndense, wc_before);
 		tsim_free(s);
 	}
 }

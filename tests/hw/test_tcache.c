@@ -62,14 +62,14 @@ static void test_lru_eviction_single_set(void **state)
 	assert_int_equal(tcache_init(&tc, 1, 4), 0);
 	uint32_t f[5];
 	for (int i = 0; i < 5; i++)
-		f[i] = frame_alloc(s, FRAME_DATA, 0);
+		f[i] = frame_alloc(hw_of(s), FRAME_DATA, 0);
 
 	for (int k = 0; k < 4; k++)
-		tc_fill(s, &tc, 100 + k, 3, 1, f[k], 0);
+		tc_fill(hw_of(s), &tc, 100 + k, 3, 1, f[k], 0);
 	assert_int_equal(tc.ndense, 4);
 	/* fill order 100,101,102,103: 100 is LRU; a hit on 100 makes 101 LRU */
 	assert_non_null(tc_lookup(&tc, 100, 3, 1));
-	tc_fill(s, &tc, 104, 3, 1, f[4], 0);
+	tc_fill(hw_of(s), &tc, 104, 3, 1, f[4], 0);
 	assert_int_equal(tc.ndense, 4);
 	assert_null(peek(&tc, 101, 3, 1));
 	assert_non_null(peek(&tc, 100, 3, 1));
@@ -77,14 +77,14 @@ static void test_lru_eviction_single_set(void **state)
 	assert_non_null(peek(&tc, 103, 3, 1));
 	assert_non_null(peek(&tc, 104, 3, 1));
 	/* the evicted entry's frame lost its reference */
-	assert_int_equal(frame_of(&s->hw, f[1])->tlb_refs, 0);
-	assert_int_equal(frame_of(&s->hw, f[4])->tlb_refs, 1);
+	assert_int_equal(frame_of(hw_of(s), f[1])->tlb_refs, 0);
+	assert_int_equal(frame_of(hw_of(s), f[4])->tlb_refs, 1);
 
 	/* without intervening lookups the next victim is the oldest fill: 102 */
-	tc_fill(s, &tc, 105, 3, 1, f[1], 0);
+	tc_fill(hw_of(s), &tc, 105, 3, 1, f[1], 0);
 	assert_null(peek(&tc, 102, 3, 1));
 	assert_non_null(peek(&tc, 100, 3, 1));
-	assert_int_equal(frame_of(&s->hw, f[2])->tlb_refs, 0);
+	assert_int_equal(frame_of(hw_of(s), f[2])->tlb_refs, 0);
 	assert_dense_consistent(&tc);
 
 	tcache_destroy(&tc);
@@ -97,10 +97,10 @@ static uint32_t set_of(struct sim *s, uint32_t sets, uint64_t key, int depth, ui
 {
 	struct tcache tc;
 	assert_int_equal(tcache_init(&tc, sets, 1), 0);
-	tc_fill(s, &tc, key, depth, 1, frame, 0);
+	tc_fill(hw_of(s), &tc, key, depth, 1, frame, 0);
 	assert_int_equal(tc.ndense, 1);
 	uint32_t set = tc.dense[0];
-	tc_remove(s, &tc, &tc.e[set]);
+	tc_remove(hw_of(s), &tc, &tc.e[set]);
 	tcache_destroy(&tc);
 	return set;
 }
@@ -112,10 +112,10 @@ static void test_lru_eviction_real_geometry(void **state)
 {
 	(void)state;
 	struct sim *s = new_sim();
-	struct tcache *tc = &s->hw.cpu[0].tlb;
+	struct tcache *tc = &hw_of(s)->cpu[0].tlb;
 	uint32_t sets = tc->sets, ways = tc->ways;
 	assert_true(ways >= 2 && ways < 64);
-	uint32_t f = frame_alloc(s, FRAME_DATA, 0);
+	uint32_t f = frame_alloc(hw_of(s), FRAME_DATA, 0);
 
 	uint64_t same[65], other = 0;
 	uint32_t n = 0, target = set_of(s, sets, 0, 3, f);
@@ -132,13 +132,13 @@ static void test_lru_eviction_real_geometry(void **state)
 	assert_int_equal(n, ways + 1);
 	assert_true(have_other);
 
-	tc_fill(s, tc, other, 3, 1, f, 0);
+	tc_fill(hw_of(s), tc, other, 3, 1, f, 0);
 	for (uint32_t i = 0; i < ways; i++)
-		tc_fill(s, tc, same[i], 3, 1, f, 0);
+		tc_fill(hw_of(s), tc, same[i], 3, 1, f, 0);
 	assert_int_equal(tc->ndense, ways + 1);
 	/* refresh the oldest of the set: same[1] becomes the LRU */
 	assert_non_null(tc_lookup(tc, same[0], 3, 1));
-	tc_fill(s, tc, same[ways], 3, 1, f, 0);
+	tc_fill(hw_of(s), tc, same[ways], 3, 1, f, 0);
 	assert_int_equal(tc->ndense, ways + 1);
 	assert_null(peek(tc, same[1], 3, 1));
 	assert_non_null(peek(tc, same[0], 3, 1));
@@ -146,7 +146,7 @@ static void test_lru_eviction_real_geometry(void **state)
 		assert_non_null(peek(tc, same[i], 3, 1));
 	/* the other set's entry is older than everything but was not touched */
 	assert_non_null(peek(tc, other, 3, 1));
-	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, ways + 1);
+	assert_int_equal(frame_of(hw_of(s), f)->tlb_refs, ways + 1);
 	assert_dense_consistent(tc);
 	tsim_free(s);
 }
@@ -160,11 +160,11 @@ static void test_deterministic(void **state)
 	struct tcache a, b;
 	assert_int_equal(tcache_init(&a, 4, 2), 0);
 	assert_int_equal(tcache_init(&b, 4, 2), 0);
-	uint32_t f = frame_alloc(s, FRAME_DATA, 0);
+	uint32_t f = frame_alloc(hw_of(s), FRAME_DATA, 0);
 	for (int round = 0; round < 2; round++) {
 		struct tcache *tc = round ? &b : &a;
 		for (uint64_t k = 0; k < 200; k++) {
-			tc_fill(s, tc, (k * 7919) % 61, (int)(k % 3), 1, f, 0);
+			tc_fill(hw_of(s), tc, (k * 7919) % 61, (int)(k % 3), 1, f, 0);
 			if (k % 5 == 0)
 				tc_lookup(tc, (k * 13) % 61, (int)(k % 3), 1);
 		}
@@ -178,7 +178,7 @@ static void test_deterministic(void **state)
 	}
 	/* 200 fills into 8 slots: the cache is full */
 	assert_int_equal(a.ndense, 8);
-	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 16);
+	assert_int_equal(frame_of(hw_of(s), f)->tlb_refs, 16);
 	assert_dense_consistent(&a);
 	assert_dense_consistent(&b);
 	tcache_destroy(&a);
@@ -194,10 +194,10 @@ static void test_identity_and_refill(void **state)
 	struct sim *s = new_sim();
 	struct tcache tc;
 	assert_int_equal(tcache_init(&tc, 1, 8), 0);
-	uint32_t f1 = frame_alloc(s, FRAME_DATA, 0);
-	uint32_t f2 = frame_alloc(s, FRAME_DATA, 0);
+	uint32_t f1 = frame_alloc(hw_of(s), FRAME_DATA, 0);
+	uint32_t f2 = frame_alloc(hw_of(s), FRAME_DATA, 0);
 
-	tc_fill(s, &tc, 42, 3, 1, f1, PTE_WRITE);
+	tc_fill(hw_of(s), &tc, 42, 3, 1, f1, PTE_WRITE);
 	assert_null(tc_lookup(&tc, 42, 3, 2));		/* other tag */
 	assert_null(tc_lookup(&tc, 42, 2, 1));		/* other depth */
 	assert_null(tc_lookup(&tc, 43, 3, 1));		/* other key */
@@ -205,20 +205,20 @@ static void test_identity_and_refill(void **state)
 	assert_non_null(e);
 	assert_int_equal(e->frame, f1);
 	assert_int_equal(e->perm, PTE_WRITE);
-	assert_int_equal(e->gen, frame_of(&s->hw, f1)->gen);
+	assert_int_equal(e->gen, frame_of(hw_of(s), f1)->gen);
 
 	/* refill of the same identity: replaced, not duplicated */
-	tc_fill(s, &tc, 42, 3, 1, f2, PTE_WRITE | PTE_DIRTY);
+	tc_fill(hw_of(s), &tc, 42, 3, 1, f2, PTE_WRITE | PTE_DIRTY);
 	assert_int_equal(tc.ndense, 1);
 	e = tc_lookup(&tc, 42, 3, 1);
 	assert_non_null(e);
 	assert_int_equal(e->frame, f2);
 	assert_int_equal(e->perm, PTE_WRITE | PTE_DIRTY);
-	assert_int_equal(frame_of(&s->hw, f1)->tlb_refs, 0);
-	assert_int_equal(frame_of(&s->hw, f2)->tlb_refs, 1);
+	assert_int_equal(frame_of(hw_of(s), f1)->tlb_refs, 0);
+	assert_int_equal(frame_of(hw_of(s), f2)->tlb_refs, 1);
 
 	/* a global entry (x86 G bit, kernel mappings) matches any tag */
-	tc_fill(s, &tc, 7, 3, TC_TAG_GLOBAL, f1, 0);
+	tc_fill(hw_of(s), &tc, 7, 3, TC_TAG_GLOBAL, f1, 0);
 	assert_non_null(tc_lookup(&tc, 7, 3, 1));
 	assert_non_null(tc_lookup(&tc, 7, 3, 99));
 	assert_dense_consistent(&tc);
@@ -233,33 +233,33 @@ static void test_remove_keeps_dense_consistent(void **state)
 	struct sim *s = new_sim();
 	struct tcache tc;
 	assert_int_equal(tcache_init(&tc, 4, 4), 0);
-	uint32_t f = frame_alloc(s, FRAME_DATA, 0);
+	uint32_t f = frame_alloc(hw_of(s), FRAME_DATA, 0);
 	for (uint64_t k = 0; k < 12; k++)
-		tc_fill(s, &tc, k, 3, 1, f, 0);
+		tc_fill(hw_of(s), &tc, k, 3, 1, f, 0);
 	uint32_t filled = tc.ndense;
 	assert_true(filled >= 4);
-	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, filled);
+	assert_int_equal(frame_of(hw_of(s), f)->tlb_refs, filled);
 	assert_dense_consistent(&tc);
 
 	/* remove the entry at dense[0], then the last, then a middle one */
 	uint32_t removed = 0;
-	tc_remove(s, &tc, &tc.e[tc.dense[0]]);
+	tc_remove(hw_of(s), &tc, &tc.e[tc.dense[0]]);
 	removed++;
 	assert_dense_consistent(&tc);
-	tc_remove(s, &tc, &tc.e[tc.dense[tc.ndense - 1]]);
+	tc_remove(hw_of(s), &tc, &tc.e[tc.dense[tc.ndense - 1]]);
 	removed++;
 	assert_dense_consistent(&tc);
-	tc_remove(s, &tc, &tc.e[tc.dense[tc.ndense / 2]]);
+	tc_remove(hw_of(s), &tc, &tc.e[tc.dense[tc.ndense / 2]]);
 	removed++;
 	assert_dense_consistent(&tc);
 	assert_int_equal(tc.ndense, filled - removed);
-	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, filled - removed);
+	assert_int_equal(frame_of(hw_of(s), f)->tlb_refs, filled - removed);
 
 	/* remove everything */
 	while (tc.ndense)
-		tc_remove(s, &tc, &tc.e[tc.dense[tc.ndense - 1]]);
+		tc_remove(hw_of(s), &tc, &tc.e[tc.dense[tc.ndense - 1]]);
 	assert_dense_consistent(&tc);
-	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 0);
+	assert_int_equal(frame_of(hw_of(s), f)->tlb_refs, 0);
 	/* a removed entry is no longer found */
 	for (uint64_t k = 0; k < 12; k++)
 		assert_null(tc_lookup(&tc, k, 3, 1));
@@ -272,21 +272,21 @@ static void test_tlb_refs_across_caches(void **state)
 {
 	(void)state;
 	struct sim *s = new_sim();
-	uint32_t f = frame_alloc(s, FRAME_PGTABLE, 1);
-	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 0);
-	tc_fill(s, &s->hw.cpu[0].wc, 5, 0, 1, f, 0);
-	tc_fill(s, &s->hw.cpu[1].wc, 5, 0, 1, f, 0);
-	tc_fill(s, &s->hw.cpu[1].wc, 6, 0, 1, f, 0);
-	tc_fill(s, &s->hw.cpu[1].tlb, 6, 3, 1, f, 0);
-	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 4);
-	tc_remove(s, &s->hw.cpu[1].wc, tc_lookup(&s->hw.cpu[1].wc, 5, 0, 1));
-	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 3);
+	uint32_t f = frame_alloc(hw_of(s), FRAME_PGTABLE, 1);
+	assert_int_equal(frame_of(hw_of(s), f)->tlb_refs, 0);
+	tc_fill(hw_of(s), &hw_of(s)->cpu[0].wc, 5, 0, 1, f, 0);
+	tc_fill(hw_of(s), &hw_of(s)->cpu[1].wc, 5, 0, 1, f, 0);
+	tc_fill(hw_of(s), &hw_of(s)->cpu[1].wc, 6, 0, 1, f, 0);
+	tc_fill(hw_of(s), &hw_of(s)->cpu[1].tlb, 6, 3, 1, f, 0);
+	assert_int_equal(frame_of(hw_of(s), f)->tlb_refs, 4);
+	tc_remove(hw_of(s), &hw_of(s)->cpu[1].wc, tc_lookup(&hw_of(s)->cpu[1].wc, 5, 0, 1));
+	assert_int_equal(frame_of(hw_of(s), f)->tlb_refs, 3);
 	/* an invalidation removing entries drops their references too */
 	struct inv_op all = {.kind = INV_ALL};
-	assert_int_equal(hw_invalidate_cpu(s, 1, &all), 2);
-	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 1);
-	assert_int_equal(hw_invalidate_cpu(s, 0, &all), 1);
-	assert_int_equal(frame_of(&s->hw, f)->tlb_refs, 0);
+	assert_int_equal(hw_invalidate_cpu(hw_of(s), 1, &all), 2);
+	assert_int_equal(frame_of(hw_of(s), f)->tlb_refs, 1);
+	assert_int_equal(hw_invalidate_cpu(hw_of(s), 0, &all), 1);
+	assert_int_equal(frame_of(hw_of(s), f)->tlb_refs, 0);
 	tsim_free(s);
 }
 

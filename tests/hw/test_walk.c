@@ -24,10 +24,10 @@
 /* Frame of the table at `depth` on the path of va (NO_FRAME if missing). */
 static uint32_t table_at(struct sim *s, uint64_t va, int depth)
 {
-	const struct pt_geom *g = &s->hw.geom;
-	uint32_t table = s->mms[0].pgd;
+	const struct pt_geom *g = &hw_of(s)->geom;
+	uint32_t table = tsim_mm(s, 0)->pgd;
 	for (int d = 0; d < depth; d++) {
-		pte_t e = table_of(s, table)[pt_index(g, d, va)];
+		pte_t e = table_of(hw_of(s), table)[pt_index(g, d, va)];
 		if (!pte_present(e))
 			return NO_FRAME;
 		table = pte_pfn(e);
@@ -40,12 +40,12 @@ static pte_t *desc(struct sim *s, uint64_t va, int depth)
 {
 	uint32_t t = table_at(s, va, depth);
 	assert_int_not_equal(t, NO_FRAME);
-	return &table_of(s, t)[pt_index(&s->hw.geom, depth, va)];
+	return &table_of(hw_of(s), t)[pt_index(&hw_of(s)->geom, depth, va)];
 }
 
 static pte_t *ptep(struct sim *s, uint64_t va)
 {
-	return desc(s, va, s->hw.geom.levels - 1);
+	return desc(s, va, hw_of(s)->geom.levels - 1);
 }
 
 static const struct tc_entry *find(const struct tcache *tc, uint64_t key, int depth,
@@ -61,27 +61,27 @@ static const struct tc_entry *find(const struct tcache *tc, uint64_t key, int de
 
 static const struct tc_entry *leaf(struct sim *s, uint64_t va)
 {
-	const struct pt_geom *g = &s->hw.geom;
-	return find(&s->hw.cpu[CPU].tlb, va >> g->page_shift, g->levels - 1,
-		    s->arch->user_tag(s, CPU));
+	const struct pt_geom *g = &hw_of(s)->geom;
+	return find(&hw_of(s)->cpu[CPU].tlb, va >> g->page_shift, g->levels - 1,
+		    machine_of(s)->arch->user_tag(s, CPU));
 }
 
 static const struct tc_entry *walk_entry(struct sim *s, uint64_t va, int depth)
 {
-	return find(&s->hw.cpu[CPU].wc, va >> s->hw.geom.shift[depth], depth,
-		    s->arch->user_tag(s, CPU));
+	return find(&hw_of(s)->cpu[CPU].wc, va >> hw_of(s)->geom.shift[depth], depth,
+		    machine_of(s)->arch->user_tag(s, CPU));
 }
 
 static int pmd_depth(struct sim *s)
 {
-	return s->hw.geom.levels - 2;
+	return hw_of(s)->geom.levels - 2;
 }
 
 static void inv_page(struct sim *s, enum inv_kind kind, uint64_t va)
 {
-	struct inv_op op = {.kind = kind, .tag = s->arch->user_tag(s, CPU), .start = va,
-			    .end = va + s->hw.geom.page_size, .stride = s->hw.geom.page_size};
-	hw_invalidate_cpu(s, CPU, &op);
+	struct inv_op op = {.kind = kind, .tag = machine_of(s)->arch->user_tag(s, CPU), .start = va,
+			    .end = va + hw_of(s)->geom.page_size, .stride = hw_of(s)->geom.page_size};
+	hw_invalidate_cpu(hw_of(s), CPU, &op);
 }
 
 /* ---- populate: one thread maps VA_A (3 pages) and writes the first ---- */
@@ -94,7 +94,7 @@ struct pop {
 static void populate_fn(struct sim *s, struct sim_thread *t)
 {
 	struct pop *p = t->arg;
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	if (sys_mmap(s, VA_A, 3 * ps, p->flags) != VA_A)
 		return;
 	p->ok = user_access(s, VA_A, p->write) == 0;
@@ -134,7 +134,7 @@ struct hit_rec {
 static void fault_then_hit_fn(struct sim *s, struct sim_thread *t)
 {
 	struct hit_rec *r = t->arg;
-	uint64_t a = sys_mmap(s, VA_A, s->hw.geom.page_size, TLBSIM_MAP_PRIVATE);
+	uint64_t a = sys_mmap(s, VA_A, hw_of(s)->geom.page_size, TLBSIM_MAP_PRIVATE);
 	if (a != VA_A)
 		return;
 	r->m0 = snap(s);
@@ -185,17 +185,17 @@ struct rewalk_rec {
 static void rewalk_fn(struct sim *s, struct sim_thread *t)
 {
 	struct rewalk_rec *r = t->arg;
-	if (sys_mmap(s, VA_A, s->hw.geom.page_size, TLBSIM_MAP_PRIVATE) != VA_A ||
+	if (sys_mmap(s, VA_A, hw_of(s)->geom.page_size, TLBSIM_MAP_PRIVATE) != VA_A ||
 	    user_access(s, VA_A, true))
 		return;
 	inv_page(s, INV_VA_LEAF, VA_A);
 	r->leaf_gone = leaf(s, VA_A) == NULL;
-	r->wc_before = s->hw.cpu[CPU].wc.ndense;
+	r->wc_before = hw_of(s)->cpu[CPU].wc.ndense;
 	r->before = snap(s);
 	if (user_access(s, VA_A, true))
 		return;
 	r->after = snap(s);
-	r->wc_after = s->hw.cpu[CPU].wc.ndense;
+	r->wc_after = hw_of(s)->cpu[CPU].wc.ndense;
 	r->leaf_back = leaf(s, VA_A) != NULL;
 	r->ok = true;
 }
@@ -216,7 +216,7 @@ static void test_leaf_invalidated_rewalks_without_fault(void **state)
 		assert_int_equal(r.after.faults, r.before.faults);
 		/* the walk cache was neither dropped nor grown */
 		assert_int_equal(r.wc_after, r.wc_before);
-		assert_int_equal(r.wc_before, (uint32_t)s->hw.geom.levels - 1);
+		assert_int_equal(r.wc_before, (uint32_t)hw_of(s)->geom.levels - 1);
 		tsim_free(s);
 	}
 }
@@ -236,17 +236,17 @@ static void test_walk_starts_at_deepest_walk_cache_hit(void **state)
 		inv_page(s, INV_VA_LEAF, VA_A);
 		*pmdp = 0;		/* the walker must not need it */
 		uint64_t w0 = s->m.page_walks;
-		assert_int_equal(mmu_access(s, CPU, &s->mms[0], VA_A, false, &fpte), 0);
+		assert_int_equal(tsim_mmu_access(s, CPU, tsim_mm(s, 0), VA_A, false, &fpte), 0);
 		assert_int_equal(s->m.page_walks, w0 + 1);
 		assert_non_null(leaf(s, VA_A));
 
 		/* control: drop leaf and walk entries; now the walk reads *pmdp */
 		inv_page(s, INV_VA_ALL, VA_A);
 		assert_null(walk_entry(s, VA_A, pmd_depth(s)));
-		assert_int_equal(mmu_access(s, CPU, &s->mms[0], VA_A, false, &fpte), -1);
+		assert_int_equal(tsim_mmu_access(s, CPU, tsim_mm(s, 0), VA_A, false, &fpte), -1);
 		assert_null(leaf(s, VA_A));
 		*pmdp = saved;
-		assert_int_equal(mmu_access(s, CPU, &s->mms[0], VA_A, false, &fpte), 0);
+		assert_int_equal(tsim_mmu_access(s, CPU, tsim_mm(s, 0), VA_A, false, &fpte), 0);
 		assert_int_equal(s->m.violations, 0);
 		tsim_free(s);
 	}
@@ -258,17 +258,17 @@ static void test_invalid_descriptors_not_cached(void **state)
 	(void)state;
 	for (int p = 0; p < NR_PROFILES; p++) {
 		struct sim *s = populated(all_profiles[p]);
-		const struct pt_geom *g = &s->hw.geom;
-		bool x86 = s->profile->arch == ARCH_X86_64;
+		const struct pt_geom *g = &hw_of(s)->geom;
+		bool x86 = machine_of(s)->profile->arch == ARCH_X86_64;
 		uint64_t ps = g->page_size, fpte = 1;
-		uint32_t wc0 = s->hw.cpu[CPU].wc.ndense, tlb0 = s->hw.cpu[CPU].tlb.ndense;
+		uint32_t wc0 = hw_of(s)->cpu[CPU].wc.ndense, tlb0 = hw_of(s)->cpu[CPU].tlb.ndense;
 
 		/* (a) PTE none inside an existing PTE table (mapped VMA, never touched) */
 		assert_true(pte_none(*ptep(s, VA_A + ps)));
-		assert_int_equal(mmu_access(s, CPU, &s->mms[0], VA_A + ps, false, &fpte), -1);
+		assert_int_equal(tsim_mmu_access(s, CPU, tsim_mm(s, 0), VA_A + ps, false, &fpte), -1);
 		assert_int_equal(fpte, 0);		/* live PTE reported: none */
 		assert_null(leaf(s, VA_A + ps));
-		assert_int_equal(s->hw.cpu[CPU].tlb.ndense, tlb0);
+		assert_int_equal(hw_of(s)->cpu[CPU].tlb.ndense, tlb0);
 		if (x86) {
 			/* SDM 4.10.4.1: the fault invalidated the paging-structure
 			 * entries used for the faulting VA (shared with VA_A) */
@@ -276,13 +276,13 @@ static void test_invalid_descriptors_not_cached(void **state)
 				assert_null(walk_entry(s, VA_A, d));
 			assert_non_null(leaf(s, VA_A));
 		} else {
-			assert_int_equal(s->hw.cpu[CPU].wc.ndense, wc0);
+			assert_int_equal(hw_of(s)->cpu[CPU].wc.ndense, wc0);
 		}
 
 		/* (b) PMD descriptor none: no PMD-level walk entry may appear */
 		uint64_t far = VA_A + 4 * (1ull << g->pmd_shift);
 		assert_int_equal(table_at(s, far, g->levels - 1), NO_FRAME);
-		assert_int_equal(mmu_access(s, CPU, &s->mms[0], far, true, &fpte), -1);
+		assert_int_equal(tsim_mmu_access(s, CPU, tsim_mm(s, 0), far, true, &fpte), -1);
 		assert_null(walk_entry(s, far, pmd_depth(s)));
 		assert_null(leaf(s, far));
 
@@ -290,12 +290,12 @@ static void test_invalid_descriptors_not_cached(void **state)
 		 * arm64 16K level 0 resolves only VA bit 47, so set it) */
 		uint64_t none = x86 ? 1ull << 46 : 3ull << 46;
 		assert_int_equal(table_at(s, none, 1), NO_FRAME);
-		uint32_t wc1 = s->hw.cpu[CPU].wc.ndense, tlb1 = s->hw.cpu[CPU].tlb.ndense;
-		assert_int_equal(mmu_access(s, CPU, &s->mms[0], none, false, &fpte), -1);
+		uint32_t wc1 = hw_of(s)->cpu[CPU].wc.ndense, tlb1 = hw_of(s)->cpu[CPU].tlb.ndense;
+		assert_int_equal(tsim_mmu_access(s, CPU, tsim_mm(s, 0), none, false, &fpte), -1);
 		assert_null(walk_entry(s, none, 0));
-		assert_int_equal(s->hw.cpu[CPU].tlb.ndense, tlb1);
+		assert_int_equal(hw_of(s)->cpu[CPU].tlb.ndense, tlb1);
 		if (!x86)
-			assert_int_equal(s->hw.cpu[CPU].wc.ndense, wc1);
+			assert_int_equal(hw_of(s)->cpu[CPU].wc.ndense, wc1);
 		tsim_free(s);
 	}
 }
@@ -317,7 +317,7 @@ static void test_arm64_af_clear_not_cached(void **state)
 		pte_t old = *pp;
 		uint64_t w0 = s->m.page_walks;
 		for (int i = 0; i < 2; i++) {
-			assert_int_equal(mmu_access(s, CPU, &s->mms[0], VA_A, false, &fpte), -1);
+			assert_int_equal(tsim_mmu_access(s, CPU, tsim_mm(s, 0), VA_A, false, &fpte), -1);
 			assert_int_equal(fpte, old);
 			assert_null(leaf(s, VA_A));
 			assert_int_equal(*pp, old);
@@ -327,7 +327,7 @@ static void test_arm64_af_clear_not_cached(void **state)
 		assert_non_null(walk_entry(s, VA_A, pmd_depth(s)));
 		/* the kernel sets AF (pte_mkyoung): now it is cached */
 		*pp |= PTE_YOUNG;
-		assert_int_equal(mmu_access(s, CPU, &s->mms[0], VA_A, false, &fpte), 0);
+		assert_int_equal(tsim_mmu_access(s, CPU, tsim_mm(s, 0), VA_A, false, &fpte), 0);
 		assert_non_null(leaf(s, VA_A));
 		tsim_free(s);
 	}
@@ -342,7 +342,7 @@ static void test_x86_walker_sets_accessed(void **state)
 	inv_page(s, INV_X86_INVLPG, VA_A);
 	pte_t *pp = ptep(s, VA_A);
 	*pp &= ~PTE_YOUNG;
-	assert_int_equal(mmu_access(s, CPU, &s->mms[0], VA_A, false, &fpte), 0);
+	assert_int_equal(tsim_mmu_access(s, CPU, tsim_mm(s, 0), VA_A, false, &fpte), 0);
 	assert_true(*pp & PTE_YOUNG);
 	assert_non_null(leaf(s, VA_A));
 	tsim_free(s);
@@ -361,16 +361,16 @@ static void dirty_fn(struct sim *s, struct sim_thread *t)
 {
 	struct dirty_rec *r = t->arg;
 	/* MAP_SHARED: a read fault installs a writable, clean PTE */
-	if (sys_mmap(s, VA_A, s->hw.geom.page_size, TLBSIM_MAP_SHARED) != VA_A ||
+	if (sys_mmap(s, VA_A, hw_of(s)->geom.page_size, TLBSIM_MAP_SHARED) != VA_A ||
 	    user_access(s, VA_A, false))
 		return;
 	const struct tc_entry *e = leaf(s, VA_A);
 	if (!e)
 		return;
-	uint32_t pt = table_at(s, VA_A, s->hw.geom.levels - 1);
+	uint32_t pt = table_at(s, VA_A, hw_of(s)->geom.levels - 1);
 	if (pt == NO_FRAME)
 		return;
-	pte_t *pp = &table_of(s, pt)[pt_index(&s->hw.geom, s->hw.geom.levels - 1, VA_A)];
+	pte_t *pp = &table_of(hw_of(s), pt)[pt_index(&hw_of(s)->geom, hw_of(s)->geom.levels - 1, VA_A)];
 	r->perm_after_read = e->perm;
 	r->pte_after_read = *pp;
 	r->before = snap(s);
@@ -386,7 +386,7 @@ static void dirty_fn(struct sim *s, struct sim_thread *t)
 		return;
 	r->after_write2 = snap(s);
 	/* unmap: the shmem object is released by munmap, not by sim teardown */
-	r->ok = sys_munmap(s, VA_A, s->hw.geom.page_size) == 0;
+	r->ok = sys_munmap(s, VA_A, hw_of(s)->geom.page_size) == 0;
 }
 
 /* x86: a write through a TLB entry cached without D re-walks (no fault),
@@ -443,21 +443,21 @@ static void test_arm64_write_to_clean_entry_faults_once(void **state)
  * the generation mismatch (REALIZED), and it faults (no valid table there). */
 static void free_pte_table(struct sim *s)
 {
-	const struct pt_geom *g = &s->hw.geom;
+	const struct pt_geom *g = &hw_of(s)->geom;
 	uint32_t pt = table_at(s, VA_A, g->levels - 1);
 	uint32_t pmd = table_at(s, VA_A, pmd_depth(s));
 	assert_int_not_equal(pt, NO_FRAME);
-	assert_int_equal(frame_of(&s->hw, pt)->state, FRAME_PGTABLE);
+	assert_int_equal(frame_of(hw_of(s), pt)->state, FRAME_PGTABLE);
 	/* empty the PTE table (the data page stays allocated: not under test) */
 	pte_t *pp = ptep(s, VA_A);
 	assert_true(pte_present(*pp));
 	*pp = 0;
-	frame_of(&s->hw, pt)->nr_used--;
-	assert_int_equal(frame_of(&s->hw, pt)->nr_used, 0);
+	frame_of(hw_of(s), pt)->nr_used--;
+	assert_int_equal(frame_of(hw_of(s), pt)->nr_used, 0);
 	/* pmd_clear */
-	table_of(s, pmd)[pt_index(g, pmd_depth(s), VA_A)] = 0;
-	frame_of(&s->hw, pmd)->nr_used--;
-	frame_free(s, pt);
+	table_of(hw_of(s), pmd)[pt_index(g, pmd_depth(s), VA_A)] = 0;
+	frame_of(hw_of(s), pmd)->nr_used--;
+	frame_free(hw_of(s), pt);
 }
 
 static void test_walk_through_freed_table_detected(void **state)
@@ -469,13 +469,13 @@ static void test_walk_through_freed_table_detected(void **state)
 		inv_page(s, INV_VA_LEAF, VA_A);		/* leaf-only: walk entry stays */
 		const struct tc_entry *we = walk_entry(s, VA_A, pmd_depth(s));
 		assert_non_null(we);
-		uint32_t pt = table_at(s, VA_A, s->hw.geom.levels - 1);
+		uint32_t pt = table_at(s, VA_A, hw_of(s)->geom.levels - 1);
 		assert_int_equal(we->frame, pt);
 		assert_int_equal(s->m.violations, 0);
 		free_pte_table(s);
 		assert_int_equal(s->m.violations, 1);	/* I1 latent at free time */
-		assert_non_null(strstr(s->first_violation.text, "I1"));
-		assert_int_equal(mmu_access(s, CPU, &s->mms[0], VA_A, false, &fpte), -1);
+		assert_non_null(strstr(tsim_violation(s)->text, "I1"));
+		assert_int_equal(tsim_mmu_access(s, CPU, tsim_mm(s, 0), VA_A, false, &fpte), -1);
 		assert_int_equal(s->m.violations, 2);	/* stale walk entry used */
 		assert_null(leaf(s, VA_A));
 		tsim_free(s);
@@ -493,7 +493,7 @@ static void test_freed_table_after_walk_invalidation_is_clean(void **state)
 		inv_page(s, INV_VA_ALL, VA_A);
 		assert_null(walk_entry(s, VA_A, pmd_depth(s)));
 		free_pte_table(s);
-		assert_int_equal(mmu_access(s, CPU, &s->mms[0], VA_A, false, &fpte), -1);
+		assert_int_equal(tsim_mmu_access(s, CPU, tsim_mm(s, 0), VA_A, false, &fpte), -1);
 		assert_int_equal(s->m.violations, 0);
 		tsim_free(s);
 	}

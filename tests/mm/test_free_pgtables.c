@@ -13,7 +13,7 @@
  * released after the flush: at once on x86 native, after an RCU grace period
  * on arm64 (tlb_remove_table). MADV_DONTNEED never frees page tables (2.3).
  *
- * Page-table state is checked directly through frame_of(&s->hw, )->table.
+ * Page-table state is checked directly through frame_of(hw_of(s), )->table.
  */
 #include "test_util.h"
 
@@ -32,10 +32,10 @@ struct ctx {
 /* The entry at `depth` that translates va, or 0 when a table above is missing. */
 static pte_t entry_at(struct sim *s, uint64_t va, int depth)
 {
-	const struct pt_geom *g = &s->hw.geom;
-	uint32_t table = s->mms[0].pgd;
+	const struct pt_geom *g = &hw_of(s)->geom;
+	uint32_t table = tsim_mm(s, 0)->pgd;
 	for (int d = 0;; d++) {
-		pte_t e = frame_of(&s->hw, table)->table[pt_index(g, d, va)];
+		pte_t e = frame_of(hw_of(s), table)->table[pt_index(g, d, va)];
 		if (d == depth)
 			return e;
 		if (!pte_present(e))
@@ -44,11 +44,11 @@ static pte_t entry_at(struct sim *s, uint64_t va, int depth)
 	}
 }
 
-static uint64_t pmd_size(struct sim *s) { return 1ull << s->hw.geom.pmd_shift; }
-static uint64_t pud_size(struct sim *s) { return 1ull << s->hw.geom.pud_shift; }
-static int d_pmd(struct sim *s) { return s->hw.geom.levels - 2; }	/* entries -> PTE tables */
-static int d_pud(struct sim *s) { return s->hw.geom.levels - 3; }	/* entries -> PMD tables */
-static bool is_arm64(struct sim *s) { return s->profile->arch == ARCH_ARM64; }
+static uint64_t pmd_size(struct sim *s) { return 1ull << hw_of(s)->geom.pmd_shift; }
+static uint64_t pud_size(struct sim *s) { return 1ull << hw_of(s)->geom.pud_shift; }
+static int d_pmd(struct sim *s) { return hw_of(s)->geom.levels - 2; }	/* entries -> PTE tables */
+static int d_pud(struct sim *s) { return hw_of(s)->geom.levels - 3; }	/* entries -> PMD tables */
+static bool is_arm64(struct sim *s) { return machine_of(s)->profile->arch == ARCH_ARM64; }
 
 static void wait_rcu(struct sim *s)
 {
@@ -57,7 +57,7 @@ static void wait_rcu(struct sim *s)
 
 static uint64_t map_page(struct sim *s, uint64_t at)
 {
-	uint64_t a = sys_mmap(s, at, s->hw.geom.page_size, TLBSIM_MAP_PRIVATE);
+	uint64_t a = sys_mmap(s, at, hw_of(s)->geom.page_size, TLBSIM_MAP_PRIVATE);
 	assert_true(a == at);
 	assert_int_equal(user_access(s, a, true), 0);
 	return a;
@@ -79,7 +79,7 @@ static struct sim *run_scenario(const char *profile, thread_fn fn, struct ctx *c
 static void body_lone(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	uint64_t a = map_page(s, H + 4 * ps);
 	assert_true(pte_present(entry_at(s, a, d_pmd(s))));
 	uint64_t f0 = s->m.tables_freed;
@@ -97,7 +97,7 @@ static void test_lone_mapping_frees_all_its_tables(void **state)
 	for (size_t i = 0; i < NPROFILES; i++) {
 		struct ctx c = {0};
 		struct sim *s = run_scenario(profiles[i], body_lone, &c);
-		uint64_t want = (uint64_t)s->hw.geom.levels - 1;
+		uint64_t want = (uint64_t)hw_of(s)->geom.levels - 1;
 		if (is_arm64(s))
 			assert_int_equal(c.u[0], 0);	/* RCU-deferred */
 		else
@@ -114,7 +114,7 @@ static void test_lone_mapping_frees_all_its_tables(void **state)
 static void body_same_pmd_span(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	uint64_t a = H + 4 * ps;
 	uint64_t b = c->scenario == 0 ? H + 8 * ps : H;
 	map_page(s, a);
@@ -149,7 +149,7 @@ static void test_neighbour_in_same_pmd_span_keeps_pte_table(void **state)
 			assert_int_equal(c.u[2], 0);
 			assert_int_equal(c.u[3], 1);
 			/* now the last VMA: all levels - 1 tables go */
-			assert_int_equal(c.u[4], s->hw.geom.levels - 1);
+			assert_int_equal(c.u[4], hw_of(s)->geom.levels - 1);
 			assert_int_equal(c.u[5], 0);
 			tsim_free(s);
 		}
@@ -162,7 +162,7 @@ static void test_neighbour_in_same_pmd_span_keeps_pte_table(void **state)
 static void body_next_pmd_span(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	uint64_t a = map_page(s, H + 4 * ps);
 	uint64_t n = map_page(s, H + pmd_size(s));
 	pte_t pud_before = entry_at(s, a, d_pud(s));
@@ -197,7 +197,7 @@ static void test_neighbour_in_next_pmd_span_frees_only_pte_table(void **state)
 static void body_next_pud_span(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	uint64_t a = map_page(s, H + 4 * ps);
 	map_page(s, H + pud_size(s));
 	uint64_t f0 = s->m.tables_freed;
@@ -236,8 +236,8 @@ static void test_pmd_table_freed_when_pud_span_free(void **state)
 static void body_direct(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	struct mm_struct *mm = t->mm;
-	uint64_t ps = s->hw.geom.page_size, pmd = pmd_size(s), pud = pud_size(s);
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size, pmd = pmd_size(s), pud = pud_size(s);
 	uint64_t a = map_page(s, H + 4 * ps);
 	uint64_t f0 = s->m.tables_freed;
 	assert_int_equal(sys_madvise_dontneed(s, a, ps), 0);

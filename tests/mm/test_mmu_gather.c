@@ -49,7 +49,7 @@ static void wait_rcu(struct sim *s)
 static void body_gather_init(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	struct mm_struct *mm = t->mm;
+	struct mm_struct *mm = task_of(t)->mm;
 	struct mmu_gather tlb;
 	memset(&tlb, 0, sizeof(tlb));
 	/* stale values that tlb_gather_mmu must overwrite */
@@ -76,11 +76,11 @@ static void body_gather_init(struct sim *s, struct sim_thread *t)
 	assert_int_equal(tlb.nr_pages, 0);
 	/* empty encoding: start = TASK_SIZE (above every user VA), end = 0 */
 	assert_true(tlb.end == 0);
-	assert_true(tlb.start >= s->hw.geom.task_size);
+	assert_true(tlb.start >= hw_of(s)->geom.task_size);
 	assert_false(mm_tlb_flush_nested(mm));
 
 	uint64_t tlbi = tlbi_total(s), full = s->m.flush_full, loc = s->m.flush_local_pages;
-	uint64_t ipi = s->m.ipi_sent, gen = mm->tlb_gen, nested = s->m.nested_finishes;
+	uint64_t ipi = s->m.ipi_sent, gen = mm->context.tlb_gen, nested = s->m.nested_finishes;
 	tlb_finish_mmu(s, &tlb, H, H + (1ull << 20));
 	assert_int_equal(mm->tlb_flush_pending, 0);
 	assert_int_equal(s->m.nested_finishes, nested);
@@ -88,7 +88,7 @@ static void body_gather_init(struct sim *s, struct sim_thread *t)
 	assert_int_equal(s->m.flush_full, full);
 	assert_int_equal(s->m.flush_local_pages, loc);
 	assert_int_equal(s->m.ipi_sent, ipi);
-	assert_true(mm->tlb_gen == gen);	/* x86: no flush_tlb_mm_range call at all */
+	assert_true(mm->context.tlb_gen == gen);	/* x86: no flush_tlb_mm_range call at all */
 	c->ran = 1;
 }
 
@@ -110,7 +110,7 @@ static void test_gather_init_x86(void **state)
 static void body_fullmm(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	struct mm_struct *mm = t->mm;
+	struct mm_struct *mm = task_of(t)->mm;
 	struct mmu_gather tlb;
 
 	tlb_gather_mmu(s, &tlb, mm, 0, ~0ull);
@@ -123,9 +123,9 @@ static void body_fullmm(struct sim *s, struct sim_thread *t)
 	assert_int_equal(mm->tlb_flush_pending, 0);
 
 	const uint64_t cases[][2] = {
-		{0, s->hw.geom.task_size},	/* whole user range but not ~0 */
-		{s->hw.geom.page_size, ~0ull},	/* end ~0 but start != 0 */
-		{H, H + s->hw.geom.page_size},
+		{0, hw_of(s)->geom.task_size},	/* whole user range but not ~0 */
+		{hw_of(s)->geom.page_size, ~0ull},	/* end ~0 but start != 0 */
+		{H, H + hw_of(s)->geom.page_size},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		tlb_gather_mmu(s, &tlb, mm, cases[i][0], cases[i][1]);
@@ -150,9 +150,9 @@ static void test_fullmm_iff_whole_address_space(void **state)
 static void body_remove_tlb_entry(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	struct mmu_gather tlb;
-	tlb_gather_mmu(s, &tlb, t->mm, H, H + 16 * ps);
+	tlb_gather_mmu(s, &tlb, task_of(t)->mm, H, H + 16 * ps);
 	tlb_remove_tlb_entry(&tlb, H + 2 * ps, ps);
 	assert_true(tlb.start == H + 2 * ps);
 	assert_true(tlb.end == H + 3 * ps);
@@ -164,8 +164,8 @@ static void body_remove_tlb_entry(struct sim *s, struct sim_thread *t)
 	assert_false(tlb.cleared_pmds);
 	assert_false(tlb.cleared_puds);
 	assert_false(tlb.freed_tables);
-	assert_int_equal(tlb_get_unmap_shift(s, &tlb), s->hw.geom.page_shift);
-	assert_true(tlb_get_unmap_size(s, &tlb) == ps);
+	assert_int_equal(tlb_get_unmap_shift(&hw_of(s)->geom, &tlb), hw_of(s)->geom.page_shift);
+	assert_true(tlb_get_unmap_size(&hw_of(s)->geom, &tlb) == ps);
 
 	uint64_t vale = s->m.tlbi.vale1is, other = tlbi_total(s) - vale;
 	tlb_finish_mmu(s, &tlb, H, H + 16 * ps);
@@ -191,11 +191,11 @@ static void test_remove_tlb_entry_widens_range(void **state)
 static void body_pte_free_tlb(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	const struct pt_geom *g = &s->hw.geom;
+	const struct pt_geom *g = &hw_of(s)->geom;
 	uint64_t ps = g->page_size;
-	uint32_t table = frame_alloc(s, FRAME_PGTABLE, g->levels - 1);
+	uint32_t table = frame_alloc(hw_of(s), FRAME_PGTABLE, g->levels - 1);
 	struct mmu_gather tlb;
-	tlb_gather_mmu(s, &tlb, t->mm, H, H + ps);
+	tlb_gather_mmu(s, &tlb, task_of(t)->mm, H, H + ps);
 	pte_free_tlb(s, &tlb, table, H);
 	assert_true(tlb.freed_tables);
 	assert_true(tlb.cleared_pmds);
@@ -204,8 +204,8 @@ static void body_pte_free_tlb(struct sim *s, struct sim_thread *t)
 	assert_false(tlb.cleared_p4ds);
 	assert_true(tlb.start == H);
 	assert_true(tlb.end == H + ps);
-	c->u[0] = tlb_get_unmap_shift(s, &tlb);
-	c->u[1] = tlb_get_unmap_size(s, &tlb);
+	c->u[0] = tlb_get_unmap_shift(&hw_of(s)->geom, &tlb);
+	c->u[1] = tlb_get_unmap_size(&hw_of(s)->geom, &tlb);
 
 	uint64_t vae = s->m.tlbi.vae1is, vale = s->m.tlbi.vale1is, asid = s->m.tlbi.aside1is;
 	uint64_t freed = s->m.tables_freed;
@@ -249,12 +249,12 @@ static void test_pte_free_tlb_arm64_4k(void **state)
 static void body_pte_free_x86(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	const struct pt_geom *g = &s->hw.geom;
-	uint32_t table = frame_alloc(s, FRAME_PGTABLE, g->levels - 1);
+	const struct pt_geom *g = &hw_of(s)->geom;
+	uint32_t table = frame_alloc(hw_of(s), FRAME_PGTABLE, g->levels - 1);
 	struct mmu_gather tlb;
-	tlb_gather_mmu(s, &tlb, t->mm, H, H + g->page_size);
+	tlb_gather_mmu(s, &tlb, task_of(t)->mm, H, H + g->page_size);
 	pte_free_tlb(s, &tlb, table, H);
-	c->u[0] = tlb_get_unmap_shift(s, &tlb);
+	c->u[0] = tlb_get_unmap_shift(&hw_of(s)->geom, &tlb);
 	uint64_t loc = s->m.flush_local_pages, full = s->m.flush_full, ipi = s->m.ipi_sent;
 	uint64_t freed = s->m.tables_freed;
 	tlb_finish_mmu(s, &tlb, H, H + g->page_size);
@@ -283,10 +283,10 @@ static void test_pte_free_tlb_x86(void **state)
 static void body_pmd_free_tlb(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	const struct pt_geom *g = &s->hw.geom;
-	uint32_t table = frame_alloc(s, FRAME_PGTABLE, g->depth_pmd);
+	const struct pt_geom *g = &hw_of(s)->geom;
+	uint32_t table = frame_alloc(hw_of(s), FRAME_PGTABLE, g->depth_pmd);
 	struct mmu_gather tlb;
-	tlb_gather_mmu(s, &tlb, t->mm, H, H + g->page_size);
+	tlb_gather_mmu(s, &tlb, task_of(t)->mm, H, H + g->page_size);
 	pmd_free_tlb(s, &tlb, table, H);
 	assert_true(tlb.freed_tables);
 	assert_true(tlb.cleared_puds);
@@ -294,7 +294,7 @@ static void body_pmd_free_tlb(struct sim *s, struct sim_thread *t)
 	assert_false(tlb.cleared_ptes);
 	assert_true(tlb.start == H);
 	assert_true(tlb.end == H + g->page_size);
-	c->u[0] = tlb_get_unmap_shift(s, &tlb);
+	c->u[0] = tlb_get_unmap_shift(&hw_of(s)->geom, &tlb);
 	uint64_t vae = s->m.tlbi.vae1is, vale = s->m.tlbi.vale1is;
 	tlb_finish_mmu(s, &tlb, H, H + g->page_size);
 	c->u[1] = s->m.tlbi.vae1is - vae;
@@ -321,26 +321,26 @@ static void test_unmap_shift_smallest_level(void **state)
 	struct sim *s = tsim_new("arm64-4k", 1, NESTED_PREFIX);
 	struct mmu_gather tlb;
 	memset(&tlb, 0, sizeof(tlb));
-	assert_int_equal(tlb_get_unmap_shift(s, &tlb), 12);
+	assert_int_equal(tlb_get_unmap_shift(&hw_of(s)->geom, &tlb), 12);
 	tlb.cleared_p4ds = 1;
-	assert_int_equal(tlb_get_unmap_shift(s, &tlb), s->hw.geom.p4d_shift);
+	assert_int_equal(tlb_get_unmap_shift(&hw_of(s)->geom, &tlb), hw_of(s)->geom.p4d_shift);
 	tlb.cleared_puds = 1;
-	assert_int_equal(tlb_get_unmap_shift(s, &tlb), 30);
+	assert_int_equal(tlb_get_unmap_shift(&hw_of(s)->geom, &tlb), 30);
 	tlb.cleared_pmds = 1;
-	assert_int_equal(tlb_get_unmap_shift(s, &tlb), 21);
+	assert_int_equal(tlb_get_unmap_shift(&hw_of(s)->geom, &tlb), 21);
 	tlb.cleared_ptes = 1;
-	assert_int_equal(tlb_get_unmap_shift(s, &tlb), 12);
+	assert_int_equal(tlb_get_unmap_shift(&hw_of(s)->geom, &tlb), 12);
 	tlb.freed_tables = 1;	/* freeing a table does not change the stride */
-	assert_int_equal(tlb_get_unmap_shift(s, &tlb), 12);
+	assert_int_equal(tlb_get_unmap_shift(&hw_of(s)->geom, &tlb), 12);
 	tsim_free(s);
 
 	s = tsim_new("falkor-46", 1, NESTED_PREFIX);
 	memset(&tlb, 0, sizeof(tlb));
 	tlb.cleared_pmds = 1;
-	assert_int_equal(tlb_get_unmap_shift(s, &tlb), 29);
-	assert_true(tlb_get_unmap_size(s, &tlb) == 512ull << 20);
+	assert_int_equal(tlb_get_unmap_shift(&hw_of(s)->geom, &tlb), 29);
+	assert_true(tlb_get_unmap_size(&hw_of(s)->geom, &tlb) == 512ull << 20);
 	tlb.cleared_ptes = 1;
-	assert_int_equal(tlb_get_unmap_shift(s, &tlb), 16);
+	assert_int_equal(tlb_get_unmap_shift(&hw_of(s)->geom, &tlb), 16);
 	tsim_free(s);
 }
 
@@ -391,16 +391,16 @@ static void test_reset_range(void **state)
 static void body_tlbonly(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	struct mm_struct *mm = t->mm;
-	uint64_t ps = s->hw.geom.page_size;
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	struct mmu_gather tlb;
 	tlb_gather_mmu(s, &tlb, mm, H, H + ps);
 	tlb.freed_tables = tlb.cleared_ptes = tlb.cleared_pmds = true;
-	uint64_t tlbi = tlbi_total(s), gen = mm->tlb_gen, loc = s->m.flush_local_pages;
+	uint64_t tlbi = tlbi_total(s), gen = mm->context.tlb_gen, loc = s->m.flush_local_pages;
 	uint64_t full = s->m.flush_full;
 	tlb_flush_mmu_tlbonly(s, &tlb);
 	assert_int_equal(tlbi_total(s), tlbi);
-	assert_true(mm->tlb_gen == gen);
+	assert_true(mm->context.tlb_gen == gen);
 	assert_int_equal(s->m.flush_local_pages, loc);
 	assert_int_equal(s->m.flush_full, full);
 	assert_true(tlb.freed_tables);
@@ -416,11 +416,11 @@ static void body_tlbonly(struct sim *s, struct sim_thread *t)
 	assert_false(tlb.cleared_ptes);
 	c->u[0] = s->m.tlbi.vale1is;
 	c->u[1] = tlbi_total(s) - tlbi;
-	c->u[2] = mm->tlb_gen - gen;
+	c->u[2] = mm->context.tlb_gen - gen;
 	c->u[3] = s->m.flush_local_pages - loc;
 	tlb_finish_mmu(s, &tlb, H, H + ps);	/* nothing left: no further flush */
 	c->u[4] = tlbi_total(s) - tlbi;
-	c->u[5] = mm->tlb_gen - gen;
+	c->u[5] = mm->context.tlb_gen - gen;
 	c->ran = 1;
 }
 
@@ -465,9 +465,9 @@ static void body_capacity(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
 	struct mmu_gather tlb;
-	tlb_gather_mmu(s, &tlb, t->mm, H, H + s->hw.geom.page_size);
+	tlb_gather_mmu(s, &tlb, task_of(t)->mm, H, H + hw_of(s)->geom.page_size);
 	c->u[0] = tlb.max_pages;
-	tlb_finish_mmu(s, &tlb, H, H + s->hw.geom.page_size);
+	tlb_finish_mmu(s, &tlb, H, H + hw_of(s)->geom.page_size);
 	c->ran = 1;
 }
 
@@ -490,8 +490,8 @@ static void test_gather_capacity(void **state)
 static void body_nesting(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	struct mm_struct *mm = t->mm;
-	uint64_t ps = s->hw.geom.page_size;
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	struct mmu_gather outer, inner;
 	tlb_gather_mmu(s, &outer, mm, H, H + ps);
 	tlb_gather_mmu(s, &inner, mm, H, H + 4 * ps);

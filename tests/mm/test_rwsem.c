@@ -66,7 +66,7 @@ static void actor_fn(struct sim *s, struct sim_thread *t)
 {
 	struct actor *a = t->arg;
 	struct rwlog *L = a->log;
-	struct rw_semaphore *sem = &t->mm->mmap_sem;
+	struct rw_semaphore *sem = &task_of(t)->mm->mmap_sem;
 
 	sim_step(s, YP_USER, a->delay);
 	a->t_req = s->now;

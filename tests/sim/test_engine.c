@@ -378,7 +378,7 @@ struct result {
 
 static void work_thread(struct sim *s, struct sim_thread *t)
 {
-	uint64_t ps = s->hw.geom.page_size;
+	uint64_t ps = hw_of(s)->geom.page_size;
 	for (int it = 0; it < 3; it++) {
 		uint64_t a = sys_mmap(s, 0, 8 * ps, TLBSIM_MAP_SHARED);
 		assert_true(a != TLBSIM_EINVAL_VA);

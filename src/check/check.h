@@ -1,15 +1,19 @@
 /*
- * checker.h - `tlbsim check`: explore interleavings of a workload, stop at the
+ * check.h - `tlbsim check`: explore interleavings of a workload, stop at the
  * first invariant violation, minimise the schedule, and report it with an
  * event trace and a replay token.
+ *
+ *   search.c  the search: explore (random / pct / dfs), replay, minimise
+ *   token.c   replay tokens
+ *   report.c  the human report and the JSON of a result
+ * The Chrome trace writer is in out/.
  */
-#ifndef TLBSIM_CHECKER_H
-#define TLBSIM_CHECKER_H
+#ifndef TLBSIM_CHECK_H
+#define TLBSIM_CHECK_H
 
 #include <stdio.h>
 
-#include "sim/explore.h"
-#include "sim/sim.h"
+#include "core/core.h"
 
 struct check_opts {
 	struct tlbsim_config cfg;
@@ -29,11 +33,10 @@ struct check_result {
 	uint64_t host_ns;
 	uint64_t minimise_runs;
 	bool exhausted;			/* dfs explored everything within the bound */
-	uint8_t *dec;			/* the (minimised) violating schedule */
+	uint32_t *dec;			/* the (minimised) violating schedule */
 	uint32_t ndec;
 	uint32_t preemptions;
-	struct trace_rec *tr;		/* its trace */
-	uint32_t ntr;
+	struct trace_buf trace;		/* its trace */
 	char token[4096];
 	struct tlbsim_resolved res;
 	struct tlbsim_config cfg;	/* resolved for check mode */
@@ -49,10 +52,9 @@ void check_result_free(struct check_result *r);
 void check_print_report(FILE *f, const struct check_result *r, const char *replay_cmd);
 void check_print_json(FILE *f, const struct check_result *r, const char *cmdline,
 		      const char *replay_cmd);
-/* Chrome trace-event JSON (ui.perfetto.dev). Written to path via a temporary
- * file and rename, so a failure never leaves a half-written file. */
-int check_write_chrome_trace(const struct check_result *r, const char *path, char *err,
-			     size_t errlen);
-const char *trace_kind_name(unsigned kind);
+
+/* schedule tokens: "t1.<config hash>.<decisions>" (token.c) */
+int token_encode(uint32_t cfg_hash, const uint32_t *dec, uint32_t n, char *out, size_t outlen);
+int token_decode(const char *tok, uint32_t *cfg_hash, uint32_t **dec, uint32_t *n);
 
 #endif

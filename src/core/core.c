@@ -1,12 +1,12 @@
 /*
- * run.c - tlbsim_resolve() and tlbsim_run(): validate a configuration, build a
- * struct sim, run the workload's main thread to completion, and report.
+ * core.c - tlbsim_resolve() and tlbsim_run(): validate a configuration, build
+ * a simulation, run the workload's main thread to completion, and report.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "workload/workload.h"
+#include "core/core.h"
 
 void tlbsim_config_init(struct tlbsim_config *cfg)
 {
@@ -158,66 +158,88 @@ static void finish_metrics(struct sim *s)
 	}
 }
 
-/*
- * Run one simulation of a resolved configuration. With ex != NULL the run is
- * one explored schedule (check mode). On success *m holds the metrics and
- * *v the first violation (kind -1 if none).
- */
-int tlbsim_run_one(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res,
-		   struct explore *ex, struct tlbsim_metrics *m, struct violation_rec *v,
-		   char *err, size_t errlen)
+int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
+	       const struct tlbsim_resolved *res, const struct core_opts *o, char *err,
+	       size_t errlen)
 {
-	const struct workload_ops *w = workload_find(res->workload->name);
 	int64_t p[P_COUNT];
 	tlbsim_params_for(res->profile, cfg, p);
-	int rc;
+	memset(ts, 0, sizeof(*ts));
+	int rc = kernel_init(&ts->k, res->profile, res->cpus, p, &cfg->policy, cfg->seed);
+	struct sim *s = core_sim(ts);
+	if (rc) {
+		snprintf(err, errlen, "out of memory initialising the simulator");
+		goto fail;
+	}
+	s->ex = o ? o->ex : NULL;
+	s->trace = o ? o->trace : NULL;
+	if (o) {
+		s->host_limit = o->host_limit;
+		s->deadline_host_ns = o->deadline_host_ns;
+		s->stop_flag = o->stop_flag;
+	}
+	rc = oracle_attach(&ts->oracle, &ts->k, o ? o->want_kind : -1);
+	if (rc) {
+		snprintf(err, errlen, "out of memory initialising the simulator");
+		goto fail;
+	}
+	if (o && o->no_workload)
+		return 0;
+	ts->w = workload_find(res->workload->name);
+	rc = ts->w->setup(s, res, &ts->wl, err, errlen);
+	if (rc)
+		goto fail;
+	rc = workload_start(s, ts->w, ts->wl);
+	if (rc) {
+		snprintf(err, errlen, "%s", s->errmsg);
+		goto fail;
+	}
+	return 0;
+fail:
+	core_destroy(ts);
+	return rc;
+}
 
-	struct sim *s = calloc(1, sizeof(*s));
-	if (!s) {
+void core_destroy(struct tlbsim_sim *ts)
+{
+	kernel_destroy(&ts->k);
+	oracle_free(&ts->oracle);
+	ts->w = NULL;
+	ts->wl = NULL;
+}
+
+int tlbsim_run_one(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res,
+		   const struct core_opts *o, struct run_outcome *out, char *err, size_t errlen)
+{
+	struct tlbsim_sim *ts = malloc(sizeof(*ts));
+	if (!ts) {
 		snprintf(err, errlen, "out of memory");
 		return TLBSIM_ENOMEM;
 	}
-	rc = sim_init(s, res->profile, res->cpus, p, &cfg->policy, cfg->seed);
+	int rc = core_build(ts, cfg, res, o, err, errlen);
 	if (rc) {
-		snprintf(err, errlen, "out of memory initialising the simulator");
-		goto out;
+		free(ts);
+		return rc;
 	}
-	s->ex = ex;
-	s->cfg = res;
-	s->nr_mms = 1;
-	s->mms = calloc(1, sizeof(*s->mms));
-	if (!s->mms || mm_init(s, &s->mms[0], 0)) {
-		rc = TLBSIM_ENOMEM;
-		snprintf(err, errlen, "out of memory initialising the simulator");
-		goto out;
-	}
-	rc = w->setup(s, res, err, errlen);
-	if (rc)
-		goto out;
-	if (!sim_thread_create(s, w->main, NULL, 0, &s->mms[0], 0, 0)) {
-		rc = s->error;
-		snprintf(err, errlen, "%s", s->errmsg);
-		goto out;
-	}
+	struct sim *s = core_sim(ts);
 	rc = sim_run(s);
 	if (rc) {
 		snprintf(err, errlen, "%s", s->errmsg);
 		goto out;
 	}
 	finish_metrics(s);
-	if (s->first_violation.kind >= 0)
-		snprintf(s->m.first_violation, sizeof(s->m.first_violation), "%s",
-			 s->first_violation.text);
-	if (m)
-		*m = s->m;
-	if (v)
-		*v = s->first_violation;
+	const struct violation_rec *v = &ts->oracle.first;
+	if (v->kind >= 0)
+		snprintf(s->m.first_violation, sizeof(s->m.first_violation), "%s", v->text);
+	if (out) {
+		out->m = s->m;
+		out->v = *v;
+		out->stopped = s->stopped;
+		out->steps = s->steps;
+	}
 out:
-	if (w->teardown)
-		w->teardown(s);
-	glibc_stack_cache_free(s);
-	sim_destroy(s);
-	free(s);
+	core_destroy(ts);
+	free(ts);
 	return rc;
 }
 
@@ -227,5 +249,9 @@ int tlbsim_run(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 	int rc = tlbsim_resolve(cfg, res, err, errlen);
 	if (rc)
 		return rc;
-	return tlbsim_run_one(cfg, res, NULL, m, NULL, err, errlen);
+	struct run_outcome out;
+	rc = tlbsim_run_one(cfg, res, NULL, &out, err, errlen);
+	if (!rc && m)
+		*m = out.m;
+	return rc;
 }

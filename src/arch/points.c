@@ -1,0 +1,50 @@
+/* points.c - text of the arch back ends' points (see points.h). */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "arch/arch.h"
+#include "arch/points.h"
+
+static const char *const tlbi_names[TLBI_KIND_COUNT] = {
+	[TLBI_VALE1IS] = "VALE1IS", [TLBI_VAE1IS] = "VAE1IS", [TLBI_ASIDE1IS] = "ASIDE1IS",
+	[TLBI_VAALE1IS] = "VAALE1IS", [TLBI_VMALLE1IS] = "VMALLE1IS", [TLBI_LOCAL] = "local VALE1",
+};
+
+const char *tlbi_name(enum tlbi_kind k)
+{
+	return (unsigned)k < TLBI_KIND_COUNT ? tlbi_names[k] : "?";
+}
+
+static void fmt_tlbi(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_tlbi: %" PRIu64 " x TLBI %s (broadcast)", b,
+		 a < TLBI_KIND_COUNT ? tlbi_names[a] : "?");
+}
+
+static void fmt_dsb(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)a;
+	(void)b;
+	snprintf(buf, len, "tlbsim_dsb_ish: TLBIs complete");
+}
+
+static void fmt_arch_flush(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	if (b == TLB_FLUSH_ALL)
+		snprintf(buf, len, "tlb_flush: flush_tlb_mm_range(TLB_FLUSH_ALL)");
+	else
+		snprintf(buf, len, "tlb_flush: flush_tlb_mm_range(0x%" PRIx64 ", 0x%" PRIx64 ")", a,
+			 b);
+}
+
+static void fmt_ipi(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "ipi_send_cpumask: %" PRIu64 " CPUs (flush_tlb_func%s)", a,
+		 b ? ", lazy CPUs included" : ", lazy CPUs skipped");
+}
+
+const struct sim_point tp_tlbi_issue = {"tlbi_issue", fmt_tlbi, SP_FLOW_TLBI};
+const struct sim_point tp_dsb_ish = {"dsb_ish", fmt_dsb, 0};
+const struct sim_point tp_arch_flush = {"arch_flush", fmt_arch_flush, 0};
+const struct sim_point tp_ipi_round = {"ipi_round", NULL, 0};
+const struct sim_point tp_ipi_send_cpumask = {"ipi_send_cpumask", fmt_ipi, SP_FLOW_IPI};

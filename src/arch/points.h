@@ -1,0 +1,24 @@
+/*
+ * points.h - the arch back ends' scheduler-visible points and trace events
+ * (sim/trace.h). Payloads:
+ *   tlbi_issue   a = enum tlbi_kind, b = TLBIs in the batch
+ *   dsb_ish      -
+ *   arch_flush   a = start, b = end (TLB_FLUSH_ALL: full flush)
+ *   ipi_round    -
+ *   ipi_send_cpumask (event) a = targets, b = freed_tables
+ */
+#ifndef TLBSIM_ARCH_POINTS_H
+#define TLBSIM_ARCH_POINTS_H
+
+#include "sim/trace.h"
+
+extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_round,
+	tp_ipi_send_cpumask;
+
+#define YP_TLBI_ISSUE (&tp_tlbi_issue)
+#define YP_DSB (&tp_dsb_ish)
+#define YP_ARCH_FLUSH (&tp_arch_flush)
+#define YP_IPI (&tp_ipi_round)
+#define TR_IPI (&tp_ipi_send_cpumask)
+
+#endif

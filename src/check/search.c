@@ -1,0 +1,378 @@
+/*
+ * search.c - the `tlbsim check` search (see check.h).
+ *
+ * Every schedule is a fresh struct sim running the same mm code as `run`,
+ * with the exploration strategy choosing at each yield point. The first
+ * violation stops the search; its decision list is then minimised (each
+ * preemption is replaced by "continue the current thread" while the same
+ * invariant still fires) and replayed once more with tracing on.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check/check.h"
+#include "sim/grow.h"
+
+static uint64_t host_ns(void)
+{
+	return sim_host_ns();
+}
+
+void check_config_defaults(struct tlbsim_config *cfg, bool cpus_given, bool iters_given)
+{
+	const struct tlbsim_workload_desc *d = tlbsim_workload_find(cfg->workload);
+	if (!d)
+		return;
+	if (!iters_given && d->check_iters)
+		cfg->iters = d->check_iters;
+	if (!cpus_given && d->check_cpus)
+		cfg->cpus = d->check_cpus;
+	/* check-mode wparams go first; the user's -w come after and win */
+	if (d->check_wparams && *d->check_wparams) {
+		struct tlbsim_kv extra[TLBSIM_MAX_WPARAMS];
+		memset(extra, 0, sizeof(extra));
+		int n = 0;
+		char buf[256];
+		snprintf(buf, sizeof(buf), "%s", d->check_wparams);
+		char *save = NULL;
+		for (char *tok = strtok_r(buf, ",", &save); tok && n < TLBSIM_MAX_WPARAMS;
+		     tok = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(tok, '=');
+			if (!eq)
+				continue;
+			*eq = 0;
+			snprintf(extra[n].name, sizeof(extra[n].name), "%s", tok);
+			snprintf(extra[n].value, sizeof(extra[n].value), "%s", eq + 1);
+			n++;
+		}
+		int keep = cfg->nwparams;
+		if (keep + n > TLBSIM_MAX_WPARAMS)
+			keep = TLBSIM_MAX_WPARAMS - n;
+		memmove(&cfg->wparams[n], &cfg->wparams[0], (size_t)keep * sizeof(cfg->wparams[0]));
+		memcpy(&cfg->wparams[0], extra, (size_t)n * sizeof(extra[0]));
+		cfg->nwparams = keep + n;
+	}
+	/* livelocks are detected sooner in check mode unless -D says otherwise */
+	bool have = false;
+	for (int i = 0; i < cfg->noverrides; i++)
+		if (cfg->overrides[i].param == P_livelock_faults)
+			have = true;
+	if (!have && cfg->noverrides < TLBSIM_MAX_OVERRIDES) {
+		cfg->overrides[cfg->noverrides].param = P_livelock_faults;
+		cfg->overrides[cfg->noverrides].value = 64;
+		cfg->noverrides++;
+	}
+}
+
+/* FNV-1a over everything that determines a schedule's behaviour. */
+uint32_t config_hash(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res)
+{
+	char buf[4096];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "%s|%s|%d|%d|%" PRId64 "|%" PRIu64,
+				    res->workload->name, res->profile->name, res->cpus, res->threads,
+				    res->iters, cfg->seed);
+	for (int i = 0; i < res->nwparams && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|%s=%s", res->wparams[i].name,
+				      res->wparams[i].value);
+	for (int k = 0; k < tlbsim_knob_count() && n < sizeof(buf); k++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|%s",
+				      tlbsim_policy_value_name(&cfg->policy, k));
+	int64_t p[P_COUNT];
+	tlbsim_params_for(res->profile, cfg, p);
+	for (int i = 0; i < P_COUNT && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|%" PRId64, p[i]);
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n && i < sizeof(buf); i++) {
+		h ^= (uint8_t)buf[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+struct one_run {
+	bool violated;
+	bool cut;			/* stopped at the step cap */
+	struct violation_rec v;
+	uint64_t steps;
+	uint32_t *dec;
+	uint32_t *nopt;
+	uint32_t ndec;
+	struct trace_buf trace;
+};
+
+static void one_run_free(struct one_run *o)
+{
+	free(o->dec);
+	free(o->nopt);
+	trace_buf_free(&o->trace);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Run one schedule; takes ownership of the explore buffers into *o. */
+static int run_schedule(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res,
+			int want_kind, enum explore_strategy st, uint64_t seed, int depth,
+			uint64_t pct_k, const uint32_t *prefix, uint32_t nprefix, bool record,
+			struct one_run *o, char *err, size_t errlen)
+{
+	struct explore ex;
+	explore_init(&ex, st, seed, depth, pct_k, prefix, nprefix);
+	memset(o, 0, sizeof(*o));
+	struct core_opts co = {.ex = &ex, .want_kind = want_kind,
+			       .trace = record ? &o->trace : NULL};
+	struct run_outcome out;
+	int rc = tlbsim_run_one(cfg, res, &co, &out, err, errlen);
+	if (rc) {
+		explore_free(&ex);
+		trace_buf_free(&o->trace);
+		return rc;
+	}
+	o->violated = out.v.kind >= 0;
+	o->cut = ex.cut;
+	o->v = out.v;
+	o->steps = out.steps;
+	o->dec = ex.dec;
+	o->nopt = ex.nopt;
+	o->ndec = ex.ndec;
+	ex.dec = NULL;
+	ex.nopt = NULL;
+	explore_free(&ex);
+	return 0;
+}
+
+static uint32_t count_preemptions(const uint32_t *d, uint32_t n)
+{
+	uint32_t c = 0;
+	for (uint32_t i = 0; i < n; i++)
+		c += d[i] != 0;
+	return c;
+}
+
+/* Strip trailing zero decisions (replay continues with 0s anyway). */
+static uint32_t trim(const uint32_t *d, uint32_t n)
+{
+	while (n > 0 && d[n - 1] == 0)
+		n--;
+	return n;
+}
+
+/* DFS: the next prefix after a run with decisions d/nopt, within a
+ * preemption bound; returns false when the tree is exhausted. */
+static bool dfs_next(uint32_t *prefix, uint32_t *nprefix, const uint32_t *d,
+		     const uint32_t *nopt, uint32_t n, int bound)
+{
+	for (uint32_t i = n; i-- > 0;) {
+		if (d[i] + 1 >= nopt[i])
+			continue;
+		uint32_t pre = count_preemptions(d, i) + 1;
+		if (pre > (uint32_t)bound)
+			continue;
+		if (i)
+			memcpy(prefix, d, (size_t)i * sizeof(*d));
+		prefix[i] = d[i] + 1;
+		*nprefix = i + 1;
+		return true;
+	}
+	return false;
+}
+
+/* Replace preemptions by "continue" one at a time while the same invariant
+ * still fires; d/n is updated in place (n only shrinks). */
+static int minimise_schedule(const struct check_opts *o, struct check_result *r, int kind,
+			     uint32_t *d, uint32_t *n, char *err, size_t errlen)
+{
+	bool changed = true;
+	while (changed && r->minimise_runs < 3000) {
+		changed = false;
+		for (uint32_t i = 0; i < *n && r->minimise_runs < 3000; i++) {
+			if (d[i] == 0)
+				continue;
+			uint32_t save = d[i];
+			d[i] = 0;
+			struct one_run t;
+			int rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, d, *n,
+					      false, &t, err, errlen);
+			r->minimise_runs++;
+			if (rc)
+				return rc;
+			uint32_t tn = trim(t.dec, t.ndec);
+			if (t.violated && t.v.kind == kind && tn <= *n) {
+				if (tn)
+					memcpy(d, t.dec, (size_t)tn * sizeof(*d));
+				*n = tn;
+				changed = true;
+			} else {
+				d[i] = save;
+			}
+			one_run_free(&t);
+		}
+	}
+	return 0;
+}
+
+int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	r->cfg = o->cfg;
+	int rc = tlbsim_resolve(&r->cfg, &r->res, err, errlen);
+	if (rc)
+		return rc;
+	uint32_t h = config_hash(&r->cfg, &r->res);
+	uint64_t t0 = host_ns();
+	struct one_run run;
+	memset(&run, 0, sizeof(run));
+
+	if (o->replay) {
+		uint32_t th, n;
+		uint32_t *d;
+		if (token_decode(o->replay, &th, &d, &n)) {
+			snprintf(err, errlen, "--replay %s: not a valid replay token", o->replay);
+			return TLBSIM_EINVAL;
+		}
+		if (th != h) {
+			free(d);
+			snprintf(err, errlen, "--replay: the token was made for a different "
+				 "configuration (workload, profile, policy, -w, -D, --cpus, --iters or "
+				 "--seed differ)");
+			return TLBSIM_EINVAL;
+		}
+		rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, d, n, true, &run, err,
+				  errlen);
+		free(d);
+		if (rc)
+			return rc;
+		r->schedules = 1;
+		r->steps = run.steps;
+	} else {
+		uint32_t *prefix = NULL;
+		size_t cap_prefix = 0;
+		uint32_t nprefix = 0;
+		uint64_t pct_k = 0;
+		for (uint64_t i = 0; i < o->runs; i++) {
+			if (i > 0 && (host_ns() - t0) / 1000000u >= o->time_limit_ms)
+				break;
+			one_run_free(&run);
+			rc = run_schedule(&r->cfg, &r->res, o->want_kind, o->strategy, o->cfg.seed * 1000003u + i,
+					  o->depth, pct_k, prefix, nprefix, false, &run, err, errlen);
+			if (rc) {
+				free(prefix);
+				return rc;
+			}
+			r->schedules++;
+			r->steps += run.steps;
+			if (run.steps > pct_k)
+				pct_k = run.steps;
+			if (run.violated)
+				break;
+			if (o->strategy == EX_DFS) {
+				if (GROW(&prefix, &cap_prefix, 0, (size_t)run.ndec + 1, 64)) {
+					free(prefix);
+					one_run_free(&run);
+					return TLBSIM_ENOMEM;
+				}
+				if (!dfs_next(prefix, &nprefix, run.dec, run.nopt, run.ndec, o->depth)) {
+					r->exhausted = true;
+					break;
+				}
+			}
+		}
+		free(prefix);
+	}
+	r->host_ns = host_ns() - t0;
+	if (!run.violated) {
+		one_run_free(&run);
+		return 0;
+	}
+
+	/* minimise: drop preemptions while the same invariant still fires */
+	int kind = run.v.kind;
+	uint32_t *best = malloc(((size_t)run.ndec + 1) * sizeof(*best));
+	if (!best) {
+		one_run_free(&run);
+		return TLBSIM_ENOMEM;
+	}
+	if (run.ndec)
+		memcpy(best, run.dec, (size_t)run.ndec * sizeof(*best));
+	uint32_t nbest = trim(best, run.ndec);
+	if (o->minimise && !o->replay) {
+		rc = minimise_schedule(o, r, kind, best, &nbest, err, errlen);
+		/* a short PCT search for the same invariant often finds a schedule
+		 * with fewer preemptions than a random one minimises to */
+		uint64_t k = run.steps;
+		for (int d = 1; d <= 3 && !rc && count_preemptions(best, nbest) > 1; d++) {
+			for (uint64_t i = 0; i < 300; i++) {
+				struct one_run t;
+				rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_PCT,
+						  o->cfg.seed * 7919u + (uint64_t)d * 100000u + i, d, k,
+						  NULL, 0, false, &t, err, errlen);
+				r->minimise_runs++;
+				if (rc)
+					break;
+				if (!t.violated || t.v.kind != kind) {
+					one_run_free(&t);
+					continue;
+				}
+				uint32_t nc = trim(t.dec, t.ndec);
+				rc = minimise_schedule(o, r, kind, t.dec, &nc, err, errlen);
+				uint32_t pc = count_preemptions(t.dec, nc);
+				uint32_t pb = count_preemptions(best, nbest);
+				if (!rc && (pc < pb || (pc == pb && nc < nbest))) {
+					/* nc <= t.ndec; best holds at least nbest + 1 */
+					uint32_t *nb = malloc(((size_t)nc + 1) * sizeof(*nb));
+					if (nb) {
+						if (nc)
+							memcpy(nb, t.dec, (size_t)nc * sizeof(*nb));
+						free(best);
+						best = nb;
+						nbest = nc;
+					}
+				}
+				one_run_free(&t);
+				break;
+			}
+		}
+		if (rc) {
+			free(best);
+			one_run_free(&run);
+			return rc;
+		}
+	}
+	/* final replay with the trace recorded */
+	one_run_free(&run);
+	rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, best, nbest, true,
+			  &run, err, errlen);
+	if (rc) {
+		free(best);
+		return rc;
+	}
+	if (!run.violated) {
+		free(best);
+		one_run_free(&run);
+		snprintf(err, errlen, "internal: the minimised schedule did not replay its violation");
+		return TLBSIM_EINTERNAL;
+	}
+	r->found = true;
+	r->v = run.v;
+	r->dec = best;
+	r->ndec = nbest;
+	r->preemptions = count_preemptions(best, nbest);
+	r->trace = run.trace;
+	memset(&run.trace, 0, sizeof(run.trace));
+	one_run_free(&run);
+	if (token_encode(h, best, nbest, r->token, sizeof(r->token))) {
+		snprintf(err, errlen, "internal: schedule too long for a replay token");
+		return TLBSIM_EINTERNAL;
+	}
+	return 0;
+}
+
+void check_result_free(struct check_result *r)
+{
+	free(r->dec);
+	trace_buf_free(&r->trace);
+	r->dec = NULL;
+}

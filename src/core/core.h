@@ -1,0 +1,69 @@
+/*
+ * core.h - building and running one simulation from a configuration.
+ *
+ * This is the one constructor: the CLI, the checker, the benchmarks and the
+ * tests all build a simulation through it. A struct tlbsim_sim is the kernel
+ * (which embeds the machine, which embeds the engine), the invariant oracle
+ * subscribed to it, and the workload's state.
+ */
+#ifndef TLBSIM_CORE_H
+#define TLBSIM_CORE_H
+
+#include "oracle/oracle.h"
+#include "sim/explore.h"
+#include "workload/workload.h"
+
+struct tlbsim_sim {
+	struct kernel k;		/* first member: &ts->k.mach.sim is the engine */
+	struct oracle oracle;
+	const struct workload_ops *w;	/* NULL: no workload (tests) */
+	void *wl;			/* the workload's state */
+};
+
+static inline struct sim *core_sim(struct tlbsim_sim *ts)
+{
+	return &ts->k.mach.sim;
+}
+static inline struct tlbsim_sim *core_of(struct sim *s)
+{
+	return container_of(kernel_of(s), struct tlbsim_sim, k);
+}
+
+/* Default parameters of a profile with cfg's -D overrides applied. */
+void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_config *cfg,
+		       int64_t *p);
+
+/* How to build: everything beyond the configuration. */
+struct core_opts {
+	struct explore *ex;		/* check mode: the exploration strategy */
+	int want_kind;			/* oracle: stop only at this invariant (-1: any) */
+	struct trace_buf *trace;	/* record the event trace into this */
+	bool no_workload;		/* build the machine and kernel only (tests) */
+	uint64_t host_limit;		/* host memory budget in bytes (0: none) */
+	uint64_t deadline_host_ns;	/* sim_host_ns() at which to stop (0: none) */
+	const volatile sig_atomic_t *stop_flag;
+};
+
+/* Build a simulation of cfg (resolved as res). 0, or an enum tlbsim_err with
+ * err filled; on failure *ts is already destroyed. */
+int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
+	       const struct tlbsim_resolved *res, const struct core_opts *o, char *err,
+	       size_t errlen);
+void core_destroy(struct tlbsim_sim *ts);
+
+/* Outcome of one run. */
+struct run_outcome {
+	struct tlbsim_metrics m;
+	struct violation_rec v;		/* kind -1: none */
+	enum sim_stop stopped;		/* the run ended early (partial) */
+	uint64_t steps;
+};
+
+/*
+ * Build, run to completion (or until stopped) and tear down one simulation.
+ * 0 with *out filled, or an enum tlbsim_err with err filled.
+ */
+int tlbsim_run_one(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res,
+		   const struct core_opts *o, struct run_outcome *out, char *err, size_t errlen);
+
+#endif

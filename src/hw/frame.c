@@ -1,0 +1,148 @@
+/*
+ * frame.c - physical frames and page-table buffers; hw_init/hw_destroy.
+ * See hw.h for the invariants.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/hw.h"
+#include "sim/grow.h"
+
+int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
+	    const struct pt_format *fmt, const struct hw_cache_geom *cg,
+	    struct tlbsim_metrics *m)
+{
+	memset(hw, 0, sizeof(*hw));
+	hw->sim = sim;
+	hw->fmt = fmt;
+	hw->m = m;
+	pt_geom_init(&hw->geom, page_shift, fmt->task_size);
+	hw->free_head = NO_FRAME;
+	hw->nr_cpus = nr_cpus;
+	hw->cpu = calloc((size_t)nr_cpus, sizeof(*hw->cpu));
+	if (!hw->cpu)
+		return TLBSIM_ENOMEM;
+	for (int i = 0; i < nr_cpus; i++) {
+		if (tcache_init(&hw->cpu[i].tlb, cg->tlb_sets, cg->tlb_ways) ||
+		    tcache_init(&hw->cpu[i].wc, cg->wc_sets, cg->wc_ways))
+			return TLBSIM_ENOMEM;
+	}
+	return 0;
+}
+
+void hw_destroy(struct hw *hw)
+{
+	for (uint32_t f = 0; f < hw->nframes; f++)
+		free(frame_of(hw, f)->table);
+	for (size_t c = 0; c < hw->nchunks; c++)
+		free(hw->chunks[c]);
+	free(hw->chunks);
+	while (hw->table_pool) {
+		pte_t *t = hw->table_pool;
+		hw->table_pool = (pte_t *)(uintptr_t)t[0];
+		free(t);
+	}
+	if (hw->cpu)
+		for (int i = 0; i < hw->nr_cpus; i++) {
+			tcache_destroy(&hw->cpu[i].tlb);
+			tcache_destroy(&hw->cpu[i].wc);
+		}
+	free(hw->cpu);
+	memset(hw, 0, sizeof(*hw));
+}
+
+static size_t table_buf_bytes(const struct hw *hw)
+{
+	/* descriptors, then the occupancy bitmap (table_used_map) */
+	return (hw->geom.ptrs_per_pte + hw->geom.ptrs_per_pte / 64) * sizeof(pte_t);
+}
+
+static pte_t *table_buf_get(struct hw *hw)
+{
+	pte_t *t = hw->table_pool;
+	if (t) {
+		hw->table_pool = (pte_t *)(uintptr_t)t[0];
+		t[0] = 0;
+		return t;
+	}
+	size_t bytes = table_buf_bytes(hw);
+	if (sim_host_charge(hw->sim, bytes))
+		return NULL;
+	t = calloc(1, bytes);
+	if (!t)
+		sim_host_release(hw->sim, bytes);
+	return t;
+}
+
+static void table_buf_put(struct hw *hw, pte_t *t)
+{
+	/* Tables are empty when freed (free_pgd_range frees only empty ones). */
+	t[0] = (pte_t)(uintptr_t)hw->table_pool;
+	hw->table_pool = t;
+}
+
+uint32_t frame_alloc(struct hw *hw, enum frame_state st, int depth)
+{
+	uint32_t f = hw->free_head;
+	pte_t *table = NULL;
+	if (st == FRAME_PGTABLE && !(table = table_buf_get(hw)))
+		return NO_FRAME;
+	if (f != NO_FRAME) {
+		hw->free_head = frame_of(hw, f)->next_free;
+	} else {
+		if (hw->nframes == NO_FRAME)
+			goto fail;
+		if ((hw->nframes & (FRAME_CHUNK - 1)) == 0) {
+			/* a new chunk; the chunk table may move, the chunks never do */
+			size_t bytes = FRAME_CHUNK * sizeof(struct frame);
+			if (sim_host_charge(hw->sim, bytes))
+				goto fail;
+			struct frame *c = calloc(FRAME_CHUNK, sizeof(*c));
+			if (!c || GROW(&hw->chunks, &hw->cap_chunks, hw->nchunks, hw->nchunks + 1, 16)) {
+				free(c);
+				sim_host_release(hw->sim, bytes);
+				goto fail;
+			}
+			hw->chunks[hw->nchunks++] = c;
+		}
+		f = hw->nframes++;
+	}
+	struct frame *fr = frame_of(hw, f);
+	SIM_BUG_ON(hw->sim, fr->state != FRAME_FREE);
+	fr->state = (uint8_t)st;
+	fr->depth = (uint8_t)depth;
+	fr->gen++;
+	fr->refcount = 1;
+	fr->nr_used = 0;
+	fr->watch = 0;
+	fr->next_free = NO_FRAME;
+	fr->table = table;
+	hw->frames_in_use++;
+	return f;
+fail:
+	if (table)
+		table_buf_put(hw, table);
+	return NO_FRAME;
+}
+
+void frame_free(struct hw *hw, uint32_t f)
+{
+	struct frame *fr = frame_of(hw, f);
+	SIM_BUG_ON(hw->sim, fr->state == FRAME_FREE);
+	if (hw->hooks && hw->hooks->frame_free)
+		hw->hooks->frame_free(hw->hooks_ctx, f);
+	if (fr->state == FRAME_PGTABLE) {
+		SIM_BUG_ON(hw->sim, fr->nr_used != 0);
+		table_buf_put(hw, fr->table);
+		fr->table = NULL;
+		hw->m->tables_freed++;
+	} else {
+		hw->m->pages_freed++;
+	}
+	fr->state = FRAME_FREE;
+	fr->gen++;
+	fr->refcount = 0;
+	fr->next_free = hw->free_head;
+	hw->free_head = f;
+	hw->frames_in_use--;
+}

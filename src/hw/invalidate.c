@@ -1,0 +1,152 @@
+/*
+ * invalidate.c - applying an invalidation (struct inv_op) to one CPU's caches.
+ *
+ * A range op is a start, end and stride: exactly the addresses the kernel's
+ * TLBI / INVLPG loop would issue. Cost is O(min(entries cached, ops)): either
+ * the op addresses are looked up in their sets, or the dense list of cached
+ * entries is scanned with an exact "does some op address fall in this entry's
+ * span" test.
+ */
+#include "hw/hw.h"
+
+
+/* Does some op address start + k*stride (< end) fall in [lo, lo+size)? */
+static bool op_hits(const struct inv_op *op, uint64_t lo, uint64_t size)
+{
+	if (op->start >= op->end || lo >= op->end || lo + size <= op->start)
+		return false;	/* disjoint: the common case, no division */
+	unsigned __int128 a;
+	if (lo <= op->start) {
+		a = op->start;
+	} else {
+		uint64_t k = (lo - op->start + op->stride - 1) / op->stride;
+		a = (unsigned __int128)op->start + (unsigned __int128)k * op->stride;
+	}
+	return a < (unsigned __int128)lo + size && a < op->end;
+}
+
+static bool leaf_matches(const struct hw *hw, const struct inv_op *op, const struct tc_entry *e)
+{
+	const struct pt_geom *g = &hw->geom;
+	switch (op->kind) {
+	case INV_VA_LEAF:
+	case INV_VA_ALL:
+		if (e->tag != op->tag)
+			return false;
+		break;
+	case INV_X86_INVLPG:
+		if (e->tag != op->tag && e->tag != TC_TAG_GLOBAL)
+			return false;
+		break;
+	case INV_VA_LEAF_ANYTAG:
+	case INV_VA_ALL_ANYTAG:
+		break;
+	case INV_TAG:
+	case INV_TAG_NONGLOBAL:
+		return e->tag == op->tag;
+	case INV_ALL:
+		return true;
+	}
+	return op_hits(op, e->key << g->page_shift, g->page_size);
+}
+
+static bool walk_matches(const struct hw *hw, const struct inv_op *op, const struct tc_entry *e)
+{
+	const struct pt_geom *g = &hw->geom;
+	switch (op->kind) {
+	case INV_VA_LEAF:
+	case INV_VA_LEAF_ANYTAG:
+		return false;
+	case INV_VA_ALL:
+		if (e->tag != op->tag)
+			return false;
+		break;
+	case INV_VA_ALL_ANYTAG:
+		break;
+	case INV_X86_INVLPG:
+		/* Intel SDM 3A 4.10.4.1: INVLPG drops all paging-structure-cache
+		 * entries of the current PCID, whatever the address. */
+		return e->tag == op->tag && op->start < op->end;
+	case INV_TAG:
+	case INV_TAG_NONGLOBAL:
+		return e->tag == op->tag;
+	case INV_ALL:
+		return true;
+	}
+	int sh = g->shift[e->depth];
+	return op_hits(op, e->key << sh, 1ull << sh);
+}
+
+static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op *op, bool leaf)
+{
+	uint32_t removed = 0;
+	for (uint32_t i = tc->ndense; i-- > 0;) {
+		struct tc_entry *e = &tc->e[tc->dense[i]];
+		if (leaf ? leaf_matches(hw, op, e) : walk_matches(hw, op, e)) {
+			tc_remove(hw, tc, e);
+			removed++;
+		}
+	}
+	return removed;
+}
+
+/* Per-address form: look only in the sets the op addresses map to. */
+static uint32_t inv_by_address(struct hw *hw, struct tcache *tc, const struct inv_op *op,
+			       bool leaf)
+{
+	const struct pt_geom *g = &hw->geom;
+	uint32_t removed = 0;
+	for (unsigned __int128 a = op->start; a < op->end; a += op->stride) {
+		int d0 = leaf ? g->levels - 1 : 0;
+		int d1 = leaf ? g->levels - 1 : g->levels - 2;
+		for (int d = d0; d <= d1; d++) {
+			uint64_t key = (uint64_t)a >> g->shift[d];
+			struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, d) * tc->ways];
+			for (uint32_t w = 0; w < tc->ways; w++) {
+				struct tc_entry *e = &set[w];
+				if (!e->valid || e->key != key || e->depth != d)
+					continue;
+				if (leaf ? leaf_matches(hw, op, e) : walk_matches(hw, op, e)) {
+					tc_remove(hw, tc, e);
+					removed++;
+				}
+			}
+		}
+	}
+	return removed;
+}
+
+static bool op_is_by_address(enum inv_kind k)
+{
+	return k == INV_VA_LEAF || k == INV_VA_ALL || k == INV_VA_LEAF_ANYTAG ||
+	       k == INV_VA_ALL_ANYTAG || k == INV_X86_INVLPG;
+}
+
+uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op)
+{
+	struct hw_cpu *hc = &hw->cpu[cpu];
+	uint32_t removed = 0;
+	uint64_t nops = 0;
+	if (op_is_by_address(op->kind)) {
+		if (op->start >= op->end)
+			return 0;
+		nops = (op->end - op->start - 1) / op->stride + 1;
+	}
+	/* leaf TLB */
+	if (hc->tlb.ndense) {
+		if (op_is_by_address(op->kind) && nops < hc->tlb.ndense)
+			removed += inv_by_address(hw, &hc->tlb, op, true);
+		else
+			removed += inv_dense(hw, &hc->tlb, op, true);
+	}
+	/* walk cache */
+	if (hc->wc.ndense && op->kind != INV_VA_LEAF && op->kind != INV_VA_LEAF_ANYTAG) {
+		uint32_t levels = (uint32_t)hw->geom.levels;
+		if (op->kind != INV_X86_INVLPG && op_is_by_address(op->kind) &&
+		    nops * (levels - 1) < hc->wc.ndense)
+			removed += inv_by_address(hw, &hc->wc, op, false);
+		else
+			removed += inv_dense(hw, &hc->wc, op, false);
+	}
+	return removed;
+}

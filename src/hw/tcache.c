@@ -1,0 +1,98 @@
+/*
+ * tcache.c - the translation caches: per-CPU leaf TLB and walk cache, both
+ * set-associative with deterministic LRU (a per-cache stamp counter, lowest
+ * way on ties), plus a dense list of valid entries for whole-cache scans.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/hw.h"
+
+int tcache_init(struct tcache *tc, uint32_t sets, uint32_t ways)
+{
+	memset(tc, 0, sizeof(*tc));
+	if (sets == 0 || (sets & (sets - 1)) || ways == 0 || ways > 64)
+		return -1;
+	tc->sets = sets;
+	tc->ways = ways;
+	tc->e = calloc((size_t)sets * ways, sizeof(*tc->e));
+	tc->dense = calloc((size_t)sets * ways, sizeof(*tc->dense));
+	return tc->e && tc->dense ? 0 : -1;
+}
+
+void tcache_destroy(struct tcache *tc)
+{
+	free(tc->e);
+	free(tc->dense);
+	memset(tc, 0, sizeof(*tc));
+}
+
+
+struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int depth, uint32_t tag)
+{
+	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
+	for (uint32_t w = 0; w < tc->ways; w++) {
+		struct tc_entry *e = &set[w];
+		if (e->valid && e->key == key && e->depth == depth &&
+		    (e->tag == tag || e->tag == TC_TAG_GLOBAL)) {
+			e->stamp = ++tc->clock;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e)
+{
+	SIM_BUG_ON(hw->sim, !e->valid);
+	frame_of(hw, e->frame)->tlb_refs--;
+	e->valid = 0;
+	uint32_t i = e->dense;
+	uint32_t last = tc->dense[--tc->ndense];
+	tc->dense[i] = last;
+	tc->e[last].dense = i;
+}
+
+void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
+	     uint32_t frame, uint8_t perm)
+{
+	uint32_t base = tc_set(tc, key, depth) * tc->ways;
+	struct tc_entry *set = &tc->e[base];
+	struct tc_entry *victim = NULL;
+	for (uint32_t w = 0; w < tc->ways; w++) {
+		struct tc_entry *e = &set[w];
+		if (e->valid && e->key == key && e->depth == depth && e->tag == tag) {
+			victim = e;
+			break;
+		}
+	}
+	if (victim) {
+		tc_remove(hw, tc, victim);
+	} else {
+		for (uint32_t w = 0; w < tc->ways; w++)
+			if (!set[w].valid) {
+				victim = &set[w];
+				break;
+			}
+		if (!victim) {
+			victim = &set[0];
+			for (uint32_t w = 1; w < tc->ways; w++)
+				if (set[w].stamp < victim->stamp)
+					victim = &set[w];
+			tc_remove(hw, tc, victim);
+		}
+	}
+	struct tc_entry *e = victim;
+	e->key = key;
+	e->depth = (uint8_t)depth;
+	e->tag = tag;
+	e->frame = frame;
+	e->gen = frame_of(hw, frame)->gen;
+	e->perm = perm;
+	e->valid = 1;
+	e->stamp = ++tc->clock;
+	e->dense = tc->ndense;
+	tc->dense[tc->ndense++] = (uint32_t)(e - tc->e);
+	frame_of(hw, frame)->tlb_refs++;
+}
+

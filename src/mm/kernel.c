@@ -1,0 +1,130 @@
+/*
+ * kernel.c - the simulated kernel on its machine: construction and teardown,
+ * tasks, the lifetime of mm_structs, kernel-object ownership, and what a
+ * context switch does (the scheduler's switch_mm / enter_lazy_tlb calls).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm/mm.h"
+#include "sim/grow.h"
+
+/* context_switch() -> switch_mm_irqs_off() / enter_lazy_tlb() (kernel/sched/
+ * core.c): a user task brings its mm; an idle CPU keeps the last one (lazy) */
+static void kernel_switch_to(struct sim *s, int cpu, struct sim_thread *next)
+{
+	const struct arch_ops *arch = machine_of(s)->arch;
+	if (!next) {
+		arch->enter_lazy_tlb(s, cpu);
+		return;
+	}
+	struct mm_struct *mm = task_of(next)->mm;
+	arch->switch_mm(s, cpu, mm ? &mm->context : NULL);
+}
+
+static const struct sim_cpu_ops kernel_cpu_ops = {
+	.switch_to = kernel_switch_to,
+};
+
+int kernel_init(struct kernel *k, const struct tlbsim_profile *prof, int nr_cpus,
+		const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed)
+{
+	memset(k, 0, sizeof(*k));
+	int rc = machine_init(&k->mach, prof, nr_cpus, params, pol, seed);
+	k->mach.sim.cpu_ops = &kernel_cpu_ops;
+	return rc;
+}
+
+void kernel_destroy(struct kernel *k)
+{
+	struct sim *s = &k->mach.sim;
+	for (int i = 0; i < s->nthreads; i++) {
+		free(task_of(s->threads[i])->gather_pages);
+		free(task_of(s->threads[i])->lazyfree);
+	}
+	/* pending RCU callbacks drop their batches into k's pool first */
+	machine_destroy(&k->mach);
+	for (int i = 0; i < k->nr_mms; i++) {
+		struct mm_struct *mm = k->mms[i];
+		free(mm->vmas);		/* the VMAs themselves are kernel objects */
+		destroy_context(s, &mm->context);
+	}
+	free(k->mms);
+	for (uint32_t i = 0; i < k->nshm; i++)
+		free(k->all_shm[i]->pages);
+	free(k->all_shm);
+	for (uint32_t i = 0; i < k->nobjs; i++)
+		free(k->objs[i]);
+	free(k->objs);
+	memset(k, 0, sizeof(*k));
+}
+
+void *kernel_obj_alloc(struct sim *s, size_t size)
+{
+	struct kernel *k = kernel_of(s);
+	if (sim_host_charge(s, size) ||
+	    GROW(&k->objs, &k->cap_objs, k->nobjs, (size_t)k->nobjs + 1, 64)) {
+		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for kernel objects");
+		return NULL;
+	}
+	void *p = calloc(1, size);
+	if (!p) {
+		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for kernel objects");
+		return NULL;
+	}
+	k->objs[k->nobjs++] = p;
+	return p;
+}
+
+uint32_t alloc_frame(struct sim *s, enum frame_state st, int depth)
+{
+	uint32_t f = frame_alloc(hw_of(s), st, depth);
+	if (f == NO_FRAME)
+		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for simulated frames "
+			  "(%llu MiB held; see --max-memory)",
+			  (unsigned long long)(s->host_bytes >> 20));
+	return f;
+}
+
+/* mm_alloc() -> mm_init() + mm_alloc_pgd() + init_new_context() (kernel/
+ * fork.c) and arch_pick_mmap_layout() (mm/util.c, no randomisation) */
+struct mm_struct *mm_alloc(struct sim *s)
+{
+	struct kernel *k = kernel_of(s);
+	struct hw *hw = hw_of(s);
+	if (GROW(&k->mms, &k->cap_mms, (size_t)k->nr_mms, (size_t)k->nr_mms + 1, 4)) {
+		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for mm_structs");
+		return NULL;
+	}
+	struct mm_struct *mm = kernel_obj_alloc(s, sizeof(*mm));
+	if (!mm)
+		return NULL;
+	mm->id = k->nr_mms;
+	mm->users = 1;
+	if (init_new_context(s, &mm->context, mm->id)) {
+		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for mm_structs");
+		return NULL;
+	}
+	k->mms[k->nr_mms++] = mm;
+	mm->pgd = alloc_frame(s, FRAME_PGTABLE, 0);
+	if (mm->pgd == NO_FRAME)
+		return NULL;
+	/* mmap_base: TASK_SIZE - gap, gap = 128 MiB minimum (8 MiB stack
+	 * rlimit), no randomisation (setarch -R) */
+	mm->mmap_base = (hw->geom.task_size - (128ull << 20)) & ~(hw->geom.page_size - 1);
+	return mm;
+}
+
+struct task *task_create(struct sim *s, size_t size, thread_fn fn, void *arg,
+			 struct mm_struct *mm, int cpu, uint64_t start_delay)
+{
+	SIM_BUG_ON(s, size < sizeof(struct task));
+	struct sim_thread *t = sim_thread_alloc(s, size);
+	if (!t)
+		return NULL;
+	struct task *tk = task_of(t);
+	tk->mm = mm;
+	if (sim_thread_start(s, t, fn, arg, cpu, start_delay))
+		return NULL;
+	return tk;
+}

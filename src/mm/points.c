@@ -1,0 +1,114 @@
+/* points.c - text of the mm model's points (see points.h), and the name
+ * tables of syscalls and lock operations. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "mm/mm.h"
+#include "mm/points.h"
+
+static const char *const syscall_names[SYS_COUNT] = {
+	[SYS_MMAP] = "mmap", [SYS_MUNMAP] = "munmap",
+	[SYS_MADVISE_DONTNEED] = "madvise(MADV_DONTNEED)", [SYS_MADVISE_FREE] = "madvise(MADV_FREE)",
+};
+
+const char *mm_syscall_name(enum mm_syscall c)
+{
+	return (unsigned)c < SYS_COUNT ? syscall_names[c] : "?";
+}
+
+static const char *const lock_names[LOCK_OP_END] = {
+	[LOCK_DOWN_READ] = "down_read", [LOCK_UP_READ] = "up_read",
+	[LOCK_DOWN_WRITE] = "down_write", [LOCK_UP_WRITE] = "up_write",
+	[LOCK_DOWNGRADE_WRITE] = "downgrade_write",
+};
+
+const char *lock_op_name(enum lock_op op)
+{
+	return op >= LOCK_DOWN_READ && op < LOCK_OP_END ? lock_names[op] : "lock op";
+}
+
+static void fmt_user(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "tlbsim_user_access: address=0x%" PRIx64, a);
+}
+
+static void fmt_syscall(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "sys_enter: %s(0x%" PRIx64 ")", mm_syscall_name((enum mm_syscall)a), b);
+}
+
+static void fmt_lock(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "mmap_sem: %s", lock_op_name((enum lock_op)a));
+}
+
+static void fmt_fault(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "page_fault_user: address=0x%" PRIx64, a);
+}
+
+static void fmt_gather_init(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "tlbsim_tlb_gather_mmu: tlb_flush_pending=%" PRIu64, a);
+}
+
+static void fmt_zap_pte(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_zap_pte: address=0x%" PRIx64 "%s", a,
+		 b ? " (MADV_FREE: make old+clean)" : "");
+}
+
+static void fmt_free_table(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_free_table: level %" PRIu64 " table for 0x%" PRIx64
+		 " unlinked (freed_tables=1)", b, a);
+}
+
+static void fmt_finish_enter(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)a;
+	(void)b;
+	snprintf(buf, len, "tlbsim_tlb_finish_mmu: enter");
+}
+
+static void fmt_finish_nested(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_tlb_finish_mmu: tlb_flush_pending=%" PRIu64 " -> %s", a,
+		 b ? "mm_tlb_flush_nested() true"
+		   : a > 1 ? "no nested check (nested_check=off)" : "not nested");
+}
+
+static void fmt_finish_policy(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	const struct tlbsim_knob *kn = tlbsim_knob_get(0);
+	snprintf(buf, len, "tlbsim_nested_policy: %s=%s", kn->name,
+		 a < (uint64_t)kn->nvalues ? kn->values[a].name : "?");
+}
+
+static void fmt_call_rcu(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_call_rcu: %" PRIu64 " page table(s) from frame %" PRIu64, b, a);
+}
+
+const struct sim_point tp_user = {"user", fmt_user, 0};
+const struct sim_point tp_syscall = {"syscall", fmt_syscall, 0};
+const struct sim_point tp_lock = {"lock", fmt_lock, 0};
+const struct sim_point tp_pte_update = {"pte_update", NULL, SP_QUIET};
+const struct sim_point tp_fault = {"fault", fmt_fault, 0};
+const struct sim_point tp_gather_init = {"gather_init", fmt_gather_init, 0};
+const struct sim_point tp_zap_pte = {"zap_pte", fmt_zap_pte, 0};
+const struct sim_point tp_free_table = {"free_table", fmt_free_table, 0};
+const struct sim_point tp_end_vma = {"end_vma", NULL, SP_QUIET};
+const struct sim_point tp_finish_check_nested = {"finish_check_nested", fmt_finish_enter, 0};
+const struct sim_point tp_finish_policy = {"finish_policy", fmt_finish_policy, 0};
+const struct sim_point tp_free_pages = {"free_pages", NULL, SP_QUIET};
+const struct sim_point tp_table_flush = {"table_flush", NULL, SP_QUIET};
+const struct sim_point tp_pending_dec = {"pending_dec", NULL, SP_QUIET};
+const struct sim_point tp_thread = {"thread", NULL, SP_QUIET};
+const struct sim_point tp_tlb_finish_mmu = {"tlb_finish_mmu", fmt_finish_nested, 0};
+const struct sim_point tp_call_rcu_tables = {"tlbsim_call_rcu_tables", fmt_call_rcu, 0};

@@ -1,0 +1,47 @@
+/*
+ * points.h - the mm model's scheduler-visible points and trace events
+ * (sim/trace.h), with their payloads (a, b):
+ *   user            a user access            a = address, b = write
+ *   syscall         syscall entry            a = enum mm_syscall, b = address
+ *   lock            mmap_sem operation       a = enum lock_op
+ *   pte_update      a PTE install / table populate under the PTL
+ *   fault           page-fault entry         a = address, b = write
+ *   gather_init     tlb_gather_mmu           a = tlb_flush_pending after ++
+ *   zap_pte         one PTE cleared          a = address, b = 1 for MADV_FREE
+ *   free_table      a table unlinked         a = address, b = level (depth)
+ *   end_vma         tlb_end_vma
+ *   finish_check_nested, finish_policy (a = nested knob value),
+ *   free_pages, table_flush, pending_dec     sub-steps of tlb_finish_mmu
+ *   thread          thread creation (clone)
+ *   tlb_finish_mmu (event)   a = tlb_flush_pending read, b = nested decision
+ *   tlbsim_call_rcu_tables (event)  a = first table frame, b = tables
+ */
+#ifndef TLBSIM_MM_POINTS_H
+#define TLBSIM_MM_POINTS_H
+
+#include "sim/trace.h"
+
+extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fault,
+	tp_gather_init, tp_zap_pte, tp_free_table, tp_end_vma, tp_finish_check_nested,
+	tp_finish_policy, tp_free_pages, tp_table_flush, tp_pending_dec, tp_thread,
+	tp_tlb_finish_mmu, tp_call_rcu_tables;
+
+#define YP_USER (&tp_user)
+#define YP_SYSCALL (&tp_syscall)
+#define YP_LOCK (&tp_lock)
+#define YP_PTE (&tp_pte_update)
+#define YP_FAULT (&tp_fault)
+#define YP_GATHER_INIT (&tp_gather_init)
+#define YP_ZAP_PTE (&tp_zap_pte)
+#define YP_FREE_TABLE (&tp_free_table)
+#define YP_END_VMA (&tp_end_vma)
+#define YP_FINISH_CHECK_NESTED (&tp_finish_check_nested)
+#define YP_FINISH_POLICY (&tp_finish_policy)
+#define YP_FREE_PAGES (&tp_free_pages)
+#define YP_TABLE_FLUSH (&tp_table_flush)
+#define YP_PENDING_DEC (&tp_pending_dec)
+#define YP_THREAD (&tp_thread)
+#define TR_NESTED (&tp_tlb_finish_mmu)
+#define TR_RCU_FREE (&tp_call_rcu_tables)
+
+#endif

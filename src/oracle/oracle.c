@@ -1,0 +1,580 @@
+/*
+ * oracle.c - the invariant checker (see oracle.h), evaluated as the
+ * simulation runs, in every mode.
+ *
+ * Reachability of a cached entry (kernel-model 7):
+ *  - arm64: every entry tagged with the ASID of a live mm is reachable (the
+ *    allocator never reuses an ASID without a full flush; W3 covers dead mms);
+ *  - x86: an entry of PCID slot k on CPU c is reachable if slot k belongs to a
+ *    live mm and either c has that slot loaded and is not lazy, or the slot's
+ *    tlb_gen still equals the mm's (no flush was skipped that switch_mm would
+ *    catch up on). Walk entries on a lazy CPU with the slot loaded are
+ *    reachable too: the CPU's CR3 still points at the tables and the hardware
+ *    may walk speculatively (b956575bed91). A leaf entry on a lazy CPU is not
+ *    used before switch_mm_irqs_off() compares tlb_gen.
+ *
+ * Checks:
+ *  - I1 at free (data pages) and at the hand-off to RCU (page tables);
+ *  - I1 realized and stale-walk realized: hardware hooks of the MMU;
+ *  - I2 at the return of munmap / madvise(DONTNEED);
+ *  - I3 at a write through a cached dirty entry;
+ *  - livelock at every user fault.
+ * Deliberate windows (not reported): W3 dead-ASID leaves (arm64 fullmm);
+ * entries used between unlink and the flush that covers them; x86 lazy-CPU
+ * leaves whose tlb_gen is behind.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oracle/oracle.h"
+#include "sim/grow.h"
+
+#define OF_CHUNK_SHIFT 10
+#define OF_CHUNK (1u << OF_CHUNK_SHIFT)
+
+static const char *const inv_names[INV_COUNT] = {
+#define X(e, n, d) n,
+	TLBSIM_INVARIANTS(X)
+#undef X
+};
+static const char *const inv_descs[INV_COUNT] = {
+#define X(e, n, d) d,
+	TLBSIM_INVARIANTS(X)
+#undef X
+};
+
+const char *inv_name(int kind)
+{
+	return kind >= 0 && kind < INV_COUNT ? inv_names[kind] : "?";
+}
+
+const char *inv_desc(int kind)
+{
+	return kind >= 0 && kind < INV_COUNT ? inv_descs[kind] : "?";
+}
+
+int inv_lookup(const char *name)
+{
+	for (int k = 0; k < INV_COUNT; k++)
+		if (strcmp(name, inv_names[k]) == 0)
+			return k;
+	return -1;
+}
+
+static void fmt_violation(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_VIOLATION: %s at 0x%llx", inv_name((int)a), (unsigned long long)b);
+}
+
+static const struct sim_point tp_violation = {"tlbsim_VIOLATION", fmt_violation, SP_INSTANT};
+
+/* ---- observer state ---- */
+struct oracle_frame *oracle_frame(struct oracle *o, uint32_t f)
+{
+	size_t c = f >> OF_CHUNK_SHIFT;
+	while (c >= o->nfchunks) {
+		struct oracle_frame *n = calloc(OF_CHUNK, sizeof(*n));
+		if (!n || GROW(&o->fchunks, &o->cap_fchunks, o->nfchunks, o->nfchunks + 1, 16)) {
+			free(n);
+			sim_fatal(o->s, TLBSIM_ENOMEM, "out of host memory for the checker");
+			return NULL;
+		}
+		o->fchunks[o->nfchunks++] = n;
+	}
+	return &o->fchunks[c][f & (OF_CHUNK - 1)];
+}
+
+static struct oracle_thread *oth(struct oracle *o, int tid)
+{
+	if ((size_t)tid >= o->cap_th) {
+		size_t old = o->cap_th;
+		if (GROW(&o->th, &o->cap_th, old, (size_t)tid + 1, 16)) {
+			sim_fatal(o->s, TLBSIM_ENOMEM, "out of host memory for the checker");
+			return NULL;
+		}
+		memset(&o->th[old], 0, (o->cap_th - old) * sizeof(*o->th));
+	}
+	return &o->th[tid];
+}
+
+static struct oracle_thread *cur_th(struct oracle *o)
+{
+	return o->s->curr ? oth(o, o->s->curr->id) : NULL;
+}
+
+/* ---- reports ---- */
+void describe_flush(const struct flush_report *r, char *buf, size_t len)
+{
+	const struct flush_note *f = &r->n;
+	switch (f->what) {
+	case FLUSH_ARM64_TLBI:
+		snprintf(buf, len, "%s%llu x TLBI %s over [0x%llx, 0x%llx) stride 0x%llx by cpu %d "
+			 "at step %llu", r->nested ? "nested tlb_finish_mmu: " : "",
+			 (unsigned long long)f->nops, tlbi_name(f->op), (unsigned long long)f->start,
+			 (unsigned long long)f->end, (unsigned long long)f->stride, f->cpu,
+			 (unsigned long long)r->step);
+		break;
+	case FLUSH_X86_MM_RANGE:
+		snprintf(buf, len, "%sflush_tlb_mm_range(%s, freed_tables=%d) by cpu %d: IPIs to %d "
+			 "CPUs, at step %llu", r->nested ? "nested tlb_finish_mmu: " : "",
+			 f->full ? "TLB_FLUSH_ALL" : "range", f->freed_tables, f->cpu, f->ntargets,
+			 (unsigned long long)r->step);
+		if (!f->full && f->end != ~0ull) {
+			size_t n = strlen(buf);
+			snprintf(buf + n, len - n, " [0x%llx, 0x%llx)", (unsigned long long)f->start,
+				 (unsigned long long)f->end);
+		}
+		break;
+	case FLUSH_NONE:
+		snprintf(buf, len, "none: the freeing thread issued no flush");
+	}
+}
+
+void oracle_violation(struct oracle *o, enum inv_id kind, int cpu, uint64_t va, bool has_va,
+		      uint32_t frame, const char *entry, const char *fmt, ...)
+{
+	struct sim *s = o->s;
+	s->m.violations++;
+	bool wanted = o->want_kind < 0 || o->want_kind == (int)kind;
+	if (o->first.kind < 0 && wanted) {
+		struct violation_rec *v = &o->first;
+		v->kind = kind;
+		v->cpu = cpu;
+		v->tid = s->curr ? s->curr->id : -1;
+		v->va = va;
+		v->has_va = has_va;
+		v->frame = frame;
+		v->time = s->now;
+		v->step = s->ex ? s->steps : 0;
+		snprintf(v->entry, sizeof(v->entry), "%s", entry ? entry : "");
+		struct oracle_thread *th = cur_th(o);
+		if (th)
+			describe_flush(&th->last_flush, v->flush, sizeof(v->flush));
+		else
+			snprintf(v->flush, sizeof(v->flush), "(freed outside a thread)");
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(v->text, sizeof(v->text), fmt, ap);
+		va_end(ap);
+	}
+	sim_trace(s, &tp_violation, (uint64_t)kind, va);
+	if (wanted)
+		sim_stop_schedule(s);
+}
+
+/* ---- reachability ---- */
+static struct mm_struct *mm_by_asid(struct oracle *o, uint32_t asid)
+{
+	struct kernel *k = kernel_of(o->s);
+	for (int i = 0; i < k->nr_mms; i++)
+		if (k->mms[i]->context.asid == asid && k->mms[i]->users)
+			return k->mms[i];
+	return NULL;
+}
+
+static struct mm_struct *mm_by_ctx(struct oracle *o, uint64_t ctx_id)
+{
+	struct kernel *k = kernel_of(o->s);
+	for (int i = 0; i < k->nr_mms; i++)
+		if (k->mms[i]->context.ctx_id == ctx_id && k->mms[i]->users)
+			return k->mms[i];
+	return NULL;
+}
+
+/* The live mm an entry on cpu belongs to if it is reachable, else NULL. */
+static struct mm_struct *entry_reachable(struct oracle *o, int cpu, const struct tc_entry *e,
+					 bool walk)
+{
+	struct sim *s = o->s;
+	if (!machine_is_x86(s))
+		return mm_by_asid(o, e->tag);
+	const struct arch_cpu *ac = arch_cpu(s, cpu);
+	int slot = P(s, P_pcid) ? (int)e->tag - 1 : 0;
+	if (slot < 0 || slot >= TLB_NR_DYN_ASIDS)
+		return NULL;
+	struct mm_struct *mm = mm_by_ctx(o, ac->ctxs[slot].ctx_id);
+	if (!mm)
+		return NULL;
+	bool loaded = ac->loaded_mm == &mm->context && ac->loaded_mm_asid == slot;
+	if (loaded && (!ac->is_lazy || walk))
+		return mm;
+	return ac->ctxs[slot].tlb_gen == mm->context.tlb_gen ? mm : NULL;
+}
+
+static uint64_t entry_va(const struct hw *hw, const struct tc_entry *e, bool walk)
+{
+	return e->key << (walk ? hw->geom.shift[e->depth] : hw->geom.page_shift);
+}
+
+static void describe_entry(const struct hw *hw, int cpu, const struct tc_entry *e, bool walk,
+			   char *buf, size_t len)
+{
+	if (walk)
+		snprintf(buf, len, "cpu %d walk-cache entry: level %d span 0x%llx.. tag %u -> "
+			 "table frame %u (gen %u)", cpu, e->depth,
+			 (unsigned long long)entry_va(hw, e, true), e->tag, e->frame, e->gen);
+	else
+		snprintf(buf, len, "cpu %d TLB leaf: va 0x%llx tag %u -> frame %u (gen %u)%s%s",
+			 cpu, (unsigned long long)entry_va(hw, e, false), e->tag, e->frame, e->gen,
+			 (e->perm & PTE_WRITE) ? " W" : "", (e->perm & PTE_DIRTY) ? " D" : "");
+}
+
+/* I1: a reachable entry holds frame f, which is being freed (or handed to RCU). */
+static bool check_frame(struct oracle *o, uint32_t f, const char *when)
+{
+	struct sim *s = o->s;
+	struct hw *hw = hw_of(s);
+	const struct frame *fr = frame_of(hw, f);
+	bool table = fr->state == FRAME_PGTABLE;
+	for (int c = 0; c < s->nr_cpus; c++) {
+		struct hw_cpu *hc = &hw->cpu[c];
+		for (int which = 0; which < 2; which++) {
+			struct tcache *tc = which ? &hc->wc : &hc->tlb;
+			for (uint32_t i = 0; i < tc->ndense; i++) {
+				const struct tc_entry *e = &tc->e[tc->dense[i]];
+				if (e->frame != f || e->gen != fr->gen)
+					continue;
+				if (!entry_reachable(o, c, e, which == 1))
+					continue;
+				char ent[160];
+				describe_entry(hw, c, e, which == 1, ent, sizeof(ent));
+				oracle_violation(o, INV_I1, c, entry_va(hw, e, which == 1), true, f, ent,
+						 "I1 LATENT: %s frame %u %s while cpu %d can still reach "
+						 "it through a cached %s entry",
+						 table ? "page-table" : "data", f, when, c,
+						 which ? "walk-cache" : "TLB");
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* spec_walks=1 (kernel-model 8.6): an x86 CPU whose CR3 still points at the
+ * mm may have filled paging-structure-cache entries speculatively from any
+ * table the mm had; unless its PSC was flushed after the table was unlinked,
+ * freeing the table leaves it reachable. */
+static bool check_spec_walk(struct oracle *o, uint32_t f, const char *when)
+{
+	struct sim *s = o->s;
+	const struct frame *fr = frame_of(hw_of(s), f);
+	if (!machine_is_x86(s) || !P(s, P_spec_walks) || fr->state != FRAME_PGTABLE)
+		return false;
+	struct oracle_frame *of = oracle_frame(o, f);
+	for (int c = 0; c < s->nr_cpus; c++) {
+		const struct arch_cpu *ac = arch_cpu(s, c);
+		if (!ac->loaded_mm || o->psc_epoch[c] >= of->unlink_epoch)
+			continue;
+		char ent[160];
+		snprintf(ent, sizeof(ent), "cpu %d%s: CR3 still loads the mm; its paging-structure "
+			 "cache may hold a speculative entry to table frame %u", c,
+			 ac->is_lazy ? " (lazy TLB)" : "", f);
+		oracle_violation(o, INV_I1, c, 0, false, f, ent,
+				 "I1 LATENT (speculative walk): page-table frame %u %s while cpu %d%s "
+				 "had no paging-structure flush since the table was unlinked", f, when,
+				 c, ac->is_lazy ? " (lazy TLB)" : "");
+		return true;
+	}
+	return false;
+}
+
+/* ---- hardware hooks ---- */
+static void on_frame_free(void *ctx, uint32_t f)
+{
+	struct oracle *o = ctx;
+	const struct frame *fr = frame_of(hw_of(o->s), f);
+	if (!fr->tlb_refs && !(fr->state == FRAME_PGTABLE && P(o->s, P_spec_walks)))
+		return;		/* O(1): nothing can reach it */
+	if (check_spec_walk(o, f, "freed"))
+		return;
+	if ((fr->watch & WATCH_RCU) || !fr->tlb_refs)
+		return;		/* checked when handed to RCU / nothing cached */
+	check_frame(o, f, "freed");
+}
+
+static void on_stale_use(void *ctx, int cpu, const char *what, uint64_t va, uint32_t frame)
+{
+	char ent[160];
+	snprintf(ent, sizeof(ent), "cpu %d %s -> frame %u", cpu, what, frame);
+	oracle_violation(ctx, INV_I1_REALIZED, cpu, va, true, frame, ent,
+			 "I1 REALIZED: cpu %d used a %s for va 0x%llx whose frame %u was freed or "
+			 "reused", cpu, what, (unsigned long long)va, frame);
+}
+
+static void on_watched_walk(void *ctx, int cpu, int depth, uint64_t va, uint32_t frame)
+{
+	struct oracle *o = ctx;
+	if (!(frame_of(hw_of(o->s), frame)->watch & WATCH_RCU))
+		return;
+	char ent[160];
+	snprintf(ent, sizeof(ent), "cpu %d walk-cache entry: level %d -> table frame %u "
+		 "(unlinked, waiting for RCU)", cpu, depth, frame);
+	oracle_violation(o, INV_STALE_WALK, cpu, va, true, frame, ent,
+			 "stale walk: cpu %d walked va 0x%llx through table frame %u after the "
+			 "table was unlinked and its flush completed", cpu, (unsigned long long)va,
+			 frame);
+}
+
+/* I3: a write through a cached writable+dirty entry does not reach the PTE;
+ * if the kernel has meanwhile made the PTE clean (MADV_FREE) the data is
+ * lost when reclaim discards the "clean" page. */
+static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_entry *te)
+{
+	struct oracle *o = ctx;
+	struct sim *s = o->s;
+	struct hw *hw = hw_of(s);
+	if (!(frame_of(hw, te->frame)->watch & WATCH_CLEAN))
+		return;
+	struct sim_thread *t = s->cpus[cpu].curr;
+	if (!t)
+		return;
+	pte_t *ptep = pte_lookup(s, task_of(t)->mm, va);
+	pte_t pte = ptep ? *ptep : 0;
+	if (!pte_present(pte) || pte_pfn(pte) != te->frame || !fmt_pte_clean(hw->fmt, pte))
+		return;
+	char ent[160];
+	snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached writable+dirty",
+		 cpu, (unsigned long long)va, te->frame);
+	oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
+			 "I3: cpu %d wrote va 0x%llx through a stale dirty TLB entry after "
+			 "MADV_FREE made the PTE clean: the write is invisible to reclaim",
+			 cpu, (unsigned long long)va);
+}
+
+/* a PTE became dirty: the page is no longer a clean lazyfree page */
+static void page_dirtied(struct oracle *o, uint32_t f)
+{
+	frame_of(hw_of(o->s), f)->watch &= (uint8_t)~WATCH_CLEAN;
+	struct oracle_frame *of = oracle_frame(o, f);
+	of->dirty_epoch = ++o->map_epoch;
+}
+
+static void on_pte_dirtied(void *ctx, uint32_t f)
+{
+	page_dirtied(ctx, f);
+}
+
+static const struct hw_hooks oracle_hw_hooks = {
+	.frame_free = on_frame_free,
+	.stale_use = on_stale_use,
+	.watched_walk = on_watched_walk,
+	.watched_write = on_watched_write,
+	.pte_dirtied = on_pte_dirtied,
+};
+
+/* ---- arch hooks ---- */
+static void on_tlb_flush(void *ctx, const struct flush_note *n)
+{
+	struct oracle *o = ctx;
+	struct oracle_thread *th = cur_th(o);
+	if (!th)
+		return;
+	th->last_flush.n = *n;
+	th->last_flush.nested = th->in_nested_finish;
+	th->last_flush.step = o->s->ex ? o->s->steps : 0;
+}
+
+static void on_ipi_sent(void *ctx, int n, bool freed_tables)
+{
+	(void)freed_tables;
+	struct oracle_thread *th = cur_th(ctx);
+	if (th)
+		th->last_flush.n.ntargets = n;
+}
+
+static void on_psc_flush(void *ctx, int cpu)
+{
+	struct oracle *o = ctx;
+	o->psc_epoch[cpu] = o->unlink_epoch;
+}
+
+static const struct arch_hooks oracle_arch_hooks = {
+	.tlb_flush = on_tlb_flush,
+	.ipi_sent = on_ipi_sent,
+	.psc_flush = on_psc_flush,
+};
+
+/* ---- mm hooks ---- */
+static uint64_t on_syscall_enter(void *ctx, enum mm_syscall call)
+{
+	(void)call;
+	struct oracle *o = ctx;
+	return ++o->map_epoch;
+}
+
+/* I2: when munmap/madvise(DONTNEED) of [start,end) returns, no CPU may still
+ * reach an old translation for the range: one to a frame that was mapped
+ * when the call began (map_epoch <= call_epoch) and that the live page tables
+ * no longer map there. */
+static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, uint64_t end,
+			      enum mm_syscall call, uint64_t call_epoch)
+{
+	struct oracle *o = ctx;
+	struct sim *s = o->s;
+	struct hw *hw = hw_of(s);
+	for (int c = 0; c < s->nr_cpus; c++) {
+		struct tcache *tc = &hw->cpu[c].tlb;
+		for (uint32_t i = 0; i < tc->ndense; i++) {
+			const struct tc_entry *e = &tc->e[tc->dense[i]];
+			uint64_t va = entry_va(hw, e, false);
+			if (va < start || va >= end)
+				continue;
+			if (entry_reachable(o, c, e, false) != mm)
+				continue;
+			/* only translations that existed when the call began are
+			 * its business; a page mapped later belongs to a later zap */
+			if (oracle_frame(o, e->frame)->map_epoch > call_epoch)
+				continue;
+			pte_t *ptep = pte_lookup(s, mm, va);
+			pte_t pte = ptep ? *ptep : 0;
+			if (pte_present(pte) && pte_pfn(pte) == e->frame)
+				continue;
+			char ent[160];
+			describe_entry(hw, c, e, false, ent, sizeof(ent));
+			oracle_violation(o, INV_I2, c, va, true, e->frame, ent,
+					 "I2: %s of [0x%llx, 0x%llx) returned while cpu %d still "
+					 "translates 0x%llx to its old frame %u", mm_syscall_name(call),
+					 (unsigned long long)start, (unsigned long long)end, c,
+					 (unsigned long long)va, e->frame);
+			return;
+		}
+	}
+}
+
+static void on_page_mapped(void *ctx, uint32_t f, bool dirty)
+{
+	struct oracle *o = ctx;
+	struct oracle_frame *of = oracle_frame(o, f);
+	of->map_epoch = ++o->map_epoch;
+	if (dirty)
+		of->dirty_epoch = of->map_epoch;
+}
+
+static void on_page_dirtied(void *ctx, uint32_t f)
+{
+	page_dirtied(ctx, f);
+}
+
+static void on_table_unlinked(void *ctx, uint32_t table)
+{
+	struct oracle *o = ctx;
+	oracle_frame(o, table)->unlink_epoch = ++o->unlink_epoch;
+}
+
+static void on_tables_to_rcu(void *ctx, const uint32_t *tables, uint32_t n)
+{
+	struct oracle *o = ctx;
+	struct hw *hw = hw_of(o->s);
+	for (uint32_t i = 0; i < n; i++) {
+		struct frame *fr = frame_of(hw, tables[i]);
+		fr->watch |= WATCH_RCU;
+		if (fr->tlb_refs && check_frame(o, tables[i], "handed to RCU"))
+			return;
+	}
+}
+
+static void on_finish_nested(void *ctx, bool in)
+{
+	struct oracle_thread *th = cur_th(ctx);
+	if (th)
+		th->in_nested_finish = in;
+}
+
+static uint64_t on_lazyfree_seen(void *ctx, uint32_t f)
+{
+	(void)f;
+	struct oracle *o = ctx;
+	return ++o->map_epoch;
+}
+
+/* MADV_FREE returned: a page it saw that is still mapped clean and was not
+ * re-dirtied since it looked is judged clean (watched for I3) */
+static void on_lazyfree_done(void *ctx, struct mm_struct *mm, const struct lazyfree_rec *r,
+			     uint32_t n)
+{
+	struct oracle *o = ctx;
+	struct sim *s = o->s;
+	for (uint32_t i = 0; i < n; i++) {
+		pte_t *ptep = pte_lookup(s, mm, r[i].va);
+		struct frame *fr = frame_of(hw_of(s), r[i].frame);
+		if (ptep && pte_present(*ptep) && pte_pfn(*ptep) == r[i].frame &&
+		    !(*ptep & PTE_DIRTY) && oracle_frame(o, r[i].frame)->dirty_epoch < r[i].cookie)
+			fr->watch |= WATCH_CLEAN;
+	}
+}
+
+/* The livelock detector (kernel-model 9.3, I6): the same CPU faulting on the
+ * same VA with an unchanged PTE livelock_faults times in a row. */
+static void on_user_fault(void *ctx, int cpu, uint64_t va, pte_t pte)
+{
+	struct oracle *o = ctx;
+	struct sim *s = o->s;
+	struct oracle_thread *t = cur_th(o);
+	if (!t)
+		return;
+	uint64_t page = va & ~(hw_of(s)->geom.page_size - 1);
+	if (t->last_fault_va == page && t->last_fault_pte == pte && pte != 0) {
+		if (++t->same_faults < (uint32_t)P(s, P_livelock_faults))
+			return;
+		t->same_faults = 0;
+	} else {
+		t->last_fault_va = page;
+		t->last_fault_pte = pte;
+		t->same_faults = 1;
+		return;
+	}
+	char ent[160];
+	snprintf(ent, sizeof(ent), "cpu %d: a cached entry the fault handler cannot repair "
+		 "(spurious-fault flush is leaf-only)", cpu);
+	oracle_violation(o, INV_LIVELOCK, cpu, va, true, pte_pfn(pte), ent,
+			 "livelock: cpu %d faulted on va 0x%llx %u times with the PTE (0x%llx) "
+			 "unchanged", cpu, (unsigned long long)va, (unsigned)P(s, P_livelock_faults),
+			 (unsigned long long)pte);
+	/* Recovery as on real hardware, eventually: something (migration, an
+	 * ASID flush) invalidates this CPU. */
+	struct inv_op all = {.kind = INV_ALL};
+	hw_invalidate_cpu(hw_of(s), cpu, &all);
+}
+
+static const struct mm_hooks oracle_mm_hooks = {
+	.syscall_enter = on_syscall_enter,
+	.range_unmapped = on_range_unmapped,
+	.page_mapped = on_page_mapped,
+	.page_dirtied = on_page_dirtied,
+	.table_unlinked = on_table_unlinked,
+	.tables_to_rcu = on_tables_to_rcu,
+	.finish_nested = on_finish_nested,
+	.lazyfree_seen = on_lazyfree_seen,
+	.lazyfree_done = on_lazyfree_done,
+	.user_fault = on_user_fault,
+};
+
+int oracle_attach(struct oracle *o, struct kernel *k, int want_kind)
+{
+	memset(o, 0, sizeof(*o));
+	o->s = &k->mach.sim;
+	o->want_kind = want_kind;
+	o->first.kind = -1;
+	o->psc_epoch = calloc((size_t)o->s->nr_cpus, sizeof(*o->psc_epoch));
+	if (!o->psc_epoch)
+		return TLBSIM_ENOMEM;
+	k->mach.hw.hooks = &oracle_hw_hooks;
+	k->mach.hw.hooks_ctx = o;
+	k->mach.hooks = &oracle_arch_hooks;
+	k->mach.hooks_ctx = o;
+	k->hooks = &oracle_mm_hooks;
+	k->hooks_ctx = o;
+	return 0;
+}
+
+void oracle_free(struct oracle *o)
+{
+	for (size_t i = 0; i < o->nfchunks; i++)
+		free(o->fchunks[i]);
+	free(o->fchunks);
+	free(o->psc_epoch);
+	free(o->th);
+	memset(o, 0, sizeof(*o));
+}

@@ -1,0 +1,114 @@
+/*
+ * oracle.h - the invariant checker (kernel-model 7 and 9.3).
+ *
+ * The oracle subscribes to the hardware, arch and mm hooks (hw_hooks,
+ * arch_hooks, mm_hooks) and owns every invariant, every violation record, the
+ * notes of the last flush each thread issued, and the livelock detector.
+ * Nothing below it names it. It runs in every mode when attached: `run`
+ * counts what it sees, `check` stops a schedule at the first violation it
+ * wants.
+ *
+ * Invariants:
+ *   I1           a freed frame (data page at free, page table at its
+ *                hand-off to RCU) is still reachable from a TLB or walk cache
+ *   I1-realized  an access or walk used an entry whose frame was freed/reused
+ *   I2           munmap/madvise(DONTNEED) returned while a CPU still
+ *                translates the range to an old frame
+ *   I3           a write went through a stale dirty entry into a page that
+ *                MADV_FREE judged clean
+ *   stale-walk   a walk used a walk-cache entry to a table already unlinked
+ *                and flushed (waiting for RCU)
+ *   livelock     the same CPU faults on the same VA with an unchanged PTE
+ *                livelock_faults times in a row (I6)
+ */
+#ifndef TLBSIM_ORACLE_H
+#define TLBSIM_ORACLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mm/mm.h"
+
+#define TLBSIM_INVARIANTS(X)                                                     \
+	X(INV_I1, "I1", "freed frame reachable from a TLB or walk cache")        \
+	X(INV_I1_REALIZED, "I1-realized", "access or walk used a freed frame")   \
+	X(INV_I2, "I2", "translation survives munmap/madvise return")            \
+	X(INV_I3, "I3", "write through stale dirty entry into a clean page")     \
+	X(INV_STALE_WALK, "stale-walk", "walk entry to an unlinked table used")  \
+	X(INV_LIVELOCK, "livelock", "identical faults with no PTE change")
+enum inv_id {
+#define X(e, n, d) e,
+	TLBSIM_INVARIANTS(X)
+#undef X
+	INV_COUNT
+};
+const char *inv_name(int kind);
+const char *inv_desc(int kind);
+/* enum inv_id of a name ("I1", "stale-walk", ...), or -1 */
+int inv_lookup(const char *name);
+
+struct violation_rec {
+	int kind;		/* enum inv_id, -1 = none */
+	int cpu, tid;
+	uint64_t va;
+	bool has_va;		/* false: the invariant has no single address */
+	uint32_t frame;
+	uint64_t step, time;
+	char entry[160];	/* the cached entry */
+	char flush[240];	/* the flush that should have removed it */
+	char text[512];
+};
+
+/* The last flush a thread issued, as reports describe it. */
+struct flush_report {
+	struct flush_note n;
+	bool nested;		/* issued by a nested tlb_finish_mmu */
+	uint64_t step;
+};
+
+/* Per-thread observer state. */
+struct oracle_thread {
+	struct flush_report last_flush;
+	bool in_nested_finish;
+	/* livelock detection */
+	uint64_t last_fault_va;
+	uint64_t last_fault_pte;
+	uint32_t same_faults;
+};
+
+/* Per-frame observer state (chunked like the frame table). */
+struct oracle_frame {
+	uint64_t unlink_epoch;	/* PGTABLE: epoch when unlinked */
+	uint64_t map_epoch;	/* DATA: epoch when last mapped (I2) */
+	uint64_t dirty_epoch;	/* DATA: epoch when a PTE last became dirty (I3) */
+};
+
+struct oracle {
+	struct sim *s;
+	int want_kind;			/* stop the schedule only at this invariant (-1: any) */
+	uint64_t map_epoch;		/* bumped at every data-page mapping and zap call */
+	uint64_t unlink_epoch;		/* bumped whenever a page table is unlinked */
+	struct oracle_frame **fchunks;
+	size_t nfchunks, cap_fchunks;
+	uint64_t *psc_epoch;		/* per CPU: unlink_epoch at its last PSC flush */
+	struct oracle_thread *th;	/* by thread id */
+	size_t cap_th;
+	struct violation_rec first;	/* the first wanted violation */
+};
+
+/* Subscribe o to every hook of the kernel k (want_kind: -1 = any). */
+int oracle_attach(struct oracle *o, struct kernel *k, int want_kind);
+void oracle_free(struct oracle *o);
+
+/* Report a violation (also for tests that plant one). */
+void oracle_violation(struct oracle *o, enum inv_id kind, int cpu, uint64_t va, bool has_va,
+		      uint32_t frame, const char *entry, const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+
+/* The observer state of frame f (grown on demand). */
+struct oracle_frame *oracle_frame(struct oracle *o, uint32_t f);
+
+/* One line describing a flush note (reports). */
+void describe_flush(const struct flush_report *f, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * trace.h - scheduler-visible points and the event trace.
+ *
+ * A point is a static descriptor owned by the layer that defines it (the mm
+ * model's "zap_pte", the arm64 back end's "tlbi_issue", ...). The engine never
+ * looks inside one: it passes points to the scheduler strategy at yield points
+ * and stores them in trace records. The owner supplies the text: a tracepoint
+ * name (the kernel's where one exists, else tlbsim_*) and a formatter for the
+ * payload (a, b), as the kernel's TP_printk does.
+ *
+ * Recording is off unless a trace buffer is attached (sim->trace); then every
+ * yield point and every sim_trace() call appends one record.
+ */
+#ifndef TLBSIM_TRACE_H
+#define TLBSIM_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* flags of a point */
+#define SP_QUIET 0x1u		/* left out of the short report unless a switch happens there */
+#define SP_INSTANT 0x2u		/* an instant (a violation), not a slice, in timelines */
+#define SP_FLOW_TLBI 0x4u	/* a broadcast TLBI: flow arrows in timelines */
+#define SP_FLOW_IPI 0x8u	/* an IPI round: flow arrows in timelines */
+
+struct sim_point {
+	const char *name;	/* as printed in timelines: "zap_pte", "ipi_send_cpumask" */
+	/* one line of text for (a, b); NULL: "tlbsim_<name>" */
+	void (*format)(char *buf, size_t len, uint64_t a, uint64_t b);
+	unsigned flags;
+};
+
+struct trace_rec {
+	uint64_t step;		/* yield points completed before this record */
+	uint64_t time;		/* simulated ns */
+	int16_t cpu;
+	int16_t tid;
+	const struct sim_point *pt;
+	uint64_t a, b;
+};
+
+struct trace_buf {
+	struct trace_rec *r;
+	uint32_t n;
+	size_t cap;
+};
+
+/* The text of a record (the point's formatter, or "tlbsim_<name>"). */
+void trace_format(const struct trace_rec *t, char *buf, size_t len);
+void trace_buf_free(struct trace_buf *b);
+
+#endif
