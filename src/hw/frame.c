@@ -20,12 +20,15 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 	hw->free_head = NO_FRAME;
 	hw->nr_cpus = nr_cpus;
 	hw->cpu = calloc((size_t)nr_cpus, sizeof(*hw->cpu));
-	if (!hw->cpu)
+	hw->tlb_busy = calloc(((size_t)nr_cpus + 63) / 64, sizeof(uint64_t));
+	if (!hw->cpu || !hw->tlb_busy)
 		return TLBSIM_ENOMEM;
 	for (int i = 0; i < nr_cpus; i++) {
 		if (tcache_init(&hw->cpu[i].tlb, cg->tlb_sets, cg->tlb_ways) ||
 		    tcache_init(&hw->cpu[i].wc, cg->wc_sets, cg->wc_ways))
 			return TLBSIM_ENOMEM;
+		hw->cpu[i].tlb.busy_word = &hw->tlb_busy[i / 64];
+		hw->cpu[i].tlb.busy_bit = 1ull << (i % 64);
 	}
 	return 0;
 }
@@ -48,6 +51,7 @@ void hw_destroy(struct hw *hw)
 			tcache_destroy(&hw->cpu[i].wc);
 		}
 	free(hw->cpu);
+	free(hw->tlb_busy);
 	memset(hw, 0, sizeof(*hw));
 }
 

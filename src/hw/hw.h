@@ -180,9 +180,17 @@ struct tcache {
 	uint32_t *dense;	/* indices of valid entries, unordered */
 	uint32_t ndense;
 	uint32_t clock;
+	/* optional: a bit kept set while the cache holds any entry (a CPU's
+	 * bit in hw.tlb_busy), so scans over CPUs can skip empty TLBs */
+	uint64_t *busy_word;
+	uint64_t busy_bit;
 };
 
 int tcache_init(struct tcache *tc, uint32_t sets, uint32_t ways);
+/* The first dense index >= from whose entry's key lies in [kfirst, kfirst +
+ * kspan], or tc->ndense. */
+uint32_t tc_find_key_range(const struct tcache *tc, uint32_t from, uint64_t kfirst,
+			   uint64_t kspan);
 /* the set of (key, depth): a multiplicative hash, so nearby keys spread */
 static inline uint32_t tc_set(const struct tcache *tc, uint64_t key, int depth)
 {
@@ -247,6 +255,7 @@ struct hw {
 	uint64_t host_bytes;	/* host memory held by frames and tables */
 	struct hw_cpu *cpu;
 	int nr_cpus;
+	uint64_t *tlb_busy;	/* bitmap: CPUs whose leaf TLB holds an entry */
 	struct tlbsim_metrics *m;	/* counters: tlb_misses, page_walks, *_freed */
 	const struct hw_hooks *hooks;
 	void *hooks_ctx;
@@ -265,6 +274,17 @@ static inline pte_t *table_of(const struct hw *hw, uint32_t f)
 	return frame_of(hw, f)->table;
 }
 
+/* The next CPU >= from whose leaf TLB holds an entry, or nr_cpus. */
+static inline int hw_next_busy_tlb(const struct hw *hw, int from)
+{
+	while (from < hw->nr_cpus) {
+		uint64_t w = hw->tlb_busy[from / 64] >> (from % 64);
+		if (w)
+			return from + __builtin_ctzll(w);
+		from = (from / 64 + 1) * 64;
+	}
+	return hw->nr_cpus;
+}
 /* Geometry of the caches of every CPU. */
 struct hw_cache_geom {
 	uint32_t tlb_sets, tlb_ways, wc_sets, wc_ways;

@@ -51,6 +51,8 @@ void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e)
 	uint32_t last = tc->dense[--tc->ndense];
 	tc->dense[i] = last;
 	tc->e[last].dense = i;
+	if (!tc->ndense && tc->busy_word)
+		*tc->busy_word &= ~tc->busy_bit;
 }
 
 void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
@@ -92,7 +94,21 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
 	e->valid = 1;
 	e->stamp = ++tc->clock;
 	e->dense = tc->ndense;
+	if (!tc->ndense && tc->busy_word)
+		*tc->busy_word |= tc->busy_bit;
 	tc->dense[tc->ndense++] = (uint32_t)(e - tc->e);
 	frame_of(hw, frame)->tlb_refs++;
 }
 
+
+uint32_t tc_find_key_range(const struct tcache *tc, uint32_t from, uint64_t kfirst,
+			   uint64_t kspan)
+{
+	const uint32_t n = tc->ndense;
+	const uint32_t *dense = tc->dense;
+	const struct tc_entry *e = tc->e;
+	for (uint32_t i = from; i < n; i++)
+		if (e[dense[i]].key - kfirst <= kspan)
+			return i;
+	return n;
+}

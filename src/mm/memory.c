@@ -31,24 +31,6 @@ static inline uint64_t addr_end(const struct pt_geom *g, int depth, uint64_t add
 	return (b - 1 < end - 1) ? b : end;
 }
 
-/* set_pte_at() / pmd_populate() / pmd_clear() and friends (arch pgtable.h):
- * store a descriptor, keeping the table's occupancy count and bitmap */
-void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val)
-{
-	struct hw *hw = hw_of(s);
-	struct frame *fr = frame_of(hw, table);
-	uint64_t *map = table_used_map(&hw->geom, fr->table);
-	pte_t old = fr->table[idx];
-	if (pte_none(old) && !pte_none(val)) {
-		fr->nr_used++;
-		map[idx / 64] |= 1ull << (idx % 64);
-	} else if (!pte_none(old) && pte_none(val)) {
-		fr->nr_used--;
-		map[idx / 64] &= ~(1ull << (idx % 64));
-	}
-	fr->table[idx] = val;
-}
-
 /* ---- zapping ---- */
 
 /* zap_pte_range() (mm/memory.c, v5.1): clear present PTEs of [addr,end) in

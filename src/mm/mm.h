@@ -252,8 +252,24 @@ void free_pgd_range(struct sim *s, struct mmu_gather *tlb, uint64_t addr, uint64
 		    uint64_t floor, uint64_t ceiling);
 void free_pgtables(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct **vmas, int n,
 		   uint64_t floor, uint64_t ceiling);
-/* set_pte_at() and friends: store a descriptor keeping the table's occupancy */
-void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val);
+/* set_pte_at() / pmd_populate() / pmd_clear() and friends (arch pgtable.h):
+ * store a descriptor, keeping the table's occupancy count and bitmap */
+static inline void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val)
+{
+	struct hw *hw = hw_of(s);
+	struct frame *fr = frame_of(hw, table);
+	uint64_t *map = table_used_map(&hw->geom, fr->table);
+	pte_t old = fr->table[idx];
+	if (pte_none(old) && !pte_none(val)) {
+		fr->nr_used++;
+		map[idx / 64] |= 1ull << (idx % 64);
+	} else if (!pte_none(old) && pte_none(val)) {
+		fr->nr_used--;
+		map[idx / 64] &= ~(1ull << (idx % 64));
+	}
+	fr->table[idx] = val;
+}
+
 
 /* fault.c */
 int handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address, bool write);

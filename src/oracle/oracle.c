@@ -414,13 +414,20 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 	struct oracle *o = ctx;
 	struct sim *s = o->s;
 	struct hw *hw = hw_of(s);
-	for (int c = 0; c < s->nr_cpus; c++) {
-		struct tcache *tc = &hw->cpu[c].tlb;
-		for (uint32_t i = 0; i < tc->ndense; i++) {
+	int shift = hw->geom.page_shift;
+	if (start >= end)
+		return;
+	const uint64_t kfirst = start >> shift, kspan = ((end - 1) >> shift) - kfirst;
+	const struct hw_cpu *hc = hw->cpu;
+	const int nwords = (s->nr_cpus + 63) / 64;
+	for (int wi = 0; wi < nwords; wi++)
+	for (uint64_t busy = hw->tlb_busy[wi]; busy; busy &= busy - 1) {
+		/* only CPUs whose TLB holds something (nothing changes them here) */
+		int c = wi * 64 + __builtin_ctzll(busy);
+		const struct tcache *tc = &hc[c].tlb;
+		for (uint32_t i = 0; (i = tc_find_key_range(tc, i, kfirst, kspan)) < tc->ndense; i++) {
 			const struct tc_entry *e = &tc->e[tc->dense[i]];
-			uint64_t va = entry_va(hw, e, false);
-			if (va < start || va >= end)
-				continue;
+			uint64_t va = e->key << shift;
 			if (entry_reachable(o, c, e, false) != mm)
 				continue;
 			/* only translations that existed when the call began are
@@ -431,9 +438,9 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 			pte_t pte = ptep ? *ptep : 0;
 			if (pte_present(pte) && pte_pfn(pte) == e->frame)
 				continue;
-			char ent[160];
-			describe_entry(hw, c, e, false, ent, sizeof(ent));
-			oracle_violation(o, INV_I2, c, va, true, e->frame, ent,
+			char desc[160];
+			describe_entry(hw, c, e, false, desc, sizeof(desc));
+			oracle_violation(o, INV_I2, c, va, true, e->frame, desc,
 					 "I2: %s of [0x%llx, 0x%llx) returned while cpu %d still "
 					 "translates 0x%llx to its old frame %u", mm_syscall_name(call),
 					 (unsigned long long)start, (unsigned long long)end, c,

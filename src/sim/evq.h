@@ -41,9 +41,50 @@ static inline bool ev_before(const struct event *a, const struct event *b)
 	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
+int evq_heap_grow(struct evq *q);
+
 /* 0, or -1 when the host allocation fails */
-int evq_heap_push(struct evq *q, const struct event *ev);
-struct event evq_heap_pop(struct evq *q);
+static inline int evq_heap_push(struct evq *q, const struct event *evp)
+{
+	if (q->nheap == q->cap_heap && evq_heap_grow(q))
+		return -1;
+	struct event ev = *evp;
+	uint32_t i = q->nheap++;
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!ev_before(&ev, &q->heap[parent]))
+			break;
+		q->heap[i] = q->heap[parent];
+		i = parent;
+	}
+	q->heap[i] = ev;
+	return 0;
+}
+
+static inline struct event evq_heap_pop(struct evq *q)
+{
+	struct event top = q->heap[0];
+	struct event last = q->heap[--q->nheap];
+	uint32_t i = 0, n = q->nheap;
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		const struct event *best = &last;
+		if (l < n && ev_before(&q->heap[l], best)) {
+			m = l;
+			best = &q->heap[l];
+		}
+		if (r < n && ev_before(&q->heap[r], best))
+			m = r;
+		if (m == i)
+			break;
+		q->heap[i] = q->heap[m];
+		i = m;
+	}
+	if (n > 0)
+		q->heap[i] = last;
+	return top;
+}
+
 int evq_ready_push(struct evq *q, const struct event *ev);
 void evq_ready_remove(struct evq *q, uint32_t i);
 void evq_free(struct evq *q);

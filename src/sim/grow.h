@@ -27,8 +27,11 @@
  */
 int grow_array(void **arr, size_t *cap, size_t used, size_t need, size_t elem, size_t first);
 
-/* Typed wrapper: GROW(&s->heap, &s->cap_heap, s->nheap, s->nheap + 1, 256) */
+/* Typed wrapper: GROW(&s->heap, &s->cap_heap, s->nheap, s->nheap + 1, 256);
+ * the common case (room already there) costs one compare. */
 #define GROW(arrp, capp, used, need, first)                                      \
-	grow_array((void **)(arrp), (capp), (used), (need), sizeof(**(arrp)), (first))
+	((size_t)(need) <= *(capp)                                               \
+		 ? 0                                                             \
+		 : grow_array((void **)(arrp), (capp), (used), (need), sizeof(**(arrp)), (first)))
 
 #endif

@@ -21,8 +21,10 @@
 #include "sim/grow.h"
 #include "sim/sim.h"
 
-/* steps between two looks at the host clock and the stop flag */
-#define SIM_POLL_STEPS 4096u
+/* steps (and events) between two looks at the host clock and the stop flag;
+ * a power of two */
+#define SIM_POLL_PERIOD 4096u
+#define SIM_POLL_MASK (SIM_POLL_PERIOD - 1)
 
 uint64_t sim_host_ns(void)
 {
@@ -169,11 +171,9 @@ bool sim_cpu_idle(struct sim *s, int cpu)
 }
 
 /* ---- trace ---- */
-void sim_trace(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b)
+void sim_trace_rec(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b)
 {
 	struct trace_buf *tb = s->trace;
-	if (!tb)
-		return;
 	if (GROW(&tb->r, &tb->cap, tb->n, (size_t)tb->n + 1, 1024))
 		return;		/* the trace is a diagnostic: drop, never fail */
 	struct sim_thread *t = s->curr;
@@ -190,7 +190,6 @@ void sim_trace(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b
 /* ---- stopping a long run ---- */
 static void sim_poll(struct sim *s)
 {
-	s->poll_countdown = SIM_POLL_STEPS;
 	if (s->stop_flag && *s->stop_flag)
 		s->stopped = SIM_STOP_SIGNAL;
 	else if (s->deadline_host_ns && sim_host_ns() >= s->deadline_host_ns)
@@ -198,6 +197,30 @@ static void sim_poll(struct sim *s)
 }
 
 /* ---- switching ---- */
+
+/* Run mode, every SIM_POLL_PERIOD steps (every step while tracing): record
+ * the trace, look at the stop flag and the host clock, and stop the run at
+ * this event boundary if asked: the time charged so far has elapsed and the
+ * thread is never resumed. */
+static void sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_point *yp,
+			  uint64_t a, uint64_t b)
+{
+	uint32_t period = s->trace ? 1 : SIM_POLL_PERIOD;
+	s->slow_countdown = period;
+	sim_trace(s, yp, a, b);
+	s->steps += period;
+	if (s->trace && (s->steps & SIM_POLL_MASK))
+		return;
+	sim_poll(s);
+	if (!s->stopped)
+		return;
+	s->now += t->pending_ns;
+	t->pending_ns = 0;
+	t->state = TS_SLEEPING;
+	for (;;)
+		switch_to_scheduler(s);
+}
+
 void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, uint64_t a,
 		  uint64_t b)
 {
@@ -213,23 +236,8 @@ void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, u
 		if (!explore_yield(s, t, yp))
 			return;
 	} else {
-		if (__builtin_expect(--s->poll_countdown == 0, 0)) {
-			sim_poll(s);
-			if (s->stopped) {
-				/* stop at this event boundary: the time charged so
-				 * far has elapsed; the thread is never resumed */
-				uint64_t at = s->now + t->pending_ns;
-				if (at > s->now)
-					s->now = at;
-				t->pending_ns = 0;
-				t->state = TS_SLEEPING;
-				for (;;)
-					switch_to_scheduler(s);
-			}
-		}
-		if (s->trace)
-			sim_trace(s, yp, a, b);
-		s->steps++;
+		if (__builtin_expect(--s->slow_countdown == 0, 0))
+			sim_step_slow(s, t, yp, a, b);
 		if (!s->sched->yield(s, t, yp))
 			return;
 	}
@@ -440,7 +448,7 @@ int sim_run(struct sim *s)
 		SIM_BUG_ON(s, ev.time < s->now);
 		s->now = ev.time;
 		sim_dispatch(s, &ev);
-		if (__builtin_expect(--s->poll_countdown == 0, 0))
+		if (__builtin_expect((s->m.events & SIM_POLL_MASK) == 0, 0))
 			sim_poll(s);
 	}
 	if (s->error)
@@ -462,7 +470,7 @@ int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed)
 	memcpy(s->p, params, sizeof(s->p));
 	s->sched = &sched_time_ordered;
 	s->stack_size = 128 * 1024;
-	s->poll_countdown = SIM_POLL_STEPS;
+	s->slow_countdown = 1;
 	rng_seed(&s->rng, seed);
 	coro_init_main(&s->main_co);
 	s->cpus = calloc((size_t)nr_cpus, sizeof(*s->cpus));

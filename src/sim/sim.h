@@ -100,7 +100,9 @@ struct sim {
 	/* time and events */
 	uint64_t now;
 	uint64_t seq;
-	uint64_t steps;			/* yield points passed */
+	uint64_t steps;			/* yield points passed (run mode: exact while
+					 * tracing, else in units of SIM_POLL_PERIOD) */
+	uint32_t slow_countdown;	/* run mode: steps until sim_step_slow() */
 	struct evq q;
 	struct coro main_co;
 	struct sim_thread *curr;	/* running thread, NULL in scheduler */
@@ -118,7 +120,6 @@ struct sim {
 	 * a signal handler sets; polled every few thousand steps */
 	uint64_t deadline_host_ns;	/* 0: none */
 	const volatile sig_atomic_t *stop_flag;
-	uint32_t poll_countdown;
 	enum sim_stop stopped;
 	/* host memory held by this simulation (stacks, frames, tables, kernel
 	 * objects) and the budget it may not exceed (0: none) */
@@ -189,7 +190,12 @@ static inline void sim_step(struct sim *s, const struct sim_point *yp, uint64_t 
 	sim_step_arg(s, yp, cost_ns, 0, 0);
 }
 /* Record an event that is not a yield point (when tracing). */
-void sim_trace(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b);
+void sim_trace_rec(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b);
+static inline void sim_trace(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b)
+{
+	if (s->trace)
+		sim_trace_rec(s, pt, a, b);
+}
 /* Sleep the current thread until sim_wake(); its CPU runs something else or
  * goes idle. */
 void sim_sleep(struct sim *s);
