@@ -29,6 +29,13 @@
 #include "core/core.h"
 #include "mm/points.h"
 
+/* SIM_BUG_ON in tests goes to cmocka's mock_assert: a death test wraps the
+ * call in expect_assert_failure(), anywhere else it fails the test. */
+static inline void tsim_on_bug(const char *file, int line, const char *what)
+{
+	mock_assert(0, what, file, line);
+}
+
 static inline struct sim *tsim_new_p(const char *profile, int nr_cpus, enum nested_policy nested,
 				     const int64_t *ov)
 {
@@ -56,6 +63,7 @@ static inline struct sim *tsim_new_p(const char *profile, int nr_cpus, enum nest
 	if (rc)
 		fail_msg("core_build: %s", err);
 	struct sim *s = core_sim(ts);
+	s->on_bug = tsim_on_bug;
 	assert_non_null(mm_alloc(s));
 	return s;
 }

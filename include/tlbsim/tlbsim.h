@@ -99,6 +99,9 @@ struct tlbsim_workload_desc {
 	const char *description;
 	const char *default_profile;
 	int default_threads;
+	int fixed_threads;	/* 1: the workload has its own thread structure;
+				 * --threads does not apply (default_threads says
+				 * how many run at once) */
 	int64_t default_iters;
 	int nparams;
 	const struct tlbsim_wparam_desc *params;

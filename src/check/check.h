@@ -19,7 +19,11 @@ struct check_opts {
 	struct tlbsim_config cfg;
 	enum explore_strategy strategy;
 	uint64_t runs;			/* schedule budget */
-	uint64_t time_limit_ms;		/* host time budget */
+	uint64_t time_limit_ms;		/* host time budget (0: none) */
+	uint64_t max_steps;		/* cut a schedule after this many steps (0: default) */
+	uint64_t host_limit;		/* host memory budget in bytes (0: none) */
+	int (*interrupted)(void *ctx);	/* polled between schedules: non-zero stops */
+	void *interrupted_ctx;
 	int depth;			/* pct depth, or dfs preemption bound */
 	const char *replay;		/* token, or NULL */
 	bool minimise;
@@ -33,6 +37,10 @@ struct check_result {
 	uint64_t host_ns;
 	uint64_t minimise_runs;
 	bool exhausted;			/* dfs explored everything within the bound */
+	uint64_t cut_schedules;		/* schedules cut at max_steps (not explored to the end) */
+	uint64_t max_steps;		/* the cap that applied */
+	int stop_signal;		/* the search was interrupted by this signal (0: not) */
+	bool time_limited;		/* the host-time budget ended the search */
 	uint32_t *dec;			/* the (minimised) violating schedule */
 	uint32_t ndec;
 	uint32_t preemptions;

@@ -47,13 +47,24 @@ void check_print_report(FILE *f, const struct check_result *r, const char *repla
 			r->exhausted ? " (search space exhausted within the bound)" : "", secs,
 			secs > 0 ? (double)r->schedules / secs : 0.0,
 			secs > 0 ? (double)r->steps / secs : 0.0);
+		if (r->cut_schedules)
+			fprintf(f, "note: %" PRIu64 " schedule(s) were cut at %" PRIu64 " steps and not "
+				"explored to their end (raise --max-steps)\n", r->cut_schedules,
+				r->max_steps);
+		if (r->stop_signal)
+			fprintf(f, "note: the search was interrupted by a signal\n");
+		else if (r->time_limited)
+			fprintf(f, "note: the host-time budget (--time-limit) ended the search\n");
 		return;
 	}
 	const struct violation_rec *v = &r->v;
 	fprintf(f, "VIOLATION %s: %s\n", inv_name(v->kind), inv_desc(v->kind));
 	fprintf(f, "  %s\n", v->text);
 	fprintf(f, "  cpu:    %d\n", v->cpu);
-	fprintf(f, "  va:     0x%" PRIx64 "\n", v->va);
+	if (v->has_va)
+		fprintf(f, "  va:     0x%" PRIx64 "\n", v->va);
+	else
+		fprintf(f, "  va:     none (the invariant is about a table, not an address)\n");
 	fprintf(f, "  frame:  %u\n", v->frame);
 	fprintf(f, "  entry:  %s\n", v->entry);
 	fprintf(f, "  flush:  %s\n", v->flush);
@@ -92,7 +103,10 @@ void check_print_json(FILE *f, const struct check_result *r, const char *cmdline
 		json_string(f, tlbsim_policy_value_name(&r->cfg.policy, k));
 	}
 	fprintf(f, "},\"schedules\":%" PRIu64 ",\"steps\":%" PRIu64 ",\"exhausted\":%s,"
-		   "\"violation\":", r->schedules, r->steps, r->exhausted ? "true" : "false");
+		   "\"cut_schedules\":%" PRIu64 ",\"max_steps\":%" PRIu64 ",\"stopped\":%s,"
+		   "\"violation\":", r->schedules, r->steps, r->exhausted ? "true" : "false",
+		r->cut_schedules, r->max_steps,
+		r->stop_signal ? "\"signal\"" : r->time_limited ? "\"time limit\"" : "null");
 	if (!r->found) {
 		fprintf(f, "null}\n");
 		return;
@@ -100,8 +114,12 @@ void check_print_json(FILE *f, const struct check_result *r, const char *cmdline
 	const struct violation_rec *v = &r->v;
 	fprintf(f, "{\"invariant\":");
 	json_string(f, inv_name(v->kind));
-	fprintf(f, ",\"cpu\":%d,\"va\":\"0x%" PRIx64 "\",\"frame\":%u,\"text\":", v->cpu, v->va,
-		v->frame);
+	fprintf(f, ",\"cpu\":%d,\"va\":", v->cpu);
+	if (v->has_va)
+		fprintf(f, "\"0x%" PRIx64 "\"", v->va);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"frame\":%u,\"text\":", v->frame);
 	json_string(f, v->text);
 	fprintf(f, ",\"entry\":");
 	json_string(f, v->entry);

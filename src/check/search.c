@@ -97,6 +97,7 @@ uint32_t config_hash(const struct tlbsim_config *cfg, const struct tlbsim_resolv
 struct one_run {
 	bool violated;
 	bool cut;			/* stopped at the step cap */
+	bool diverged;			/* a forced decision did not exist */
 	struct violation_rec v;
 	uint64_t steps;
 	uint32_t *dec;
@@ -114,16 +115,19 @@ static void one_run_free(struct one_run *o)
 }
 
 /* Run one schedule; takes ownership of the explore buffers into *o. */
-static int run_schedule(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res,
-			int want_kind, enum explore_strategy st, uint64_t seed, int depth,
-			uint64_t pct_k, const uint32_t *prefix, uint32_t nprefix, bool record,
-			struct one_run *o, char *err, size_t errlen)
+static int run_schedule(const struct check_opts *opts, const struct tlbsim_config *cfg,
+			const struct tlbsim_resolved *res, enum explore_strategy st, uint64_t seed,
+			int depth, uint64_t pct_k, const uint32_t *prefix, uint32_t nprefix,
+			bool record, struct one_run *o, char *err, size_t errlen)
 {
 	struct explore ex;
 	explore_init(&ex, st, seed, depth, pct_k, prefix, nprefix);
+	if (opts->max_steps)
+		ex.max_steps = opts->max_steps;
 	memset(o, 0, sizeof(*o));
-	struct core_opts co = {.ex = &ex, .want_kind = want_kind,
-			       .trace = record ? &o->trace : NULL};
+	struct core_opts co = {.ex = &ex, .want_kind = opts->want_kind,
+			       .trace = record ? &o->trace : NULL,
+			       .host_limit = opts->host_limit};
 	struct run_outcome out;
 	int rc = tlbsim_run_one(cfg, res, &co, &out, err, errlen);
 	if (rc) {
@@ -133,6 +137,7 @@ static int run_schedule(const struct tlbsim_config *cfg, const struct tlbsim_res
 	}
 	o->violated = out.v.kind >= 0;
 	o->cut = ex.cut;
+	o->diverged = ex.diverged;
 	o->v = out.v;
 	o->steps = out.steps;
 	o->dec = ex.dec;
@@ -194,7 +199,7 @@ static int minimise_schedule(const struct check_opts *o, struct check_result *r,
 			uint32_t save = d[i];
 			d[i] = 0;
 			struct one_run t;
-			int rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, d, *n,
+			int rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, d, *n,
 					      false, &t, err, errlen);
 			r->minimise_runs++;
 			if (rc)
@@ -218,6 +223,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 {
 	memset(r, 0, sizeof(*r));
 	r->cfg = o->cfg;
+	r->max_steps = o->max_steps ? o->max_steps : EXPLORE_MAX_STEPS_DEFAULT;
 	int rc = tlbsim_resolve(&r->cfg, &r->res, err, errlen);
 	if (rc)
 		return rc;
@@ -240,23 +246,35 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 				 "--seed differ)");
 			return TLBSIM_EINVAL;
 		}
-		rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, d, n, true, &run, err,
+		rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, d, n, true, &run, err,
 				  errlen);
 		free(d);
 		if (rc)
 			return rc;
+		if (run.diverged) {
+			one_run_free(&run);
+			snprintf(err, errlen, "--replay: the token's schedule does not fit this "
+				 "configuration (a decision names a thread that is not runnable)");
+			return TLBSIM_EINVAL;
+		}
 		r->schedules = 1;
 		r->steps = run.steps;
+		r->cut_schedules = run.cut;
 	} else {
 		uint32_t *prefix = NULL;
 		size_t cap_prefix = 0;
 		uint32_t nprefix = 0;
 		uint64_t pct_k = 0;
 		for (uint64_t i = 0; i < o->runs; i++) {
-			if (i > 0 && (host_ns() - t0) / 1000000u >= o->time_limit_ms)
+			if (i > 0 && o->time_limit_ms &&
+			    (host_ns() - t0) / 1000000u >= o->time_limit_ms) {
+				r->time_limited = true;
+				break;
+			}
+			if (o->interrupted && (r->stop_signal = o->interrupted(o->interrupted_ctx)))
 				break;
 			one_run_free(&run);
-			rc = run_schedule(&r->cfg, &r->res, o->want_kind, o->strategy, o->cfg.seed * 1000003u + i,
+			rc = run_schedule(o, &r->cfg, &r->res, o->strategy, o->cfg.seed * 1000003u + i,
 					  o->depth, pct_k, prefix, nprefix, false, &run, err, errlen);
 			if (rc) {
 				free(prefix);
@@ -264,6 +282,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 			}
 			r->schedules++;
 			r->steps += run.steps;
+			r->cut_schedules += run.cut;
 			if (run.steps > pct_k)
 				pct_k = run.steps;
 			if (run.violated)
@@ -275,7 +294,9 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 					return TLBSIM_ENOMEM;
 				}
 				if (!dfs_next(prefix, &nprefix, run.dec, run.nopt, run.ndec, o->depth)) {
-					r->exhausted = true;
+					/* every schedule within the bound ran; a cut one
+					 * was not explored to its end */
+					r->exhausted = r->cut_schedules == 0;
 					break;
 				}
 			}
@@ -306,7 +327,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 		for (int d = 1; d <= 3 && !rc && count_preemptions(best, nbest) > 1; d++) {
 			for (uint64_t i = 0; i < 300; i++) {
 				struct one_run t;
-				rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_PCT,
+				rc = run_schedule(o, &r->cfg, &r->res, EX_PCT,
 						  o->cfg.seed * 7919u + (uint64_t)d * 100000u + i, d, k,
 						  NULL, 0, false, &t, err, errlen);
 				r->minimise_runs++;
@@ -343,7 +364,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 	}
 	/* final replay with the trace recorded */
 	one_run_free(&run);
-	rc = run_schedule(&r->cfg, &r->res, o->want_kind, EX_REPLAY, 0, 1, 0, best, nbest, true,
+	rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, best, nbest, true,
 			  &run, err, errlen);
 	if (rc) {
 		free(best);

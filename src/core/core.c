@@ -16,6 +16,9 @@ void tlbsim_config_init(struct tlbsim_config *cfg)
 	tlbsim_policy_default(&cfg->policy);
 }
 
+/* The accepted range of every cost/hardware parameter, by unit: a value
+ * outside it is bad input (exit 2), never a run that takes hours or all of
+ * the host's memory. */
 static int param_check(int id, int64_t v, char *err, size_t errlen)
 {
 	const char *name = tlbsim_param_desc[id].name;
@@ -28,8 +31,10 @@ static int param_check(int id, int64_t v, char *err, size_t errlen)
 		snprintf(err, errlen, "parameter %s=%lld: want 0 or 1", name, (long long)v);
 		return TLBSIM_EINVAL;
 	}
-	if (strcmp(unit, "ns") == 0 && v > 10000000000ll) {
-		snprintf(err, errlen, "parameter %s=%lld ns: absurd (more than 10 s)", name,
+	/* one operation, or one RCU grace period, longer than a simulated
+	 * second is not a machine anyone runs */
+	if (strcmp(unit, "ns") == 0 && v > 1000000000ll) {
+		snprintf(err, errlen, "parameter %s=%lld ns: absurd (more than 1 s)", name,
 			 (long long)v);
 		return TLBSIM_EINVAL;
 	}
@@ -44,8 +49,13 @@ static int param_check(int id, int64_t v, char *err, size_t errlen)
 		snprintf(err, errlen, "parameter %s=%lld: want 1..64", name, (long long)v);
 		return TLBSIM_EINVAL;
 	}
-	if (id == P_livelock_faults && v < 2) {
-		snprintf(err, errlen, "parameter %s=%lld: want at least 2", name, (long long)v);
+	if (id == P_livelock_faults && (v < 2 || v > 100000000)) {
+		snprintf(err, errlen, "parameter %s=%lld: want 2..100000000", name, (long long)v);
+		return TLBSIM_EINVAL;
+	}
+	if (id == P_flush_ceiling && v > (1ll << 36)) {
+		snprintf(err, errlen, "parameter %s=%lld: want at most %lld pages", name, (long long)v,
+			 1ll << 36);
 		return TLBSIM_EINVAL;
 	}
 	return 0;
@@ -71,6 +81,12 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 	res->cpus = cfg->cpus ? cfg->cpus : res->profile->nr_cpus;
 	if (res->cpus < 1 || res->cpus > 1024) {
 		snprintf(err, errlen, "--cpus %d: want 1..1024", res->cpus);
+		return TLBSIM_EINVAL;
+	}
+	if (cfg->threads && w->desc->fixed_threads) {
+		snprintf(err, errlen, "--threads %d: workload %s runs a fixed set of %d threads; "
+			 "--threads does not apply", cfg->threads, w->desc->name,
+			 w->desc->default_threads);
 		return TLBSIM_EINVAL;
 	}
 	res->threads = cfg->threads ? cfg->threads : w->desc->default_threads;
@@ -134,6 +150,24 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 	return 0;
 }
 
+uint64_t tlbsim_estimate_host_bytes(const struct tlbsim_config *cfg,
+				    const struct tlbsim_resolved *res)
+{
+	int64_t p[P_COUNT];
+	tlbsim_params_for(res->profile, cfg, p);
+	uint64_t entries = (uint64_t)p[P_tlb_sets] * (uint64_t)p[P_tlb_ways] +
+			   (uint64_t)p[P_wc_sets] * (uint64_t)p[P_wc_ways];
+	/* struct tc_entry + its dense slot, per CPU */
+	uint64_t bytes = (uint64_t)res->cpus * entries * (sizeof(struct tc_entry) + 4);
+	/* a coroutine stack, a gather batch and the task per thread, plus main */
+	uint64_t gather = (8 + 10000ull) * 4;
+	bytes += ((uint64_t)res->threads + 1) * (128 * 1024 + gather + 1024);
+	const struct workload_ops *w = workload_find(res->workload->name);
+	if (w && w->estimate)
+		bytes += w->estimate(res, res->profile->page_shift);
+	return bytes;
+}
+
 void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_config *cfg,
 		       int64_t *p)
 {
@@ -165,6 +199,16 @@ int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
 	int64_t p[P_COUNT];
 	tlbsim_params_for(res->profile, cfg, p);
 	memset(ts, 0, sizeof(*ts));
+	if (o && o->host_limit && !o->no_workload) {
+		uint64_t need = tlbsim_estimate_host_bytes(cfg, res);
+		if (need > o->host_limit) {
+			snprintf(err, errlen, "this configuration needs about %llu MiB of host memory, "
+				 "more than the budget of %llu MiB (--max-memory)",
+				 (unsigned long long)((need + (1 << 20) - 1) >> 20),
+				 (unsigned long long)(o->host_limit >> 20));
+			return TLBSIM_EINVAL;
+		}
+	}
 	int rc = kernel_init(&ts->k, res->profile, res->cpus, p, &cfg->policy, cfg->seed);
 	struct sim *s = core_sim(ts);
 	if (rc) {
@@ -176,7 +220,8 @@ int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
 	if (o) {
 		s->host_limit = o->host_limit;
 		s->deadline_host_ns = o->deadline_host_ns;
-		s->stop_flag = o->stop_flag;
+		s->interrupted = o->interrupted;
+		s->interrupted_ctx = o->interrupted_ctx;
 	}
 	rc = oracle_attach(&ts->oracle, &ts->k, o ? o->want_kind : -1);
 	if (rc) {
@@ -235,6 +280,7 @@ int tlbsim_run_one(const struct tlbsim_config *cfg, const struct tlbsim_resolved
 		out->m = s->m;
 		out->v = *v;
 		out->stopped = s->stopped;
+		out->stop_signal = s->stop_signal;
 		out->steps = s->steps;
 	}
 out:

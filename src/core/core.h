@@ -41,8 +41,16 @@ struct core_opts {
 	bool no_workload;		/* build the machine and kernel only (tests) */
 	uint64_t host_limit;		/* host memory budget in bytes (0: none) */
 	uint64_t deadline_host_ns;	/* sim_host_ns() at which to stop (0: none) */
-	const volatile sig_atomic_t *stop_flag;
+	int (*interrupted)(void *ctx);	/* polled: non-zero stops the run */
+	void *interrupted_ctx;
 };
+
+/* An estimate of the host memory (bytes) a run of res needs, known before it
+ * starts: per-CPU caches, thread stacks, and what the workload maps at once.
+ * Memory that depends on timing (tables waiting for RCU) is not included; the
+ * running simulation enforces its budget itself. */
+uint64_t tlbsim_estimate_host_bytes(const struct tlbsim_config *cfg,
+				    const struct tlbsim_resolved *res);
 
 /* Build a simulation of cfg (resolved as res). 0, or an enum tlbsim_err with
  * err filled; on failure *ts is already destroyed. */
@@ -56,6 +64,7 @@ struct run_outcome {
 	struct tlbsim_metrics m;
 	struct violation_rec v;		/* kind -1: none */
 	enum sim_stop stopped;		/* the run ended early (partial) */
+	int stop_signal;
 	uint64_t steps;
 };
 

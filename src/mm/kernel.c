@@ -64,12 +64,12 @@ void *kernel_obj_alloc(struct sim *s, size_t size)
 	struct kernel *k = kernel_of(s);
 	if (sim_host_charge(s, size) ||
 	    GROW(&k->objs, &k->cap_objs, k->nobjs, (size_t)k->nobjs + 1, 64)) {
-		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for kernel objects");
+		sim_oom(s, "kernel objects");
 		return NULL;
 	}
 	void *p = calloc(1, size);
 	if (!p) {
-		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for kernel objects");
+		sim_oom(s, "kernel objects");
 		return NULL;
 	}
 	k->objs[k->nobjs++] = p;
@@ -80,9 +80,7 @@ uint32_t alloc_frame(struct sim *s, enum frame_state st, int depth)
 {
 	uint32_t f = frame_alloc(hw_of(s), st, depth);
 	if (f == NO_FRAME)
-		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for simulated frames "
-			  "(%llu MiB held; see --max-memory)",
-			  (unsigned long long)(s->host_bytes >> 20));
+		sim_oom(s, "simulated frames");
 	return f;
 }
 
@@ -93,7 +91,7 @@ struct mm_struct *mm_alloc(struct sim *s)
 	struct kernel *k = kernel_of(s);
 	struct hw *hw = hw_of(s);
 	if (GROW(&k->mms, &k->cap_mms, (size_t)k->nr_mms, (size_t)k->nr_mms + 1, 4)) {
-		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for mm_structs");
+		sim_oom(s, "mm_structs");
 		return NULL;
 	}
 	struct mm_struct *mm = kernel_obj_alloc(s, sizeof(*mm));
@@ -102,7 +100,7 @@ struct mm_struct *mm_alloc(struct sim *s)
 	mm->id = k->nr_mms;
 	mm->users = 1;
 	if (init_new_context(s, &mm->context, mm->id)) {
-		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for mm_structs");
+		sim_oom(s, "mm_structs");
 		return NULL;
 	}
 	k->mms[k->nr_mms++] = mm;

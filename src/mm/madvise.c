@@ -105,7 +105,7 @@ static void madvise_free_single_vma(struct sim *s, struct vm_area_struct *v, uin
 		if (seen->record) {
 			struct task *tk = seen->tk;
 			if (GROW(&tk->lazyfree, &tk->cap_lazyfree, seen->n, (size_t)seen->n + 1, 16))
-				sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for MADV_FREE");
+				sim_oom(s, "MADV_FREE");
 			struct lazyfree_rec *r = &tk->lazyfree[seen->n++];
 			r->va = p;
 			r->frame = f;

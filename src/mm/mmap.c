@@ -66,7 +66,7 @@ static void vm_area_free(struct sim *s, struct vm_area_struct *v)
 static void vma_insert_at(struct sim *s, struct mm_struct *mm, int i, struct vm_area_struct *v)
 {
 	if (GROW(&mm->vmas, &mm->cap_vmas, (size_t)mm->nr_vmas, (size_t)mm->nr_vmas + 1, 16))
-		sim_bug(s, __FILE__, __LINE__, "out of host memory for VMAs");
+		sim_oom(s, "VMAs");
 	memmove(&mm->vmas[i + 1], &mm->vmas[i], (size_t)(mm->nr_vmas - i) * sizeof(*mm->vmas));
 	mm->vmas[i] = v;
 	mm->nr_vmas++;

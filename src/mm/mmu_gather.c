@@ -23,9 +23,9 @@ static uint32_t *thread_page_batch(struct sim *s, uint32_t max)
 {
 	struct task *t = current_task(s);
 	if (!t->gather_pages) {
-		t->gather_pages = malloc((size_t)max * sizeof(uint32_t));
-		if (!t->gather_pages)
-			sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for a gather batch");
+		size_t bytes = (size_t)max * sizeof(uint32_t);
+		if (sim_host_charge(s, bytes) || !(t->gather_pages = malloc(bytes)))
+			sim_oom(s, "a gather batch");
 	}
 	return t->gather_pages;
 }

@@ -22,7 +22,7 @@ struct shmem_obj *shmem_zero_setup(struct sim *s)
 		if (!o)
 			return NULL;
 		if (GROW(&k->all_shm, &k->cap_shm, k->nshm, (size_t)k->nshm + 1, 16)) {
-			sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for shmem objects");
+			sim_oom(s, "shmem objects");
 			return NULL;
 		}
 		k->all_shm[k->nshm++] = o;
@@ -50,7 +50,7 @@ uint32_t shmem_getpage(struct sim *s, struct shmem_obj *o, uint64_t index)
 	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_page_cost(s));
 	uint32_t f = alloc_frame(s, FRAME_DATA, 0);
 	if (GROW(&o->pages, &o->cap, o->nr, (size_t)o->nr + 1, 8))
-		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for a shmem page cache");
+		sim_oom(s, "a shmem page cache");
 	for (uint32_t i = o->nr; i > lo; i--)
 		o->pages[i] = o->pages[i - 1];
 	o->pages[lo].index = index;

@@ -78,7 +78,7 @@ struct oracle_frame *oracle_frame(struct oracle *o, uint32_t f)
 		struct oracle_frame *n = calloc(OF_CHUNK, sizeof(*n));
 		if (!n || GROW(&o->fchunks, &o->cap_fchunks, o->nfchunks, o->nfchunks + 1, 16)) {
 			free(n);
-			sim_fatal(o->s, TLBSIM_ENOMEM, "out of host memory for the checker");
+			sim_oom(o->s, "the checker");
 			return NULL;
 		}
 		o->fchunks[o->nfchunks++] = n;
@@ -91,7 +91,7 @@ static struct oracle_thread *oth(struct oracle *o, int tid)
 	if ((size_t)tid >= o->cap_th) {
 		size_t old = o->cap_th;
 		if (GROW(&o->th, &o->cap_th, old, (size_t)tid + 1, 16)) {
-			sim_fatal(o->s, TLBSIM_ENOMEM, "out of host memory for the checker");
+			sim_oom(o->s, "the checker");
 			return NULL;
 		}
 		memset(&o->th[old], 0, (o->cap_th - old) * sizeof(*o->th));

@@ -4,13 +4,11 @@
  * CPU, X slices for events, i instants for violations, flow arrows for IPIs
  * and broadcast TLBIs. Times are simulated ns printed as fixed-point us.
  *
- * Written to a temporary file next to the target and renamed, so a failure
- * never leaves a half-written file.
+ * The caller chooses the stream (the CLI writes a temporary file next to the
+ * target and renames it, so a failure never leaves a half-written file).
  */
-#define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #include "out/out.h"
 
@@ -19,16 +17,9 @@ static void ts_us(FILE *f, uint64_t ns)
 	fprintf(f, "%" PRIu64 ".%03" PRIu64, ns / 1000u, ns % 1000u);
 }
 
-int out_chrome_trace(const char *path, const struct trace_buf *tb, int ncpus, const char *title,
-		     const char *token, char *err, size_t errlen)
+int out_chrome_trace(FILE *f, const struct trace_buf *tb, int ncpus, const char *title,
+		     const char *token)
 {
-	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errlen, "--trace %s: cannot create the file", path);
-		return TLBSIM_EINVAL;
-	}
 	fprintf(f, "{\"traceEvents\":[\n");
 	fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":");
 	json_string(f, title);
@@ -37,7 +28,7 @@ int out_chrome_trace(const char *path, const struct trace_buf *tb, int ncpus, co
 		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":"
 			   "{\"name\":\"CPU %d\"}}", c, c);
 	uint64_t flow = 1;
-	for (uint32_t i = 0; i < tb->n; i++) {
+	for (uint32_t i = 0; tb && i < tb->n; i++) {
 		const struct trace_rec *t = &tb->r[i];
 		if (t->cpu < 0)
 			continue;
@@ -92,12 +83,10 @@ int out_chrome_trace(const char *path, const struct trace_buf *tb, int ncpus, co
 	}
 	fprintf(f, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"tlbsim\",\"version\":"
 		   "\"%s\",\"token\":", TLBSIM_VERSION);
-	json_string(f, token);
+	if (token)
+		json_string(f, token);
+	else
+		fprintf(f, "null");
 	fprintf(f, "}}\n");
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		unlink(tmp);
-		snprintf(err, errlen, "--trace %s: cannot write the file", path);
-		return TLBSIM_EINVAL;
-	}
-	return 0;
+	return ferror(f) ? -1 : 0;
 }

@@ -9,17 +9,45 @@
 #include "cost/params.h"
 #include "out/out.h"
 
-void json_string(FILE *f, const char *s)
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
+static int utf8_seq(const unsigned char *p)
 {
+	if (p[0] < 0x80)
+		return 1;
+	int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+	if (!n)
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0)))
+		return 0;
+	if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90)))
+		return 0;
+	return n;
+}
+
+void json_string(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
 	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+	while (*s) {
+		int n = utf8_seq(s);
+		if (n == 0) {
+			fputs("\\ufffd", f);	/* not UTF-8: the replacement character */
+			s++;
+		} else if (n > 1) {
+			fwrite(s, 1, (size_t)n, f);
+			s += n;
+		} else {
+			unsigned char c = *s++;
+			if (c == '"' || c == '\\')
+				fprintf(f, "\\%c", c);
+			else if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", c);
+			else
+				fputc(c, f);
+		}
 	}
 	fputc('"', f);
 }
@@ -55,6 +83,11 @@ static void json_run(FILE *f, const char *cmdline, const struct run_result *r)
 	fprintf(f, "},\"first_violation\":");
 	if (r->m.first_violation[0])
 		json_string(f, r->m.first_violation);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"partial\":");
+	if (r->partial)
+		json_string(f, r->partial);
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\"metrics\":{");
@@ -141,6 +174,36 @@ static const struct row rows[] = {
 	{"violations", false, get_violations}, {"events", false, get_events},
 };
 
+/* Column labels: the first column shows its value of every knob that some
+ * column changes; every other column the knobs it sets differently from the
+ * first (or "(same)"). */
+static void column_label(const struct run_result *runs, int n, int col, char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (int k = 0; k < tlbsim_knob_count(); k++) {
+		const char *v0 = tlbsim_policy_value_name(&runs[0].cfg.policy, k);
+		bool show;
+		if (col == 0) {
+			show = false;
+			for (int i = 1; i < n; i++)
+				show |= strcmp(tlbsim_policy_value_name(&runs[i].cfg.policy, k), v0) != 0;
+		} else {
+			show = strcmp(tlbsim_policy_value_name(&runs[col].cfg.policy, k), v0) != 0;
+		}
+		if (!show)
+			continue;
+		o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s=%s", o ? "," : "",
+				      tlbsim_knob_get(k)->name,
+				      tlbsim_policy_value_name(&runs[col].cfg.policy, k));
+	}
+	if (!buf[0] && col == 0)	/* nothing varies: name the first knob */
+		snprintf(buf, len, "%s=%s", tlbsim_knob_get(0)->name,
+			 tlbsim_policy_value_name(&runs[0].cfg.policy, 0));
+	else if (!buf[0])
+		snprintf(buf, len, "(same)");
+}
+
 void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 {
 	const struct tlbsim_resolved *r0 = &runs[0].res;
@@ -149,28 +212,48 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 		fprintf(f, "%s%s=%s", i ? " " : "", r0->wparams[i].name, r0->wparams[i].value);
 	fprintf(f, "), profile %s, %d CPUs, %d threads x %" PRId64 " iters, seed %" PRIu64 "\n",
 		r0->profile->name, r0->cpus, r0->threads, r0->iters, runs[0].cfg.seed);
-	char buf[48];
-	/* a column is labelled by the knob that differs between the runs (the
-	 * first knob if none does) */
-	int label = 0;
+	for (int i = 0; i < n; i++) {
+		if (!runs[i].partial)
+			continue;
+		if (n > 1)
+			fprintf(f, "PARTIAL: column %d", i + 1);
+		else
+			fprintf(f, "PARTIAL: the run");
+		fprintf(f, " stopped early (%s); its numbers cover the simulated time until "
+			"then\n", runs[i].partial);
+	}
+	char labels[MAX_TABLE_COLUMNS][256];
+	int width = 20;
+	for (int i = 0; i < n && i < MAX_TABLE_COLUMNS; i++) {
+		column_label(runs, n, i, labels[i], sizeof(labels[i]));
+		int l = (int)strlen(labels[i]);
+		if (l > width)
+			width = l;
+	}
+	/* knobs no column changes: one line */
+	fprintf(f, "policy:");
+	int shown = 0;
+	bool any_varies = false;
 	for (int k = 0; k < tlbsim_knob_count(); k++)
 		for (int i = 1; i < n; i++)
-			if (strcmp(tlbsim_policy_value_name(&runs[i].cfg.policy, k),
-				   tlbsim_policy_value_name(&runs[0].cfg.policy, k)) != 0 && !label)
-				label = k + 1;
-	label = label ? label - 1 : 0;
-	fprintf(f, "policy:");
-	for (int k = 0; k < tlbsim_knob_count(); k++)
-		if (k != label)
-			fprintf(f, " %s=%s", tlbsim_knob_get(k)->name,
-				tlbsim_policy_value_name(&runs[0].cfg.policy, k));
-	fprintf(f, "\n%-18s", "metric");
-	for (int i = 0; i < n; i++) {
-		char h[64];
-		snprintf(h, sizeof(h), "%s=%s", tlbsim_knob_get(label)->name,
-			 tlbsim_policy_value_name(&runs[i].cfg.policy, label));
-		fprintf(f, " %20s", h);
+			any_varies |= strcmp(tlbsim_policy_value_name(&runs[i].cfg.policy, k),
+					     tlbsim_policy_value_name(&runs[0].cfg.policy, k)) != 0;
+	for (int k = 0; k < tlbsim_knob_count(); k++) {
+		bool varies = false;
+		const char *v0 = tlbsim_policy_value_name(&runs[0].cfg.policy, k);
+		for (int i = 1; i < n; i++)
+			varies |= strcmp(tlbsim_policy_value_name(&runs[i].cfg.policy, k), v0) != 0;
+		if (varies || (!any_varies && k == 0))
+			continue;
+		fprintf(f, " %s=%s", tlbsim_knob_get(k)->name, v0);
+		shown++;
 	}
+	if (!shown)
+		fprintf(f, " (every knob is set per column)");
+	char buf[48];
+	fprintf(f, "\n%-18s", "metric");
+	for (int i = 0; i < n; i++)
+		fprintf(f, " %*s", width, labels[i]);
 	if (compare)
 		fprintf(f, " %9s", "ratio");
 	fputc('\n', f);
@@ -178,8 +261,8 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 		fprintf(f, "%-18s", rows[k].name);
 		for (int i = 0; i < n; i++) {
 			uint64_t v = rows[k].get(&runs[i].m);
-			fprintf(f, " %20s", rows[k].time ? secs(v, buf, sizeof(buf))
-							 : thousands(v, buf, sizeof(buf)));
+			fprintf(f, " %*s", width, rows[k].time ? secs(v, buf, sizeof(buf))
+							       : thousands(v, buf, sizeof(buf)));
 		}
 		if (compare) {
 			uint64_t a = rows[k].get(&runs[0].m), b = rows[k].get(&runs[n - 1].m);
@@ -195,7 +278,5 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 		fputc('\n', f);
 	}
 	if (compare && n > 1)
-		fprintf(f, "ratio = %s / %s\n",
-			tlbsim_policy_value_name(&runs[n - 1].cfg.policy, label),
-			tlbsim_policy_value_name(&runs[0].cfg.policy, label));
+		fprintf(f, "ratio = %s / %s\n", labels[n - 1], labels[0]);
 }

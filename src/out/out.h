@@ -13,15 +13,21 @@ struct run_result {
 	struct tlbsim_config cfg;
 	struct tlbsim_resolved res;
 	struct tlbsim_metrics m;
+	/* the run was stopped before its threads finished: "time limit",
+	 * "SIGINT", ...; NULL when it ran to completion */
+	const char *partial;
 };
+
+#define MAX_TABLE_COLUMNS 16
 
 void out_json(FILE *f, const char *cmdline, const struct run_result *runs, int n, bool compare);
 void out_table(FILE *f, const struct run_result *runs, int n, bool compare);
-/* JSON string escaping into f */
+/* JSON string escaping into f (control characters escaped, invalid UTF-8
+ * replaced by U+FFFD) */
 void json_string(FILE *f, const char *s);
-/* An event trace as Chrome trace-event JSON in path (chrome.c). 0 or
- * TLBSIM_EINVAL with err filled. */
-int out_chrome_trace(const char *path, const struct trace_buf *tb, int ncpus, const char *title,
-		     const char *token, char *err, size_t errlen);
+/* An event trace (NULL: none) as Chrome trace-event JSON on f (chrome.c).
+ * 0, or -1 if writing failed. */
+int out_chrome_trace(FILE *f, const struct trace_buf *tb, int ncpus, const char *title,
+		     const char *token);
 
 #endif

@@ -41,7 +41,7 @@ void explore_add_thread(struct sim *s, struct sim_thread *t)
 {
 	struct explore *ex = s->ex;
 	if (GROW(&ex->prio, &ex->cap_prio, (size_t)t->id, (size_t)t->id + 1, 64)) {
-		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for exploration state");
+		sim_oom(s, "exploration state");
 		return;
 	}
 	/* PCT: distinct random initial priorities above the change levels */
@@ -54,7 +54,7 @@ static void record(struct sim *s, uint32_t idx, uint32_t nopt)
 	/* two arrays, each grown on its own: a failure leaves both valid */
 	if (GROW(&ex->dec, &ex->cap, ex->ndec, (size_t)ex->ndec + 1, 1024) ||
 	    GROW(&ex->nopt, &ex->cap_nopt, ex->ndec, (size_t)ex->ndec + 1, 1024)) {
-		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for the schedule");
+		sim_oom(s, "the schedule");
 		return;
 	}
 	ex->dec[ex->ndec] = idx;
@@ -71,7 +71,7 @@ static uint32_t build_cands(struct sim *s, struct sim_thread *cur)
 	if (GROW(&ex->cand_seq, &ex->cap_cand, 0, need, 64) ||
 	    GROW(&ex->cand_key, &ex->cap_cand_key, 0, need, 64) ||
 	    GROW(&ex->cand_prio, &ex->cap_cand_prio, 0, need, 64)) {
-		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for exploration state");
+		sim_oom(s, "exploration state");
 		return 0;
 	}
 	uint64_t *cands = ex->cand_seq, *key = ex->cand_key;

@@ -38,14 +38,14 @@ static void heap_push(struct sim *s, struct event ev)
 {
 	ev.seq = s->seq++;
 	if (evq_heap_push(&s->q, &ev))
-		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for the event queue");
+		sim_oom(s, "the event queue");
 }
 
 static void ready_push(struct sim *s, struct event ev)
 {
 	ev.seq = ++s->seq;
 	if (evq_ready_push(&s->q, &ev))
-		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for the ready list");
+		sim_oom(s, "the ready list");
 }
 
 void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, uint64_t data)
@@ -103,6 +103,17 @@ void sim_fatal(struct sim *s, int err, const char *fmt, ...)
 	s->curr->state = TS_SLEEPING;
 	for (;;)
 		switch_to_scheduler(s);
+}
+
+void sim_oom(struct sim *s, const char *what)
+{
+	if (s->host_limit)
+		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for %s: %llu MiB held, budget "
+			  "%llu MiB (--max-memory)", what, (unsigned long long)(s->host_bytes >> 20),
+			  (unsigned long long)(s->host_limit >> 20));
+	else
+		sim_fatal(s, TLBSIM_ENOMEM, "out of host memory for %s: %llu MiB held", what,
+			  (unsigned long long)(s->host_bytes >> 20));
 }
 
 void sim_bug(struct sim *s, const char *file, int line, const char *what)
@@ -190,9 +201,11 @@ void sim_trace_rec(struct sim *s, const struct sim_point *pt, uint64_t a, uint64
 /* ---- stopping a long run ---- */
 static void sim_poll(struct sim *s)
 {
-	if (s->stop_flag && *s->stop_flag)
+	int sig = s->interrupted ? s->interrupted(s->interrupted_ctx) : 0;
+	if (sig) {
 		s->stopped = SIM_STOP_SIGNAL;
-	else if (s->deadline_host_ns && sim_host_ns() >= s->deadline_host_ns)
+		s->stop_signal = sig;
+	} else if (s->deadline_host_ns && sim_host_ns() >= s->deadline_host_ns)
 		s->stopped = SIM_STOP_TIME_LIMIT;
 }
 
@@ -396,6 +409,11 @@ int sim_thread_start(struct sim *s, struct sim_thread *t, thread_fn fn, void *ar
 	t->cpu = cpu % s->nr_cpus;
 	t->mode = MODE_USER;
 	t->state = TS_SLEEPING;
+	if (sim_host_charge(s, s->stack_size)) {
+		t->state = TS_DONE;
+		sim_oom(s, "thread stacks");
+		return TLBSIM_ENOMEM;
+	}
 	if (coro_create(&t->co, s->stack_size, thread_trampoline, t) != 0) {
 		t->state = TS_DONE;	/* never ran: nothing to destroy */
 		sim_fail(s, TLBSIM_ENOMEM, "cannot allocate a coroutine stack");
@@ -435,8 +453,10 @@ void sim_dispatch(struct sim *s, const struct event *ev)
 	s->curr = t;
 	coro_switch(&s->main_co, &t->co);
 	s->curr = NULL;
-	if (t->state == TS_DONE)
+	if (t->state == TS_DONE) {
 		coro_destroy(&t->co);
+		sim_host_release(s, s->stack_size);
+	}
 }
 
 int sim_run(struct sim *s)

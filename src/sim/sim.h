@@ -25,7 +25,6 @@
 #ifndef TLBSIM_SIM_H
 #define TLBSIM_SIM_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,7 +90,7 @@ extern const struct sched_ops sched_time_ordered;
 enum sim_stop {
 	SIM_STOP_NONE,
 	SIM_STOP_TIME_LIMIT,	/* the host-time budget ran out */
-	SIM_STOP_SIGNAL,	/* *stop_flag became non-zero (SIGINT/SIGTERM) */
+	SIM_STOP_SIGNAL,	/* interrupted() said so (SIGINT/SIGTERM) */
 };
 
 struct explore;
@@ -116,11 +115,13 @@ struct sim {
 	size_t stack_size;
 	int error;			/* enum tlbsim_err */
 	char errmsg[TLBSIM_ERRLEN];
-	/* the caller's way to interrupt a run: a host-time deadline and a flag
-	 * a signal handler sets; polled every few thousand steps */
+	/* the caller's way to interrupt a run: a host-time deadline and a
+	 * callback (e.g. "is SIGINT pending?"), polled every few thousand steps */
 	uint64_t deadline_host_ns;	/* 0: none */
-	const volatile sig_atomic_t *stop_flag;
+	int (*interrupted)(void *ctx);	/* non-zero (a signal number): stop */
+	void *interrupted_ctx;
 	enum sim_stop stopped;
+	int stop_signal;		/* SIM_STOP_SIGNAL: what interrupted() returned */
 	/* host memory held by this simulation (stacks, frames, tables, kernel
 	 * objects) and the budget it may not exceed (0: none) */
 	uint64_t host_bytes, host_limit;
@@ -151,6 +152,9 @@ void sim_fail(struct sim *s, int err, const char *fmt, ...) __attribute__((forma
  * never resumes and sim_run() returns the error. Outside a thread it only
  * records the error. */
 void sim_fatal(struct sim *s, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* sim_fatal(TLBSIM_ENOMEM) naming what could not be allocated, the host
+ * memory the simulation holds and its budget. */
+void sim_oom(struct sim *s, const char *what);
 /* Stop exploring this schedule (check mode; no-op otherwise). */
 void sim_stop_schedule(struct sim *s);
 /* Account `bytes` more host memory to the simulation. 0, or -1 (nothing

@@ -98,6 +98,27 @@ static uint64_t make_hint(struct sim *s)
 	return a + (1ull << 30);
 }
 
+/* mmap8: each thread has one mapping of `size` with `touch` pages written at
+ * a time; mmap5: one mapping of `size`, every page written */
+static uint64_t mmap8_estimate(const struct tlbsim_resolved *r, int page_shift)
+{
+	uint64_t size, touch;
+	if (parse_size(wparam(r, "size"), &size) || parse_u64(wparam(r, "touch"), &touch))
+		return 0;
+	uint64_t pages = (size >> page_shift) + 1;
+	if (touch > pages)
+		touch = pages;
+	return (uint64_t)r->threads * estimate_mapped_bytes(touch, page_shift);
+}
+
+static uint64_t mmap5_estimate(const struct tlbsim_resolved *r, int page_shift)
+{
+	uint64_t size;
+	if (parse_size(wparam(r, "size"), &size))
+		return 0;
+	return estimate_mapped_bytes((size >> page_shift) + 1, page_shift);
+}
+
 static void user_loop_overhead(struct sim *s)
 {
 	uint64_t l = (uint64_t)P(s, P_user_loop_ns);
@@ -202,6 +223,7 @@ static const struct tlbsim_workload_desc mmap5_desc = {
 		       "--iters = rounds",
 	.default_profile = "falkor-46",
 	.default_threads = 2,
+	.fixed_threads = 1,
 	.default_iters = 20,
 	.nparams = 2,
 	.params = mmap5_params,
@@ -211,8 +233,8 @@ static const struct tlbsim_workload_desc mmap5_desc = {
 };
 
 const struct workload_ops mmap8_ops = {
-	.desc = &mmap8_desc, .setup = mmap8_setup, .main = mmap8_main,
+	.desc = &mmap8_desc, .setup = mmap8_setup, .main = mmap8_main, .estimate = mmap8_estimate,
 };
 const struct workload_ops mmap5_ops = {
-	.desc = &mmap5_desc, .setup = mmap5_setup, .main = mmap5_main,
+	.desc = &mmap5_desc, .setup = mmap5_setup, .main = mmap5_main, .estimate = mmap5_estimate,
 };

@@ -94,3 +94,13 @@ int parse_size(const char *txt, uint64_t *out)
 	*out = (uint64_t)v << shift;
 	return 0;
 }
+
+uint64_t estimate_mapped_bytes(uint64_t pages, int page_shift)
+{
+	uint64_t per_table = 1ull << (page_shift - 3);	/* descriptors per table */
+	uint64_t table_bytes = (per_table + per_table / 64) * 8;
+	/* a struct frame, a page-cache slot, and the PTE tables (plus one per
+	 * upper level, rounded up) */
+	uint64_t tables = pages / per_table + 4;
+	return pages * (64 + 16) + tables * (table_bytes + 64);
+}

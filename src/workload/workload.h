@@ -19,7 +19,15 @@ struct workload_ops {
 	int (*setup)(struct sim *s, const struct tlbsim_resolved *r, void **state, char *err,
 		     size_t errlen);
 	thread_fn main;		/* the main thread; its arg is the state */
+	/* Host memory the workload's own mappings need at most at once
+	 * (simulated frames and page tables), from the resolved parameters;
+	 * 0 when a parameter is malformed (setup reports it). */
+	uint64_t (*estimate)(const struct tlbsim_resolved *r, int page_shift);
 };
+
+/* Host bytes to hold `pages` simulated pages mapped contiguously: a frame
+ * descriptor each plus their page tables (page_shift: the granule). */
+uint64_t estimate_mapped_bytes(uint64_t pages, int page_shift);
 
 const struct workload_ops *workload_find(const char *name);
 int workload_count(void);

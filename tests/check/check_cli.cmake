@@ -58,9 +58,9 @@ endforeach()
 # seed 000 on arm64 64K with the pre-fix nested policy: exit 1, a report with
 # the violation, the trace, the replay command and the token.
 tlbsim_check_out(seed000_prefix 1
-  HAS "VIOLATION I1" "trace (step" "replay: tlbsim check mmap5" "token: t1."
+  HAS "VIOLATION I1" "trace (step" "replay: tlbsim check mmap5" "token: t2."
       "walk-cache" "found after"
-  RE "^workload mmap5 " "^replay: tlbsim check mmap5 .*--policy nested=prefix --replay t1\\.[0-9a-f]{8}\\."
+  RE "^workload mmap5 " "^replay: tlbsim check mmap5 .*--policy nested=prefix --replay t2\\.[0-9a-f]{8}\\."
   LACKS "no violation"
   ARGS mmap5 --profile falkor-46 --policy nested=prefix --runs 20000 --time-limit 20)
 # the upstream fix: nothing within the budget, exit 0
@@ -73,11 +73,11 @@ tlbsim_check_out(seed000_fullmm_dfs 0
   ARGS mmap5 --profile falkor-46 --policy nested=fullmm --strategy dfs --runs 20000
        --time-limit 20)
 tlbsim_check_out(seed000_pct 1
-  HAS "VIOLATION I1" "token: t1."
+  HAS "VIOLATION I1" "token: t2."
   ARGS mmap5 --profile arm64-4k --policy nested=prefix --strategy pct --runs 20000
        --time-limit 20)
 tlbsim_check_out(invariant_livelock 1
-  HAS "VIOLATION livelock" "token: t1."
+  HAS "VIOLATION livelock" "token: t2."
   ARGS mmap5 --profile falkor-46 --policy nested=prefix --invariant livelock --runs 20000
        --time-limit 20)
 tlbsim_check_out(madv_race_free 1

@@ -26,7 +26,7 @@ echo "--- first run: exit $rc"; cat "$tmp/out1" "$tmp/err1"
 [ "$rc" = 1 ] || { echo "replay_token: FAIL: first run exit $rc, want 1"; exit 1; }
 token=$(sed -n 's/^token: //p' "$tmp/out1")
 replay=$(sed -n 's/^replay: //p' "$tmp/out1")
-case $token in t1.*) ;; *) echo "replay_token: FAIL: no token line"; exit 1 ;; esac
+case $token in t2.*) ;; *) echo "replay_token: FAIL: no token line"; exit 1 ;; esac
 case $replay in
 "tlbsim check mmap5 "*"--replay $token") ;;
 *) echo "replay_token: FAIL: replay line '$replay' does not end in --replay $token"; exit 1 ;;

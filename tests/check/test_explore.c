@@ -68,7 +68,7 @@ static void build_opts(const struct spec *sp, struct check_opts *o)
 	o->cfg.seed = 1;
 	o->strategy = sp->strategy;
 	o->runs = sp->runs ? sp->runs : 100000;
-	o->time_limit_ms = 20000;
+	o->time_limit_ms = 0;	/* budgets are schedule counts, never host seconds */
 	o->depth = sp->strategy == EX_PCT ? 3 : 2;
 	o->minimise = true;
 	o->want_kind = sp->want_kind;
@@ -99,7 +99,7 @@ static void expect_found(const struct spec *sp, int kind, const char *needle)
 			 r.v.text);
 	if (needle && !strstr(r.v.text, needle) && !strstr(r.v.entry, needle))
 		fail_msg("violation does not mention '%s': %s / %s", needle, r.v.text, r.v.entry);
-	assert_true(strncmp(r.token, "t1.", 3) == 0);
+	assert_true(strncmp(r.token, "t2.", 3) == 0);
 	assert_non_null(r.trace.r);
 	assert_true(r.trace.n > 0);
 	check_result_free(&r);
@@ -396,6 +396,10 @@ static void test_replay_malformed_token_rejected(void **state)
 		"garbage", "", "t1", "t1.", "t1.1234567.0", "t2.12345678.0", "t1.1234567g.0",
 		"t1.12345678", "t1.12345678.z", "t1.12345678.-0-", "t1.12345678.-4",
 		"t1.12345678.--", "t1.12345678.0 1", "t1.12345678.-x-",
+		/* the forms the issue reported as accepted and rewritten */
+		"t1.22980109.-1e-1-a-1ffffffff", "t1.22980109.-1e-1-a-ffff-5",
+		/* well-formed t2 shapes with a wrong checksum */
+		"t2.22980109.-1e-1.00000000", "t2.22980109..00000000",
 	};
 	struct spec sp = {"mmap5", "falkor-46", {{"nested", "prefix"}}, {0}, EX_RANDOM, 0, -1, 0};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -412,13 +416,13 @@ static void test_replay_malformed_token_rejected(void **state)
 }
 
 /* token_encode / token_decode: decode(encode(d)) == d for any decision
- * array with values 0..34, including long runs of zeros; values above 34
- * cannot be encoded; an output buffer that is too small is an error. */
+ * array, including long runs of zeros and values of 35 and more (many
+ * runnable threads); an output buffer that is too small is an error. */
 static void roundtrip(const uint32_t *d, uint32_t n, uint32_t hash)
 {
 	static char buf[1 << 16];
 	assert_int_equal(token_encode(hash, d, n, buf, sizeof(buf)), 0);
-	assert_true(strncmp(buf, "t1.", 3) == 0);
+	assert_true(strncmp(buf, "t2.", 3) == 0);
 	uint32_t h2 = 0, n2 = 0;
 	uint32_t *d2 = NULL;
 	assert_int_equal(token_decode(buf, &h2, &d2, &n2), 0);
@@ -474,10 +478,13 @@ static void test_token_roundtrip(void **state)
 			d[i] = rng_below(&g, 4) ? 0 : (uint32_t)rng_below(&g, 35);
 		roundtrip(d, len, (uint32_t)rng_next(&g));
 	}
-	/* not encodable */
-	char buf[64];
+	/* large values: escaped, and they round-trip */
 	d[0] = 35;
-	assert_int_not_equal(token_encode(0, d, 1, buf, sizeof(buf)), 0);
+	d[1] = 4095;
+	d[2] = 0xffffffffu;
+	roundtrip(d, 3, 7);
+	/* too long for the buffer */
+	char buf[64];
 	for (int i = 0; i < 100; i++)
 		d[i] = 1;
 	assert_int_not_equal(token_encode(0, d, 100, buf, sizeof(buf)), 0);
@@ -491,22 +498,83 @@ static void test_token_roundtrip(void **state)
 	assert_int_not_equal(token_encode(0xabcdef01u, d, 10, tok, len), 0);
 }
 
-static void test_token_decode_known_forms(void **state)
+/* The t2 spelling (src/check/token.c): digits 0-9a-y, "-<hex>-" for four or
+ * more zeros, "z<hex>z" for 35 and up, then a checksum over everything
+ * before it. Any edit of a token is rejected: a changed digit or checksum,
+ * a truncation, a non-canonical spelling (four zeros as digits, leading
+ * zeros, upper-case hex, an escape for a small value). */
+static void test_token_t2_forms(void **state)
 {
-	uint32_t h, n;
-	uint32_t *d;
-	assert_int_equal(token_decode("t1.0000002a.01y-5-2", &h, &d, &n), 0);
+	(void)state;
+	const uint32_t d[] = {0, 1, 34, 0, 0, 0, 0, 0, 2, 35};
+	char tok[128];
+	assert_int_equal(token_encode(0x2a, d, 10, tok, sizeof(tok)), 0);
+	assert_int_equal(strncmp(tok, "t2.0000002a.01y-5-2z23z.", 24), 0);
+	assert_int_equal(strlen(tok), 24 + 8);
+	uint32_t h, n, *out;
+	assert_int_equal(token_decode(tok, &h, &out, &n), 0);
 	assert_int_equal(h, 0x2a);
-	const uint32_t want[] = {0, 1, 34, 0, 0, 0, 0, 0, 2};
-	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
-	assert_memory_equal(d, want, sizeof(want));
-	free(d);
-	assert_int_equal(token_decode("t1.0000002a.-10-", &h, &d, &n), 0);
-	assert_int_equal(n, 16);
-	free(d);
-	assert_int_equal(token_decode("t1.0000002a.", &h, &d, &n), 0);
+	assert_int_equal(n, 10);
+	assert_memory_equal(out, d, sizeof(d));
+	free(out);
+	/* every single-character edit is rejected */
+	for (size_t i = 0; i < strlen(tok); i++) {
+		char bad[128];
+		memcpy(bad, tok, sizeof(tok));
+		bad[i] = bad[i] == '1' ? '2' : '1';
+		if (token_decode(bad, &h, &out, &n) == 0)
+			fail_msg("edited token '%s' accepted", bad);
+	}
+	/* truncations are rejected */
+	for (size_t l = 0; l < strlen(tok); l++) {
+		char bad[128];
+		memcpy(bad, tok, l);
+		bad[l] = 0;
+		if (token_decode(bad, &h, &out, &n) == 0)
+			fail_msg("truncated token '%s' accepted", bad);
+	}
+	/* the empty schedule */
+	assert_int_equal(token_encode(0x2a, d, 0, tok, sizeof(tok)), 0);
+	assert_int_equal(token_decode(tok, &h, &out, &n), 0);
 	assert_int_equal(n, 0);
-	free(d);
+	free(out);
+}
+
+/* A hand-made token with a correct checksum but a non-canonical body is
+ * still rejected (the decoder re-encodes and compares). */
+static uint32_t fnv(const char *p)
+{
+	uint32_t h = 2166136261u;
+	for (; *p; p++) {
+		h ^= (uint8_t)*p;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static void test_token_non_canonical(void **state)
+{
+	(void)state;
+	static const char *const bodies[] = {"0000", "-04-", "-A-", "z22z", "z023z", "-3-", "zz"};
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		char head[64], tok[96];
+		snprintf(head, sizeof(head), "t2.0000002a.%s", bodies[i]);
+		snprintf(tok, sizeof(tok), "%s.%08x", head, fnv(head));
+		uint32_t h, n, *out;
+		if (token_decode(tok, &h, &out, &n) == 0)
+			fail_msg("non-canonical token '%s' accepted", tok);
+	}
+	/* the canonical spellings of the same schedules are accepted */
+	static const char *const good[] = {"-4-", "-a-", "y", "z23z"};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char head[64], tok[96];
+		snprintf(head, sizeof(head), "t2.0000002a.%s", good[i]);
+		snprintf(tok, sizeof(tok), "%s.%08x", head, fnv(head));
+		uint32_t h, n, *out;
+		if (token_decode(tok, &h, &out, &n) != 0)
+			fail_msg("canonical token '%s' rejected", tok);
+		free(out);
+	}
 }
 
 int main(void)
@@ -530,7 +598,8 @@ int main(void)
 		cmocka_unit_test(test_replay_other_config_rejected),
 		cmocka_unit_test(test_replay_malformed_token_rejected),
 		cmocka_unit_test(test_token_roundtrip),
-		cmocka_unit_test(test_token_decode_known_forms),
+		cmocka_unit_test(test_token_t2_forms),
+		cmocka_unit_test(test_token_non_canonical),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

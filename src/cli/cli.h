@@ -1,0 +1,86 @@
+/*
+ * cli.h - the tlbsim command line: one option table and parser shared by run,
+ * compare and check, the command implementations, and output helpers.
+ *
+ * Exit status: 0 ok; 1 a violation was found (check, or run/compare with
+ * --fail-on-violation); 2 usage or input error (one line on stderr naming the
+ * problem); 3 internal error or host resources exhausted; 128+N stopped by
+ * signal N (130 SIGINT, 143 SIGTERM), after printing what was measured.
+ */
+#ifndef TLBSIM_CLI_H
+#define TLBSIM_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "check/check.h"
+
+#define EXIT_VIOLATION 1
+#define EXIT_USAGE 2
+#define EXIT_INTERNAL 3
+#define MAX_COLUMNS 16
+
+/* which commands accept an option */
+#define C_RUN 0x1u
+#define C_COMPARE 0x2u
+#define C_CHECK 0x4u
+#define C_ALL (C_RUN | C_COMPARE | C_CHECK)
+
+struct cli_opts {
+	const char *cmd;		/* "run", "compare", "check" */
+	unsigned cmd_bit;
+	struct tlbsim_config cfg;
+	/* what the user gave (the replay command repeats exactly these) */
+	bool cpus_given, threads_given, iters_given, seed_given;
+	/* compare: one policy per column */
+	int npolicies;
+	struct tlbsim_policy policies[MAX_COLUMNS];
+	bool json;
+	uint64_t time_limit_ms;		/* 0: none (check: its default) */
+	bool time_limit_given;
+	uint64_t max_memory;		/* bytes; 0: none */
+	bool fail_on_violation;
+	/* check */
+	enum explore_strategy strategy;
+	uint64_t runs;
+	int depth;			/* -1: the strategy's default */
+	const char *replay;
+	const char *trace_file;
+	bool minimise;
+	int want_kind;			/* -1: any */
+	uint64_t max_steps;		/* 0: default */
+	char cmdline[8192];		/* for JSON; see cli_cmdline */
+	char *cmdline_heap;		/* when the command line is longer */
+};
+
+/* Parse argv (argv[0] = the command name) for command bit `cmd_bit`. Returns
+ * 0, -1 after printing help (exit 0), or EXIT_USAGE after printing the error. */
+int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o);
+void cli_opts_free(struct cli_opts *o);
+const char *cli_cmdline(const struct cli_opts *o);
+
+/* "tlbsim check ... --replay TOKEN" rebuilt from the parsed options,
+ * shell-quoted; heap string (free it) or NULL. */
+char *cli_replay_command(const struct cli_opts *o, const char *token);
+
+/* One line on stderr: "tlbsim: <message>", control and non-UTF-8 bytes
+ * escaped. Returns EXIT_USAGE. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same with another exit code. */
+int cli_error_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print s to f with control characters and invalid UTF-8 escaped. */
+void cli_put_sanitized(FILE *f, const char *s);
+
+/* Signals: SIGINT and SIGTERM are blocked while simulating and polled;
+ * cli_pending_signal() returns the first pending one (0: none). */
+void cli_block_signals(void);
+int cli_pending_signal(void *unused);
+
+/* Half of the physical memory: the default --max-memory. */
+uint64_t cli_default_max_memory(void);
+
+int cmd_list(int argc, char **argv);
+int cmd_run(int argc, char **argv, bool compare);
+int cmd_check(int argc, char **argv);
+
+#endif

@@ -1,0 +1,201 @@
+/*
+ * cmd_check.c - `tlbsim check`: explore interleavings, report the first
+ * violation with a minimised schedule, a replay command and a token, and
+ * optionally write the counterexample as a Chrome trace.
+ *
+ * --trace FILE: the report is printed first, then the trace is written.
+ * "-" writes the trace to stdout (the human report then goes to stderr);
+ * a file that is not a regular file (/dev/stdout, a FIFO) is written
+ * directly; otherwise the trace goes to a temporary file in the target's
+ * directory that is renamed over the target, following a symlink to the
+ * file it names. When nothing is found the file is truncated to a trace
+ * with no events (so a stale counterexample never survives).
+ */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "out/out.h"
+
+/* Where the trace really goes: "-" (stdout), a non-regular file written in
+ * place, or a regular file replaced through a temporary in `dir`. */
+struct trace_dest {
+	bool to_stdout;
+	bool direct;
+	char target[PATH_MAX];
+	char dir[PATH_MAX];
+};
+
+/* Resolve and check the destination before the search runs. 0, or an error
+ * message in err. */
+static int trace_dest_prepare(const char *path, struct trace_dest *d, char *err, size_t errlen)
+{
+	memset(d, 0, sizeof(*d));
+	if (strcmp(path, "-") == 0) {
+		d->to_stdout = true;
+		return 0;
+	}
+	struct stat st;
+	if (stat(path, &st) == 0) {
+		/* exists (a symlink is followed): resolve to the real file */
+		if (!realpath(path, d->target)) {
+			snprintf(err, errlen, "--trace %.200s: %s", path, strerror(errno));
+			return -1;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen, "--trace %.200s: is a directory", path);
+			return -1;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			d->direct = true;
+			if (access(d->target, W_OK)) {
+				snprintf(err, errlen, "--trace %.200s: %s", path, strerror(errno));
+				return -1;
+			}
+			return 0;
+		}
+	} else {
+		if (strlen(path) >= sizeof(d->target)) {
+			snprintf(err, errlen, "--trace: the file name is too long");
+			return -1;
+		}
+		memcpy(d->target, path, strlen(path) + 1);
+	}
+	char tmp[PATH_MAX];
+	memcpy(tmp, d->target, strlen(d->target) + 1);
+	snprintf(d->dir, sizeof(d->dir), "%s", dirname(tmp));
+	if (access(d->dir, W_OK)) {
+		snprintf(err, errlen, "--trace %.100s: cannot create a file in %.80s: %s", path, d->dir,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int trace_write(const struct trace_dest *d, const struct check_result *r, char *err,
+		       size_t errlen)
+{
+	char title[256];
+	snprintf(title, sizeof(title), "tlbsim %s on %s", r->res.workload->name, r->res.profile->name);
+	const struct trace_buf *tb = r->found ? &r->trace : NULL;
+	const char *token = r->found ? r->token : NULL;
+	if (d->to_stdout) {
+		if (out_chrome_trace(stdout, tb, r->res.cpus, title, token) || fflush(stdout)) {
+			snprintf(err, errlen, "--trace -: cannot write to stdout");
+			return -1;
+		}
+		return 0;
+	}
+	if (d->direct) {
+		FILE *f = fopen(d->target, "w");
+		int bad = !f || out_chrome_trace(f, tb, r->res.cpus, title, token);
+		if (f && fclose(f))
+			bad = 1;
+		if (bad) {
+			snprintf(err, errlen, "--trace %.200s: cannot write: %s", d->target, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	char tmp[PATH_MAX + 64];
+	snprintf(tmp, sizeof(tmp), "%s/.tlbsim-trace.XXXXXX", d->dir);
+	int fd = mkstemp(tmp);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "--trace %.100s: cannot create a file in %.80s: %s", d->target, d->dir,
+			 strerror(errno));
+		return -1;
+	}
+	fchmod(fd, 0644);
+	int bad = out_chrome_trace(f, tb, r->res.cpus, title, token);
+	if (fclose(f))
+		bad = 1;
+	if (bad || rename(tmp, d->target)) {
+		int e = errno;
+		unlink(tmp);
+		snprintf(err, errlen, "--trace %.200s: cannot write: %s", d->target, strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	struct cli_opts o;
+	int rc = cli_parse(argc, argv, C_CHECK, &o);
+	if (rc) {
+		cli_opts_free(&o);
+		return rc < 0 ? 0 : rc;
+	}
+	if (!tlbsim_workload_find(o.cfg.workload)) {
+		rc = cli_error("unknown workload '%s' (see tlbsim list workloads)", o.cfg.workload);
+		cli_opts_free(&o);
+		return rc;
+	}
+	char err[TLBSIM_ERRLEN];
+	struct trace_dest dest;
+	if (o.trace_file) {
+		if (o.json && strcmp(o.trace_file, "-") == 0) {
+			cli_opts_free(&o);
+			return cli_error("--trace - and --json both want stdout; give --trace a file");
+		}
+		if (trace_dest_prepare(o.trace_file, &dest, err, sizeof(err))) {
+			cli_opts_free(&o);
+			return cli_error("%s", err);
+		}
+	}
+	struct check_opts co = {
+		.cfg = o.cfg,
+		.strategy = o.strategy,
+		.runs = o.runs,
+		.time_limit_ms = o.time_limit_given ? o.time_limit_ms : 10000,
+		.depth = o.depth > 0 ? o.depth : (o.strategy == EX_PCT ? 3 : 2),
+		.replay = o.replay,
+		.minimise = o.minimise,
+		.want_kind = o.want_kind,
+		.max_steps = o.max_steps,
+		.host_limit = o.max_memory,
+		.interrupted = cli_pending_signal,
+	};
+	check_config_defaults(&co.cfg, o.cpus_given, o.iters_given);
+	cli_block_signals();
+	struct check_result r;
+	rc = tlbsim_check(&co, &r, err, sizeof(err));
+	if (rc) {
+		check_result_free(&r);
+		cli_opts_free(&o);
+		if (rc == TLBSIM_EINVAL)
+			return cli_error("%s", err);
+		return cli_error_code(EXIT_INTERNAL, "%s", err);
+	}
+	char *replay = cli_replay_command(&o, r.found ? r.token : NULL);
+	if (!replay) {
+		check_result_free(&r);
+		cli_opts_free(&o);
+		return cli_error_code(EXIT_INTERNAL, "out of memory");
+	}
+	FILE *report = o.trace_file && dest.to_stdout ? stderr : stdout;
+	if (o.json)
+		check_print_json(report, &r, cli_cmdline(&o), replay);
+	else
+		check_print_report(report, &r, replay);
+	fflush(report);
+	int code = r.found ? EXIT_VIOLATION : 0;
+	if (o.trace_file && trace_write(&dest, &r, err, sizeof(err)))
+		code = cli_error_code(EXIT_INTERNAL, "%s", err);
+	int sig = r.stop_signal ? r.stop_signal : cli_pending_signal(NULL);
+	free(replay);
+	check_result_free(&r);
+	cli_opts_free(&o);
+	if (sig && code != EXIT_INTERNAL)
+		return 128 + sig;
+	return code;
+}

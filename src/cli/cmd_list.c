@@ -1,0 +1,58 @@
+/* cmd_list.c - `tlbsim list {workloads|policies|profiles|params}`. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int cmd_list(int argc, char **argv)
+{
+	if (argc < 2)
+		return cli_error("list: missing what to list (workloads, policies, profiles or "
+				 "params)");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		printf("usage: tlbsim list {workloads|policies|profiles|params}\n");
+		return 0;
+	}
+	if (argc > 2)
+		return cli_error("list: unexpected argument '%s'", argv[2]);
+	const char *what = argv[1];
+	if (strcmp(what, "workloads") == 0) {
+		for (int i = 0; i < tlbsim_workload_count(); i++) {
+			const struct tlbsim_workload_desc *d = tlbsim_workload_get(i);
+			printf("%-8s %s\n", d->name, d->description);
+			printf("         default profile %s, %s %d, iters %" PRId64 "; check instance: "
+			       "iters %" PRId64 ", cpus %d%s%s\n", d->default_profile,
+			       d->fixed_threads ? "fixed threads" : "threads", d->default_threads,
+			       d->default_iters, d->check_iters, d->check_cpus,
+			       d->check_wparams && *d->check_wparams ? ", " : "",
+			       d->check_wparams ? d->check_wparams : "");
+			for (int j = 0; j < d->nparams; j++)
+				printf("         -w %s=%s\t%s\n", d->params[j].name, d->params[j].defval,
+				       d->params[j].meaning);
+		}
+	} else if (strcmp(what, "policies") == 0) {
+		for (int k = 0; k < tlbsim_knob_count(); k++) {
+			const struct tlbsim_knob *kn = tlbsim_knob_get(k);
+			printf("%s: %s\n", kn->name, kn->meaning);
+			for (int v = 0; v < kn->nvalues; v++)
+				printf("  %s=%-16s %s%s\n", kn->name, kn->values[v].name,
+				       kn->values[v].meaning, v == kn->default_value ? " [default]" : "");
+		}
+	} else if (strcmp(what, "profiles") == 0) {
+		for (int i = 0; i < tlbsim_profile_count(); i++) {
+			const struct tlbsim_profile *p = tlbsim_profile_get(i);
+			printf("%-10s %s\n", p->name, p->description);
+		}
+	} else if (strcmp(what, "params") == 0) {
+		printf("%-18s %-7s %12s %12s  %s\n", "name", "unit", "x86-64", "arm64", "source");
+		for (int i = 0; i < P_COUNT; i++) {
+			const struct param_desc *d = &tlbsim_param_desc[i];
+			printf("%-18s %-7s %12" PRId64 " %12" PRId64 "  %s\n", d->name, d->unit,
+			       d->x86_default, d->arm64_default, d->source);
+		}
+	} else {
+		return cli_error("list: unknown list '%s' (want workloads, policies, profiles or "
+				 "params)", what);
+	}
+	return 0;
+}

@@ -1,0 +1,645 @@
+/*
+ * options.c - the option table and parser shared by run, compare and check,
+ * the help text generated from the table, the replay command rebuilt from
+ * the parsed configuration, and the output helpers of the command line.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "workload/workload.h"
+
+enum opt_id {
+	O_PROFILE = 256, O_CPUS, O_THREADS, O_ITERS, O_POLICY, O_SEED, O_JSON, O_TIME_LIMIT,
+	O_MAX_MEMORY, O_FAIL_ON_VIOLATION, O_STRATEGY, O_RUNS, O_DEPTH, O_REPLAY, O_TRACE,
+	O_NO_MINIMISE, O_INVARIANT, O_MAX_STEPS, O_W = 'w', O_D = 'D', O_HELP = 'h',
+};
+
+struct opt_def {
+	const char *name;	/* long name, or NULL for a short-only option */
+	char shortname;
+	int has_arg;
+	int id;
+	unsigned cmds;
+	const char *arg;	/* help: the argument's name */
+	const char *help;
+};
+
+static const struct opt_def opts[] = {
+	{"profile", 0, 1, O_PROFILE, C_ALL, "P",
+	 "machine profile (default: the workload's; tlbsim list profiles)"},
+	{"cpus", 0, 1, O_CPUS, C_ALL, "N", "override the profile's CPU count (1..1024)"},
+	{"threads", 0, 1, O_THREADS, C_ALL, "N",
+	 "worker threads (1..4096; workloads with their own thread structure refuse it)"},
+	{"iters", 0, 1, O_ITERS, C_ALL, "N", "iterations per thread (mmap5: rounds)"},
+	{NULL, 'w', 1, O_W, C_ALL, "NAME=VALUE", "set a workload parameter (tlbsim list workloads)"},
+	{"policy", 0, 1, O_POLICY, C_RUN | C_CHECK, "K=V[,K=V]",
+	 "set policy knobs (tlbsim list policies)"},
+	{"policy", 0, 1, O_POLICY, C_COMPARE, "K=V[,K=V]",
+	 "one column per --policy, each starting from the defaults (tlbsim list policies)"},
+	{"seed", 0, 1, O_SEED, C_ALL, "S", "PRNG seed (default 1); same inputs + seed = same output"},
+	{NULL, 'D', 1, O_D, C_ALL, "NAME=VALUE",
+	 "override a cost/hardware parameter (tlbsim list params)"},
+	{"json", 0, 0, O_JSON, C_ALL, NULL, "print JSON (schema: docs/output.md) instead of text"},
+	{"time-limit", 0, 1, O_TIME_LIMIT, C_RUN | C_COMPARE, "S",
+	 "stop after S host seconds (1..86400) and print what was measured, marked partial"},
+	{"time-limit", 0, 1, O_TIME_LIMIT, C_CHECK, "S", "host-time budget in seconds (default 10)"},
+	{"max-memory", 0, 1, O_MAX_MEMORY, C_ALL, "SIZE",
+	 "host memory the simulation may use (default: half the machine's)"},
+	{"fail-on-violation", 0, 0, O_FAIL_ON_VIOLATION, C_RUN | C_COMPARE, NULL,
+	 "exit 1 if any run saw an invariant violation"},
+	{"strategy", 0, 1, O_STRATEGY, C_CHECK, "S", "random (default), pct or dfs"},
+	{"runs", 0, 1, O_RUNS, C_CHECK, "N", "schedule budget (default 100000)"},
+	{"depth", 0, 1, O_DEPTH, C_CHECK, "D",
+	 "pct: bug depth (default 3); dfs: preemption bound (default 2)"},
+	{"max-steps", 0, 1, O_MAX_STEPS, C_CHECK, "N",
+	 "cut a schedule after N steps (default 200000); cut schedules are reported"},
+	{"replay", 0, 1, O_REPLAY, C_CHECK, "TOKEN",
+	 "re-run exactly the schedule of a token (same options)"},
+	{"trace", 0, 1, O_TRACE, C_CHECK, "FILE",
+	 "write the counterexample as Chrome trace-event JSON (ui.perfetto.dev); - is stdout"},
+	{"no-minimise", 0, 0, O_NO_MINIMISE, C_CHECK, NULL, "report the schedule as found"},
+	{"invariant", 0, 1, O_INVARIANT, C_CHECK, "NAME",
+	 "stop only at this invariant (I1, I1-realized, I2, I3, stale-walk, livelock)"},
+	{"help", 'h', 0, O_HELP, C_ALL, NULL, "this help"},
+};
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+/* ---- output helpers ---- */
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
+static int utf8_len(const unsigned char *p)
+{
+	if (p[0] < 0x80)
+		return 1;
+	int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+	if (!n)
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0)))
+		return 0;	/* overlong or a surrogate */
+	if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90)))
+		return 0;
+	return n;
+}
+
+void cli_put_sanitized(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		int n = utf8_len(p);
+		if (n == 1 && (*p < 0x20 || *p == 0x7f)) {
+			fprintf(f, "\\x%02x", *p);
+			p++;
+		} else if (n == 0) {
+			fprintf(f, "\\x%02x", *p);
+			p++;
+		} else {
+			fwrite(p, 1, (size_t)n, f);
+			p += n;
+		}
+	}
+}
+
+static int verror(int code, const char *fmt, va_list ap)
+{
+	char msg[2048];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fputs("tlbsim: ", stderr);
+	cli_put_sanitized(stderr, msg);
+	fputc('\n', stderr);
+	return code;
+}
+
+int cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = verror(EXIT_USAGE, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int cli_error_code(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = verror(code, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+void cli_block_signals(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+int cli_pending_signal(void *unused)
+{
+	(void)unused;
+	sigset_t set;
+	if (sigpending(&set))
+		return 0;
+	if (sigismember(&set, SIGINT))
+		return SIGINT;
+	if (sigismember(&set, SIGTERM))
+		return SIGTERM;
+	return 0;
+}
+
+uint64_t cli_default_max_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || psize <= 0)
+		return 4ull << 30;
+	return (uint64_t)pages * (uint64_t)psize / 2;
+}
+
+/* ---- parsing ---- */
+
+/* A non-negative decimal integer: digits only (no sign, no spaces). */
+static int parse_uint(const char *name, const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	uint64_t x = 0;
+	const char *p = v;
+	if (!*p)
+		goto bad;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9' || x > (UINT64_MAX - 9) / 10)
+			goto bad;
+		x = x * 10 + (uint64_t)(*p - '0');
+	}
+	if (x < lo || x > hi)
+		goto bad;
+	*out = x;
+	return 0;
+bad:
+	cli_error("%s %s: want an integer %llu..%llu", name, v, (unsigned long long)lo,
+		  (unsigned long long)hi);
+	return EXIT_USAGE;
+}
+
+static int split_kv(const char *opt, const char *arg, char *k, size_t kl, char *v, size_t vl)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg || (size_t)(eq - arg) >= kl || strlen(eq + 1) >= vl || !eq[1])
+		return cli_error("%s %s: want NAME=VALUE", opt, arg);
+	memcpy(k, arg, (size_t)(eq - arg));
+	k[eq - arg] = 0;
+	memcpy(v, eq + 1, strlen(eq + 1) + 1);
+	return 0;
+}
+
+static int add_wparam(struct tlbsim_config *cfg, const char *arg, int reserve)
+{
+	if (cfg->nwparams >= TLBSIM_MAX_WPARAMS - reserve)
+		return cli_error("too many -w options (at most %d)", TLBSIM_MAX_WPARAMS - reserve);
+	struct tlbsim_kv *kv = &cfg->wparams[cfg->nwparams];
+	if (split_kv("-w", arg, kv->name, sizeof(kv->name), kv->value, sizeof(kv->value)))
+		return EXIT_USAGE;
+	cfg->nwparams++;
+	return 0;
+}
+
+static int add_override(struct tlbsim_config *cfg, const char *arg, int reserve)
+{
+	char k[64], val[96], name[80];
+	uint64_t v;
+	if (split_kv("-D", arg, k, sizeof(k), val, sizeof(val)))
+		return EXIT_USAGE;
+	int id = param_lookup(k);
+	if (id < 0)
+		return cli_error("-D: unknown parameter '%s' (see tlbsim list params)", k);
+	snprintf(name, sizeof(name), "-D %s", k);
+	if (parse_uint(name, val, 0, INT64_MAX, &v))
+		return EXIT_USAGE;
+	if (cfg->noverrides >= TLBSIM_MAX_OVERRIDES - reserve)
+		return cli_error("too many -D options (at most %d)", TLBSIM_MAX_OVERRIDES - reserve);
+	cfg->overrides[cfg->noverrides].param = id;
+	cfg->overrides[cfg->noverrides].value = (int64_t)v;
+	cfg->noverrides++;
+	return 0;
+}
+
+/* "K=V[,K=V...]" into pol */
+static int set_policies(struct tlbsim_policy *pol, const char *arg)
+{
+	char buf[256];
+	if (strlen(arg) >= sizeof(buf))
+		return cli_error("--policy %s: too long", arg);
+	memcpy(buf, arg, strlen(arg) + 1);
+	char *save = NULL;
+	int n = 0;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char k[64], v[96], err[TLBSIM_ERRLEN];
+		if (split_kv("--policy", tok, k, sizeof(k), v, sizeof(v)))
+			return EXIT_USAGE;
+		if (tlbsim_policy_set(pol, k, v, err, sizeof(err)))
+			return cli_error("%s", err);
+		n++;
+	}
+	if (!n)
+		return cli_error("--policy %s: want NAME=VALUE", arg);
+	return 0;
+}
+
+static const struct opt_def *find_opt(int id, unsigned cmd_bit)
+{
+	for (size_t i = 0; i < NOPTS; i++)
+		if (opts[i].id == id && (opts[i].cmds & cmd_bit))
+			return &opts[i];
+	return NULL;
+}
+
+static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
+{
+	if (cmd_bit == C_CHECK)
+		fprintf(f, "usage: tlbsim check WORKLOAD [options]\n\n"
+			   "Explore interleavings of WORKLOAD (a small instance: see the check defaults in\n"
+			   "tlbsim list workloads) and stop at the first invariant violation (I1 freed frame\n"
+			   "reachable, I2 translation survives munmap/madvise, I3 write into a page judged\n"
+			   "clean, stale walk, livelock). Exit 1 with a minimised counterexample and a replay\n"
+			   "token, 0 if nothing is found within the budget, 2 on bad input.\n");
+	else if (cmd_bit == C_COMPARE)
+		fprintf(f, "usage: tlbsim compare WORKLOAD --policy K=V --policy K=V [options]\n\n"
+			   "Simulate WORKLOAD once per --policy and print the metrics side by side\n"
+			   "(simulated time; each column starts from the default knobs).\n");
+	else
+		fprintf(f, "usage: tlbsim %s WORKLOAD [options]\n\n"
+			   "Simulate WORKLOAD and print its metrics (simulated time).\n", cmd);
+	fprintf(f, "\noptions:\n");
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct opt_def *d = &opts[i];
+		if (!(d->cmds & cmd_bit))
+			continue;
+		char head[64];
+		if (d->name && d->shortname)
+			snprintf(head, sizeof(head), "-%c, --%s%s%s", d->shortname, d->name,
+				 d->arg ? " " : "", d->arg ? d->arg : "");
+		else if (d->name)
+			snprintf(head, sizeof(head), "--%s%s%s", d->name, d->arg ? " " : "",
+				 d->arg ? d->arg : "");
+		else
+			snprintf(head, sizeof(head), "-%c %s", d->shortname, d->arg ? d->arg : "");
+		fprintf(f, "  %-22s %s\n", head, d->help);
+	}
+	fprintf(f, "\nexit status: 0 ok, 1 violation found%s, 2 bad input, 3 internal error or host\n"
+		   "memory exhausted, 130/143 stopped by SIGINT/SIGTERM (what was measured is printed)\n",
+		cmd_bit == C_CHECK ? "" : " (with --fail-on-violation)");
+}
+
+static void build_cmdline(struct cli_opts *o, int argc, char **argv)
+{
+	size_t need = strlen("tlbsim") + 1;
+	for (int i = 0; i < argc; i++)
+		need += strlen(argv[i]) + 1;
+	char *buf = o->cmdline;
+	if (need > sizeof(o->cmdline)) {
+		o->cmdline_heap = malloc(need);
+		buf = o->cmdline_heap;
+		if (!buf) {
+			snprintf(o->cmdline, sizeof(o->cmdline), "tlbsim %s ...", argv[0]);
+			return;
+		}
+	}
+	size_t n = 0;
+	memcpy(buf, "tlbsim", 6);
+	n = 6;
+	for (int i = 0; i < argc; i++) {
+		buf[n++] = ' ';
+		size_t l = strlen(argv[i]);
+		memcpy(buf + n, argv[i], l);
+		n += l;
+	}
+	buf[n] = 0;
+}
+
+const char *cli_cmdline(const struct cli_opts *o)
+{
+	return o->cmdline_heap ? o->cmdline_heap : o->cmdline;
+}
+
+void cli_opts_free(struct cli_opts *o)
+{
+	free(o->cmdline_heap);
+	o->cmdline_heap = NULL;
+}
+
+int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->cmd = argv[0];
+	o->cmd_bit = cmd_bit;
+	tlbsim_config_init(&o->cfg);
+	o->strategy = EX_RANDOM;
+	o->runs = 100000;
+	o->depth = -1;
+	o->minimise = true;
+	o->want_kind = -1;
+	o->max_memory = cli_default_max_memory();
+	build_cmdline(o, argc, argv);	/* before getopt permutes argv */
+
+	struct option longopts[NOPTS + 1];
+	size_t nl = 0;
+	char shortopts[16] = "+";
+	for (size_t i = 0; i < NOPTS; i++) {
+		if (opts[i].name) {
+			bool dup = false;
+			for (size_t j = 0; j < nl; j++)
+				dup |= strcmp(longopts[j].name, opts[i].name) == 0;
+			if (!dup)
+				longopts[nl++] = (struct option){opts[i].name, opts[i].has_arg ? 1 : 0, NULL,
+								 opts[i].id};
+		}
+		if (opts[i].shortname && !strchr(shortopts, opts[i].shortname)) {
+			size_t l = strlen(shortopts);
+			shortopts[l] = opts[i].shortname;
+			shortopts[l + 1] = 0;
+			if (opts[i].has_arg)
+				strcat(shortopts, ":");
+		}
+	}
+	longopts[nl] = (struct option){NULL, 0, NULL, 0};
+	/* getopt's "+" stops at the first operand; options may follow the
+	 * workload, so parse in rounds around operands */
+	const char *workload = NULL;
+	int reserve_w = cmd_bit == C_CHECK ? 4 : 0, reserve_d = cmd_bit == C_CHECK ? 1 : 0;
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+		if (c == -1) {
+			if (optind >= argc)
+				break;
+			if (workload)
+				return cli_error("unexpected argument '%s'", argv[optind]);
+			workload = argv[optind++];
+			continue;
+		}
+		if (c == '?' || c == ':') {
+			const char *what = argv[optind - 1];
+			if (optopt && optopt < 256)
+				return cli_error("%s: option '-%c' is unknown or needs a value", o->cmd,
+						 optopt);
+			return cli_error("%s: option '%s' is unknown or needs a value", o->cmd, what);
+		}
+		const struct opt_def *d = find_opt(c, cmd_bit);
+		if (!d) {
+			const struct opt_def *any = find_opt(c, C_ALL);
+			return cli_error("%s: option --%s does not apply here", o->cmd,
+					 any && any->name ? any->name : "?");
+		}
+		uint64_t v;
+		switch (c) {
+		case O_HELP:
+			print_help(stdout, cmd_bit, o->cmd);
+			return -1;
+		case O_PROFILE:
+			o->cfg.profile = optarg;
+			break;
+		case O_CPUS:
+			if (parse_uint("--cpus", optarg, 1, 1024, &v))
+				return EXIT_USAGE;
+			o->cfg.cpus = (int)v;
+			o->cpus_given = true;
+			break;
+		case O_THREADS:
+			if (parse_uint("--threads", optarg, 1, 4096, &v))
+				return EXIT_USAGE;
+			o->cfg.threads = (int)v;
+			o->threads_given = true;
+			break;
+		case O_ITERS:
+			if (parse_uint("--iters", optarg, 1, 1000000000, &v))
+				return EXIT_USAGE;
+			o->cfg.iters = (int64_t)v;
+			o->iters_given = true;
+			break;
+		case O_SEED:
+			if (parse_uint("--seed", optarg, 0, INT64_MAX, &v))
+				return EXIT_USAGE;
+			o->cfg.seed = v;
+			o->seed_given = true;
+			break;
+		case O_JSON:
+			o->json = true;
+			break;
+		case O_W:
+			if (add_wparam(&o->cfg, optarg, reserve_w))
+				return EXIT_USAGE;
+			break;
+		case O_D:
+			if (add_override(&o->cfg, optarg, reserve_d))
+				return EXIT_USAGE;
+			break;
+		case O_POLICY:
+			if (cmd_bit == C_COMPARE) {
+				if (o->npolicies >= MAX_COLUMNS)
+					return cli_error("too many --policy options (at most %d)",
+							 MAX_COLUMNS);
+				struct tlbsim_policy *pol = &o->policies[o->npolicies];
+				tlbsim_policy_default(pol);
+				if (set_policies(pol, optarg))
+					return EXIT_USAGE;
+				o->npolicies++;
+			} else if (set_policies(&o->cfg.policy, optarg)) {
+				return EXIT_USAGE;
+			}
+			break;
+		case O_TIME_LIMIT:
+			if (parse_uint("--time-limit", optarg, 1, 86400, &v))
+				return EXIT_USAGE;
+			o->time_limit_ms = v * 1000u;
+			o->time_limit_given = true;
+			break;
+		case O_MAX_MEMORY:
+			if (parse_size(optarg, &v) || v < (64ull << 20) || v > (1ull << 50))
+				return cli_error("--max-memory %s: want a size from 64M to 1P (suffixes K, "
+						 "M, G, T)", optarg);
+			o->max_memory = v;
+			break;
+		case O_FAIL_ON_VIOLATION:
+			o->fail_on_violation = true;
+			break;
+		case O_STRATEGY:
+			if (strcmp(optarg, "random") == 0)
+				o->strategy = EX_RANDOM;
+			else if (strcmp(optarg, "pct") == 0)
+				o->strategy = EX_PCT;
+			else if (strcmp(optarg, "dfs") == 0)
+				o->strategy = EX_DFS;
+			else
+				return cli_error("--strategy %s: want random, pct or dfs", optarg);
+			break;
+		case O_RUNS:
+			if (parse_uint("--runs", optarg, 1, 1000000000, &v))
+				return EXIT_USAGE;
+			o->runs = v;
+			break;
+		case O_DEPTH:
+			if (parse_uint("--depth", optarg, 1, 16, &v))
+				return EXIT_USAGE;
+			o->depth = (int)v;
+			break;
+		case O_MAX_STEPS:
+			if (parse_uint("--max-steps", optarg, 100, 1000000000, &v))
+				return EXIT_USAGE;
+			o->max_steps = v;
+			break;
+		case O_REPLAY:
+			o->replay = optarg;
+			break;
+		case O_TRACE:
+			if (!*optarg)
+				return cli_error("--trace: want a file name (or - for stdout)");
+			o->trace_file = optarg;
+			break;
+		case O_NO_MINIMISE:
+			o->minimise = false;
+			break;
+		case O_INVARIANT:
+			o->want_kind = inv_lookup(optarg);
+			if (o->want_kind < 0)
+				return cli_error("--invariant %s: want I1, I1-realized, I2, I3, "
+						 "stale-walk or livelock", optarg);
+			break;
+		}
+	}
+	if (!workload)
+		return cli_error("%s: missing WORKLOAD (see tlbsim list workloads)", o->cmd);
+	o->cfg.workload = workload;
+	if (cmd_bit == C_COMPARE && o->npolicies < 2)
+		return cli_error("compare: give at least two --policy KNOB=VALUE options");
+	return 0;
+}
+
+/* ---- the replay command ---- */
+
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t l)
+{
+	if (b->oom)
+		return;
+	if (b->n + l + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->n + l + 1)
+			cap *= 2;
+		char *np = realloc(b->p, cap);
+		if (!np) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, l);
+	b->n += l;
+	b->p[b->n] = 0;
+}
+
+/* one shell word: as is if it is made of safe characters, else single-quoted */
+static void sb_word(struct sbuf *b, const char *w)
+{
+	sb_add(b, " ", 1);
+	bool safe = *w != 0;
+	for (const char *p = w; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			    "-_=.,:/+@%", *p))
+			safe = false;
+	if (safe) {
+		sb_add(b, w, strlen(w));
+		return;
+	}
+	sb_add(b, "'", 1);
+	for (const char *p = w; *p; p++) {
+		if (*p == '\'')
+			sb_add(b, "'\\''", 4);
+		else
+			sb_add(b, p, 1);
+	}
+	sb_add(b, "'", 1);
+}
+
+static void sb_opt(struct sbuf *b, const char *opt, const char *val)
+{
+	sb_word(b, opt);
+	sb_word(b, val);
+}
+
+char *cli_replay_command(const struct cli_opts *o, const char *token)
+{
+	struct sbuf b = {0};
+	char num[32];
+	sb_add(&b, "tlbsim check", 12);
+	sb_word(&b, o->cfg.workload);
+	if (o->cfg.profile)
+		sb_opt(&b, "--profile", o->cfg.profile);
+	if (o->cpus_given) {
+		snprintf(num, sizeof(num), "%d", o->cfg.cpus);
+		sb_opt(&b, "--cpus", num);
+	}
+	if (o->threads_given) {
+		snprintf(num, sizeof(num), "%d", o->cfg.threads);
+		sb_opt(&b, "--threads", num);
+	}
+	if (o->iters_given) {
+		snprintf(num, sizeof(num), "%" PRId64, o->cfg.iters);
+		sb_opt(&b, "--iters", num);
+	}
+	struct tlbsim_policy def;
+	tlbsim_policy_default(&def);
+	for (int k = 0; k < tlbsim_knob_count(); k++) {
+		const char *v = tlbsim_policy_value_name(&o->cfg.policy, k);
+		if (strcmp(v, tlbsim_policy_value_name(&def, k)) == 0)
+			continue;
+		char kv[128];
+		snprintf(kv, sizeof(kv), "%s=%s", tlbsim_knob_get(k)->name, v);
+		sb_opt(&b, "--policy", kv);
+	}
+	for (int i = 0; i < o->cfg.nwparams; i++) {
+		char kv[160];
+		snprintf(kv, sizeof(kv), "%s=%s", o->cfg.wparams[i].name, o->cfg.wparams[i].value);
+		sb_opt(&b, "-w", kv);
+	}
+	for (int i = 0; i < o->cfg.noverrides; i++) {
+		char kv[128];
+		snprintf(kv, sizeof(kv), "%s=%" PRId64, tlbsim_param_desc[o->cfg.overrides[i].param].name,
+			 o->cfg.overrides[i].value);
+		sb_opt(&b, "-D", kv);
+	}
+	if (o->seed_given) {
+		snprintf(num, sizeof(num), "%" PRIu64, o->cfg.seed);
+		sb_opt(&b, "--seed", num);
+	}
+	if (o->want_kind >= 0)
+		sb_opt(&b, "--invariant", inv_name(o->want_kind));
+	if (o->max_steps) {
+		snprintf(num, sizeof(num), "%" PRIu64, o->max_steps);
+		sb_opt(&b, "--max-steps", num);
+	}
+	if (token)
+		sb_opt(&b, "--replay", token);
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
