@@ -55,8 +55,11 @@ static void arm64_tlbi_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
 				       .stride = inv->stride, .cpu = cur_cpu(s)};
 		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
 	}
-	for (int c = 0; c < s->nr_cpus; c++)
-		hw_invalidate_cpu(&mc->hw, c, inv);
+	for (int c = 0; c < s->nr_cpus; c++) {
+		uint32_t removed = hw_invalidate_cpu(&mc->hw, c, inv);
+		if (removed)
+			sim_trace(s, TR_TLBI_HIT, (uint64_t)c, removed);
+	}
 
 	uint64_t per = (kind == TLBI_ASIDE1IS) ? (uint64_t)P(s, P_tlbi_asid_ns)
 		     : (kind == TLBI_VMALLE1IS) ? (uint64_t)P(s, P_tlbi_all_ns)

@@ -43,8 +43,21 @@ static void fmt_ipi(char *buf, size_t len, uint64_t a, uint64_t b)
 		 b ? ", lazy CPUs included" : ", lazy CPUs skipped");
 }
 
-const struct sim_point tp_tlbi_issue = {"tlbi_issue", fmt_tlbi, SP_FLOW_TLBI};
+static void fmt_tlbi_hit(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_tlbi_hit: cpu %" PRIu64 " dropped %" PRIu64 " entries", a, b);
+}
+
+static void fmt_ipi_target(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "tlbsim_ipi_target: cpu %" PRIu64, a);
+}
+
+const struct sim_point tp_tlbi_issue = {"tlbi_issue", fmt_tlbi, 0};
+const struct sim_point tp_tlbi_hit = {"tlbi_hit", fmt_tlbi_hit, SP_QUIET | SP_FLOW_TLBI};
+const struct sim_point tp_ipi_target = {"ipi_target", fmt_ipi_target, SP_QUIET | SP_FLOW_IPI};
 const struct sim_point tp_dsb_ish = {"dsb_ish", fmt_dsb, 0};
 const struct sim_point tp_arch_flush = {"arch_flush", fmt_arch_flush, 0};
 const struct sim_point tp_ipi_round = {"ipi_round", NULL, 0};
-const struct sim_point tp_ipi_send_cpumask = {"ipi_send_cpumask", fmt_ipi, SP_FLOW_IPI};
+const struct sim_point tp_ipi_send_cpumask = {"ipi_send_cpumask", fmt_ipi, 0};

@@ -6,6 +6,9 @@
  *   arch_flush   a = start, b = end (TLB_FLUSH_ALL: full flush)
  *   ipi_round    -
  *   ipi_send_cpumask (event) a = targets, b = freed_tables
+ *   tlbsim_tlbi_hit (event)  a = a CPU the TLBI batch removed entries from,
+ *                            b = entries removed there
+ *   tlbsim_ipi_target (event) a = a CPU the IPI round interrupts
  */
 #ifndef TLBSIM_ARCH_POINTS_H
 #define TLBSIM_ARCH_POINTS_H
@@ -13,12 +16,14 @@
 #include "sim/trace.h"
 
 extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_round,
-	tp_ipi_send_cpumask;
+	tp_ipi_send_cpumask, tp_tlbi_hit, tp_ipi_target;
 
 #define YP_TLBI_ISSUE (&tp_tlbi_issue)
 #define YP_DSB (&tp_dsb_ish)
 #define YP_ARCH_FLUSH (&tp_arch_flush)
 #define YP_IPI (&tp_ipi_round)
 #define TR_IPI (&tp_ipi_send_cpumask)
+#define TR_TLBI_HIT (&tp_tlbi_hit)
+#define TR_IPI_TARGET (&tp_ipi_target)
 
 #endif

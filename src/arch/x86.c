@@ -212,6 +212,7 @@ static void native_flush_tlb_others(struct sim *s, int self, const struct flush_
 			continue;
 		k++;
 		s->m.ipi_sent++;
+		sim_trace(s, TR_IPI_TARGET, (uint64_t)c, 0);
 		uint64_t at = t0 + k * (uint64_t)P(s, P_ipi_send_ns) + (uint64_t)P(s, P_ipi_latency_ns);
 		if (sim_cpu_idle(s, c))
 			at += (uint64_t)P(s, P_idle_exit_ns);

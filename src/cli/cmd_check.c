@@ -32,6 +32,41 @@ struct trace_dest {
 	char dir[PATH_MAX];
 };
 
+/* Follow symlinks of path (even to a file that does not exist yet) into out.
+ * 0, or -1 on a loop or a name too long. */
+static int follow_links(const char *path, char *out, size_t outlen)
+{
+	char cur[PATH_MAX];
+	if (strlen(path) >= sizeof(cur))
+		return -1;
+	memcpy(cur, path, strlen(path) + 1);
+	for (int hops = 0; hops < 40; hops++) {
+		struct stat st;
+		if (lstat(cur, &st) || !S_ISLNK(st.st_mode)) {
+			if (strlen(cur) >= outlen)
+				return -1;
+			memcpy(out, cur, strlen(cur) + 1);
+			return 0;
+		}
+		char link[PATH_MAX];
+		ssize_t n = readlink(cur, link, sizeof(link) - 1);
+		if (n < 0)
+			return -1;
+		link[n] = 0;
+		if (link[0] == '/') {
+			memcpy(cur, link, (size_t)n + 1);
+		} else {
+			char dir[PATH_MAX];
+			memcpy(dir, cur, strlen(cur) + 1);
+			char next[PATH_MAX];
+			if ((size_t)snprintf(next, sizeof(next), "%s/%s", dirname(dir), link) >= sizeof(next))
+				return -1;
+			memcpy(cur, next, strlen(next) + 1);
+		}
+	}
+	return -1;
+}
+
 /* Resolve and check the destination before the search runs. 0, or an error
  * message in err. */
 static int trace_dest_prepare(const char *path, struct trace_dest *d, char *err, size_t errlen)
@@ -41,6 +76,12 @@ static int trace_dest_prepare(const char *path, struct trace_dest *d, char *err,
 		d->to_stdout = true;
 		return 0;
 	}
+	char real[PATH_MAX];
+	if (follow_links(path, real, sizeof(real))) {
+		snprintf(err, errlen, "--trace %.200s: cannot follow the symlink", path);
+		return -1;
+	}
+	path = real;
 	struct stat st;
 	if (stat(path, &st) == 0) {
 		/* exists (a symlink is followed): resolve to the real file */

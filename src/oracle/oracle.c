@@ -65,7 +65,11 @@ int inv_lookup(const char *name)
 
 static void fmt_violation(char *buf, size_t len, uint64_t a, uint64_t b)
 {
-	snprintf(buf, len, "tlbsim_VIOLATION: %s at 0x%llx", inv_name((int)a), (unsigned long long)b);
+	if (b == UINT64_MAX)
+		snprintf(buf, len, "tlbsim_VIOLATION: %s (a table, no address)", inv_name((int)a));
+	else
+		snprintf(buf, len, "tlbsim_VIOLATION: %s at 0x%llx", inv_name((int)a),
+			 (unsigned long long)b);
 }
 
 static const struct sim_point tp_violation = {"tlbsim_VIOLATION", fmt_violation, SP_INSTANT};
@@ -159,7 +163,7 @@ void oracle_violation(struct oracle *o, enum inv_id kind, int cpu, uint64_t va, 
 		vsnprintf(v->text, sizeof(v->text), fmt, ap);
 		va_end(ap);
 	}
-	sim_trace(s, &tp_violation, (uint64_t)kind, va);
+	sim_trace(s, &tp_violation, (uint64_t)kind, has_va ? va : UINT64_MAX);
 	if (wanted)
 		sim_stop_schedule(s);
 }

@@ -290,6 +290,7 @@ void sim_sleep(struct sim *s)
 	SIM_BUG_ON(s, !t);
 	/* time charged so far elapses before the thread sleeps */
 	uint64_t at = s->now + t->pending_ns;
+	sim_trace(s, &tp_sched_sleep, 0, 0);
 	t->pending_ns = 0;
 	t->state = TS_SLEEPING;
 	t->sleep_start = at;
@@ -370,6 +371,7 @@ static void thread_trampoline(void *arg)
 	struct sim_thread *t = arg;
 	struct sim *s = t->sim;
 	t->fn(s, t);
+	sim_trace(s, &tp_sched_exit, 0, 0);
 	/* exit: wake a joiner, release the CPU */
 	t->state = TS_DONE;
 	s->live_threads--;

@@ -4,6 +4,24 @@
 
 #include "sim/trace.h"
 
+static void fmt_sleep(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)a;
+	(void)b;
+	snprintf(buf, len, "sched_switch: prev_state=S (the thread sleeps; its CPU runs "
+		 "something else or idles)");
+}
+
+static void fmt_exit(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)a;
+	(void)b;
+	snprintf(buf, len, "sched_process_exit");
+}
+
+const struct sim_point tp_sched_sleep = {"sched_switch", fmt_sleep, SP_QUIET | SP_LEAVE};
+const struct sim_point tp_sched_exit = {"sched_process_exit", fmt_exit, SP_QUIET | SP_LEAVE};
+
 void trace_format(const struct trace_rec *t, char *buf, size_t len)
 {
 	if (t->pt->format)

@@ -20,8 +20,11 @@
 /* flags of a point */
 #define SP_QUIET 0x1u		/* left out of the short report unless a switch happens there */
 #define SP_INSTANT 0x2u		/* an instant (a violation), not a slice, in timelines */
-#define SP_FLOW_TLBI 0x4u	/* a broadcast TLBI: flow arrows in timelines */
-#define SP_FLOW_IPI 0x8u	/* an IPI round: flow arrows in timelines */
+#define SP_FLOW_TLBI 0x4u	/* a = the CPU a broadcast TLBI removed entries from:
+				 * a flow arrow from the record's CPU to CPU a */
+#define SP_FLOW_IPI 0x8u	/* a = the CPU an IPI was sent to: a flow arrow */
+#define SP_LEAVE 0x10u		/* the thread leaves its CPU (sleeps, exits): an
+				 * instant that ends the slice before it */
 
 struct sim_point {
 	const char *name;	/* as printed in timelines: "zap_pte", "ipi_send_cpumask" */
@@ -44,6 +47,9 @@ struct trace_buf {
 	uint32_t n;
 	size_t cap;
 };
+
+/* The engine's own events: a thread leaves its CPU to sleep, or exits. */
+extern const struct sim_point tp_sched_sleep, tp_sched_exit;
 
 /* The text of a record (the point's formatter, or "tlbsim_<name>"). */
 void trace_format(const struct trace_rec *t, char *buf, size_t len);

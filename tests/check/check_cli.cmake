@@ -99,7 +99,7 @@ foreach(mode roundtrip other_policy json)
     FAIL_REGULAR_EXPRESSION "replay_token: FAIL"
     LABELS "check;cli" TIMEOUT 60)
 endforeach()
-foreach(mode ok error)
+foreach(mode ok error files)
   add_test(NAME check_cli_trace_${mode}
            COMMAND bash ${TLBSIM_CHECK_DIR}/trace_file.sh $<TARGET_FILE:tlbsim> ${mode})
   set_tests_properties(check_cli_trace_${mode} PROPERTIES
@@ -137,3 +137,10 @@ tlbsim_check_err(err_w_advice STDERR "advice=maybe"
 
 # A long option given without its value: the one stderr line names the option.
 tlbsim_check_err(err_runs_missing_value STDERR "--runs" ARGS mmap5 --runs)
+
+# Timelines of the historical counterexamples nest and carry the right arrows.
+add_test(NAME check_cli_trace_scenarios
+         COMMAND bash ${TLBSIM_CHECK_DIR}/trace_scenarios.sh $<TARGET_FILE:tlbsim>)
+set_tests_properties(check_cli_trace_scenarios PROPERTIES
+  PASS_REGULAR_EXPRESSION "trace_scenarios: PASS" FAIL_REGULAR_EXPRESSION "trace_scenarios: FAIL"
+  LABELS "check;cli" TIMEOUT 120)

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# partial.sh TLBSIM - stopping a long run (docs/output.md "partial runs").
+#  1. run --time-limit 1 on a run that would take hours: ends within a few
+#     seconds, exit 0, the table says PARTIAL, stderr says it stopped early;
+#     with --json, "partial":"time limit" and the metrics are consistent
+#     (user + sys + idle = wall x cpus, wall > 0).
+#  2. SIGINT during a run: exit 130, JSON with "partial":"SIGINT".
+#  3. SIGTERM during a run: exit 143, table marked PARTIAL.
+#  4. SIGINT during a long check: exit 130 and the summary is printed.
+#  5. compare --time-limit 1: the column that was running is marked partial
+#     and the columns never started are not printed.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+failmsg() { echo "partial: FAIL: $*"; fail=1; }
+long=(run mmap8 --iters 1000000000)
+start=$(date +%s)
+"$bin" "${long[@]}" --time-limit 1 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 0 ] || failmsg "time limit: exit $rc, want 0"
+[ $(( $(date +%s) - start )) -le 20 ] || failmsg "time limit: took more than 20 s"
+grep -q "^PARTIAL: the run stopped early (time limit)" "$tmp/out" || failmsg "time limit: no PARTIAL line"
+grep -q "stopped early" "$tmp/err" || failmsg "time limit: no note on stderr"
+"$bin" "${long[@]}" --time-limit 1 --json >"$tmp/out" 2>"$tmp/err"
+python3 - "$tmp/out" "time limit" <<'PY' || failmsg "time limit: JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["partial"] == sys.argv[2], d["partial"]
+m = d["metrics"]
+assert m["wall_ns"] > 0
+assert m["user_ns"] + m["sys_ns"] + m["idle_ns"] == m["wall_ns"] * d["cpus"], m
+PY
+signal_run() {	# signal exit-code json|table args...
+	local sig=$1 want=$2 fmt=$3
+	shift 3
+	local extra=()
+	[ "$fmt" = json ] && extra=(--json)
+	"$bin" "$@" "${extra[@]}" >"$tmp/out" 2>"$tmp/err" &
+	local pid=$!
+	sleep 1
+	kill -s "$sig" "$pid"
+	wait "$pid"
+	local rc=$?
+	[ "$rc" = "$want" ] || failmsg "$sig: exit $rc, want $want"
+}
+signal_run INT 130 json "${long[@]}"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['partial']=='SIGINT', d['partial']" \
+	"$tmp/out" || failmsg "SIGINT: JSON not marked partial"
+signal_run TERM 143 table "${long[@]}"
+grep -q "^PARTIAL: the run stopped early (SIGTERM)" "$tmp/out" || failmsg "SIGTERM: no PARTIAL line"
+signal_run INT 130 table check mmap5 --policy nested=fullmm --runs 100000000 --time-limit 600
+grep -q "^no violation: [0-9]* schedules" "$tmp/out" || failmsg "check SIGINT: no summary"
+grep -q "interrupted" "$tmp/out" || failmsg "check SIGINT: the summary does not say it was interrupted"
+"$bin" compare mmap8 --iters 1000000000 --policy nested=v2 --policy nested=fullmm \
+	--policy nested=prefix --time-limit 1 --json >"$tmp/out" 2>"$tmp/err"
+python3 - "$tmp/out" <<'PY' || failmsg "compare time limit: JSON"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 1, len(runs)
+assert runs[0]["partial"] == "time limit"
+PY
+if [ $fail = 0 ]; then
+	echo "partial: PASS"
+	exit 0
+fi
+exit 1

@@ -1,0 +1,43 @@
+# Regression tests of the reliability defects of the command line (each
+# failed before its fix). Included from cli_tests.cmake.
+
+# Parameters that scale host memory or time are bounded up front (exit 2).
+tlbsim_cli(err_rcu_grace_absurd 2 STDERR "rcu_grace_ns" "absurd"
+           ARGS run mmap8 -D rcu_grace_ns=10000000000)
+tlbsim_cli(err_memory_estimate 2 STDERR "needs about [0-9]+ MiB" "--max-memory"
+           ARGS run mmap8 --profile arm64-4k -w size=1T -w touch=268435456 --threads 1 --iters 1)
+tlbsim_cli(err_max_memory_small 2 STDERR "--max-memory 1M" ARGS run mmap8 --max-memory 1M)
+# Memory that only a running simulation can use up (page tables waiting for
+# RCU) hits the budget: one line, exit 3, never an abort.
+tlbsim_cli(run_memory_budget_exit3 3 STDERR "out of host memory" "--max-memory"
+           ARGS run mmap8 -D rcu_grace_ns=1000000000 --max-memory 64M)
+# Workloads with their own thread structure refuse --threads.
+tlbsim_cli(err_threads_fixed_mmap5 2 STDERR "--threads 3" "fixed set"
+           ARGS run mmap5 --threads 3)
+tlbsim_cli(err_threads_fixed_madv 2 STDERR "--threads" ARGS check madv_race --threads 5)
+tlbsim_cli(err_threads_fixed_lazy 2 STDERR "--threads" ARGS run lazy_tables --threads 2)
+# Integers are digits only.
+tlbsim_cli(err_iters_space 2 STDERR "--iters  5" ARGS run mmap8 --iters " 5")
+tlbsim_cli(err_iters_plus 2 STDERR "--iters \\+5" ARGS run mmap8 --iters +5)
+tlbsim_cli(err_seed_overflow 2 STDERR "--seed" ARGS run mmap8 --seed 99999999999999999999999)
+# A policy option may set several knobs; each compare column is labelled by
+# every knob it sets differently from the first column.
+tlbsim_cli(compare_labels 0
+           STDOUT "nested=v2,nested_check=on +nested=prefix +nested_check=off" "ratio = nested_check=off / "
+           ARGS compare mmap8 --iters 2 --threads 2 --policy nested=v2 --policy nested=prefix
+                --policy nested=v2,nested_check=off)
+tlbsim_cli(compare_multi_knob 0 STDOUT "nested=prefix,x86_lazy=never"
+           ARGS compare mmap8 --iters 2 --threads 2 --profile x86-24 --policy nested=v2
+                --policy nested=prefix,x86_lazy=never)
+# `list` refuses extra arguments.
+tlbsim_cli(err_list_extra 2 STDERR "unexpected argument 'bogus'" ARGS list workloads bogus)
+# an option that belongs to another command
+tlbsim_cli(err_option_wrong_command 2 STDERR "--strategy does not apply" ARGS run mmap8 --strategy dfs)
+
+add_test(NAME cli_partial COMMAND bash ${TLBSIM_CLI_DIR}/partial.sh $<TARGET_FILE:tlbsim>)
+add_test(NAME cli_table_and_json COMMAND bash ${TLBSIM_CLI_DIR}/table_json.sh $<TARGET_FILE:tlbsim>)
+set_tests_properties(cli_partial cli_table_and_json PROPERTIES LABELS cli TIMEOUT 120)
+set_tests_properties(cli_partial PROPERTIES
+  PASS_REGULAR_EXPRESSION "partial: PASS" FAIL_REGULAR_EXPRESSION "partial: FAIL")
+set_tests_properties(cli_table_and_json PROPERTIES
+  PASS_REGULAR_EXPRESSION "table_json: PASS" FAIL_REGULAR_EXPRESSION "table_json: FAIL")
