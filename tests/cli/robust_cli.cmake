@@ -41,3 +41,9 @@ set_tests_properties(cli_partial PROPERTIES
   PASS_REGULAR_EXPRESSION "partial: PASS" FAIL_REGULAR_EXPRESSION "partial: FAIL")
 set_tests_properties(cli_table_and_json PROPERTIES
   PASS_REGULAR_EXPRESSION "table_json: PASS" FAIL_REGULAR_EXPRESSION "table_json: FAIL")
+
+# The seed pair at bench size (iterations cut) on every profile, in every
+# preset: under asan this is the sanitizer run of the main job.
+add_test(NAME cli_seed_pair COMMAND bash ${TLBSIM_CLI_DIR}/seed_pair.sh $<TARGET_FILE:tlbsim> 3000)
+set_tests_properties(cli_seed_pair PROPERTIES LABELS "cli;seed" TIMEOUT 600
+  PASS_REGULAR_EXPRESSION "seed_pair: PASS" FAIL_REGULAR_EXPRESSION "seed_pair: FAIL")
