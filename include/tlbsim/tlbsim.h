@@ -47,10 +47,33 @@ enum x86_lazy_policy {
 	X86_LAZY_COUNT
 };
 
+/* fault_retry: whether a shared-file write fault drops mmap_lock for dirty
+ * throttling (mm/memory.c fault_dirty_shared_page) */
+enum fault_retry_policy {
+	FAULT_RETRY_NONE,		/* before 89b15332af7c: throttle with mmap_lock held */
+	FAULT_RETRY_DIRTY_THROTTLE,	/* 89b15332af7c: drop the lock, VM_FAULT_RETRY */
+	FAULT_RETRY_COMPLETED,		/* d92725256b4f (v6.0): drop it, VM_FAULT_COMPLETED */
+	FAULT_RETRY_COUNT
+};
+
+/* spurious_flush: what a write fault that finds its PTE already as wanted
+ * flushes, and what a real access-flag update flushes (each value is v5.8
+ * with one fix applied) */
+enum spurious_flush_policy {
+	SPURIOUS_BROADCAST,	/* v5.8: flush_tlb_fix_spurious_fault = flush_tlb_page */
+	SPURIOUS_SKIP_TRIED,	/* b7333b58f358: a TRIED fault skips the spurious flush */
+	SPURIOUS_SKIP_AF_UPDATE,	/* the NACKed RFC: a TRIED fault skips the whole update */
+	SPURIOUS_NOOP,		/* arm64 v5.10: hook a no-op; flush only when made dirty */
+	SPURIOUS_LOCAL,		/* cb1fa2e99955: local VALE1 + DSB NSH for both */
+	SPURIOUS_COUNT
+};
+
 struct tlbsim_policy {
 	enum nested_policy nested;
 	int nested_check;		/* 1: mm_tlb_flush_nested() check (99baac21e458, v4.14) */
 	enum x86_lazy_policy x86_lazy;
+	enum fault_retry_policy fault_retry;
+	enum spurious_flush_policy spurious_flush;
 };
 
 /* One knob = one name + named values; used by the CLI and `list policies`. */
@@ -145,7 +168,9 @@ void tlbsim_config_init(struct tlbsim_config *cfg);
 	X(wall_ns) X(user_ns) X(sys_ns) X(idle_ns) X(ops) X(page_faults)          \
 	X(tlb_misses) X(page_walks) X(gathers) X(nested_finishes) X(ipi_sent)     \
 	X(ipi_received) X(flush_local_pages) X(flush_full) X(dvm_wait_ns)         \
-	X(lock_wait_ns) X(violations) X(events) X(tables_freed) X(pages_freed)
+	X(lock_wait_ns) X(violations) X(events) X(tables_freed) X(pages_freed)      \
+	X(ops_per_sec) X(ops_per_sec_task) X(fault_retries) X(spurious_faults)    \
+	X(spurious_flushes) X(af_faults) X(page_mkwrite) X(dirty_throttle_ns)
 #define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local)
 
 struct tlbsim_metrics {

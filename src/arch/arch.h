@@ -90,8 +90,12 @@ struct arch_ops {
 	/* context switch of CPU cpu to mm (NULL: kernel thread / idle) */
 	void (*switch_mm)(struct sim *s, int cpu, mm_context_t *next);
 	void (*enter_lazy_tlb)(struct sim *s, int cpu);
-	/* flush_tlb_fix_spurious_fault(vma, address) */
-	void (*flush_tlb_fix_spurious_fault)(struct sim *s, mm_context_t *mm, uint64_t addr);
+	/* flush_tlb_fix_spurious_fault(vma, address): returns the TLB
+	 * invalidations it issued (0 when it is a no-op) */
+	unsigned (*flush_tlb_fix_spurious_fault)(struct sim *s, mm_context_t *mm, uint64_t addr);
+	/* flush_tlb_page(vma, address): one user page on every CPU that may
+	 * cache it (arm64 broadcast VALE1IS; x86 flush_tlb_mm_range of a page) */
+	void (*flush_tlb_page)(struct sim *s, mm_context_t *mm, uint64_t addr);
 	/* ptep_set_access_flags(vma, address, ptep, entry, dirty): returns changed */
 	bool (*ptep_set_access_flags)(struct sim *s, mm_context_t *mm, uint64_t addr,
 				      pte_t *ptep, pte_t entry, bool dirty);
@@ -144,6 +148,8 @@ void flush_tlb_mm(struct sim *s, mm_context_t *mm);
 void __flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
 		       uint64_t stride, bool last_level);
 void flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr);
+/* local_flush_tlb_page(): TLBI VALE1 (this CPU only) + DSB NSH, v6.19 */
+void local_flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr);
 /* x86 (arch/x86/mm/tlb.c) */
 void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
 			unsigned int stride_shift, bool freed_tables);

@@ -137,23 +137,68 @@ static void arm64_enter_lazy_tlb(struct sim *s, int cpu)
 	(void)cpu;
 }
 
-/* flush_tlb_fix_spurious_fault(): v5.1 uses the generic default,
- * flush_tlb_page() -> one broadcast VALE1IS (kernel-model 4.6, 5.3). */
-static void arm64_flush_tlb_fix_spurious_fault(struct sim *s, mm_context_t *mm, uint64_t addr)
+/* local_flush_tlb_page() (arch/arm64/include/asm/tlbflush.h, cb1fa2e99955,
+ * v6.19): DSB NSHST; TLBI VALE1 (and the KPTI user twin); DSB NSH. Only this
+ * CPU's TLB; no DVM traffic. */
+void local_flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr)
 {
-	flush_tlb_page(s, mm, addr);
+	struct machine *mc = machine_of(s);
+	uint64_t ps = mc->hw.geom.page_size;
+	addr &= ~(ps - 1);
+	uint64_t n = P(s, P_kpti) ? 2 : 1;
+	s->m.tlbi.local += n;
+	sim_step_arg(s, YP_TLBI_LOCAL, 0, n, addr);
+	if (mc->hooks && mc->hooks->tlb_flush) {
+		struct flush_note note = {.what = FLUSH_ARM64_TLBI, .op = TLBI_LOCAL, .nops = n,
+					  .start = addr, .end = addr + ps, .stride = ps,
+					  .cpu = cur_cpu(s)};
+		mc->hooks->tlb_flush(mc->hooks_ctx, &note);
+	}
+	struct inv_op inv = {.kind = INV_VA_LEAF, .tag = mm->asid, .start = addr, .end = addr + ps,
+			     .stride = ps};
+	hw_invalidate_cpu(&mc->hw, cur_cpu(s), &inv);
+	sim_charge_sys(s, n * (uint64_t)P(s, P_tlbi_local_ns));
 }
 
 /*
- * ptep_set_access_flags() (arch/arm64/mm/fault.c, v4.x..v5.9): nothing to do
- * if the PTE already equals entry; otherwise OR in AF/WRITE/DIRTY, make RDONLY
- * the more permissive of old and new, and call flush_tlb_fix_spurious_fault()
- * (a broadcast VALE1IS in v5.1) because a read-only entry may be cached.
+ * flush_tlb_fix_spurious_fault() by the spurious_flush knob: v5.8 uses the
+ * generic default, flush_tlb_page() -> one broadcast VALE1IS (kernel-model
+ * 4.6, 5.3); the arm64 v5.10 change makes it a no-op; cb1fa2e99955 (v6.19)
+ * makes it local (local_flush_tlb_page_nonotify). b7333b58f358 and the RFC
+ * act in the generic fault path, before this hook.
+ */
+static unsigned arm64_flush_tlb_fix_spurious_fault(struct sim *s, mm_context_t *mm, uint64_t addr)
+{
+	unsigned n = P(s, P_kpti) ? 2 : 1;
+	switch (machine_of(s)->policy.spurious_flush) {
+	case SPURIOUS_NOOP:
+		return 0;
+	case SPURIOUS_LOCAL:
+		local_flush_tlb_page(s, mm, addr);
+		return n;
+	case SPURIOUS_BROADCAST:
+	case SPURIOUS_SKIP_TRIED:
+	case SPURIOUS_SKIP_AF_UPDATE:
+	case SPURIOUS_COUNT:
+		break;
+	}
+	flush_tlb_page(s, mm, addr);
+	return n * (P(s, P_repeat_tlbi) ? 2 : 1);
+}
+
+/*
+ * ptep_set_access_flags() (arch/arm64/mm/fault.c): nothing to do if the PTE
+ * already equals entry; otherwise OR in AF/WRITE/DIRTY and make RDONLY the
+ * more permissive of old and new. Then the flush, by version (the
+ * spurious_flush knob): v4.x..v5.9 call flush_tlb_fix_spurious_fault()
+ * whenever the PTE changed (a broadcast VALE1IS even for an AF-only change);
+ * v5.10 broadcasts flush_tlb_page() only when it made the PTE dirty;
+ * cb1fa2e99955 makes that flush local. A read-only entry may be cached, so
+ * upgrading it needs at least a local invalidation.
  */
 static bool arm64_ptep_set_access_flags(struct sim *s, mm_context_t *mm, uint64_t addr,
 					pte_t *ptep, pte_t entry, bool dirty)
 {
-	(void)dirty;
 	pte_t old = *ptep;
 	if (old == entry)
 		return false;
@@ -162,7 +207,22 @@ static bool arm64_ptep_set_access_flags(struct sim *s, mm_context_t *mm, uint64_
 	if (!(entry & PTE_RDONLY))
 		nw &= ~PTE_RDONLY;
 	*ptep = nw;
-	arm64_flush_tlb_fix_spurious_fault(s, mm, addr);
+	switch (machine_of(s)->policy.spurious_flush) {
+	case SPURIOUS_NOOP:
+		if (dirty)
+			flush_tlb_page(s, mm, addr);
+		break;
+	case SPURIOUS_LOCAL:
+		if (dirty)
+			local_flush_tlb_page(s, mm, addr);
+		break;
+	case SPURIOUS_BROADCAST:
+	case SPURIOUS_SKIP_TRIED:
+	case SPURIOUS_SKIP_AF_UPDATE:
+	case SPURIOUS_COUNT:
+		arm64_flush_tlb_fix_spurious_fault(s, mm, addr);
+		break;
+	}
 	return true;
 }
 
@@ -180,6 +240,7 @@ const struct arch_ops arch_arm64_ops = {
 	.switch_mm = arm64_switch_mm,
 	.enter_lazy_tlb = arm64_enter_lazy_tlb,
 	.flush_tlb_fix_spurious_fault = arm64_flush_tlb_fix_spurious_fault,
+	.flush_tlb_page = flush_tlb_page,
 	.ptep_set_access_flags = arm64_ptep_set_access_flags,
 	.user_tag = arm64_user_tag,
 };

@@ -27,7 +27,9 @@ int machine_init(struct machine *mc, const struct tlbsim_profile *prof, int nr_c
 		.tlb_sets = (uint32_t)P(s, P_tlb_sets), .tlb_ways = (uint32_t)P(s, P_tlb_ways),
 		.wc_sets = (uint32_t)P(s, P_wc_sets), .wc_ways = (uint32_t)P(s, P_wc_ways),
 	};
-	return hw_init(&mc->hw, s, nr_cpus, prof->page_shift, mc->arch->fmt, &cg, &s->m);
+	rc = hw_init(&mc->hw, s, nr_cpus, prof->page_shift, mc->arch->fmt, &cg, &s->m);
+	mc->hw.afdbm = mc->arch->fmt->af_fault && P(s, P_hw_afdbm);
+	return rc;
 }
 
 void machine_destroy(struct machine *mc)

@@ -54,7 +54,14 @@ static void fmt_ipi_target(char *buf, size_t len, uint64_t a, uint64_t b)
 	snprintf(buf, len, "tlbsim_ipi_target: cpu %" PRIu64, a);
 }
 
+static void fmt_tlbi_local(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_tlbi: %" PRIu64 " x TLBI VALE1 at 0x%" PRIx64 " (this CPU only)",
+		 a, b);
+}
+
 const struct sim_point tp_tlbi_issue = {"tlbi_issue", fmt_tlbi, 0};
+const struct sim_point tp_tlbi_local = {"tlbi_local", fmt_tlbi_local, 0};
 const struct sim_point tp_tlbi_hit = {"tlbi_hit", fmt_tlbi_hit, SP_QUIET | SP_FLOW_TLBI};
 const struct sim_point tp_ipi_target = {"ipi_target", fmt_ipi_target, SP_QUIET | SP_FLOW_IPI};
 const struct sim_point tp_dsb_ish = {"dsb_ish", fmt_dsb, 0};

@@ -9,6 +9,7 @@
  *   tlbsim_tlbi_hit (event)  a = a CPU the TLBI batch removed entries from,
  *                            b = entries removed there
  *   tlbsim_ipi_target (event) a = a CPU the IPI round interrupts
+ *   tlbi_local               a = TLBIs, b = address (a local TLBI + DSB NSH)
  */
 #ifndef TLBSIM_ARCH_POINTS_H
 #define TLBSIM_ARCH_POINTS_H
@@ -16,7 +17,7 @@
 #include "sim/trace.h"
 
 extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_round,
-	tp_ipi_send_cpumask, tp_tlbi_hit, tp_ipi_target;
+	tp_ipi_send_cpumask, tp_tlbi_hit, tp_ipi_target, tp_tlbi_local;
 
 #define YP_TLBI_ISSUE (&tp_tlbi_issue)
 #define YP_DSB (&tp_dsb_ish)
@@ -24,6 +25,7 @@ extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_r
 #define YP_IPI (&tp_ipi_round)
 #define TR_IPI (&tp_ipi_send_cpumask)
 #define TR_TLBI_HIT (&tp_tlbi_hit)
+#define YP_TLBI_LOCAL (&tp_tlbi_local)
 #define TR_IPI_TARGET (&tp_ipi_target)
 
 #endif

@@ -283,12 +283,23 @@ static void x86_tlb_flush(struct sim *s, struct mmu_gather *tlb)
 	flush_tlb_mm_range(s, tlb->ctx, start, end, stride_shift, tlb->freed_tables);
 }
 
-/* flush_tlb_fix_spurious_fault(): a no-op on x86 (asm/pgtable.h) */
-static void x86_flush_tlb_fix_spurious_fault(struct sim *s, mm_context_t *mm, uint64_t addr)
+/* flush_tlb_fix_spurious_fault(): a no-op on x86 (asm/pgtable.h), whatever
+ * the knob: a fault already dropped the faulting VA's entries */
+static unsigned x86_flush_tlb_fix_spurious_fault(struct sim *s, mm_context_t *mm, uint64_t addr)
 {
 	(void)s;
 	(void)mm;
 	(void)addr;
+	return 0;
+}
+
+/* flush_tlb_page(vma, a) (arch/x86/include/asm/tlbflush.h):
+ * flush_tlb_mm_range(vma->vm_mm, a, a + PAGE_SIZE, PAGE_SHIFT, false) */
+static void x86_flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr)
+{
+	const struct pt_geom *g = &hw_of(s)->geom;
+	addr &= ~(g->page_size - 1);
+	flush_tlb_mm_range(s, mm, addr, addr + g->page_size, (unsigned int)g->page_shift, false);
 }
 
 /* ptep_set_access_flags() (arch/x86/mm/pgtable.c): store only if changed and
@@ -319,6 +330,7 @@ const struct arch_ops arch_x86_64_ops = {
 	.switch_mm = x86_switch_mm,
 	.enter_lazy_tlb = x86_enter_lazy_tlb,
 	.flush_tlb_fix_spurious_fault = x86_flush_tlb_fix_spurious_fault,
+	.flush_tlb_page = x86_flush_tlb_page,
 	.ptep_set_access_flags = x86_ptep_set_access_flags,
 	.user_tag = x86_user_tag,
 };

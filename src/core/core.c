@@ -53,6 +53,23 @@ static int param_check(int id, int64_t v, char *err, size_t errlen)
 		snprintf(err, errlen, "parameter %s=%lld: want 2..100000000", name, (long long)v);
 		return TLBSIM_EINVAL;
 	}
+	if ((id == P_dirty_ratio || id == P_dirty_background_ratio) && v > 100) {
+		snprintf(err, errlen, "parameter %s=%lld: want a percentage 0..100", name, (long long)v);
+		return TLBSIM_EINVAL;
+	}
+	if (id == P_ram_mb && (v < 1 || v > (1ll << 30))) {
+		snprintf(err, errlen, "parameter %s=%lld: want 1..%lld MiB", name, (long long)v,
+			 1ll << 30);
+		return TLBSIM_EINVAL;
+	}
+	if (id == P_fault_around_bytes && v > (1ll << 30)) {
+		snprintf(err, errlen, "parameter %s=%lld: want at most 1 GiB", name, (long long)v);
+		return TLBSIM_EINVAL;
+	}
+	if (id == P_writeback_bw_mbs && (v < 1 || v > 1000000)) {
+		snprintf(err, errlen, "parameter %s=%lld: want 1..1000000 MB/s", name, (long long)v);
+		return TLBSIM_EINVAL;
+	}
 	if (id == P_flush_ceiling && v > (1ll << 36)) {
 		snprintf(err, errlen, "parameter %s=%lld: want at most %lld pages", name, (long long)v,
 			 1ll << 36);

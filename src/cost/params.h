@@ -59,6 +59,38 @@
     "exit_latency 1 us (drivers/cpuidle, kernel constants)")                      \
   X(rcu_grace_ns, "ns", 3000000, 3000000,                                        \
     "first principles: an RCU-sched grace period takes a few jiffies (HZ=1000)") \
+  X(pagecache_lookup_ns, "ns", 150, 150,                                         \
+    "first principles: find_get_page on a cached page: an xarray walk, "         \
+    "lock_page and get_page, a handful of cache lines (~400 cycles)")            \
+  X(copy_4k_ns, "ns", 1200, 1150,                                                \
+    "first principles: a 4 KiB copy from a cache-warm page, taken equal to "     \
+    "zero_4k_ns (twice the bytes of a clear, half of them reads); per 4 KiB")    \
+  X(page_mkwrite_ns, "ns", 400, 400,                                             \
+    "first principles: ext4_page_mkwrite on an allocated page: "                 \
+    "sb_start_pagefault, file_update_time, i_mmap_sem, block_page_mkwrite "       \
+    "(page lock, buffer walk, set_page_dirty) ~1000 cycles")                     \
+  X(dirty_account_ns, "ns", 100, 100,                                            \
+    "first principles: account_page_dirtied: per-CPU and per-wb counters, "      \
+    "bdp_ratelimits and the task's nr_dirtied (~250 cycles)")                    \
+  X(writeback_page_ns, "ns", 2000, 2000,                                         \
+    "first principles: write_cache_pages per page: clear_page_dirty_for_io, "    \
+    "page_mkclean's rmap walk, bio setup (no device time)")                      \
+  X(fault_around_bytes, "bytes", 65536, 65536,                                   \
+    "kernel default fault_around_bytes (mm/memory.c): 16 pages on 4K, 4 on 16K, " \
+    "off on 64K")                                                                \
+  X(ram_mb, "MiB", 65536, 131072,                                                \
+    "first principles: memory of the profile's machine (64 GiB for a 24-core "   \
+    "x86 VM, 128 GiB for a 46-core arm64 server); sets the dirty thresholds")    \
+  X(dirty_ratio, "percent", 20, 20,                                              \
+    "kernel default vm.dirty_ratio (mm/page-writeback.c)")                       \
+  X(dirty_background_ratio, "percent", 10, 10,                                   \
+    "kernel default vm.dirty_background_ratio (mm/page-writeback.c)")            \
+  X(writeback_bw_mbs, "MB/s", 500, 500,                                          \
+    "first principles: one SATA SSD's sequential write bandwidth; sets how long " \
+    "balance_dirty_pages sleeps when over the limits")                           \
+  X(hw_afdbm, "bool", 0, 0,                                                      \
+    "arm64 hardware access flag and dirty state (ARMv8.1 HAFDBS): off, the "    \
+    "v8.0-era behaviour (access-flag and permission faults)")                    \
   X(thread_create_ns, "ns", 20000, 20000,                                        \
     "first principles: clone() + stack setup ~50k cycles")                       \
   X(tlbi_op_ns, "ns", 0, 468,                                                    \
@@ -73,7 +105,7 @@
   X(tlbi_local_ns, "ns", 0, 40,                                                  \
     "first principles: non-broadcast TLBI + DSB NSH stays inside the core")      \
   X(kpti, "bool", 0, 0,                                                          \
-    "kernel-model 8.1: unknown on Jan's host; off by default (doubles user "     \
+    "unknown on the 2019 Falkor host (not Meltdown-affected); off (doubles user "     \
     "TLBIs when on)")                                                            \
   X(repeat_tlbi, "bool", 0, 0,                                                   \
     "C8: Falkor part 0xc00 is not in the 2019 REPEAT_TLBI list; TLBI;DSB;TLBI "  \

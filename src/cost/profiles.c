@@ -5,9 +5,11 @@
 #include "tlbsim/tlbsim.h"
 
 static const struct tlbsim_profile profiles[] = {
-	{"x86-24", "24-CPU x86-64, 4K pages, PCID (the 'x86 24-core VM' of seed 000)",
+	{"x86-24", "24-CPU x86-64, 4K pages, PCID (the 24-core x86 VM of the 2019 nested-flush "
+	 "report)",
 	 ARCH_X86_64, 12, 24, NULL},
-	{"falkor-46", "46-CPU arm64 Qualcomm Falkor, 64K pages, 3 levels (Jan's host, seed 000)",
+	{"falkor-46", "46-CPU arm64 Qualcomm Falkor, 64K pages, 3 levels (the host of the 2019 "
+	 "nested-flush report)",
 	 ARCH_ARM64, 16, 46, NULL},
 	{"arm64-4k", "46-CPU arm64, 4K pages, 4 levels (falkor-46 costs)", ARCH_ARM64, 12, 46,
 	 NULL},

@@ -119,6 +119,7 @@ uint32_t frame_alloc(struct hw *hw, enum frame_state st, int depth)
 	fr->refcount = 1;
 	fr->nr_used = 0;
 	fr->watch = 0;
+	fr->pgflags = 0;
 	fr->next_free = NO_FRAME;
 	fr->table = table;
 	hw->frames_in_use++;

@@ -61,13 +61,14 @@ enum frame_state { FRAME_FREE = 0, FRAME_DATA, FRAME_PGTABLE };
  * is allocated; while any is set the hardware reports uses of the frame
  * (hw_hooks.watched_walk / watched_write). */
 #define WATCH_RCU   0x1u	/* table handed to RCU after its flush (stale-walk) */
-#define WATCH_CLEAN 0x2u	/* page judged clean by MADV_FREE (I3) */
+#define WATCH_CLEAN 0x2u	/* page judged clean by MADV_FREE or writeback (I3) */
 
 struct frame {
 	uint8_t state;		/* enum frame_state */
 	uint8_t depth;		/* PGTABLE: depth of the table (0 = root) */
 	uint8_t watch;		/* WATCH_* bits, owned by the observer */
-	uint8_t pad;
+	uint8_t pgflags;	/* the kernel's page flags (struct page); cleared on
+				 * allocation, never read by the hardware */
 	uint32_t gen;		/* bumped on every alloc and free */
 	uint32_t refcount;	/* DATA: references (page cache, mappings) */
 	uint32_t tlb_refs;	/* cache entries on all CPUs holding this frame */
@@ -243,6 +244,9 @@ struct hw_hooks {
 struct hw {
 	struct sim *sim;	/* for internal-bug reports only */
 	const struct pt_format *fmt;
+	/* arm64 ARMv8.1 HAFDBS: the walker sets AF, and clears RDONLY on a write
+	 * to a DBM (PTE_WRITE) page, instead of faulting */
+	bool afdbm;
 	struct pt_geom geom;
 	/* Frame table in chunks of FRAME_CHUNK frames that never move, so a
 	 * struct frame pointer stays valid across yields (grow.h) */

@@ -66,7 +66,10 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 				write_hit(hw, cpu, va, te);
 				return;
 			}
-			goto fault;	/* permission fault from a cached RO entry */
+			if (!(hw->afdbm && (te->perm & PTE_WRITE)))
+				goto fault;	/* permission fault from a cached RO entry */
+			/* DBM: the walker updates the descriptor; re-walk */
+			tc_remove(hw, &hc->tlb, te);
 		}
 	}
 	hw->m->tlb_misses++;
@@ -115,11 +118,22 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 				(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY)));
 			return;
 		}
-		if (fmt->af_fault && !(e & PTE_YOUNG))
-			goto fault;		/* access flag fault: not cached */
+		pte_t ne = e;
+		if (fmt->af_fault && !(e & PTE_YOUNG)) {
+			if (!hw->afdbm)
+				goto fault;	/* access flag fault: not cached */
+			ne |= PTE_YOUNG;	/* hardware AF update */
+		}
+		bool hw_dirtied = write && (ne & PTE_RDONLY) && hw->afdbm && (ne & PTE_WRITE);
+		if (hw_dirtied)
+			ne &= ~PTE_RDONLY;	/* hardware dirty-state update (DBM) */
+		if (ne != e)
+			((pte_t *)tab)[idx] = ne;
+		if (hw_dirtied && hw->hooks && hw->hooks->pte_dirtied)
+			hw->hooks->pte_dirtied(hw->hooks_ctx, pte_pfn(e));
 		tc_fill(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
-			(uint8_t)(e & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)));
-		if (write && (e & PTE_RDONLY))
+			(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)));
+		if (write && (ne & PTE_RDONLY))
 			goto fault;
 		return;
 	}

@@ -1,14 +1,22 @@
 /*
- * fault.c - the page-fault path and the user accesses that take it.
+ * fault.c - the page-fault path and the user accesses that take it, v5.8.
  *
- * Mirrors mm/memory.c (v5.1): handle_mm_fault -> __handle_mm_fault (tables
- * allocated with __pud_alloc / __pmd_alloc / __pte_alloc) -> handle_pte_fault
- * -> do_anonymous_page, do_fault (shmem: do_shared_fault / do_read_fault) or,
- * for a present PTE, the access-flag / spurious-fault path with
- * ptep_set_access_flags and flush_tlb_fix_spurious_fault. The arch entries
- * arch/x86/mm/fault.c do_user_addr_fault() and arch/arm64/mm/fault.c
- * do_page_fault() do the same here (mmap_sem for read, find_vma,
- * handle_mm_fault) and are modelled once, as do_page_fault().
+ * Mirrors arch/arm64/mm/fault.c do_page_fault() and arch/x86/mm/fault.c
+ * do_user_addr_fault() (one function here: the retry loop with
+ * FAULT_FLAG_ALLOW_RETRY / FAULT_FLAG_TRIED), and mm/memory.c:
+ * handle_mm_fault -> __handle_mm_fault (tables allocated by __pud_alloc /
+ * __pmd_alloc / __pte_alloc) -> handle_pte_fault -> do_anonymous_page,
+ * do_fault (do_read_fault with do_fault_around, do_cow_fault,
+ * do_shared_fault with do_page_mkwrite and fault_dirty_shared_page), do_wp_page
+ * (wp_page_reuse, wp_page_shared, wp_page_copy), and for a present PTE the
+ * access-flag / spurious-fault path with ptep_set_access_flags and
+ * flush_tlb_fix_spurious_fault.
+ *
+ * The policy knobs: fault_retry (does fault_dirty_shared_page drop mmap_lock
+ * and ask for a retry: 89b15332af7c; or report the fault completed:
+ * d92725256b4f) and spurious_flush (what the retried fault's spurious branch
+ * and an access-flag update flush: b7333b58f358, the NACKed RFC, the arm64
+ * v5.10 no-op, cb1fa2e99955's local flush; see the arch back ends).
  */
 #include "mm/mm.h"
 #include "mm/points.h"
@@ -36,13 +44,15 @@ static uint32_t __pte_alloc(struct sim *s, uint32_t table, int depth, uint64_t v
 	return nt;
 }
 
-/* What handle_pte_fault and its helpers work on (struct vm_fault, v5.1). */
+/* What handle_pte_fault and its helpers work on (struct vm_fault, v5.8). */
 struct vm_fault {
 	struct vm_area_struct *vma;
 	uint64_t address;		/* page-aligned */
-	bool write;			/* FAULT_FLAG_WRITE */
+	unsigned flags;			/* FAULT_FLAG_* */
 	uint32_t pte_table;		/* the PTE table (vmf->pmd's target) */
 	uint64_t idx;			/* index of the PTE in it */
+	uint64_t pgoff;			/* file page index of address */
+	pte_t orig_pte;
 };
 
 static inline pte_t *vmf_pte(struct sim *s, const struct vm_fault *vmf)
@@ -50,22 +60,49 @@ static inline pte_t *vmf_pte(struct sim *s, const struct vm_fault *vmf)
 	return &table_of(hw_of(s), vmf->pte_table)[vmf->idx];
 }
 
-/* mk_pte() + maybe_mkwrite(pte_mkdirty()) of do_anonymous_page() /
- * finish_fault() (mm/memory.c, v5.1), in the neutral descriptor encoding */
-static pte_t mk_pte(struct sim *s, uint32_t f, const struct vm_area_struct *vma, bool write)
+static inline bool vmf_write(const struct vm_fault *vmf)
 {
-	const struct pt_format *fmt = hw_of(s)->fmt;
-	pte_t pte = pfn_pte(f, PTE_VALID | PTE_USER | PTE_YOUNG);
-	if (write)
-		return fmt_pte_mkdirty(fmt, pte | PTE_WRITE);	/* maybe_mkwrite(pte_mkdirty()) */
-	if ((vma->vm_flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE))
-		pte |= PTE_WRITE;			/* writable, clean */
-	return fmt_pte_mkclean(fmt, pte);		/* arm64: RDONLY until dirtied */
+	return vmf->flags & FAULT_FLAG_WRITE;
 }
 
-/* Install frame f at the fault address unless someone else did meanwhile
- * (finish_fault / the tail of do_anonymous_page under the PTE lock). */
-static void install_page(struct sim *s, struct vm_fault *vmf, uint32_t f)
+/* vma->vm_page_prot for a user page in the neutral encoding: writable-clean
+ * for a shared writable mapping that does not want write notification
+ * (tmpfs), read-only otherwise (private mappings; shared ones of a file
+ * system with page_mkwrite or dirty accounting). Created young (every arm64
+ * user protection has PTE_AF). */
+static pte_t vm_page_prot(struct sim *s, const struct vm_area_struct *vma, uint32_t f)
+{
+	pte_t pte = pfn_pte(f, PTE_VALID | PTE_USER | PTE_YOUNG);
+	if ((vma->vm_flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE) &&
+	    !vma_wants_writenotify(vma))
+		pte |= PTE_WRITE;
+	return fmt_pte_mkclean(hw_of(s)->fmt, pte);	/* arm64: RDONLY until dirtied */
+}
+
+/* mk_pte(page, vm_page_prot), then maybe_mkwrite(pte_mkdirty()) for a write
+ * (alloc_set_pte / do_anonymous_page, mm/memory.c v5.8) */
+static pte_t mk_pte(struct sim *s, uint32_t f, const struct vm_area_struct *vma, bool write)
+{
+	pte_t pte = vm_page_prot(s, vma, f);
+	if (!write)
+		return pte;
+	if (vma->vm_flags & VM_WRITE)
+		pte |= PTE_WRITE;				/* maybe_mkwrite() */
+	return fmt_pte_mkdirty(hw_of(s)->fmt, pte);		/* pte_mkdirty() */
+}
+
+/* the PTE of a present page is dirty (arm64: software dirty, or writable
+ * without RDONLY: hardware dirty) */
+static inline bool pte_is_dirty(struct sim *s, pte_t pte)
+{
+	return !fmt_pte_clean(hw_of(s)->fmt, pte);
+}
+
+/* alloc_set_pte() under the PTE lock (finish_fault / do_anonymous_page /
+ * do_fault_around): install frame f at the fault address unless someone else
+ * did meanwhile. The caller's page reference goes to the mapping, or is
+ * dropped when it lost. VM_FAULT_NOPAGE when it lost the race. */
+static vm_fault_t install_page(struct sim *s, struct vm_fault *vmf, uint32_t f, bool write)
 {
 	struct kernel *k = kernel_of(s);
 	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));	/* pte_offset_map_lock */
@@ -73,107 +110,352 @@ static void install_page(struct sim *s, struct vm_fault *vmf, uint32_t f)
 		struct frame *fr = frame_of(hw_of(s), f);
 		if (--fr->refcount == 0)
 			frame_free(hw_of(s), f);
-		return;
+		return VM_FAULT_NOPAGE;
 	}
-	set_entry(s, vmf->pte_table, vmf->idx, mk_pte(s, f, vmf->vma, vmf->write));
+	set_entry(s, vmf->pte_table, vmf->idx, mk_pte(s, f, vmf->vma, write));
 	if (k->hooks && k->hooks->page_mapped)
-		k->hooks->page_mapped(k->hooks_ctx, f, vmf->write);
+		k->hooks->page_mapped(k->hooks_ctx, f, write);
+	return 0;
 }
 
-/* do_anonymous_page() (mm/memory.c, v5.1): a zeroed private page */
-static void do_anonymous_page(struct sim *s, struct vm_fault *vmf)
+/* do_anonymous_page() (mm/memory.c): a zeroed private page (the zero page
+ * of a read fault is not modelled: a read allocates too) */
+static vm_fault_t do_anonymous_page(struct sim *s, struct vm_fault *vmf)
 {
 	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_page_cost(s));
 	uint32_t f = alloc_frame(s, FRAME_DATA, 0);
-	install_page(s, vmf, f);
+	frame_of(hw_of(s), f)->pgflags |= PG_ANON;
+	return install_page(s, vmf, f, vmf_write(vmf));
 }
 
-/* do_fault() -> do_shared_fault() / do_read_fault() (mm/memory.c, v5.1) for
- * a shmem mapping: the page comes from the object's page cache */
-static void do_fault(struct sim *s, struct vm_fault *vmf)
+/* __do_fault() -> filemap_fault / shmem_fault: the page-cache page, with a
+ * reference for the mapping (get_page) */
+static uint32_t __do_fault(struct sim *s, struct vm_fault *vmf)
+{
+	uint32_t f = filemap_getpage(s, vmf->vma->file, vmf->pgoff);
+	frame_of(hw_of(s), f)->refcount++;
+	return f;
+}
+
+/*
+ * fault_dirty_shared_page() (mm/memory.c, 89b15332af7c): dirty the page; if
+ * it was newly dirtied or the filesystem has page_mkwrite, throttle dirty
+ * pages (balance_dirty_pages_ratelimited). With fault_retry=dirty_throttle
+ * or completed, on the first attempt (maybe_unlock_mmap_for_io: ALLOW_RETRY
+ * and not TRIED) mmap_lock is dropped first and VM_FAULT_RETRY (or, from
+ * v6.0, VM_FAULT_COMPLETED) is returned; on a TRIED attempt nothing is
+ * dropped. Before 89b15332af7c the throttle ran with mmap_lock held.
+ */
+static vm_fault_t fault_dirty_shared_page(struct sim *s, struct vm_fault *vmf, uint32_t f)
+{
+	struct inode *ino = vmf->vma->file;
+	bool dirtied = set_page_dirty(s, ino, f);
+	if (!dirtied && !ino->fs->page_mkwrite)
+		return 0;
+	enum fault_retry_policy pol = machine_of(s)->policy.fault_retry;
+	bool fpin = pol != FAULT_RETRY_NONE && (vmf->flags & FAULT_FLAG_ALLOW_RETRY) &&
+		    !(vmf->flags & FAULT_FLAG_TRIED);
+	if (fpin)
+		up_read(s, &vmf->vma->vm_mm->mmap_sem);
+	balance_dirty_pages_ratelimited(s, ino);
+	if (!fpin)
+		return 0;
+	return pol == FAULT_RETRY_COMPLETED ? VM_FAULT_COMPLETED : VM_FAULT_RETRY;
+}
+
+/* do_page_mkwrite() -> ->page_mkwrite (ext4_page_mkwrite ->
+ * block_page_mkwrite, which dirties the page) */
+static void do_page_mkwrite(struct sim *s, struct vm_fault *vmf, uint32_t f)
+{
+	s->m.page_mkwrite++;
+	sim_step_arg(s, YP_PAGE_MKWRITE, (uint64_t)P(s, P_page_mkwrite_ns), vmf->address, 0);
+	set_page_dirty(s, vmf->vma->file, f);
+}
+
+/* do_fault_around() -> filemap_map_pages() (mm/memory.c, mm/filemap.c):
+ * map, read-only (vm_page_prot), every cached page of the fault_around_bytes
+ * window whose PTE is none, within the VMA and this PTE table */
+static void do_fault_around(struct sim *s, struct vm_fault *vmf)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	struct vm_area_struct *vma = vmf->vma;
+	uint64_t nr = (uint64_t)P(s, P_fault_around_bytes) >> g->page_shift;
+	uint64_t span = nr << g->page_shift;
+	uint64_t start = vmf->address & ~(span - 1);
+	if (start < vma->vm_start)
+		start = vma->vm_start;
+	uint64_t table_end = (vmf->address | ((g->ptrs_per_pte << g->page_shift) - 1)) + 1;
+	uint64_t end = start + span;
+	if (end > vma->vm_end)
+		end = vma->vm_end;
+	if (end > table_end || end < start)
+		end = table_end;
+	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));	/* the PTE lock */
+	for (uint64_t a = start; a < end; a += g->page_size) {
+		uint64_t idx = pt_index(g, g->levels - 1, a);
+		if (!pte_none(table_of(hw, vmf->pte_table)[idx]))
+			continue;
+		uint64_t pgoff = vma->vm_pgoff + ((a - vma->vm_start) >> g->page_shift);
+		uint32_t f = find_get_page(s, vma->file, pgoff);
+		if (f == NO_FRAME)
+			continue;
+		sim_charge(s, (uint64_t)P(s, P_pagecache_lookup_ns));
+		frame_of(hw, f)->refcount++;
+		set_entry(s, vmf->pte_table, idx, vm_page_prot(s, vma, f));
+		struct kernel *k = kernel_of(s);
+		if (k->hooks && k->hooks->page_mapped)
+			k->hooks->page_mapped(k->hooks_ctx, f, false);
+	}
+}
+
+/* do_read_fault() (mm/memory.c, v5.8) */
+static vm_fault_t do_read_fault(struct sim *s, struct vm_fault *vmf)
+{
+	if ((uint64_t)P(s, P_fault_around_bytes) >> hw_of(s)->geom.page_shift > 1) {
+		do_fault_around(s, vmf);
+		if (!pte_none(*vmf_pte(s, vmf)))
+			return VM_FAULT_NOPAGE;
+	}
+	uint32_t f = __do_fault(s, vmf);
+	return install_page(s, vmf, f, false);
+}
+
+/* do_cow_fault() (mm/memory.c, v5.8): a private write to a file page copies
+ * it into a new anonymous page; no dirtying, no retry, no flush */
+static vm_fault_t do_cow_fault(struct sim *s, struct vm_fault *vmf)
+{
+	struct hw *hw = hw_of(s);
+	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns));
+	uint32_t cow = alloc_frame(s, FRAME_DATA, 0);
+	frame_of(hw, cow)->pgflags |= PG_ANON;
+	uint32_t f = __do_fault(s, vmf);
+	sim_charge(s, (uint64_t)P(s, P_copy_4k_ns) * (hw->geom.page_size >> 12));
+	struct frame *fr = frame_of(hw, f);		/* put_page of the file page */
+	if (--fr->refcount == 0)
+		frame_free(hw, f);
+	return install_page(s, vmf, cow, true);
+}
+
+/* do_shared_fault() (mm/memory.c, v5.8) */
+static vm_fault_t do_shared_fault(struct sim *s, struct vm_fault *vmf)
+{
+	uint32_t f = __do_fault(s, vmf);
+	if (vmf->vma->file->fs->page_mkwrite)
+		do_page_mkwrite(s, vmf, f);
+	vm_fault_t ret = install_page(s, vmf, f, true);	/* finish_fault */
+	if (ret & VM_FAULT_NOPAGE)
+		return ret;
+	return ret | fault_dirty_shared_page(s, vmf, f);
+}
+
+/* do_fault() (mm/memory.c, v5.8) */
+static vm_fault_t do_fault(struct sim *s, struct vm_fault *vmf)
+{
+	if (!vmf_write(vmf))
+		return do_read_fault(s, vmf);
+	if (!(vmf->vma->vm_flags & VM_SHARED))
+		return do_cow_fault(s, vmf);
+	return do_shared_fault(s, vmf);
+}
+
+static void page_dirtied(struct sim *s, uint32_t f)
+{
+	struct kernel *k = kernel_of(s);
+	if (k->hooks && k->hooks->page_dirtied)
+		k->hooks->page_dirtied(k->hooks_ctx, f);
+}
+
+/* wp_page_reuse() (mm/memory.c): make the present PTE young, dirty and
+ * writable; ptep_set_access_flags() flushes as the arch and knob say */
+static vm_fault_t wp_page_reuse(struct sim *s, struct vm_fault *vmf, pte_t *ptep)
+{
+	const struct pt_format *fmt = hw_of(s)->fmt;
+	struct vm_area_struct *vma = vmf->vma;
+	pte_t entry = *ptep | PTE_YOUNG;			/* pte_mkyoung() */
+	entry = fmt_pte_mkdirty(fmt, entry | PTE_WRITE);	/* maybe_mkwrite(pte_mkdirty()) */
+	page_dirtied(s, pte_pfn(entry));
+	if (machine_of(s)->arch->ptep_set_access_flags(s, &vma->vm_mm->context, vmf->address, ptep,
+						       entry, true))
+		s->m.af_faults++;
+	return VM_FAULT_WRITE;
+}
+
+/* wp_page_copy() (mm/memory.c): copy into a new anonymous page; replace the
+ * PTE with ptep_clear_flush_notify() (a real flush_tlb_page on every arch) */
+static vm_fault_t wp_page_copy(struct sim *s, struct vm_fault *vmf)
+{
+	struct hw *hw = hw_of(s);
+	struct vm_area_struct *vma = vmf->vma;
+	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) +
+			      (uint64_t)P(s, P_copy_4k_ns) * (hw->geom.page_size >> 12));
+	uint32_t nf = alloc_frame(s, FRAME_DATA, 0);
+	frame_of(hw, nf)->pgflags |= PG_ANON;
+	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
+	pte_t *ptep = vmf_pte(s, vmf);
+	if (*ptep != vmf->orig_pte) {			/* !pte_same: someone else did it */
+		if (--frame_of(hw, nf)->refcount == 0)
+			frame_free(hw, nf);
+		return 0;
+	}
+	uint32_t old = pte_pfn(*ptep);
+	*ptep = mk_pte(s, nf, vma, true);
+	machine_of(s)->arch->flush_tlb_page(s, &vma->vm_mm->context, vmf->address);
+	struct kernel *k = kernel_of(s);
+	if (k->hooks && k->hooks->page_mapped)
+		k->hooks->page_mapped(k->hooks_ctx, nf, true);
+	struct frame *of = frame_of(hw, old);		/* page_remove_rmap + put_page */
+	if (--of->refcount == 0)
+		frame_free(hw, old);
+	return VM_FAULT_WRITE;
+}
+
+/* wp_page_shared() (mm/memory.c, v5.8): a write to a read-only PTE of a
+ * shared file page: ->page_mkwrite (outside the PTE lock), then reuse the
+ * PTE if it did not change, then fault_dirty_shared_page() */
+static vm_fault_t wp_page_shared(struct sim *s, struct vm_fault *vmf)
+{
+	uint32_t f = pte_pfn(vmf->orig_pte);
+	frame_of(hw_of(s), f)->refcount++;		/* get_page */
+	if (vmf->vma->file->fs->page_mkwrite) {
+		do_page_mkwrite(s, vmf, f);
+		sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));	/* finish_mkwrite_fault */
+		if (*vmf_pte(s, vmf) != vmf->orig_pte) {
+			struct frame *fr = frame_of(hw_of(s), f);
+			if (--fr->refcount == 0)
+				frame_free(hw_of(s), f);
+			return VM_FAULT_NOPAGE;
+		}
+	}
+	vm_fault_t ret = wp_page_reuse(s, vmf, vmf_pte(s, vmf));
+	ret |= fault_dirty_shared_page(s, vmf, f);
+	struct frame *fr = frame_of(hw_of(s), f);		/* put_page */
+	if (--fr->refcount == 0)
+		frame_free(hw_of(s), f);
+	return ret;
+}
+
+/* do_wp_page() (mm/memory.c, v5.8): a write to a present read-only PTE */
+static vm_fault_t do_wp_page(struct sim *s, struct vm_fault *vmf, pte_t *ptep)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	uint64_t index = vma->vm_pgoff + ((vmf->address - vma->vm_start) >> hw_of(s)->geom.page_shift);
-	uint32_t f = shmem_getpage(s, vma->shm, index);
-	frame_of(hw_of(s), f)->refcount++;	/* get_page() for the mapping */
-	install_page(s, vmf, f);
+	struct frame *fr = frame_of(hw_of(s), pte_pfn(vmf->orig_pte));
+	if (vma->file && !(fr->pgflags & PG_ANON)) {
+		if ((vma->vm_flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE))
+			return wp_page_shared(s, vmf);
+		return wp_page_copy(s, vmf);			/* private file page: COW */
+	}
+	if (fr->refcount == 1)					/* reuse_swap_page() */
+		return wp_page_reuse(s, vmf, ptep);
+	return wp_page_copy(s, vmf);
 }
 
-/* handle_pte_fault() (mm/memory.c, v5.1) for a present PTE: the
- * access-flag / spurious-fault path (do_wp_page() is only reached for a
- * private page this task owns, which wp_page_reuse() makes writable) */
-static void handle_present_pte(struct sim *s, struct vm_fault *vmf)
+/*
+ * handle_pte_fault() for a present PTE (mm/memory.c, v5.8, b7333b58f358):
+ * under the PTE lock, a write to a read-only PTE goes to do_wp_page();
+ * otherwise the PTE is made young (and dirty for a write) with
+ * ptep_set_access_flags(). If nothing changed the fault was spurious: for a
+ * write, flush_tlb_fix_spurious_fault() - unless the knob skips it for a
+ * retried (TRIED) fault. The NACKed RFC skipped the whole update for TRIED
+ * faults.
+ */
+static vm_fault_t handle_present_pte(struct sim *s, struct vm_fault *vmf)
 {
 	struct kernel *k = kernel_of(s);
 	const struct arch_ops *arch = machine_of(s)->arch;
-	struct mm_struct *mm = current_task(s)->mm;
+	enum spurious_flush_policy pol = machine_of(s)->policy.spurious_flush;
+	struct mm_struct *mm = vmf->vma->vm_mm;
 	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
 	pte_t *ptep = vmf_pte(s, vmf);
 	pte_t entry = *ptep;
-	if (vmf->write) {
+	if (!pte_present(entry))
+		return 0;		/* changed under us: the access retries */
+	vmf->orig_pte = entry;
+	if ((vmf->flags & FAULT_FLAG_TRIED) && pol == SPURIOUS_SKIP_AF_UPDATE)
+		return 0;
+	if (vmf_write(vmf)) {
 		if (!(entry & PTE_WRITE))
-			entry |= PTE_WRITE;		/* do_wp_page() -> wp_page_reuse() */
+			return do_wp_page(s, vmf, ptep);
 		entry = fmt_pte_mkdirty(hw_of(s)->fmt, entry);	/* pte_mkdirty() */
 		if (k->hooks && k->hooks->page_dirtied)
 			k->hooks->page_dirtied(k->hooks_ctx, pte_pfn(entry));
 	}
-	entry |= PTE_YOUNG;				/* pte_mkyoung() */
-	if (!arch->ptep_set_access_flags(s, &mm->context, vmf->address, ptep, entry, vmf->write)) {
-		if (vmf->write)
-			arch->flush_tlb_fix_spurious_fault(s, &mm->context, vmf->address);
-	}
-}
-
-/*
- * handle_mm_fault() -> __handle_mm_fault() -> handle_pte_fault() (mm/memory.c,
- * v5.1): allocate missing tables, then for a none PTE do_anonymous_page() or
- * do_fault(), and for a present PTE the access-flag / spurious-fault path.
- */
-int handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address, bool write)
-{
-	const struct pt_geom *g = &hw_of(s)->geom;
-	struct mm_struct *mm = current_task(s)->mm;
-	uint32_t table = mm->pgd;
-	for (int d = 0; d < g->levels - 1; d++)
-		table = __pte_alloc(s, table, d, address);
-
-	struct vm_fault vmf = {
-		.vma = vma,
-		.address = address & ~(g->page_size - 1),
-		.write = write,
-		.pte_table = table,
-		.idx = pt_index(g, g->levels - 1, address),
-	};
-	if (pte_none(*vmf_pte(s, &vmf))) {
-		if (vma->shm)
-			do_fault(s, &vmf);
-		else
-			do_anonymous_page(s, &vmf);
+	entry |= PTE_YOUNG;					/* pte_mkyoung() */
+	if (arch->ptep_set_access_flags(s, &mm->context, vmf->address, ptep, entry, vmf_write(vmf))) {
+		s->m.af_faults++;
 		return 0;
 	}
-	handle_present_pte(s, &vmf);
+	s->m.spurious_faults++;
+	if ((vmf->flags & FAULT_FLAG_TRIED) && pol == SPURIOUS_SKIP_TRIED)
+		return 0;
+	if (vmf_write(vmf)) {
+		unsigned n = arch->flush_tlb_fix_spurious_fault(s, &mm->context, vmf->address);
+		s->m.spurious_flushes += n;
+		sim_trace(s, TR_SPURIOUS, vmf->address, n);
+	}
 	return 0;
 }
 
 /*
+ * handle_mm_fault() -> __handle_mm_fault() -> handle_pte_fault() (mm/memory.c,
+ * v5.8): allocate missing tables, then for a none PTE do_anonymous_page() or
+ * do_fault(), and for a present PTE the paths above.
+ */
+vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address,
+			   unsigned flags)
+{
+	const struct pt_geom *g = &hw_of(s)->geom;
+	struct mm_struct *mm = vma->vm_mm;
+	uint32_t table = mm->pgd;
+	for (int d = 0; d < g->levels - 1; d++)
+		table = __pte_alloc(s, table, d, address);
+
+	uint64_t page = address & ~(g->page_size - 1);
+	struct vm_fault vmf = {
+		.vma = vma,
+		.address = page,
+		.flags = flags,
+		.pte_table = table,
+		.idx = pt_index(g, g->levels - 1, address),
+		.pgoff = vma->vm_pgoff + ((page - vma->vm_start) >> g->page_shift),
+	};
+	if (pte_none(*vmf_pte(s, &vmf)))
+		return vma->file ? do_fault(s, &vmf) : do_anonymous_page(s, &vmf);
+	return handle_present_pte(s, &vmf);
+}
+
+/*
  * do_page_fault() (arch/arm64/mm/fault.c) / do_user_addr_fault()
- * (arch/x86/mm/fault.c), v5.1: enter the kernel, take mmap_sem for read,
- * find the VMA and call handle_mm_fault(). -1 for an address outside any VMA
- * (SIGSEGV).
+ * (arch/x86/mm/fault.c), v5.8: enter the kernel once (fault_ns), take mmap_sem
+ * for read, find the VMA, call handle_mm_fault(); on VM_FAULT_RETRY (the lock
+ * was dropped) try again with FAULT_FLAG_TRIED; on VM_FAULT_COMPLETED (v6.0)
+ * return without the lock. -1 for an address outside any VMA (SIGSEGV).
  */
 static int do_page_fault(struct sim *s, struct mm_struct *mm, uint64_t va, bool write)
 {
+	unsigned flags = FAULT_FLAG_DEFAULT | FAULT_FLAG_USER | (write ? FAULT_FLAG_WRITE : 0);
 	sim_set_mode(s, MODE_SYS);
 	sim_step_arg(s, YP_FAULT, (uint64_t)P(s, P_fault_ns), va, write);
-	down_read(s, &mm->mmap_sem);
-	struct vm_area_struct *vma = find_vma(mm, va);
-	if (!vma || va < vma->vm_start) {
+	for (;;) {
+		down_read(s, &mm->mmap_sem);
+		struct vm_area_struct *vma = find_vma(mm, va);
+		if (!vma || va < vma->vm_start) {
+			up_read(s, &mm->mmap_sem);
+			sim_set_mode(s, MODE_USER);
+			return -1;
+		}
+		vm_fault_t fault = handle_mm_fault(s, vma, va, flags);
+		if (fault & VM_FAULT_COMPLETED)
+			break;				/* the lock is already dropped */
+		if ((fault & VM_FAULT_RETRY) && (flags & FAULT_FLAG_ALLOW_RETRY)) {
+			flags |= FAULT_FLAG_TRIED;	/* the lock is already dropped */
+			s->m.fault_retries++;
+			sim_step_arg(s, YP_FAULT_RETRY, 0, va, flags);
+			continue;
+		}
 		up_read(s, &mm->mmap_sem);
-		sim_set_mode(s, MODE_USER);
-		return -1;
+		break;
 	}
-	handle_mm_fault(s, vma, va, write);
-	up_read(s, &mm->mmap_sem);
 	sim_set_mode(s, MODE_USER);
 	return 0;
 }

@@ -32,7 +32,13 @@ int kernel_init(struct kernel *k, const struct tlbsim_profile *prof, int nr_cpus
 	memset(k, 0, sizeof(*k));
 	int rc = machine_init(&k->mach, prof, nr_cpus, params, pol, seed);
 	k->mach.sim.cpu_ops = &kernel_cpu_ops;
-	return rc;
+	if (rc)
+		return rc;
+	k->bdp_ratelimits = calloc((size_t)nr_cpus, sizeof(*k->bdp_ratelimits));
+	k->dirty_throttle_leaks = calloc((size_t)nr_cpus, sizeof(*k->dirty_throttle_leaks));
+	if (!k->bdp_ratelimits || !k->dirty_throttle_leaks)
+		return TLBSIM_ENOMEM;
+	return 0;
 }
 
 void kernel_destroy(struct kernel *k)
@@ -50,9 +56,13 @@ void kernel_destroy(struct kernel *k)
 		destroy_context(s, &mm->context);
 	}
 	free(k->mms);
-	for (uint32_t i = 0; i < k->nshm; i++)
-		free(k->all_shm[i]->pages);
-	free(k->all_shm);
+	for (uint32_t i = 0; i < k->ninodes; i++) {
+		free(k->all_inodes[i]->pages);
+		free(k->all_inodes[i]->mmap);
+	}
+	free(k->all_inodes);
+	free(k->bdp_ratelimits);
+	free(k->dirty_throttle_leaks);
 	for (uint32_t i = 0; i < k->nobjs; i++)
 		free(k->objs[i]);
 	free(k->objs);

@@ -86,7 +86,7 @@ static void madvise_free_single_vma(struct sim *s, struct vm_area_struct *v, uin
 	struct mm_struct *mm = current_task(s)->mm;
 	struct hw *hw = hw_of(s);
 	uint64_t ps = hw->geom.page_size;
-	if (v->shm)
+	if (v->file)
 		return;		/* MADV_FREE applies to private anonymous memory */
 	struct mmu_gather tlb;
 	tlb_gather_mmu(s, &tlb, mm, st, en);

@@ -33,8 +33,15 @@ static inline uint64_t addr_end(const struct pt_geom *g, int depth, uint64_t add
 
 /* ---- zapping ---- */
 
-/* zap_pte_range() (mm/memory.c, v5.1): clear present PTEs of [addr,end) in
- * one PTE table, record them in the gather and queue their pages. */
+/*
+ * zap_pte_range() (mm/memory.c, v5.1): clear present PTEs of [addr,end) in
+ * one PTE table, record them in the gather and queue their pages. A dirty PTE
+ * of a file page (not PageAnon) dirties the page (set_page_dirty) and forces
+ * a flush before the PTE lock is dropped (tlb_flush_mmu_tlbonly), so no CPU
+ * can go on writing through a stale entry once the page may be written back;
+ * the batch is then freed and the walk restarts where it stopped. A full page
+ * batch forces the same.
+ */
 static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
 			  uint32_t pte_table, uint64_t addr, uint64_t end)
 {
@@ -42,19 +49,21 @@ static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 	const struct pt_geom *g = &hw->geom;
 	int d = g->levels - 1;
 	uint64_t n = (end - addr) >> g->page_shift;
-	sim_charge(s, n * (uint64_t)P(s, P_pte_scan_ns));
+	uint64_t idx_end = pt_index(g, d, addr) + n;
+	sim_charge(s, n * (uint64_t)P(s, P_pte_scan_ns));	/* each PTE is read once */
 	struct frame *fr = frame_of(hw, pte_table);	/* stable storage */
+again:;
 	if (fr->nr_used == 0)
 		return;
 	bool force_flush = false;
-	uint64_t idx0 = pt_index(g, d, addr);
-	uint64_t idx_end = idx0 + n;
 	for (; addr < end && fr->nr_used; addr += g->page_size) {
 		/* skip none slots by the occupancy bitmap */
 		uint64_t cur = pt_index(g, d, addr);
 		uint64_t next = table_next_used(g, fr->table, cur, idx_end);
-		if (next >= idx_end)
+		if (next >= idx_end) {
+			addr = end;
 			break;
+		}
 		addr += (next - cur) << g->page_shift;
 		uint64_t idx = next;
 		pte_t pte = fr->table[idx];
@@ -66,17 +75,24 @@ static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 			continue;
 		set_entry(s, pte_table, idx, 0);
 		tlb_remove_tlb_entry(tlb, addr, g->page_size);
-		if (__tlb_remove_page(s, tlb, pte_pfn(pte))) {
+		uint32_t page = pte_pfn(pte);
+		if (vma->file && !(frame_of(hw, page)->pgflags & PG_ANON) &&
+		    !fmt_pte_clean(hw->fmt, pte)) {
+			force_flush = true;
+			set_page_dirty(s, vma->file, page);
+		}
+		if (__tlb_remove_page(s, tlb, page)) {
 			force_flush = true;
 			addr += g->page_size;
 			break;
 		}
 	}
 	if (force_flush) {
-		/* the batch is full: flush under the PTL, free, continue */
+		/* flush under the PTL (tlb_flush_mmu_tlbonly), then free the
+		 * batch (tlb_flush_mmu_free) and go on */
 		tlb_flush_mmu(s, tlb);
 		if (addr < end)
-			zap_pte_range(s, tlb, vma, pte_table, addr, end);
+			goto again;
 	}
 }
 
@@ -320,8 +336,21 @@ void free_pgd_range(struct sim *s, struct mmu_gather *tlb, uint64_t addr, uint64
 	free_p4d_range(s, tlb, tlb->mm->pgd, addr, end, floor, ceiling);
 }
 
+/* unlink_file_vma() (mm/mmap.c, v5.1): take vma off its file's i_mmap under
+ * i_mmap_rwsem (write), so rmap walks no longer find it */
+static void unlink_file_vma(struct sim *s, struct vm_area_struct *vma)
+{
+	struct inode *ino = vma->file;
+	if (!ino)
+		return;
+	down_write(s, &ino->i_mmap_rwsem);
+	i_mmap_remove(ino, vma);
+	up_write(s, &ino->i_mmap_rwsem);
+}
+
 /* free_pgtables(tlb, vma, floor, ceiling) (mm/memory.c, v5.1) over the
- * detached VMAs of an unmap: runs of VMAs closer than PMD_SIZE share one
+ * detached VMAs of an unmap: each VMA leaves its file's i_mmap
+ * (unlink_file_vma); runs of VMAs closer than PMD_SIZE share one
  * free_pgd_range; floor is the previous VMA's end, ceiling the next VMA's
  * start (0: none) */
 void free_pgtables(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct **vmas, int n,
@@ -331,8 +360,11 @@ void free_pgtables(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct 
 	for (int i = 0; i < n;) {
 		uint64_t addr = vmas[i]->vm_start;
 		int j = i;
-		while (j + 1 < n && vmas[j + 1]->vm_start <= vmas[j]->vm_end + pmd_size)
+		unlink_file_vma(s, vmas[i]);
+		while (j + 1 < n && vmas[j + 1]->vm_start <= vmas[j]->vm_end + pmd_size) {
 			j++;
+			unlink_file_vma(s, vmas[j]);
+		}
 		free_pgd_range(s, tlb, addr, vmas[j]->vm_end, floor,
 			       j + 1 < n ? vmas[j + 1]->vm_start : ceiling);
 		i = j + 1;

@@ -45,17 +45,44 @@ struct rw_semaphore {
 	struct task *spin_tail;		/* (the OSQ, FIFO) */
 };
 
-/* ---- shmem object backing a MAP_SHARED|MAP_ANONYMOUS mapping ---- */
-struct shmem_page {
+/* ---- files: an inode, its page cache, and the filesystem kind ---- */
+
+/* What differs between the filesystems modelled (data, not code). */
+struct fs_type {
+	const char *name;		/* "tmpfs", "ext4" */
+	bool page_mkwrite;		/* vm_ops->page_mkwrite (ext4_page_mkwrite; shmem has none) */
+	bool account_dirty;		/* the bdi accounts dirty pages and writes them back */
+};
+extern const struct fs_type fs_tmpfs, fs_ext4;
+const struct fs_type *fs_type_find(const char *name);
+
+/* page flags kept in struct frame.pgflags (struct page's flags) */
+#define PG_DIRTY 0x1u
+#define PG_ANON 0x2u		/* PageAnon: not a page-cache page */
+
+struct pagecache_ent {
 	uint64_t index;
 	uint32_t frame;
 };
-struct shmem_obj {
-	uint32_t refs;			/* mappings (file references) */
+
+struct vm_area_struct;
+
+/* struct inode with its address_space (include/linux/fs.h) */
+struct inode {
+	const struct fs_type *fs;
+	uint32_t refs;			/* struct file references, including mappings */
+	uint64_t size;			/* i_size, bytes */
 	uint32_t nr;
 	size_t cap;
-	struct shmem_page *pages;	/* sorted by index */
-	struct shmem_obj *next_free;
+	struct pagecache_ent *pages;	/* the page cache, sorted by index */
+	/* i_mmap: the VMAs mapping the file (VMAs are stable objects; walk
+	 * this array by index: it may grow while a walk yields) */
+	struct vm_area_struct **mmap;
+	int nr_mmap;
+	size_t cap_mmap;
+	struct rw_semaphore i_mmap_rwsem;	/* taken for read by rmap walks */
+	uint64_t nr_dirty;		/* dirty pages in the page cache */
+	struct inode *next_free;
 };
 
 /* ---- VMAs ---- */
@@ -64,13 +91,24 @@ struct shmem_obj {
 #define VM_SHARED  0x8u
 #define VM_GROWSDOWN 0x100u
 
+struct mm_struct;
+
 struct vm_area_struct {
 	uint64_t vm_start, vm_end;
 	uint32_t vm_flags;
-	uint64_t vm_pgoff;		/* shmem: page offset of vm_start */
-	struct shmem_obj *shm;		/* NULL: private anonymous */
+	uint64_t vm_pgoff;		/* file: page offset of vm_start */
+	struct inode *file;		/* vm_file's inode; NULL: anonymous */
+	struct mm_struct *vm_mm;
 	struct vm_area_struct *next_free;
 };
+
+/* vma_wants_writenotify(): a shared writable file mapping starts read-only
+ * when the filesystem wants to hear of the first write (mm/mmap.c) */
+static inline bool vma_wants_writenotify(const struct vm_area_struct *vma)
+{
+	return (vma->vm_flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE) && vma->file &&
+	       (vma->file->fs->page_mkwrite || vma->file->fs->account_dirty);
+}
 
 struct mm_struct {
 	int id;
@@ -101,6 +139,9 @@ struct task {
 	 * so a run stopped inside the call frees it */
 	struct lazyfree_rec *lazyfree;
 	size_t cap_lazyfree;
+	/* dirty throttling (current->nr_dirtied, nr_dirtied_pause) */
+	uint32_t nr_dirtied;
+	uint32_t nr_dirtied_pause;
 };
 
 static inline struct task *task_of(struct sim_thread *t)
@@ -153,12 +194,15 @@ struct mm_hooks {
 	/* a user access by the current task faulted; live_pte is what the
 	 * kernel sees for va */
 	void (*user_fault)(void *ctx, int cpu, uint64_t va, pte_t live_pte);
+	/* writeback made the page of frame f clean and write-protected every
+	 * PTE mapping it (page_mkclean, clear_page_dirty_for_io) */
+	void (*page_cleaned)(void *ctx, uint32_t f);
 };
 
 /* ---- the kernel ---- */
 struct vma_pool {
 	struct vm_area_struct *free;
-	struct shmem_obj *shm_free;
+	struct inode *inode_free;
 };
 
 struct kernel {
@@ -173,9 +217,14 @@ struct kernel {
 	void **objs;
 	uint32_t nobjs;
 	size_t cap_objs;
-	struct shmem_obj **all_shm;
-	uint32_t nshm;
-	size_t cap_shm;
+	struct inode **all_inodes;	/* every inode ever created (owns their arrays) */
+	uint32_t ninodes;
+	size_t cap_inodes;
+	uint64_t nr_file_dirty;		/* NR_FILE_DIRTY: dirty pages of accounted files */
+	/* per CPU (mm/page-writeback.c): bdp_ratelimits, dirty_throttle_leaks */
+	uint32_t *bdp_ratelimits;
+	uint32_t *dirty_throttle_leaks;
+	bool dirty_exceeded;		/* wb->dirty_exceeded */
 	const struct mm_hooks *hooks;
 	void *hooks_ctx;
 };
@@ -206,6 +255,17 @@ uint32_t alloc_frame(struct sim *s, enum frame_state st, int depth);
 #define TLBSIM_MAP_PRIVATE 0x02
 
 uint64_t sys_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags);
+/* mmap(hint, len, PROT_READ|PROT_WRITE, flags, fd, pgoff << PAGE_SHIFT) of
+ * an open file (its inode) */
+uint64_t sys_mmap_file(struct sim *s, uint64_t hint, uint64_t len, int flags, struct inode *file,
+		       uint64_t pgoff);
+/* open(O_TMPFILE)-like: mkstemp + unlink + ftruncate(size) of a file on fs;
+ * the returned inode holds the caller's open file reference */
+struct inode *sys_tmpfile(struct sim *s, const struct fs_type *fs, uint64_t size);
+/* close() of that reference */
+void sys_close(struct sim *s, struct inode *file);
+/* fsync(): write back the file's dirty pages (page_mkclean each) */
+void sys_fsync(struct sim *s, struct inode *file);
 int sys_munmap(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len);
@@ -271,17 +331,49 @@ static inline void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t 
 }
 
 
-/* fault.c */
-int handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address, bool write);
+/* fault.c: fault flags and results (include/linux/mm.h, mm_types.h, v5.8) */
+#define FAULT_FLAG_WRITE 0x01u
+#define FAULT_FLAG_MKWRITE 0x02u
+#define FAULT_FLAG_ALLOW_RETRY 0x04u
+#define FAULT_FLAG_KILLABLE 0x10u
+#define FAULT_FLAG_TRIED 0x20u
+#define FAULT_FLAG_USER 0x40u
+#define FAULT_FLAG_DEFAULT (FAULT_FLAG_ALLOW_RETRY | FAULT_FLAG_KILLABLE)
+typedef unsigned vm_fault_t;
+#define VM_FAULT_WRITE 0x0008u
+#define VM_FAULT_NOPAGE 0x0100u
+#define VM_FAULT_RETRY 0x0400u
+#define VM_FAULT_COMPLETED 0x4000u	/* v6.0 */
+vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address,
+			   unsigned flags);
 
 /* VMA helpers (mmap.c) */
 struct vm_area_struct *find_vma(struct mm_struct *mm, uint64_t addr);
 int vma_index(struct mm_struct *mm, uint64_t addr);
 
+/* filemap.c: inodes and their page cache */
+struct inode *inode_new(struct sim *s, const struct fs_type *fs, uint64_t size);
+void iput(struct sim *s, struct inode *ino);	/* drop a reference; the last frees */
+/* The page cache frame at index, or NO_FRAME (find_get_page). */
+uint32_t find_get_page(struct sim *s, struct inode *ino, uint64_t index);
+/* Find or allocate (zeroed, clean) the page at index; charges the lookup or
+ * the allocation. */
+uint32_t filemap_getpage(struct sim *s, struct inode *ino, uint64_t index);
+/* set_page_dirty(): true if the page went clean -> dirty now (accounted for
+ * an accounting filesystem: account_page_dirtied) */
+bool set_page_dirty(struct sim *s, struct inode *ino, uint32_t frame);
+/* balance_dirty_pages_ratelimited(mapping) (mm/page-writeback.c) */
+void balance_dirty_pages_ratelimited(struct sim *s, struct inode *ino);
+/* page_mkclean() of one page: write-protect and clean every PTE mapping it,
+ * flushing each (mm/rmap.c); then the page is clean */
+void page_mkclean(struct sim *s, struct inode *ino, uint64_t index, uint32_t frame);
+/* write back every dirty page of the file (a flusher's write_cache_pages) */
+void writeback_inode(struct sim *s, struct inode *ino);
+void i_mmap_insert(struct sim *s, struct inode *ino, struct vm_area_struct *vma);
+void i_mmap_remove(struct inode *ino, struct vm_area_struct *vma);
+
 /* shmem.c */
-struct shmem_obj *shmem_zero_setup(struct sim *s);
-uint32_t shmem_getpage(struct sim *s, struct shmem_obj *o, uint64_t index);
-void shmem_put(struct sim *s, struct shmem_obj *o);
+struct inode *shmem_zero_setup(struct sim *s, uint64_t size);
 
 static inline uint64_t zero_page_cost(struct sim *s)
 {

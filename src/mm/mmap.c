@@ -3,8 +3,11 @@
  *
  * Mirrors mm/mmap.c (v5.1): get_unmapped_area with a hint and top-down
  * placement (unmapped_area_topdown), do_mmap for private and shared anonymous
- * mappings (shmem_zero_setup), __vm_munmap/__do_munmap with the v4.20
- * downgrade_write (dd2283f2605e), unmap_region and free_pgtables.
+ * mappings (shmem_zero_setup) and for files (mmap_region: the file reference,
+ * __vma_link_file into i_mmap), __vm_munmap/__do_munmap with the v4.20
+ * downgrade_write (dd2283f2605e), unmap_region and free_pgtables, remove_vma
+ * (fput). The file-side system calls a workload needs (an unlinked temporary
+ * file, close, fsync) are here too.
  *
  * VMAs are kept in an array sorted by vm_start (the rbtree/list of the
  * kernel; the layouts modelled here have tens of VMAs). Anonymous VMAs are
@@ -119,36 +122,94 @@ static uint64_t get_unmapped_area(struct sim *s, struct mm_struct *mm, uint64_t 
 	return unmapped_area_topdown(s, mm, len);
 }
 
-/* mmap(hint, len, PROT_READ|PROT_WRITE, MAP_ANONYMOUS|flags) -> do_mmap()
- * (v5.1). Returns the address or TLBSIM_EINVAL_VA. */
-uint64_t sys_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags)
+/* do_mmap() -> mmap_region() (v5.1) under mmap_sem (write): place, build and
+ * link the VMA; a file mapping takes a file reference and joins i_mmap.
+ * file NULL: anonymous (MAP_SHARED: a shmem file of its own). */
+static uint64_t do_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags, struct inode *file,
+			uint64_t pgoff)
 {
 	struct mm_struct *mm = current_task(s)->mm;
 	uint64_t ps = hw_of(s)->geom.page_size;
-	sim_set_mode(s, MODE_SYS);
-	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MMAP, hint);
 	len = (len + ps - 1) & ~(ps - 1);
-	uint64_t addr = TLBSIM_EINVAL_VA;
 	if (len == 0)
-		goto out;
+		return TLBSIM_EINVAL_VA;
 	down_write(s, &mm->mmap_sem);
-	addr = get_unmapped_area(s, mm, hint, len);
+	uint64_t addr = get_unmapped_area(s, mm, hint, len);
 	if (addr != TLBSIM_EINVAL_VA) {
 		struct vm_area_struct *v = vm_area_alloc(s);
 		v->vm_start = addr;
 		v->vm_end = addr + len;
 		v->vm_flags = VM_READ | VM_WRITE;
-		if (flags & TLBSIM_MAP_SHARED) {
+		v->vm_mm = mm;
+		if (flags & TLBSIM_MAP_SHARED)
 			v->vm_flags |= VM_SHARED;
-			v->shm = shmem_zero_setup(s);
+		if (file) {
+			file->refs++;		/* get_file() */
+			v->file = file;
+			v->vm_pgoff = pgoff;
+		} else if (flags & TLBSIM_MAP_SHARED) {
+			v->file = shmem_zero_setup(s, len);
 		}
 		sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
 		vma_link(s, mm, v);
+		if (v->file)
+			i_mmap_insert(s, v->file, v);
 	}
 	up_write(s, &mm->mmap_sem);
-out:
+	return addr;
+}
+
+/* mmap(hint, len, PROT_READ|PROT_WRITE, MAP_ANONYMOUS|flags) -> do_mmap()
+ * (v5.1). Returns the address or TLBSIM_EINVAL_VA. */
+uint64_t sys_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags)
+{
+	sim_set_mode(s, MODE_SYS);
+	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MMAP, hint);
+	uint64_t addr = do_mmap(s, hint, len, flags, NULL, 0);
 	sim_set_mode(s, MODE_USER);
 	return addr;
+}
+
+/* mmap(hint, len, PROT_READ|PROT_WRITE, flags, fd, pgoff << PAGE_SHIFT) of an
+ * open file -> do_mmap() (v5.1) */
+uint64_t sys_mmap_file(struct sim *s, uint64_t hint, uint64_t len, int flags, struct inode *file,
+		       uint64_t pgoff)
+{
+	sim_set_mode(s, MODE_SYS);
+	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MMAP, hint);
+	uint64_t addr = do_mmap(s, hint, len, flags, file, pgoff);
+	sim_set_mode(s, MODE_USER);
+	return addr;
+}
+
+/* mkstemp() + unlink() + ftruncate(size): an unlinked file of `size` bytes
+ * on fs (its pages are allocated on first touch); the inode carries the
+ * caller's open-file reference */
+struct inode *sys_tmpfile(struct sim *s, const struct fs_type *fs, uint64_t size)
+{
+	sim_set_mode(s, MODE_SYS);
+	sim_step(s, YP_SYSCALL, 3 * (uint64_t)P(s, P_syscall_ns));
+	struct inode *ino = inode_new(s, fs, size);
+	sim_set_mode(s, MODE_USER);
+	return ino;
+}
+
+/* close(): fput() of the caller's reference; mappings keep their own */
+void sys_close(struct sim *s, struct inode *file)
+{
+	sim_set_mode(s, MODE_SYS);
+	sim_step(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns));
+	iput(s, file);
+	sim_set_mode(s, MODE_USER);
+}
+
+/* fsync() -> file_write_and_wait_range() -> write_cache_pages() */
+void sys_fsync(struct sim *s, struct inode *file)
+{
+	sim_set_mode(s, MODE_SYS);
+	sim_step(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns));
+	writeback_inode(s, file);
+	sim_set_mode(s, MODE_USER);
 }
 
 /* __split_vma(): split vmas[i] at addr; the new VMA is the upper part. */
@@ -159,12 +220,14 @@ static void split_vma(struct sim *s, struct mm_struct *mm, int i, uint64_t addr)
 	*n = *v;
 	n->vm_start = addr;
 	v->vm_end = addr;
-	if (n->shm) {
-		n->shm->refs++;
+	if (n->file)
 		n->vm_pgoff = v->vm_pgoff + ((addr - v->vm_start) >> hw_of(s)->geom.page_shift);
-	}
 	sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
 	vma_insert_at(s, mm, i + 1, n);
+	if (n->file) {
+		n->file->refs++;		/* get_file() */
+		i_mmap_insert(s, n->file, n);
+	}
 }
 
 /*
@@ -235,10 +298,11 @@ int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
 	downgrade_write(s, &mm->mmap_sem);
 	unmap_region(s, mm, dv, n, prev, next, start, end);
 
-	/* remove_vma_list(): drop file references, free the VMAs */
+	/* remove_vma_list() -> remove_vma(): drop file references (fput),
+	 * free the VMAs */
 	for (int v = 0; v < n; v++) {
-		if (dv[v]->shm)
-			shmem_put(s, dv[v]->shm);
+		if (dv[v]->file)
+			iput(s, dv[v]->file);
 		sim_charge(s, (uint64_t)P(s, P_vma_op_ns) / 2);
 		vm_area_free(s, dv[v]);
 	}

@@ -95,6 +95,34 @@ static void fmt_call_rcu(char *buf, size_t len, uint64_t a, uint64_t b)
 	snprintf(buf, len, "tlbsim_call_rcu: %" PRIu64 " page table(s) from frame %" PRIu64, b, a);
 }
 
+static void fmt_writeback(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "writeback_dirty_page: index=%" PRIu64 " frame=%" PRIu64, a, b);
+}
+
+static void fmt_fault_retry(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_fault_retry: address=0x%" PRIx64 " flags=0x%" PRIx64
+		 " (FAULT_FLAG_TRIED)", a, b);
+}
+
+static void fmt_spurious(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_spurious_fault: address=0x%" PRIx64 " flush ops=%" PRIu64, a, b);
+}
+
+static void fmt_page_mkwrite(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "tlbsim_page_mkwrite: address=0x%" PRIx64, a);
+}
+
+static void fmt_throttle(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "balance_dirty_pages: pause=%" PRIu64 " ns", a);
+}
+
 const struct sim_point tp_user = {"user", fmt_user, 0};
 const struct sim_point tp_syscall = {"syscall", fmt_syscall, 0};
 const struct sim_point tp_lock = {"lock", fmt_lock, 0};
@@ -112,3 +140,8 @@ const struct sim_point tp_pending_dec = {"pending_dec", NULL, SP_QUIET};
 const struct sim_point tp_thread = {"thread", NULL, SP_QUIET};
 const struct sim_point tp_tlb_finish_mmu = {"tlb_finish_mmu", fmt_finish_nested, 0};
 const struct sim_point tp_call_rcu_tables = {"tlbsim_call_rcu_tables", fmt_call_rcu, 0};
+const struct sim_point tp_writeback = {"writeback", fmt_writeback, 0};
+const struct sim_point tp_fault_retry = {"fault_retry", fmt_fault_retry, 0};
+const struct sim_point tp_spurious = {"tlbsim_spurious", fmt_spurious, 0};
+const struct sim_point tp_page_mkwrite = {"page_mkwrite", fmt_page_mkwrite, 0};
+const struct sim_point tp_throttle = {"tlbsim_dirty_throttle", fmt_throttle, 0};

@@ -15,6 +15,11 @@
  *   thread          thread creation (clone)
  *   tlb_finish_mmu (event)   a = tlb_flush_pending read, b = nested decision
  *   tlbsim_call_rcu_tables (event)  a = first table frame, b = tables
+ *   writeback       a page cleaned for I/O   a = index, b = frame
+ *   fault_retry     the TRIED attempt of a fault  a = address, b = flags
+ *   tlbsim_spurious (event)  the spurious branch: a = address, b = TLBIs issued
+ *   page_mkwrite    ->page_mkwrite           a = address
+ *   tlbsim_dirty_throttle (event)  a = ns the task sleeps
  */
 #ifndef TLBSIM_MM_POINTS_H
 #define TLBSIM_MM_POINTS_H
@@ -24,7 +29,8 @@
 extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fault,
 	tp_gather_init, tp_zap_pte, tp_free_table, tp_end_vma, tp_finish_check_nested,
 	tp_finish_policy, tp_free_pages, tp_table_flush, tp_pending_dec, tp_thread,
-	tp_tlb_finish_mmu, tp_call_rcu_tables;
+	tp_tlb_finish_mmu, tp_call_rcu_tables, tp_writeback, tp_fault_retry, tp_spurious,
+	tp_page_mkwrite, tp_throttle;
 
 #define YP_USER (&tp_user)
 #define YP_SYSCALL (&tp_syscall)
@@ -43,5 +49,10 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 #define YP_THREAD (&tp_thread)
 #define TR_NESTED (&tp_tlb_finish_mmu)
 #define TR_RCU_FREE (&tp_call_rcu_tables)
+#define YP_WRITEBACK (&tp_writeback)
+#define YP_FAULT_RETRY (&tp_fault_retry)
+#define TR_SPURIOUS (&tp_spurious)
+#define YP_PAGE_MKWRITE (&tp_page_mkwrite)
+#define TR_THROTTLE (&tp_throttle)
 
 #endif

@@ -8,15 +8,15 @@ static const struct tlbsim_knob_value nested_values[NESTED_COUNT] = {
 	[NESTED_PREFIX] = {"prefix", "v4.20..v5.2-rc5: nested finish resets freed_tables/cleared_* "
 				     "and flushes [start,end) (the 000 bug)"},
 	[NESTED_V1] = {"v1", "keep the level bits, widen the range to include [start,end) "
-			     "(Yang Shi v1 / Jan's first fix)"},
+			     "(the first v1 proposal of the 2019 thread)"},
 	[NESTED_V2] = {"v2", "flush [start,end) as if every level were cleared and tables freed "
-			     "(Yang Shi v2, 2019-05-10)"},
+			     "(the v2 proposal, 2019-05-10)"},
 	[NESTED_FULLMM] = {"fullmm", "fullmm=1, reset, freed_tables=1: flush the whole mm "
 				     "(7a30df49f63a, upstream)"},
 	[NESTED_NEED_FLUSH_ALL] = {"need_flush_all", "need_flush_all=1, reset, freed_tables=1 as "
 						     "tested on v5.1 (flush_tlbonly sees end==0)"},
-	[NESTED_JAN2] = {"jan2", "reset only start/end, keep the level bits (Jan's second "
-				 "experiment)"},
+	[NESTED_JAN2] = {"jan2", "reset only start/end, keep the level bits (the reporter's "
+				 "second experiment in the 2019 thread)"},
 };
 
 static const struct tlbsim_knob_value nested_check_values[2] = {
@@ -31,6 +31,29 @@ static const struct tlbsim_knob_value x86_lazy_values[X86_LAZY_COUNT] = {
 	[X86_LAZY_NEVER] = {"never", "lazy-TLB CPUs never get flush IPIs (before b956575bed91)"},
 };
 
+static const struct tlbsim_knob_value fault_retry_values[FAULT_RETRY_COUNT] = {
+	[FAULT_RETRY_NONE] = {"none", "a shared-file write fault throttles dirty pages with mmap_lock "
+				      "held and never retries (before 89b15332af7c, v5.7)"},
+	[FAULT_RETRY_DIRTY_THROTTLE] = {"dirty_throttle", "fault_dirty_shared_page drops mmap_lock "
+							  "and returns VM_FAULT_RETRY on the first "
+							  "attempt (89b15332af7c, v5.7..v5.19)"},
+	[FAULT_RETRY_COMPLETED] = {"completed", "it drops mmap_lock and returns VM_FAULT_COMPLETED: "
+						"no second attempt (d92725256b4f, v6.0)"},
+};
+
+static const struct tlbsim_knob_value spurious_flush_values[SPURIOUS_COUNT] = {
+	[SPURIOUS_BROADCAST] = {"broadcast", "a spurious write fault and every access-flag update "
+					     "flush with flush_tlb_page: arm64 broadcast VALE1IS (v5.8)"},
+	[SPURIOUS_SKIP_TRIED] = {"skip_tried", "v5.8 + b7333b58f358: a retried (TRIED) fault skips "
+					       "the spurious flush"},
+	[SPURIOUS_SKIP_AF_UPDATE] = {"skip_af_update", "v5.8 + the NACKed RFC: a retried fault skips "
+						       "mkdirty/mkyoung, the update and the flush"},
+	[SPURIOUS_NOOP] = {"noop", "v5.8 + the arm64 v5.10 change: the spurious hook is a no-op; "
+				   "ptep_set_access_flags broadcasts only when it makes a PTE dirty"},
+	[SPURIOUS_LOCAL] = {"local", "v5.8 + cb1fa2e99955 (v6.19): both flushes are a local VALE1 + "
+				     "DSB NSH (upstream also has b7333b58f358; see skip_tried)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -38,6 +61,11 @@ static const struct tlbsim_knob knobs[] = {
 	 nested_check_values},
 	{"x86_lazy", "x86: which lazy-TLB CPUs a flush IPIs", X86_LAZY_COUNT,
 	 X86_LAZY_FREED_TABLES, x86_lazy_values},
+	{"fault_retry", "what a shared-file write fault does about dirty throttling and mmap_lock",
+	 FAULT_RETRY_COUNT, FAULT_RETRY_NONE, fault_retry_values},
+	{"spurious_flush", "arm64: what a spurious write fault and an access-flag update flush "
+			   "(x86 never flushes for either)", SPURIOUS_COUNT, SPURIOUS_BROADCAST,
+	 spurious_flush_values},
 };
 
 int tlbsim_knob_count(void)
@@ -56,6 +84,8 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->nested = (enum nested_policy)knobs[0].default_value;
 	pol->nested_check = knobs[1].default_value;
 	pol->x86_lazy = (enum x86_lazy_policy)knobs[2].default_value;
+	pol->fault_retry = (enum fault_retry_policy)knobs[3].default_value;
+	pol->spurious_flush = (enum spurious_flush_policy)knobs[4].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -64,6 +94,8 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 0: return (int *)&pol->nested;
 	case 1: return &pol->nested_check;
 	case 2: return (int *)&pol->x86_lazy;
+	case 3: return (int *)&pol->fault_retry;
+	case 4: return (int *)&pol->spurious_flush;
 	default: return NULL;
 	}
 }

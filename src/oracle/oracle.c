@@ -322,8 +322,9 @@ static void on_watched_walk(void *ctx, int cpu, int depth, uint64_t va, uint32_t
 }
 
 /* I3: a write through a cached writable+dirty entry does not reach the PTE;
- * if the kernel has meanwhile made the PTE clean (MADV_FREE) the data is
- * lost when reclaim discards the "clean" page. */
+ * if the kernel has meanwhile made the PTE clean (MADV_FREE, or writeback's
+ * page_mkclean) the data is lost: reclaim discards the "clean" page, or
+ * writeback has already written the old contents. */
 static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_entry *te)
 {
 	struct oracle *o = ctx;
@@ -343,7 +344,8 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 		 cpu, (unsigned long long)va, te->frame);
 	oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
 			 "I3: cpu %d wrote va 0x%llx through a stale dirty TLB entry after "
-			 "MADV_FREE made the PTE clean: the write is invisible to reclaim",
+			 "the kernel made the PTE clean (MADV_FREE or writeback): the write is "
+			 "invisible to reclaim and writeback",
 			 cpu, (unsigned long long)va);
 }
 
@@ -516,6 +518,14 @@ static void on_lazyfree_done(void *ctx, struct mm_struct *mm, const struct lazyf
 	}
 }
 
+/* writeback cleaned the page of frame f and write-protected its PTEs: a
+ * write through a cached dirty entry from now on is lost (I3) */
+static void on_page_cleaned(void *ctx, uint32_t f)
+{
+	struct oracle *o = ctx;
+	frame_of(hw_of(o->s), f)->watch |= WATCH_CLEAN;
+}
+
 /* The livelock detector (kernel-model 9.3, I6): the same CPU faulting on the
  * same VA with an unchanged PTE livelock_faults times in a row. */
 static void on_user_fault(void *ctx, int cpu, uint64_t va, pte_t pte)
@@ -560,6 +570,7 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.lazyfree_seen = on_lazyfree_seen,
 	.lazyfree_done = on_lazyfree_done,
 	.user_fault = on_user_fault,
+	.page_cleaned = on_page_cleaned,
 };
 
 int oracle_attach(struct oracle *o, struct kernel *k, int want_kind)

@@ -161,7 +161,12 @@ TLBSIM_TLBI_KINDS(GETTER)
 static const struct row rows[] = {
 	{"wall", true, get_wall_ns}, {"user", true, get_user_ns}, {"sys", true, get_sys_ns},
 	{"idle", true, get_idle_ns}, {"ops", false, get_ops},
-	{"page_faults", false, get_page_faults}, {"tlb_misses", false, get_tlb_misses},
+	{"ops_per_sec", false, get_ops_per_sec}, {"ops_per_sec_task", false, get_ops_per_sec_task},
+	{"page_faults", false, get_page_faults}, {"fault_retries", false, get_fault_retries},
+	{"spurious_faults", false, get_spurious_faults},
+	{"spurious_flushes", false, get_spurious_flushes}, {"af_faults", false, get_af_faults},
+	{"page_mkwrite", false, get_page_mkwrite}, {"dirty_throttle", true, get_dirty_throttle_ns},
+	{"tlb_misses", false, get_tlb_misses},
 	{"page_walks", false, get_page_walks}, {"gathers", false, get_gathers},
 	{"nested_finishes", false, get_nested_finishes}, {"ipi_sent", false, get_ipi_sent},
 	{"ipi_received", false, get_ipi_received},

@@ -341,6 +341,20 @@ void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns)
 	cpu_enqueue(s, t, at);
 }
 
+static void sleep_for_wake(struct sim *s, void *arg, uint64_t data)
+{
+	(void)data;
+	sim_wake(s, arg, 0);
+}
+
+void sim_sleep_for(struct sim *s, uint64_t ns)
+{
+	struct sim_thread *t = s->curr;
+	SIM_BUG_ON(s, !t);
+	sim_call_at(s, s->now + t->pending_ns + ns, sleep_for_wake, NULL, t, 0);
+	sim_sleep(s);
+}
+
 void sim_spin_wait(struct sim *s)
 {
 	struct sim_thread *t = s->curr;

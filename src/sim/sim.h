@@ -204,6 +204,8 @@ static inline void sim_trace(struct sim *s, const struct sim_point *pt, uint64_t
  * goes idle. */
 void sim_sleep(struct sim *s);
 void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns);
+/* Sleep the current thread for ns (after its charged time), then wake it. */
+void sim_sleep_for(struct sim *s, uint64_t ns);
 /* Busy-wait on the CPU until sim_wake() (optimistic spinning): the CPU stays
  * busy and the waiting time is charged as sys when the thread resumes. */
 void sim_spin_wait(struct sim *s);
