@@ -74,6 +74,7 @@ struct tlbsim_policy {
 	enum x86_lazy_policy x86_lazy;
 	enum fault_retry_policy fault_retry;
 	enum spurious_flush_policy spurious_flush;
+	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 
 /* One knob = one name + named values; used by the CLI and `list policies`. */
@@ -94,6 +95,10 @@ const struct tlbsim_knob *tlbsim_knob_get(int i);
 int tlbsim_policy_set(struct tlbsim_policy *pol, const char *knob, const char *value,
 		      char *err, size_t errlen);
 void tlbsim_policy_default(struct tlbsim_policy *pol);
+/* The knobs of pol not set by tlbsim_policy_set take the workload's own
+ * defaults (its default_policy: the kernel version it models). tlbsim_run
+ * applies this itself; a front end calls it to print what will run. */
+void tlbsim_policy_apply_workload(struct tlbsim_policy *pol, const char *workload);
 const char *tlbsim_policy_value_name(const struct tlbsim_policy *pol, int knob);
 
 /* ---- profiles ---- */
@@ -121,11 +126,16 @@ struct tlbsim_workload_desc {
 	const char *name;
 	const char *description;
 	const char *default_profile;
-	int default_threads;
+	int default_threads;	/* 0: one per CPU */
 	int fixed_threads;	/* 1: the workload has its own thread structure;
 				 * --threads does not apply (default_threads says
 				 * how many run at once) */
 	int64_t default_iters;
+	int timed;		/* 1: a harness with a warm-up and a measured window
+				 * (--duration applies; ops_per_sec is over the window) */
+	/* "knob=value,..." the workload's kernel differs in from the global
+	 * defaults (e.g. the v5.8 fault path); "" or NULL: none */
+	const char *default_policy;
 	int nparams;
 	const struct tlbsim_wparam_desc *params;
 	/* defaults used by `tlbsim check` (small instances explore fast) */
@@ -153,6 +163,7 @@ struct tlbsim_config {
 	int cpus;		/* 0: profile default */
 	int threads;		/* 0: workload default */
 	int64_t iters;		/* 0: workload default */
+	uint64_t duration_ns;	/* timed workloads: measured window; 0: by rounds */
 	uint64_t seed;
 	struct tlbsim_policy policy;
 	int nwparams;
@@ -170,7 +181,8 @@ void tlbsim_config_init(struct tlbsim_config *cfg);
 	X(ipi_received) X(flush_local_pages) X(flush_full) X(dvm_wait_ns)         \
 	X(lock_wait_ns) X(violations) X(events) X(tables_freed) X(pages_freed)      \
 	X(ops_per_sec) X(ops_per_sec_task) X(fault_retries) X(spurious_faults)    \
-	X(spurious_flushes) X(af_faults) X(page_mkwrite) X(dirty_throttle_ns)
+	X(spurious_flushes) X(af_faults) X(page_mkwrite) X(dirty_throttle_ns)     \
+	X(window_ns)
 #define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local)
 
 struct tlbsim_metrics {
@@ -192,6 +204,7 @@ struct tlbsim_resolved {
 	int cpus;
 	int threads;
 	int64_t iters;
+	uint64_t duration_ns;	/* timed workloads: 0 = stop by rounds (iters) */
 	int nwparams;
 	struct tlbsim_kv wparams[TLBSIM_MAX_WPARAMS];	/* all params, defaults filled in */
 };

@@ -19,16 +19,24 @@ int cmd_list(int argc, char **argv)
 	if (strcmp(what, "workloads") == 0) {
 		for (int i = 0; i < tlbsim_workload_count(); i++) {
 			const struct tlbsim_workload_desc *d = tlbsim_workload_get(i);
-			printf("%-8s %s\n", d->name, d->description);
-			printf("         default profile %s, %s %d, iters %" PRId64 "; check instance: "
+			printf("%-11s %s\n", d->name, d->description);
+			char tasks[32];
+			if (d->default_threads)
+				snprintf(tasks, sizeof(tasks), "%d", d->default_threads);
+			else
+				snprintf(tasks, sizeof(tasks), "one per CPU");
+			printf("            default profile %s, %s %s, %s %" PRId64 "; check instance: "
 			       "iters %" PRId64 ", cpus %d%s%s\n", d->default_profile,
-			       d->fixed_threads ? "fixed threads" : "threads", d->default_threads,
-			       d->default_iters, d->check_iters, d->check_cpus,
+			       d->fixed_threads ? "fixed threads" : "tasks", tasks,
+			       d->default_iters ? "iters" : "rounds (--iters)", d->default_iters,
+			       d->check_iters, d->check_cpus,
 			       d->check_wparams && *d->check_wparams ? ", " : "",
 			       d->check_wparams ? d->check_wparams : "");
+			if (d->default_policy && *d->default_policy)
+				printf("            kernel: %s (under any --policy)\n", d->default_policy);
 			for (int j = 0; j < d->nparams; j++)
-				printf("         -w %s=%s\t%s\n", d->params[j].name, d->params[j].defval,
-				       d->params[j].meaning);
+				printf("            -w %s=%s\t%s\n", d->params[j].name,
+				       d->params[j].defval, d->params[j].meaning);
 		}
 	} else if (strcmp(what, "policies") == 0) {
 		for (int k = 0; k < tlbsim_knob_count(); k++) {

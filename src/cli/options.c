@@ -19,7 +19,7 @@
 enum opt_id {
 	O_PROFILE = 256, O_CPUS, O_THREADS, O_ITERS, O_POLICY, O_SEED, O_JSON, O_TIME_LIMIT,
 	O_MAX_MEMORY, O_FAIL_ON_VIOLATION, O_STRATEGY, O_RUNS, O_DEPTH, O_REPLAY, O_TRACE,
-	O_NO_MINIMISE, O_INVARIANT, O_MAX_STEPS, O_W = 'w', O_D = 'D', O_HELP = 'h',
+	O_NO_MINIMISE, O_INVARIANT, O_MAX_STEPS, O_DURATION, O_W = 'w', O_D = 'D', O_HELP = 'h',
 };
 
 struct opt_def {
@@ -37,8 +37,14 @@ static const struct opt_def opts[] = {
 	 "machine profile (default: the workload's; tlbsim list profiles)"},
 	{"cpus", 0, 1, O_CPUS, C_ALL, "N", "override the profile's CPU count (1..1024)"},
 	{"threads", 0, 1, O_THREADS, C_ALL, "N",
-	 "worker threads (1..4096; workloads with their own thread structure refuse it)"},
-	{"iters", 0, 1, O_ITERS, C_ALL, "N", "iterations per thread (mmap5: rounds)"},
+	 "worker threads or tasks (1..4096; workloads with their own thread structure refuse it)"},
+	{"tasks", 0, 1, O_THREADS, C_ALL, "N",
+	 "the same as --threads (will-it-scale: processes or threads, by -w mode)"},
+	{"iters", 0, 1, O_ITERS, C_ALL, "N",
+	 "iterations per thread (mmap5: rounds; will-it-scale: measured rounds per task)"},
+	{"duration", 0, 1, O_DURATION, C_RUN | C_COMPARE, "S",
+	 "will-it-scale: measure S simulated seconds after the warm-up round instead of --iters "
+	 "rounds (0.000001..3600)"},
 	{NULL, 'w', 1, O_W, C_ALL, "NAME=VALUE", "set a workload parameter (tlbsim list workloads)"},
 	{"policy", 0, 1, O_POLICY, C_RUN | C_CHECK, "K=V[,K=V]",
 	 "set policy knobs (tlbsim list policies)"},
@@ -234,6 +240,34 @@ static int add_override(struct tlbsim_config *cfg, const char *arg, int reserve)
 	return 0;
 }
 
+/* "5", "0.25", "1.000001": seconds to nanoseconds (at most 9 decimals) */
+static int parse_seconds_ns(const char *txt, uint64_t *ns)
+{
+	uint64_t whole = 0, frac = 0;
+	int digits = 0, fdigits = 0;
+	const char *p = txt;
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		if (whole > 1000000)
+			return -1;
+		whole = whole * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, fdigits++) {
+			if (fdigits == 9)
+				return -1;
+			frac = frac * 10 + (uint64_t)(*p - '0');
+		}
+		if (!fdigits)
+			return -1;
+	}
+	if (*p || !digits)
+		return -1;
+	while (fdigits++ < 9)
+		frac *= 10;
+	*ns = whole * 1000000000ull + frac;
+	return 0;
+}
+
 /* "K=V[,K=V...]" into pol */
 static int set_policies(struct tlbsim_policy *pol, const char *arg)
 {
@@ -380,7 +414,8 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	optind = 1;
 	opterr = 0;
 	for (;;) {
-		int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+		int longindex = -1;
+		int c = getopt_long(argc, argv, shortopts, longopts, &longindex);
 		if (c == -1) {
 			if (optind >= argc)
 				break;
@@ -417,7 +452,8 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			o->cpus_given = true;
 			break;
 		case O_THREADS:
-			if (parse_uint("--threads", optarg, 1, 4096, &v))
+			if (parse_uint(longindex >= 0 && strcmp(longopts[longindex].name, "tasks") == 0
+					       ? "--tasks" : "--threads", optarg, 1, 4096, &v))
 				return EXIT_USAGE;
 			o->cfg.threads = (int)v;
 			o->threads_given = true;
@@ -427,6 +463,12 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 				return EXIT_USAGE;
 			o->cfg.iters = (int64_t)v;
 			o->iters_given = true;
+			break;
+		case O_DURATION:
+			if (parse_seconds_ns(optarg, &v) || v < 1000 || v > 3600ull * 1000000000ull)
+				return cli_error("--duration %s: want simulated seconds from 0.000001 to "
+						 "3600 (e.g. 5 or 0.25)", optarg);
+			o->cfg.duration_ns = v;
 			break;
 		case O_SEED:
 			if (parse_uint("--seed", optarg, 0, INT64_MAX, &v))
@@ -521,6 +563,10 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	if (!workload)
 		return cli_error("%s: missing WORKLOAD (see tlbsim list workloads)", o->cmd);
 	o->cfg.workload = workload;
+	/* what will run: the workload's own kernel defaults under the user's knobs */
+	tlbsim_policy_apply_workload(&o->cfg.policy, workload);
+	for (int i = 0; i < o->npolicies; i++)
+		tlbsim_policy_apply_workload(&o->policies[i], workload);
 	if (cmd_bit == C_COMPARE && o->npolicies < 2)
 		return cli_error("compare: give at least two --policy KNOB=VALUE options");
 	return 0;

@@ -106,11 +106,27 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 			 w->desc->default_threads);
 		return TLBSIM_EINVAL;
 	}
-	res->threads = cfg->threads ? cfg->threads : w->desc->default_threads;
+	res->threads = cfg->threads ? cfg->threads
+				    : w->desc->default_threads ? w->desc->default_threads : res->cpus;
 	if (res->threads < 1 || res->threads > 4096) {
 		snprintf(err, errlen, "--threads %d: want 1..4096", res->threads);
 		return TLBSIM_EINVAL;
 	}
+	if (cfg->duration_ns && !w->desc->timed) {
+		snprintf(err, errlen, "--duration: workload %s runs a fixed amount of work; "
+			 "--duration applies to the will-it-scale workloads", w->desc->name);
+		return TLBSIM_EINVAL;
+	}
+	if (cfg->duration_ns && cfg->iters) {
+		snprintf(err, errlen, "--duration and --iters both given: a will-it-scale run is "
+			 "measured either for a time or for a number of rounds");
+		return TLBSIM_EINVAL;
+	}
+	if (cfg->duration_ns > 3600ull * 1000000000ull) {
+		snprintf(err, errlen, "--duration: at most 3600 simulated seconds");
+		return TLBSIM_EINVAL;
+	}
+	res->duration_ns = cfg->duration_ns;
 	res->iters = cfg->iters ? cfg->iters : w->desc->default_iters;
 	if (res->iters < 1 || res->iters > 1000000000ll) {
 		snprintf(err, errlen, "--iters %lld: want 1..1000000000", (long long)res->iters);
@@ -195,11 +211,18 @@ void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_co
 		p[cfg->overrides[j].param] = cfg->overrides[j].value;
 }
 
-static void finish_metrics(struct sim *s)
+/* wall/user/sys/idle from the CPUs; ops_per_sec over the whole run unless
+ * the workload measured a window of its own (window_ns set) */
+static void finish_metrics(struct sim *s, int tasks)
 {
 	struct tlbsim_metrics *m = &s->m;
 	uint64_t wall = s->now;
 	m->wall_ns = wall;
+	if (!m->window_ns && wall) {
+		m->window_ns = wall;
+		m->ops_per_sec = (uint64_t)((unsigned __int128)m->ops * 1000000000u / wall);
+		m->ops_per_sec_task = tasks > 0 ? m->ops_per_sec / (uint64_t)tasks : 0;
+	}
 	for (int c = 0; c < s->nr_cpus; c++) {
 		struct sim_cpu *cpu = &s->cpus[c];
 		m->user_ns += cpu->user_ns;
@@ -226,7 +249,9 @@ int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
 			return TLBSIM_EINVAL;
 		}
 	}
-	int rc = kernel_init(&ts->k, res->profile, res->cpus, p, &cfg->policy, cfg->seed);
+	struct tlbsim_policy pol = cfg->policy;
+	tlbsim_policy_apply_workload(&pol, cfg->workload);
+	int rc = kernel_init(&ts->k, res->profile, res->cpus, p, &pol, cfg->seed);
 	struct sim *s = core_sim(ts);
 	if (rc) {
 		snprintf(err, errlen, "out of memory initialising the simulator");
@@ -289,7 +314,7 @@ int tlbsim_run_one(const struct tlbsim_config *cfg, const struct tlbsim_resolved
 		snprintf(err, errlen, "%s", s->errmsg);
 		goto out;
 	}
-	finish_metrics(s);
+	finish_metrics(s, res->threads);
 	const struct violation_rec *v = &ts->oracle.first;
 	if (v->kind >= 0)
 		snprintf(s->m.first_violation, sizeof(s->m.first_violation), "%s", v->text);

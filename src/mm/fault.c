@@ -118,10 +118,22 @@ static vm_fault_t install_page(struct sim *s, struct vm_fault *vmf, uint32_t f, 
 	return 0;
 }
 
-/* do_anonymous_page() (mm/memory.c): a zeroed private page (the zero page
- * of a read fault is not modelled: a read allocates too) */
+/* do_anonymous_page() (mm/memory.c, v5.8): a read maps the shared zero page
+ * read-only (my_zero_pfn + pte_mkspecial: no allocation, no refcount, no
+ * rmap); a write allocates a zeroed private page */
 static vm_fault_t do_anonymous_page(struct sim *s, struct vm_fault *vmf)
 {
+	if (!vmf_write(vmf)) {
+		struct kernel *k = kernel_of(s);
+		if (k->zero_frame == NO_FRAME)
+			k->zero_frame = alloc_frame(s, FRAME_DATA, 0);
+		sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));	/* pte_offset_map_lock */
+		if (pte_none(*vmf_pte(s, vmf)))
+			set_entry(s, vmf->pte_table, vmf->idx,
+				  fmt_pte_mkclean(hw_of(s)->fmt,
+						  pfn_pte(k->zero_frame, PTE_VALID | PTE_USER | PTE_YOUNG)));
+		return 0;
+	}
 	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_page_cost(s));
 	uint32_t f = alloc_frame(s, FRAME_DATA, 0);
 	frame_of(hw_of(s), f)->pgflags |= PG_ANON;
@@ -287,8 +299,11 @@ static vm_fault_t wp_page_copy(struct sim *s, struct vm_fault *vmf)
 {
 	struct hw *hw = hw_of(s);
 	struct vm_area_struct *vma = vmf->vma;
+	bool from_zero = is_zero_frame(s, pte_pfn(vmf->orig_pte));
+	/* from the zero page: alloc_zeroed_user_highpage_movable; else a copy */
 	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) +
-			      (uint64_t)P(s, P_copy_4k_ns) * (hw->geom.page_size >> 12));
+			      (from_zero ? zero_page_cost(s)
+					 : (uint64_t)P(s, P_copy_4k_ns) * (hw->geom.page_size >> 12)));
 	uint32_t nf = alloc_frame(s, FRAME_DATA, 0);
 	frame_of(hw, nf)->pgflags |= PG_ANON;
 	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
@@ -304,9 +319,11 @@ static vm_fault_t wp_page_copy(struct sim *s, struct vm_fault *vmf)
 	struct kernel *k = kernel_of(s);
 	if (k->hooks && k->hooks->page_mapped)
 		k->hooks->page_mapped(k->hooks_ctx, nf, true);
-	struct frame *of = frame_of(hw, old);		/* page_remove_rmap + put_page */
-	if (--of->refcount == 0)
-		frame_free(hw, old);
+	if (!from_zero) {
+		struct frame *of = frame_of(hw, old);	/* page_remove_rmap + put_page */
+		if (--of->refcount == 0)
+			frame_free(hw, old);
+	}
 	return VM_FAULT_WRITE;
 }
 
@@ -339,6 +356,8 @@ static vm_fault_t wp_page_shared(struct sim *s, struct vm_fault *vmf)
 static vm_fault_t do_wp_page(struct sim *s, struct vm_fault *vmf, pte_t *ptep)
 {
 	struct vm_area_struct *vma = vmf->vma;
+	if (is_zero_frame(s, pte_pfn(vmf->orig_pte)))
+		return wp_page_copy(s, vmf);		/* vm_normal_page() is NULL */
 	struct frame *fr = frame_of(hw_of(s), pte_pfn(vmf->orig_pte));
 	if (vma->file && !(fr->pgflags & PG_ANON)) {
 		if ((vma->vm_flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE))

@@ -32,6 +32,7 @@ int kernel_init(struct kernel *k, const struct tlbsim_profile *prof, int nr_cpus
 	memset(k, 0, sizeof(*k));
 	int rc = machine_init(&k->mach, prof, nr_cpus, params, pol, seed);
 	k->mach.sim.cpu_ops = &kernel_cpu_ops;
+	k->zero_frame = NO_FRAME;
 	if (rc)
 		return rc;
 	k->bdp_ratelimits = calloc((size_t)nr_cpus, sizeof(*k->bdp_ratelimits));

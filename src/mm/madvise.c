@@ -96,7 +96,7 @@ static void madvise_free_single_vma(struct sim *s, struct vm_area_struct *v, uin
 		if (!ptep || !pte_present(*ptep))
 			continue;
 		uint32_t f = pte_pfn(*ptep);
-		if (frame_of(hw, f)->refcount != 1)
+		if (is_zero_frame(s, f) || frame_of(hw, f)->refcount != 1)
 			continue;	/* not exclusively mapped */
 		sim_step_arg(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns), p, 1);
 		ptep = pte_lookup(s, mm, p);

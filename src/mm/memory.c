@@ -76,6 +76,8 @@ again:;
 		set_entry(s, pte_table, idx, 0);
 		tlb_remove_tlb_entry(tlb, addr, g->page_size);
 		uint32_t page = pte_pfn(pte);
+		if (is_zero_frame(s, page))
+			continue;	/* vm_normal_page() is NULL: nothing to free */
 		if (vma->file && !(frame_of(hw, page)->pgflags & PG_ANON) &&
 		    !fmt_pte_clean(hw->fmt, pte)) {
 			force_flush = true;

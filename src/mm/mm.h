@@ -225,6 +225,10 @@ struct kernel {
 	uint32_t *bdp_ratelimits;
 	uint32_t *dirty_throttle_leaks;
 	bool dirty_exceeded;		/* wb->dirty_exceeded */
+	/* ZERO_PAGE: the shared zeroed page an anonymous read fault maps
+	 * read-only (allocated on first use; NO_FRAME until then). Never freed,
+	 * never counted as mapped (vm_normal_page() is NULL for it). */
+	uint32_t zero_frame;
 	const struct mm_hooks *hooks;
 	void *hooks_ctx;
 };
@@ -371,6 +375,12 @@ void page_mkclean(struct sim *s, struct inode *ino, uint64_t index, uint32_t fra
 void writeback_inode(struct sim *s, struct inode *ino);
 void i_mmap_insert(struct sim *s, struct inode *ino, struct vm_area_struct *vma);
 void i_mmap_remove(struct inode *ino, struct vm_area_struct *vma);
+
+/* is_zero_pfn() */
+static inline bool is_zero_frame(struct sim *s, uint32_t f)
+{
+	return f == kernel_of(s)->zero_frame;
+}
 
 /* shmem.c */
 struct inode *shmem_zero_setup(struct sim *s, uint64_t size);

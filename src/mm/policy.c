@@ -117,6 +117,7 @@ int tlbsim_policy_set(struct tlbsim_policy *pol, const char *knob, const char *v
 		for (int v = 0; v < knobs[k].nvalues; v++) {
 			if (strcmp(knobs[k].values[v].name, value) == 0) {
 				*knob_slot(pol, k) = v;
+				pol->given |= 1u << k;
 				return TLBSIM_OK;
 			}
 		}
@@ -126,4 +127,34 @@ int tlbsim_policy_set(struct tlbsim_policy *pol, const char *knob, const char *v
 	}
 	snprintf(err, errlen, "unknown policy knob '%s' (see tlbsim list policies)", knob);
 	return TLBSIM_EINVAL;
+}
+
+void tlbsim_policy_apply_workload(struct tlbsim_policy *pol, const char *workload)
+{
+	const struct tlbsim_workload_desc *w = workload ? tlbsim_workload_find(workload) : NULL;
+	if (!w || !w->default_policy)
+		return;
+	const char *p = w->default_policy;
+	while (*p) {
+		char k[64], v[64];
+		size_t kl = strcspn(p, "="), vl;
+		if (kl >= sizeof(k) || p[kl] != '=')
+			return;
+		memcpy(k, p, kl);
+		k[kl] = 0;
+		p += kl + 1;
+		vl = strcspn(p, ",");
+		if (vl >= sizeof(v))
+			return;
+		memcpy(v, p, vl);
+		v[vl] = 0;
+		p += vl + (p[vl] == ',');
+		for (int i = 0; i < tlbsim_knob_count(); i++) {
+			if (strcmp(knobs[i].name, k) != 0 || (pol->given & (1u << i)))
+				continue;
+			for (int j = 0; j < knobs[i].nvalues; j++)
+				if (strcmp(knobs[i].values[j].name, v) == 0)
+					*knob_slot(pol, i) = j;
+		}
+	}
 }

@@ -69,9 +69,11 @@ static void json_run(FILE *f, const char *cmdline, const struct run_result *r)
 	fprintf(f, "},\"profile\":");
 	json_string(f, res->profile->name);
 	fprintf(f, ",\"arch\":\"%s\",\"page_size\":%llu,\"cpus\":%d,\"threads\":%d,"
-		   "\"iters\":%" PRId64 ",\"seed\":%" PRIu64 ",\"policy\":{",
+		   "\"iters\":%" PRId64 ",\"duration_ns\":%" PRIu64 ",\"seed\":%" PRIu64
+		   ",\"policy\":{",
 		res->profile->arch == ARCH_X86_64 ? "x86_64" : "arm64",
-		1ull << res->profile->page_shift, res->cpus, res->threads, res->iters, r->cfg.seed);
+		1ull << res->profile->page_shift, res->cpus, res->threads, res->iters,
+		res->duration_ns, r->cfg.seed);
 	for (int k = 0; k < tlbsim_knob_count(); k++) {
 		fprintf(f, "%s\"%s\":", k ? "," : "", tlbsim_knob_get(k)->name);
 		json_string(f, tlbsim_policy_value_name(&r->cfg.policy, k));
@@ -162,6 +164,7 @@ static const struct row rows[] = {
 	{"wall", true, get_wall_ns}, {"user", true, get_user_ns}, {"sys", true, get_sys_ns},
 	{"idle", true, get_idle_ns}, {"ops", false, get_ops},
 	{"ops_per_sec", false, get_ops_per_sec}, {"ops_per_sec_task", false, get_ops_per_sec_task},
+	{"window", true, get_window_ns},
 	{"page_faults", false, get_page_faults}, {"fault_retries", false, get_fault_retries},
 	{"spurious_faults", false, get_spurious_faults},
 	{"spurious_flushes", false, get_spurious_flushes}, {"af_faults", false, get_af_faults},
@@ -215,8 +218,19 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 	fprintf(f, "workload %s (", r0->workload->name);
 	for (int i = 0; i < r0->nwparams; i++)
 		fprintf(f, "%s%s=%s", i ? " " : "", r0->wparams[i].name, r0->wparams[i].value);
-	fprintf(f, "), profile %s, %d CPUs, %d threads x %" PRId64 " iters, seed %" PRIu64 "\n",
-		r0->profile->name, r0->cpus, r0->threads, r0->iters, runs[0].cfg.seed);
+	if (!r0->workload->timed) {
+		fprintf(f, "), profile %s, %d CPUs, %d threads x %" PRId64 " iters, seed %" PRIu64
+			"\n", r0->profile->name, r0->cpus, r0->threads, r0->iters, runs[0].cfg.seed);
+	} else if (r0->duration_ns) {
+		char d[48];
+		fprintf(f, "), profile %s, %d CPUs, %d tasks, warm-up round then %s measured, seed %"
+			PRIu64 "\n", r0->profile->name, r0->cpus, r0->threads,
+			secs(r0->duration_ns, d, sizeof(d)), runs[0].cfg.seed);
+	} else {
+		fprintf(f, "), profile %s, %d CPUs, %d tasks, warm-up round then %" PRId64
+			" measured round%s per task, seed %" PRIu64 "\n", r0->profile->name, r0->cpus,
+			r0->threads, r0->iters, r0->iters == 1 ? "" : "s", runs[0].cfg.seed);
+	}
 	for (int i = 0; i < n; i++) {
 		if (!runs[i].partial)
 			continue;

@@ -45,7 +45,7 @@ static void start_thread(struct sim *s, struct sim_thread *t)
 	}
 }
 
-struct sim_thread *glibc_pthread_create(struct sim *s, thread_fn fn, void *arg)
+static struct sim_thread *pthread_create_at(struct sim *s, thread_fn fn, void *arg, int cpu)
 {
 	struct uthread *self = uthread_of(sim_current(s));
 	struct glibc_proc *g = self->proc;
@@ -65,9 +65,12 @@ struct sim_thread *glibc_pthread_create(struct sim *s, thread_fn fn, void *arg)
 	sim_set_mode(s, MODE_SYS);
 	sim_step(s, YP_THREAD, (uint64_t)P(s, P_thread_create_ns));
 	sim_set_mode(s, MODE_USER);
-	g->next_cpu = (g->next_cpu + 1) % s->nr_cpus;
+	if (cpu < 0) {
+		g->next_cpu = (g->next_cpu + 1) % s->nr_cpus;
+		cpu = g->next_cpu;
+	}
 	struct task *tk = task_create(s, sizeof(struct uthread), start_thread, arg, self->task.mm,
-				      g->next_cpu, 0);
+				      cpu, 0);
 	if (!tk)
 		return NULL;
 	/* filled before the new thread can run: nothing yields in between */
@@ -75,6 +78,47 @@ struct sim_thread *glibc_pthread_create(struct sim *s, thread_fn fn, void *arg)
 	u->user_fn = fn;
 	u->stack_lo = lo;
 	u->stack_hi = hi;
+	u->proc = g;
+	return &tk->thread;
+}
+
+struct sim_thread *glibc_pthread_create(struct sim *s, thread_fn fn, void *arg)
+{
+	return pthread_create_at(s, fn, arg, -1);
+}
+
+struct sim_thread *glibc_pthread_create_on(struct sim *s, thread_fn fn, void *arg, int cpu)
+{
+	return pthread_create_at(s, fn, arg, cpu % s->nr_cpus);
+}
+
+/* a forked child: runs fn(arg) in its own address space, then exits */
+static void child_start(struct sim *s, struct sim_thread *t)
+{
+	uthread_of(t)->user_fn(s, t);
+}
+
+/*
+ * fork() with the child pinned to cpu (sched_setaffinity before fork, as the
+ * will-it-scale harness does): the child is a new process with an mm of its
+ * own. Copying the parent's address space (copy_page_range, COW) is not
+ * modelled: the children here map everything they touch themselves.
+ */
+struct sim_thread *glibc_fork_on(struct sim *s, thread_fn fn, void *arg, int cpu)
+{
+	struct glibc_proc *g = kernel_obj_alloc(s, sizeof(*g));
+	sim_set_mode(s, MODE_SYS);
+	sim_step(s, YP_THREAD, (uint64_t)P(s, P_thread_create_ns));
+	struct mm_struct *mm = g ? mm_alloc(s) : NULL;
+	sim_set_mode(s, MODE_USER);
+	if (!mm)
+		return NULL;
+	struct task *tk = task_create(s, sizeof(struct uthread), child_start, arg, mm,
+				      cpu % s->nr_cpus, 0);
+	if (!tk)
+		return NULL;
+	struct uthread *u = container_of(tk, struct uthread, task);
+	u->user_fn = fn;
 	u->proc = g;
 	return &tk->thread;
 }

@@ -57,6 +57,10 @@ static inline struct uthread *uthread_of(struct sim_thread *t)
 }
 /* pthread_create(): a new thread of the current process running fn(arg) */
 struct sim_thread *glibc_pthread_create(struct sim *s, thread_fn fn, void *arg);
+/* pthread_create() with pthread_attr_setaffinity_np() to one CPU */
+struct sim_thread *glibc_pthread_create_on(struct sim *s, thread_fn fn, void *arg, int cpu);
+/* fork() of a child pinned to cpu running fn(arg) in a new mm */
+struct sim_thread *glibc_fork_on(struct sim *s, thread_fn fn, void *arg, int cpu);
 void glibc_pthread_join(struct sim *s, struct sim_thread *t);
 
 #endif
