@@ -375,8 +375,8 @@ static vm_fault_t do_wp_page(struct sim *s, struct vm_fault *vmf, pte_t *ptep)
  * otherwise the PTE is made young (and dirty for a write) with
  * ptep_set_access_flags(). If nothing changed the fault was spurious: for a
  * write, flush_tlb_fix_spurious_fault() - unless the knob skips it for a
- * retried (TRIED) fault. The NACKed RFC skipped the whole update for TRIED
- * faults.
+ * retried (TRIED) fault. The NACKed RFC (skip_af_update) returned for a TRIED
+ * fault before pte_mkdirty/pte_mkyoung and the whole update.
  */
 static vm_fault_t handle_present_pte(struct sim *s, struct vm_fault *vmf)
 {
@@ -384,17 +384,18 @@ static vm_fault_t handle_present_pte(struct sim *s, struct vm_fault *vmf)
 	const struct arch_ops *arch = machine_of(s)->arch;
 	enum spurious_flush_policy pol = machine_of(s)->policy.spurious_flush;
 	struct mm_struct *mm = vmf->vma->vm_mm;
+	bool tried = vmf->flags & FAULT_FLAG_TRIED;
 	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
 	pte_t *ptep = vmf_pte(s, vmf);
 	pte_t entry = *ptep;
 	if (!pte_present(entry))
 		return 0;		/* changed under us: the access retries */
 	vmf->orig_pte = entry;
-	if ((vmf->flags & FAULT_FLAG_TRIED) && pol == SPURIOUS_SKIP_AF_UPDATE)
+	if (vmf_write(vmf) && !(entry & PTE_WRITE))
+		return do_wp_page(s, vmf, ptep);
+	if (tried && pol == SPURIOUS_SKIP_AF_UPDATE)
 		return 0;
 	if (vmf_write(vmf)) {
-		if (!(entry & PTE_WRITE))
-			return do_wp_page(s, vmf, ptep);
 		entry = fmt_pte_mkdirty(hw_of(s)->fmt, entry);	/* pte_mkdirty() */
 		if (k->hooks && k->hooks->page_dirtied)
 			k->hooks->page_dirtied(k->hooks_ctx, pte_pfn(entry));
@@ -405,7 +406,7 @@ static vm_fault_t handle_present_pte(struct sim *s, struct vm_fault *vmf)
 		return 0;
 	}
 	s->m.spurious_faults++;
-	if ((vmf->flags & FAULT_FLAG_TRIED) && pol == SPURIOUS_SKIP_TRIED)
+	if (tried && pol == SPURIOUS_SKIP_TRIED)
 		return 0;
 	if (vmf_write(vmf)) {
 		unsigned n = arch->flush_tlb_fix_spurious_fault(s, &mm->context, vmf->address);
@@ -469,7 +470,7 @@ static int do_page_fault(struct sim *s, struct mm_struct *mm, uint64_t va, bool 
 		if ((fault & VM_FAULT_RETRY) && (flags & FAULT_FLAG_ALLOW_RETRY)) {
 			flags |= FAULT_FLAG_TRIED;	/* the lock is already dropped */
 			s->m.fault_retries++;
-			sim_step_arg(s, YP_FAULT_RETRY, 0, va, flags);
+			sim_trace(s, TR_FAULT_RETRY, va, flags);
 			continue;
 		}
 		up_read(s, &mm->mmap_sem);

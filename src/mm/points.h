@@ -16,7 +16,7 @@
  *   tlb_finish_mmu (event)   a = tlb_flush_pending read, b = nested decision
  *   tlbsim_call_rcu_tables (event)  a = first table frame, b = tables
  *   writeback       a page cleaned for I/O   a = index, b = frame
- *   fault_retry     the TRIED attempt of a fault  a = address, b = flags
+ *   tlbsim_fault_retry (event)  the TRIED attempt begins: a = address, b = flags
  *   tlbsim_spurious (event)  the spurious branch: a = address, b = TLBIs issued
  *   page_mkwrite    ->page_mkwrite           a = address
  *   tlbsim_dirty_throttle (event)  a = ns the task sleeps
@@ -50,7 +50,7 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 #define TR_NESTED (&tp_tlb_finish_mmu)
 #define TR_RCU_FREE (&tp_call_rcu_tables)
 #define YP_WRITEBACK (&tp_writeback)
-#define YP_FAULT_RETRY (&tp_fault_retry)
+#define TR_FAULT_RETRY (&tp_fault_retry)
 #define TR_SPURIOUS (&tp_spurious)
 #define YP_PAGE_MKWRITE (&tp_page_mkwrite)
 #define TR_THROTTLE (&tp_throttle)
