@@ -15,6 +15,25 @@
  * the mm still loaded), then the main thread unmaps the mapping, freeing its
  * PTE table. If lazy CPUs are not flushed, the freed table stays reachable
  * through that CPU's paging-structure cache -> I1.
+ *
+ * The seed-001 scenarios (the v5.8 fault path; every spurious_flush value
+ * must be clean on them):
+ *
+ * retry_race: a thread writes the pages of a shared ext4 mapping (each
+ * write fault drops mmap_lock for dirty throttling and is retried with
+ * FAULT_FLAG_TRIED) while another thread munmaps the mapping, or
+ * MADV_DONTNEEDs it, in the window between the attempts.
+ *
+ * writeback_race: a thread keeps writing a page of a shared ext4 mapping
+ * while another one writes the file back (fsync: page_mkclean write-protects
+ * and flushes the PTE, then the page is clean). A write that lands through a
+ * stale writable entry after that is lost -> I3.
+ *
+ * spurious_race: threads on different CPUs read, then write, the same page of
+ * a shared tmpfs mapping. Without hardware DBM the first write takes a
+ * permission fault and ptep_set_access_flags makes the PTE dirty; a CPU still
+ * caching the read-only entry faults too, finds nothing to change (the
+ * spurious branch) and must heal its own TLB, whatever the knob -> I6.
  */
 #include <stdio.h>
 #include <string.h>
@@ -125,6 +144,146 @@ static void lazy_tables_main(struct sim *s, struct sim_thread *t)
 	}
 }
 
+/* ---- seed-001 scenarios ---- */
+
+struct s001_state {
+	int64_t iters;
+	bool dontneed;
+	uint64_t pages, writes, flushes;
+	uint64_t addr;
+	struct inode *file;
+};
+
+static int s001_setup(struct sim *s, const struct tlbsim_resolved *r, void **state, char *err,
+		      size_t errlen)
+{
+	struct s001_state *st = kernel_obj_alloc(s, sizeof(*st));
+	if (!st) {
+		snprintf(err, errlen, "out of memory");
+		return TLBSIM_ENOMEM;
+	}
+	*state = st;
+	st->iters = r->iters;
+	for (int i = 0; i < r->nwparams; i++) {
+		const char *n = r->wparams[i].name, *v = r->wparams[i].value;
+		uint64_t *dst = strcmp(n, "pages") == 0 ? &st->pages
+				: strcmp(n, "writes") == 0 ? &st->writes
+				: strcmp(n, "flushes") == 0 ? &st->flushes : NULL;
+		if (strcmp(n, "zap") == 0) {
+			if (strcmp(v, "munmap") == 0)
+				st->dontneed = false;
+			else if (strcmp(v, "dontneed") == 0)
+				st->dontneed = true;
+			else {
+				snprintf(err, errlen, "workload parameter zap=%s: want munmap or "
+					 "dontneed", v);
+				return TLBSIM_EINVAL;
+			}
+		} else if (dst && (parse_u64(v, dst) || *dst == 0 || *dst > 4096)) {
+			snprintf(err, errlen, "workload parameter %s=%s: want 1..4096", n, v);
+			return TLBSIM_EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void retry_writer(struct sim *s, struct sim_thread *t)
+{
+	struct s001_state *st = t->arg;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	for (uint64_t i = 0; i < st->pages; i++)
+		if (user_access(s, st->addr + i * ps, true))
+			return;		/* unmapped under us: SIGSEGV ends the thread */
+}
+
+static void retry_zapper(struct sim *s, struct sim_thread *t)
+{
+	struct s001_state *st = t->arg;
+	uint64_t len = st->pages * hw_of(s)->geom.page_size;
+	if (st->dontneed)
+		sys_madvise_dontneed(s, st->addr, len);
+	else
+		sys_munmap(s, st->addr, len);
+}
+
+static void retry_race_main(struct sim *s, struct sim_thread *t)
+{
+	struct s001_state *st = t->arg;
+	uint64_t len = st->pages * hw_of(s)->geom.page_size;
+	st->file = sys_tmpfile(s, &fs_ext4, len);
+	for (int64_t it = 0; it < st->iters && !s->error; it++) {
+		st->addr = sys_mmap_file(s, 0, len, TLBSIM_MAP_SHARED, st->file, 0);
+		struct sim_thread *w = glibc_pthread_create(s, retry_writer, st);
+		struct sim_thread *z = glibc_pthread_create(s, retry_zapper, st);
+		if (w)
+			glibc_pthread_join(s, w);
+		if (z)
+			glibc_pthread_join(s, z);
+		if (st->dontneed)
+			sys_munmap(s, st->addr, len);
+		s->m.ops++;
+	}
+}
+
+static void wb_writer(struct sim *s, struct sim_thread *t)
+{
+	struct s001_state *st = t->arg;
+	for (uint64_t i = 0; i < st->writes; i++)
+		user_access(s, st->addr, true);
+}
+
+static void wb_flusher(struct sim *s, struct sim_thread *t)
+{
+	struct s001_state *st = t->arg;
+	for (uint64_t i = 0; i < st->flushes; i++)
+		sys_fsync(s, st->file);
+}
+
+static void writeback_race_main(struct sim *s, struct sim_thread *t)
+{
+	struct s001_state *st = t->arg;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	st->file = sys_tmpfile(s, &fs_ext4, ps);
+	for (int64_t it = 0; it < st->iters && !s->error; it++) {
+		st->addr = sys_mmap_file(s, 0, ps, TLBSIM_MAP_SHARED, st->file, 0);
+		user_access(s, st->addr, true);
+		struct sim_thread *w = glibc_pthread_create(s, wb_writer, st);
+		struct sim_thread *f = glibc_pthread_create(s, wb_flusher, st);
+		if (w)
+			glibc_pthread_join(s, w);
+		if (f)
+			glibc_pthread_join(s, f);
+		sys_munmap(s, st->addr, ps);
+		s->m.ops++;
+	}
+}
+
+static void sp_toucher(struct sim *s, struct sim_thread *t)
+{
+	struct s001_state *st = t->arg;
+	user_access(s, st->addr, false);
+	for (uint64_t i = 0; i < st->writes; i++)
+		user_access(s, st->addr, true);
+}
+
+static void spurious_race_main(struct sim *s, struct sim_thread *t)
+{
+	struct s001_state *st = t->arg;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	st->file = sys_tmpfile(s, &fs_tmpfs, ps);
+	for (int64_t it = 0; it < st->iters && !s->error; it++) {
+		st->addr = sys_mmap_file(s, 0, ps, TLBSIM_MAP_SHARED, st->file, 0);
+		struct sim_thread *a = glibc_pthread_create(s, sp_toucher, st);
+		struct sim_thread *b = glibc_pthread_create(s, sp_toucher, st);
+		if (a)
+			glibc_pthread_join(s, a);
+		if (b)
+			glibc_pthread_join(s, b);
+		sys_munmap(s, st->addr, ps);
+		s->m.ops++;
+	}
+}
+
 static const struct tlbsim_wparam_desc madv_race_params[] = {
 	{"advice", "dontneed", "dontneed (checks I2) or free (MADV_FREE, checks I3)"},
 	{"writes", "4", "writes the main thread makes while the two zappers run"},
@@ -159,6 +318,78 @@ static const struct tlbsim_workload_desc lazy_tables_desc = {
 	.check_iters = 1,
 	.check_cpus = 4,
 	.check_wparams = "",
+};
+
+static const struct tlbsim_wparam_desc retry_race_params[] = {
+	{"zap", "munmap", "what the other thread does to the mapping: munmap or dontneed"},
+	{"pages", "2", "pages of the shared ext4 mapping the writer writes"},
+};
+
+static const struct tlbsim_workload_desc retry_race_desc = {
+	.name = "retry_race",
+	.description = "seed 001: a write fault retried after dropping mmap_lock for dirty "
+		       "throttling (89b15332af7c) races munmap or MADV_DONTNEED of its mapping",
+	.default_profile = "arm64-4k",
+	.default_threads = 3,
+	.fixed_threads = 1,
+	.default_iters = 1,
+	.default_policy = "fault_retry=dirty_throttle",
+	.nparams = 2,
+	.params = retry_race_params,
+	.check_iters = 1,
+	.check_cpus = 4,
+	.check_wparams = "",
+};
+
+static const struct tlbsim_wparam_desc writeback_race_params[] = {
+	{"writes", "4", "writes of the page while the file is written back"},
+	{"flushes", "2", "fsync() calls of the flusher thread"},
+};
+
+static const struct tlbsim_workload_desc writeback_race_desc = {
+	.name = "writeback_race",
+	.description = "seed 001: writeback (page_mkclean) of a shared ext4 page races a thread "
+		       "writing it; a write through a stale entry after the clean is lost (I3)",
+	.default_profile = "arm64-4k",
+	.default_threads = 3,
+	.fixed_threads = 1,
+	.default_iters = 1,
+	.default_policy = "fault_retry=dirty_throttle",
+	.nparams = 2,
+	.params = writeback_race_params,
+	.check_iters = 1,
+	.check_cpus = 4,
+	.check_wparams = "",
+};
+
+static const struct tlbsim_wparam_desc spurious_race_params[] = {
+	{"writes", "2", "writes of each thread after its read"},
+};
+
+static const struct tlbsim_workload_desc spurious_race_desc = {
+	.name = "spurious_race",
+	.description = "seed 001: two CPUs read then write one shared tmpfs page; a CPU left with "
+		       "a stale read-only entry must heal it through its own spurious fault (I6)",
+	.default_profile = "arm64-4k",
+	.default_threads = 3,
+	.fixed_threads = 1,
+	.default_iters = 1,
+	.default_policy = "fault_retry=dirty_throttle",
+	.nparams = 1,
+	.params = spurious_race_params,
+	.check_iters = 1,
+	.check_cpus = 4,
+	.check_wparams = "",
+};
+
+const struct workload_ops retry_race_ops = {
+	.desc = &retry_race_desc, .setup = s001_setup, .main = retry_race_main,
+};
+const struct workload_ops writeback_race_ops = {
+	.desc = &writeback_race_desc, .setup = s001_setup, .main = writeback_race_main,
+};
+const struct workload_ops spurious_race_ops = {
+	.desc = &spurious_race_desc, .setup = s001_setup, .main = spurious_race_main,
 };
 
 const struct workload_ops madv_race_ops = {

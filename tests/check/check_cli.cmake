@@ -144,3 +144,33 @@ add_test(NAME check_cli_trace_scenarios
 set_tests_properties(check_cli_trace_scenarios PROPERTIES
   PASS_REGULAR_EXPRESSION "trace_scenarios: PASS" FAIL_REGULAR_EXPRESSION "trace_scenarios: FAIL"
   LABELS "check;cli" TIMEOUT 120)
+
+# ---- seed 001: every spurious_flush value is clean on the retry, writeback
+# and spurious-fault races (I1-I3, and I6 for the remote stale read-only
+# entry), on arm64 and x86 ----
+foreach(knob broadcast skip_tried skip_af_update noop local)
+  tlbsim_check_out(s001_retry_munmap_${knob} 0
+    HAS "no violation: 400 schedules" LACKS "VIOLATION"
+    ARGS retry_race --policy spurious_flush=${knob} --runs 400)
+  tlbsim_check_out(s001_retry_dontneed_${knob} 0
+    HAS "no violation: 400 schedules" LACKS "VIOLATION"
+    ARGS retry_race -w zap=dontneed --policy spurious_flush=${knob} --runs 400)
+  tlbsim_check_out(s001_writeback_${knob} 0
+    HAS "no violation: 400 schedules" LACKS "VIOLATION"
+    ARGS writeback_race --policy spurious_flush=${knob} --runs 400)
+  tlbsim_check_out(s001_spurious_${knob} 0
+    HAS "no violation: 400 schedules" LACKS "VIOLATION"
+    ARGS spurious_race --policy spurious_flush=${knob} --runs 400)
+endforeach()
+tlbsim_check_out(s001_retry_x86 0
+  HAS "no violation: 400 schedules" LACKS "VIOLATION"
+  ARGS retry_race --profile x86-24 --runs 400)
+tlbsim_check_out(s001_writeback_x86 0
+  HAS "no violation: 400 schedules" LACKS "VIOLATION"
+  ARGS writeback_race --profile x86-24 --runs 400)
+# the seed-000 livelock composition (stale walk entry + the spurious path's
+# leaf-only flush) is still found with the pre-fix nested policy
+tlbsim_check_out(s001_seed000_livelock_composition 1
+  HAS "VIOLATION livelock" "token: t2."
+  ARGS mmap5 --profile arm64-4k --policy nested=prefix,fault_retry=dirty_throttle
+       --invariant livelock --runs 20000 --time-limit 20)

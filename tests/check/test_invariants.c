@@ -20,7 +20,8 @@
  *               began (map_epoch <= call_epoch) that the live tables no longer
  *               map there.
  *  I3           a write through a cached writable+dirty entry into a page the
- *               kernel judged clean (MADV_FREE: lazyfree, PTE clean).
+ *               kernel judged clean (MADV_FREE: lazyfree, PTE clean; or
+ *               writeback: page_mkclean).
  *  stale-walk   an access walks through a table that was unlinked and handed
  *               to RCU (its flush completed) but is not yet freed.
  *  livelock     livelock_faults identical faults (same cpu, va, PTE) in a
@@ -835,6 +836,168 @@ static void test_window_arm64_dead_asid_not_i1(void **state)
 	}
 }
 
+/* ---- seed 001: writeback (I3) and remote stale read-only entries (I6) ---- */
+
+struct wb {
+	int stale;		/* 1: clean the PTE without the flush */
+	volatile int stage;
+	uint64_t page;
+	uint32_t frame;
+	int wrote, ran;
+};
+
+static void wb_writer(struct sim *s, struct sim_thread *t)
+{
+	struct wb *st = t->arg;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	struct inode *f = sys_tmpfile(s, &fs_ext4, ps);
+	st->page = sys_mmap_file(s, 0, ps, TLBSIM_MAP_SHARED, f, 0);
+	assert_int_equal(user_access(s, st->page, true), 0);
+	assert_int_equal(user_access(s, st->page, true), 0);	/* a TLB hit now */
+	st->frame = find_get_page(s, f, 0);
+	struct tc_entry *e = leaf_entry(s, t->cpu, st->page, machine_of(s)->arch->user_tag(s, t->cpu));
+	assert_non_null(e);
+	assert_true(e->perm & PTE_WRITE);
+	st->stage = 1;
+	for (int i = 0; st->stage < 2; i++) {
+		assert_true(i < 100000);
+		sim_step(s, YP_USER, 100);
+	}
+	assert_int_equal(user_access(s, st->page, true), 0);
+	st->wrote = 1;
+}
+
+/* CPU 1 writes the file back: page_mkclean (write-protect, clean, flush),
+ * or - the buggy variant - the same without the flush */
+static void wb_cleaner(struct sim *s, struct sim_thread *t)
+{
+	struct wb *st = t->arg;
+	for (int i = 0; st->stage < 1; i++) {
+		assert_true(i < 100000);
+		sim_step(s, YP_USER, 100);
+	}
+	struct mm_struct *mm = tsim_mm(s, 0);
+	struct vm_area_struct *vma = find_vma(mm, st->page);
+	if (!st->stale) {
+		sys_fsync(s, vma->file);
+	} else {
+		struct hw *hw = hw_of(s);
+		pte_t *ptep = pte_lookup(s, mm, st->page);
+		*ptep = fmt_pte_mkclean(hw->fmt, *ptep & ~(pte_t)PTE_WRITE);
+		frame_of(hw, st->frame)->pgflags &= (uint8_t)~PG_DIRTY;
+		struct kernel *k = kernel_of(s);
+		k->hooks->page_cleaned(k->hooks_ctx, st->frame);
+	}
+	st->stage = 2;
+	st->ran = 1;
+}
+
+/* Rule (I3 for writeback, clear_page_dirty_for_io -> page_mkclean): once
+ * writeback has cleaned a page, a write through a CPU's still-cached
+ * writable entry is lost. page_mkclean's flush removes that entry, so the
+ * next write faults (wp_page_shared -> page_mkwrite) and re-dirties the page:
+ * no violation. Without the flush the write goes through the stale entry. */
+static void test_i3_writeback(void **state)
+{
+	for (int stale = 0; stale <= 1; stale++) {
+		struct wb st = {.stale = stale};
+		struct sim *s = tsim_new("arm64-4k", 4, NESTED_FULLMM);
+		tsim_spawn(s, wb_writer, &st, 0);
+		tsim_spawn(s, wb_cleaner, &st, 1);
+		tsim_run(s);
+		assert_int_equal(st.wrote + st.ran, 2);
+		if (stale) {
+			assert_violation(s, INV_I3);
+			assert_true(tsim_violation(s)->va == st.page);
+			assert_non_null(strstr(tsim_violation(s)->text, "writeback"));
+		} else {
+			assert_no_violation(s);
+			assert_true(frame_of(hw_of(s), st.frame)->pgflags & PG_DIRTY);
+		}
+		tsim_free(s);
+	}
+}
+
+struct ro {
+	enum spurious_flush_policy pol;
+	volatile int stage;
+	uint64_t page;
+	uint64_t faults;
+	int ran;
+};
+
+/* CPU 1: reads the page (caches the writable-clean PTE read-only: RDONLY),
+ * waits for CPU 0's upgrade, then writes */
+static void ro_reader(struct sim *s, struct sim_thread *t)
+{
+	struct ro *st = t->arg;
+	for (int i = 0; st->stage < 1; i++) {
+		assert_true(i < 100000);
+		sim_step(s, YP_USER, 100);
+	}
+	assert_int_equal(user_access(s, st->page, false), 0);
+	st->stage = 2;
+	for (int i = 0; st->stage < 3; i++) {
+		assert_true(i < 100000);
+		sim_step(s, YP_USER, 100);
+	}
+	uint64_t f0 = s->m.page_faults;
+	assert_int_equal(user_access(s, st->page, true), 0);
+	st->faults = s->m.page_faults - f0;
+	st->ran = 1;
+}
+
+/* CPU 0: maps the tmpfs page, then makes the PTE dirty and writable and
+ * flushes only its own TLB - what a write fault does with the upgrade made
+ * local (cb1fa2e99955) */
+static void ro_upgrader(struct sim *s, struct sim_thread *t)
+{
+	struct ro *st = t->arg;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	struct inode *f = sys_tmpfile(s, &fs_tmpfs, ps);
+	st->page = sys_mmap_file(s, 0, ps, TLBSIM_MAP_SHARED, f, 0);
+	st->stage = 1;
+	for (int i = 0; st->stage < 2; i++) {
+		assert_true(i < 100000);
+		sim_step(s, YP_USER, 100);
+	}
+	pte_t *ptep = pte_lookup(s, task_of(t)->mm, st->page);
+	assert_true(*ptep & PTE_RDONLY);
+	*ptep = fmt_pte_mkdirty(hw_of(s)->fmt, *ptep);
+	inv(s, t->cpu, INV_VA_LEAF, st->page);
+	st->stage = 3;
+}
+
+/* Rule (I6 with a local upgrade, cb1fa2e99955): a CPU left with a stale
+ * read-only entry after another CPU made the PTE writable and dirty with a
+ * local flush takes a permission fault; the handler finds nothing to change
+ * (the spurious branch) and only a flush of its own TLB there heals it:
+ * `local` and `broadcast` do, one fault. A no-op spurious hook (v5.10) never
+ * heals it: that kernel relies on the upgrade being broadcast, so pairing
+ * it with a local upgrade livelocks -> I6. */
+static void test_livelock_remote_stale_readonly(void **state)
+{
+	const int64_t ov[] = {P_livelock_faults, LIVELOCK_N, -1};
+	enum spurious_flush_policy pols[] = {SPURIOUS_LOCAL, SPURIOUS_BROADCAST, SPURIOUS_NOOP};
+	for (int i = 0; i < 3; i++) {
+		struct ro st = {.pol = pols[i]};
+		struct sim *s = tsim_new_p("arm64-4k", 4, NESTED_FULLMM, ov);
+		machine_of(s)->policy.spurious_flush = st.pol;
+		tsim_spawn(s, ro_upgrader, &st, 0);
+		tsim_spawn(s, ro_reader, &st, 1);
+		tsim_run(s);
+		assert_int_equal(st.ran, 1);
+		if (st.pol == SPURIOUS_NOOP) {
+			assert_violation(s, INV_LIVELOCK);
+			assert_int_equal(st.faults, LIVELOCK_N);
+		} else {
+			assert_no_violation(s);
+			assert_int_equal(st.faults, 1);
+		}
+		tsim_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -856,6 +1019,8 @@ int main(void)
 		cmocka_unit_test(test_window_x86_lazy_leaf_behind_tlb_gen_not_i1),
 		cmocka_unit_test(test_window_x86_lazy_leaf_current_tlb_gen_is_i1),
 		cmocka_unit_test(test_window_arm64_dead_asid_not_i1),
+		cmocka_unit_test(test_i3_writeback),
+		cmocka_unit_test(test_livelock_remote_stale_readonly),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
