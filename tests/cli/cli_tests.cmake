@@ -108,3 +108,4 @@ tlbsim_cli(err_cpus_missing_value 2 STDERR "--cpus" ARGS run mmap8 --cpus)
 # Absurd cache geometry is bad input, not an out-of-memory crash.
 tlbsim_cli(err_absurd_caches 2 STDERR "absurd" ARGS run mmap8 --cpus 1024 -D tlb_sets=65536 -D tlb_ways=64)
 include(${CMAKE_CURRENT_LIST_DIR}/robust_cli.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/wis_cli.cmake)
