@@ -25,6 +25,7 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 		return TLBSIM_ENOMEM;
 	for (int i = 0; i < nr_cpus; i++) {
 		if (tcache_init(&hw->cpu[i].tlb, cg->tlb_sets, cg->tlb_ways) ||
+		    tcache_enable_filter(&hw->cpu[i].tlb) ||
 		    tcache_init(&hw->cpu[i].wc, cg->wc_sets, cg->wc_ways))
 			return TLBSIM_ENOMEM;
 		hw->cpu[i].tlb.busy_word = &hw->tlb_busy[i / 64];

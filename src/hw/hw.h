@@ -185,9 +185,27 @@ struct tcache {
 	 * bit in hw.tlb_busy), so scans over CPUs can skip empty TLBs */
 	uint64_t *busy_word;
 	uint64_t busy_bit;
+	/* optional (leaf TLBs): a counting filter of the (key, tag) pairs held,
+	 * so a by-address invalidation skips a CPU without touching its sets
+	 * (a broadcast TLBI visits every CPU). filt[tc_filt_slot()] counts the
+	 * valid entries hashing there; 0 means none is held. */
+	uint16_t *filt;
+	uint32_t filt_mask;
 };
 
 int tcache_init(struct tcache *tc, uint32_t sets, uint32_t ways);
+/* Turn the counting filter on (an empty cache only). 0 or -1. */
+int tcache_enable_filter(struct tcache *tc);
+static inline uint32_t tc_filt_slot(const struct tcache *tc, uint64_t key, uint32_t tag)
+{
+	uint64_t h = (key ^ ((uint64_t)tag << 40)) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 32) & tc->filt_mask;
+}
+/* false: no entry (key, tag) is in the cache; true: there may be one */
+static inline bool tc_filt_maybe(const struct tcache *tc, uint64_t key, uint32_t tag)
+{
+	return !tc->filt || tc->filt[tc_filt_slot(tc, key, tag)];
+}
 /* The first dense index >= from whose entry's key lies in [kfirst, kfirst +
  * kspan], or tc->ndense. */
 uint32_t tc_find_key_range(const struct tcache *tc, uint32_t from, uint64_t kfirst,

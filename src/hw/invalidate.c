@@ -90,6 +90,21 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 	return removed;
 }
 
+/* The leaf TLB's filter says no entry leaf_matches() could remove for key
+ * is held (only for ops that match by tag) */
+static inline bool filt_may_hold(const struct tcache *tc, const struct inv_op *op, uint64_t key)
+{
+	switch (op->kind) {
+	case INV_VA_LEAF:
+	case INV_VA_ALL:
+		return tc_filt_maybe(tc, key, op->tag);
+	case INV_X86_INVLPG:
+		return tc_filt_maybe(tc, key, op->tag) || tc_filt_maybe(tc, key, TC_TAG_GLOBAL);
+	default:
+		return true;
+	}
+}
+
 /* Per-address form: look only in the sets the op addresses map to. */
 static uint32_t inv_by_address(struct hw *hw, struct tcache *tc, const struct inv_op *op,
 			       bool leaf)
@@ -101,6 +116,8 @@ static uint32_t inv_by_address(struct hw *hw, struct tcache *tc, const struct in
 		int d1 = leaf ? g->levels - 1 : g->levels - 2;
 		for (int d = d0; d <= d1; d++) {
 			uint64_t key = (uint64_t)a >> g->shift[d];
+			if (leaf && tc->filt && !filt_may_hold(tc, op, key))
+				continue;
 			struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, d) * tc->ways];
 			for (uint32_t w = 0; w < tc->ways; w++) {
 				struct tc_entry *e = &set[w];
