@@ -145,7 +145,8 @@ void tlbsim_config_init(struct tlbsim_config *cfg);
 	X(wall_ns) X(user_ns) X(sys_ns) X(idle_ns) X(ops) X(page_faults)          \
 	X(tlb_misses) X(page_walks) X(gathers) X(nested_finishes) X(ipi_sent)     \
 	X(ipi_received) X(flush_local_pages) X(flush_full) X(dvm_wait_ns)         \
-	X(lock_wait_ns) X(violations) X(events) X(tables_freed) X(pages_freed)
+	X(lock_wait_ns) X(violations) X(events) X(tables_freed) X(pages_freed)   \
+	X(context_switches)
 #define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local)
 
 struct tlbsim_metrics {

@@ -52,6 +52,9 @@
     "first principles: per-iteration user-space overhead of a workload loop")    \
   X(ctx_switch_ns, "ns", 1500, 1500,                                             \
     "first principles: schedule() + switch_mm on an otherwise idle CPU")         \
+  X(sched_slice_ns, "ns", 3000000, 3000000,                                      \
+    "first principles: CFS sched_latency 6 ms shared by two runnable tasks; "    \
+    "sched_min_granularity 0.75 ms")                                             \
   X(wakeup_ns, "ns", 1000, 1000,                                                 \
     "first principles: try_to_wake_up + reschedule IPI to the waker's target")   \
   X(idle_exit_ns, "ns", 2000, 1000,                                              \

@@ -234,6 +234,41 @@ static void sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_
 		switch_to_scheduler(s);
 }
 
+static void cpu_pick_next(struct sim *s, int cpu, uint64_t at);
+
+/* Run mode: is the time slice of t, running at a yield point, over while
+ * another thread waits for its CPU? Only in user mode: the kernel is not
+ * preemptible (sim.h), so a thread in a syscall or a fault finishes it. */
+static bool slice_over(const struct sim *s, const struct sim_thread *t)
+{
+	const struct sim_cpu *c = &s->cpus[t->cpu];
+	uint64_t slice = (uint64_t)P(s, P_sched_slice_ns);
+	return c->rq_head && slice && t->mode == MODE_USER &&
+	       s->now + t->pending_ns - c->slice_start >= slice;
+}
+
+/*
+ * The slice of t is over (scheduler_tick -> task_tick_fair -> check_preempt_tick
+ * sets need_resched; the switch happens on the way back to user mode,
+ * kernel/sched/core.c and kernel/sched/fair.c, v5.1): t goes to the tail of
+ * its CPU's run queue and the head gets the CPU exactly as after a sleep
+ * (cpu_pick_next: switch_to, ctx_switch_ns). t resumes when it is picked.
+ */
+static void preempt(struct sim *s, struct sim_thread *t)
+{
+	struct sim_cpu *c = &s->cpus[t->cpu];
+	uint64_t at = s->now + t->pending_ns;
+	sim_trace(s, &tp_sched_preempt, 0, 0);
+	t->pending_ns = 0;
+	t->state = TS_RUNNABLE;
+	t->rq_next = NULL;
+	c->rq_tail->rq_next = t;	/* the queue is not empty (slice_over) */
+	c->rq_tail = t;
+	s->nr_queued++;
+	cpu_pick_next(s, t->cpu, at);
+	switch_to_scheduler(s);
+}
+
 void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, uint64_t a,
 		  uint64_t b)
 {
@@ -251,6 +286,11 @@ void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, u
 	} else {
 		if (__builtin_expect(--s->slow_countdown == 0, 0))
 			sim_step_slow(s, t, yp, a, b);
+		/* nothing queued on any CPU: no time slice can end (one test) */
+		if (__builtin_expect(s->nr_queued != 0, 0) && slice_over(s, t)) {
+			preempt(s, t);
+			return;
+		}
 		if (!s->sched->yield(s, t, yp))
 			return;
 	}
@@ -260,8 +300,10 @@ void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, u
 	switch_to_scheduler(s);
 }
 
-/* CPU cpu has nothing to run: go idle (the machine decides what that means,
- * e.g. x86 lazy TLB). */
+/* The thread running on CPU cpu gives it up at time at (sleep, exit,
+ * preemption): the head of the run queue runs after ctx_switch_ns, or, with
+ * nothing queued, the CPU goes idle (the machine decides what that means, e.g.
+ * x86 lazy TLB). */
 static void cpu_pick_next(struct sim *s, int cpu, uint64_t at)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
@@ -276,12 +318,15 @@ static void cpu_pick_next(struct sim *s, int cpu, uint64_t at)
 	if (!c->rq_head)
 		c->rq_tail = NULL;
 	n->rq_next = NULL;
+	s->nr_queued--;
+	s->m.context_switches++;
 	c->curr = n;
 	if (s->cpu_ops)
 		s->cpu_ops->switch_to(s, cpu, n);
 	c->sys_ns += (uint64_t)P(s, P_ctx_switch_ns);
 	n->state = TS_RUNNABLE;
-	queue_resume(s, n, at + (uint64_t)P(s, P_ctx_switch_ns));
+	c->slice_start = at + (uint64_t)P(s, P_ctx_switch_ns);
+	queue_resume(s, n, c->slice_start);
 }
 
 void sim_sleep(struct sim *s)
@@ -320,7 +365,8 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at)
 		if (s->cpu_ops)
 			s->cpu_ops->switch_to(s, t->cpu, t);
 		t->state = TS_RUNNABLE;
-		queue_resume(s, t, at + delay);
+		c->slice_start = at + delay;
+		queue_resume(s, t, c->slice_start);
 		return;
 	}
 	t->state = TS_RUNNABLE;
@@ -330,6 +376,7 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at)
 	else
 		c->rq_head = t;
 	c->rq_tail = t;
+	s->nr_queued++;
 }
 
 void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns)
