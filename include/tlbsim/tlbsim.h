@@ -146,7 +146,7 @@ void tlbsim_config_init(struct tlbsim_config *cfg);
 	X(tlb_misses) X(page_walks) X(gathers) X(nested_finishes) X(ipi_sent)     \
 	X(ipi_received) X(flush_local_pages) X(flush_full) X(dvm_wait_ns)         \
 	X(lock_wait_ns) X(violations) X(events) X(tables_freed) X(pages_freed)   \
-	X(context_switches)
+	X(asid_rollovers) X(context_switches)
 #define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local)
 
 struct tlbsim_metrics {

@@ -29,7 +29,11 @@
 
 /* mm->context: the arch-owned part of an address space */
 typedef struct mm_context {
-	uint32_t asid;		/* arm64: ASID (one generation, no rollover yet) */
+	/* arm64 mm->context.id, split: the ASID number tagged in TLB entries
+	 * and the allocator generation it belongs to (0, 0: none allocated
+	 * yet; the first switch_mm allocates) */
+	uint32_t asid;
+	uint64_t asid_gen;
 	uint64_t ctx_id;	/* x86: mm->context.ctx_id, never reused */
 	uint64_t tlb_gen;	/* x86: mm->context.tlb_gen */
 	uint64_t *cpumask;	/* mm_cpumask(mm) */
@@ -51,8 +55,15 @@ struct arch_cpu {
 		uint64_t ctx_id;
 		uint64_t tlb_gen;
 	} ctxs[TLB_NR_DYN_ASIDS];
-	/* arm64: ASID currently in TTBR0 (0 = none) */
+	/* arm64: the mm whose tables TTBR0 holds (active_mm; NULL: none yet)
+	 * and the ASID it runs with (0 = none) */
+	mm_context_t *ttbr0_mm;
 	uint32_t ttbr0_asid;
+	/* arm64 ASID allocator, per CPU (arch/arm64/mm/context.c): active_asids
+	 * and reserved_asids as asid_ctxid() values (0 = none), and this CPU's
+	 * bit of tlb_flush_pending (full local flush before the next switch) */
+	uint64_t active_asid, reserved_asid;
+	bool flush_pending;
 };
 
 /* What a flush did, as observers (the checker's reports, traces) see it. */
@@ -110,6 +121,18 @@ struct machine {
 	struct tlbsim_policy policy;	/* every knob; the arch reads x86_lazy */
 	struct arch_cpu *cpu;		/* per CPU */
 	uint64_t dvm_free_at;		/* arm64 DVM resource busy until */
+	/* arm64 ASID allocator (arch/arm64/mm/context.c, v5.8): asid_generation
+	 * (counting from 1), asid_map (one bit per ASID index, sized from
+	 * asid_bits at init), NUM_USER_ASIDS, and the index the next search
+	 * starts from (the kernel's cur_idx). With KPTI, ASIDs come in pairs:
+	 * index i is ASID i << 1. */
+	struct {
+		uint64_t generation;
+		uint64_t *map;
+		uint32_t nr;
+		uint32_t pair_shift;
+		uint32_t cur_idx;
+	} asid;
 	uint64_t next_ctx_id;
 	uint32_t cpumask_words;
 	const struct arch_hooks *hooks;
@@ -134,10 +157,25 @@ int machine_init(struct machine *mc, const struct tlbsim_profile *prof, int nr_c
 		 const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed);
 void machine_destroy(struct machine *mc);
 
-/* init_new_context() / destroy_context() (arch mmu_context.h): ASID and
- * ctx_id as the arch allocators give them (id: the mm's number) */
+/* init_new_context() / destroy_context() (arch mmu_context.h): x86 gets its
+ * ctx_id here; an arm64 ASID is allocated at the first switch_mm, and
+ * destroy_context does not free it (the next rollover reclaims it). id: the
+ * mm's number (not used by either allocator). */
 int init_new_context(struct sim *s, mm_context_t *ctx, int id);
 void destroy_context(struct sim *s, mm_context_t *ctx);
+
+/* arm64: ASIDs usable by user mms with asid_bits and kpti (ASID 0 is
+ * reserved; with KPTI ASIDs come in pairs). */
+static inline uint32_t arm64_user_asids(int64_t asid_bits, int64_t kpti)
+{
+	return (1u << (asid_bits - (kpti ? 1 : 0))) - 1;
+}
+/* arm64: the kernel's context id of (generation, asid), as active_asids and
+ * reserved_asids hold it; asid_bits is at most 16 */
+static inline uint64_t asid_ctxid(uint64_t gen, uint32_t asid)
+{
+	return gen << 16 | asid;
+}
 
 /* arm64 flush entry points (arch/arm64/include/asm/tlbflush.h) */
 void flush_tlb_mm(struct sim *s, mm_context_t *mm);

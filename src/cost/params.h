@@ -75,6 +75,9 @@
     "C1: fixed part of a __flush_tlb_range call (DSB ISH completion)")           \
   X(tlbi_local_ns, "ns", 0, 40,                                                  \
     "first principles: non-broadcast TLBI + DSB NSH stays inside the core")      \
+  X(asid_bits, "bits", 0, 16,                                                    \
+    "ID_AA64MMFR0_EL1.ASIDBits: 16 on Falkor and most v8.1+ parts; 8 on some "   \
+    "older cores")                                                               \
   X(kpti, "bool", 0, 0,                                                          \
     "kernel-model 8.1: unknown on Jan's host; off by default (doubles user "     \
     "TLBIs when on)")                                                            \
