@@ -299,7 +299,9 @@ static bool check_frame(struct oracle *o, uint32_t f, const char *when)
 /* spec_walks=1 (kernel-model 8.6): an x86 CPU whose CR3 still points at the
  * mm may have filled paging-structure-cache entries speculatively from any
  * table the mm had; unless its PSC was flushed after the table was unlinked,
- * freeing the table leaves it reachable. */
+ * freeing the table leaves it reachable. Only CPUs that load the table's mm:
+ * another PCID's entries are not used before a switch back, which flushes
+ * (the unmap bumped the mm's tlb_gen). */
 static bool check_spec_walk(struct oracle *o, uint32_t f, const char *when)
 {
 	struct sim *s = o->s;
@@ -309,7 +311,8 @@ static bool check_spec_walk(struct oracle *o, uint32_t f, const char *when)
 	struct oracle_frame *of = oracle_frame(o, f);
 	for (int c = 0; c < s->nr_cpus; c++) {
 		const struct arch_cpu *ac = arch_cpu(s, c);
-		if (!ac->loaded_mm || o->psc_epoch[c] >= of->unlink_epoch)
+		if (!ac->loaded_mm || o->psc_epoch[c] >= of->unlink_epoch ||
+		    (of->unlink_mm && ac->loaded_mm != of->unlink_mm))
 			continue;
 		char ent[160];
 		snprintf(ent, sizeof(ent), "cpu %d%s: CR3 still loads the mm; its paging-structure "
@@ -511,7 +514,10 @@ static void on_page_dirtied(void *ctx, uint32_t f)
 static void on_table_unlinked(void *ctx, uint32_t table)
 {
 	struct oracle *o = ctx;
-	oracle_frame(o, table)->unlink_epoch = ++o->unlink_epoch;
+	struct oracle_frame *of = oracle_frame(o, table);
+	struct task *tk = current_task(o->s);	/* free_pgtables runs in the mm's task */
+	of->unlink_epoch = ++o->unlink_epoch;
+	of->unlink_mm = tk && tk->mm ? &tk->mm->context : NULL;
 }
 
 static void on_tables_to_rcu(void *ctx, const uint32_t *tables, uint32_t n)

@@ -842,6 +842,55 @@ static void test_window_arm64_dead_asid_not_i1(void **state)
 	}
 }
 
+/* x86 spec_walks=1 (kernel-model 8.6) with two processes: only a CPU whose
+ * CR3 loads the table's mm can walk into it speculatively. Process B runs
+ * on CPU 1 the whole time (it never flushes its paging-structure caches);
+ * process A on CPU 0 munmaps a page and frees its page tables: not I1 for
+ * CPU 1. (The same with A's own lazy CPU is I1: test_explore
+ * mmap5_x86_prefix_spec_walks_lazy_i1.) */
+struct twoproc {
+	volatile int done;
+	int ran;
+	uint64_t tables_freed;
+};
+
+static void spec_b(struct sim *s, struct sim_thread *t)
+{
+	struct twoproc *p = t->arg;
+	while (!p->done)
+		sim_step(s, YP_USER, 1000);
+}
+
+static void spec_a(struct sim *s, struct sim_thread *t)
+{
+	struct twoproc *p = t->arg;
+	sim_step(s, YP_USER, 10000);	/* B runs on CPU 1 */
+	assert_ptr_equal(arch_cpu(s, 1)->loaded_mm, &tsim_mm(s, 1)->context);
+	uint64_t a = map_and_write(s);
+	uint64_t t0 = s->m.tables_freed;
+	assert_int_equal(sys_munmap(s, a, hw_of(s)->geom.page_size), 0);
+	p->tables_freed = s->m.tables_freed - t0;
+	p->done = 1;
+	p->ran = 1;
+}
+
+static void test_spec_walk_other_process_not_i1(void **state)
+{
+	(void)state;
+	const int64_t ov[] = {P_spec_walks, 1, -1};
+	struct sim *s = tsim_new_p("x86-24", 4, NESTED_FULLMM, ov);
+	struct twoproc p = {0};
+	tsim_spawn_mm(s, spec_a, &p, tsim_mm(s, 0), 0);
+	tsim_spawn_mm(s, spec_b, &p, mm_alloc(s), 1);
+	tsim_run(s);
+	assert_int_equal(p.ran, 1);
+	assert_true(p.tables_freed >= 1);
+	if (s->m.violations)
+		fail_msg("unexpected %s", tsim_violation(s)->text);
+	assert_no_violation(s);
+	tsim_free(s);
+}
+
 /* arm64 ASID reuse. mm A (ASID 1) writes a page on CPU 2; its PTE is
  * cleared without a flush, so the leaf stays cached there. Then CPU 0
  * switches through other mms until the 7 ASIDs of asid_bits=3 run out (or
@@ -936,6 +985,7 @@ int main(void)
 		cmocka_unit_test(test_window_x86_lazy_leaf_behind_tlb_gen_not_i1),
 		cmocka_unit_test(test_window_x86_lazy_leaf_current_tlb_gen_is_i1),
 		cmocka_unit_test(test_window_arm64_dead_asid_not_i1),
+		cmocka_unit_test(test_spec_walk_other_process_not_i1),
 		cmocka_unit_test(test_window_arm64_reused_asid_not_i1),
 		cmocka_unit_test(test_window_arm64_live_asid_is_i1),
 	};
