@@ -45,25 +45,24 @@ enum tlbi_kind { TLBI_VALE1IS, TLBI_VAE1IS, TLBI_ASIDE1IS, TLBI_VAALE1IS, TLBI_V
 		 TLBI_LOCAL, TLBI_KIND_COUNT };
 const char *tlbi_name(enum tlbi_kind k);
 
+/* Per-CPU arch state, laid out in 128 bytes (indexed on hot paths). */
 struct arch_cpu {
 	/* x86 cpu_tlbstate */
 	mm_context_t *loaded_mm;	/* NULL = init_mm */
 	int loaded_mm_asid;
 	int next_asid;
 	bool is_lazy;
+	/* arm64: this CPU's bit of the ASID allocator's tlb_flush_pending (a
+	 * full local flush before its next switch into another mm) */
+	bool flush_pending;
+	/* arm64: the ASID TTBR0 runs with (0 = none) and the mm whose tables it
+	 * holds (active_mm; NULL: none yet) */
+	uint32_t ttbr0_asid;
 	struct {
 		uint64_t ctx_id;
 		uint64_t tlb_gen;
 	} ctxs[TLB_NR_DYN_ASIDS];
-	/* arm64: the mm whose tables TTBR0 holds (active_mm; NULL: none yet)
-	 * and the ASID it runs with (0 = none) */
 	mm_context_t *ttbr0_mm;
-	uint32_t ttbr0_asid;
-	/* arm64 ASID allocator, per CPU (arch/arm64/mm/context.c): active_asids
-	 * and reserved_asids as asid_ctxid() values (0 = none), and this CPU's
-	 * bit of tlb_flush_pending (full local flush before the next switch) */
-	uint64_t active_asid, reserved_asid;
-	bool flush_pending;
 };
 
 /* What a flush did, as observers (the checker's reports, traces) see it. */
@@ -123,15 +122,18 @@ struct machine {
 	uint64_t dvm_free_at;		/* arm64 DVM resource busy until */
 	/* arm64 ASID allocator (arch/arm64/mm/context.c, v5.8): asid_generation
 	 * (counting from 1), asid_map (one bit per ASID index, sized from
-	 * asid_bits at init), NUM_USER_ASIDS, and the index the next search
-	 * starts from (the kernel's cur_idx). With KPTI, ASIDs come in pairs:
-	 * index i is ASID i << 1. */
+	 * asid_bits at init), NUM_USER_ASIDS, the index the next search
+	 * starts from (the kernel's cur_idx) and the per-CPU ASIDs. With KPTI,
+	 * ASIDs come in pairs: index i is ASID i << 1. */
 	struct {
 		uint64_t generation;
 		uint64_t *map;
 		uint32_t nr;
 		uint32_t pair_shift;
 		uint32_t cur_idx;
+		/* per CPU: active_asids and reserved_asids, as asid_ctxid()
+		 * values (0 = none) */
+		uint64_t *active, *reserved;
 	} asid;
 	uint64_t next_ctx_id;
 	uint32_t cpumask_words;

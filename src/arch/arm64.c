@@ -177,14 +177,13 @@ static void flush_context(struct sim *s)
 	struct machine *mc = machine_of(s);
 	memset(mc->asid.map, 0, (mc->asid.nr + 63) / 64 * sizeof(uint64_t));
 	for (int c = 0; c < s->nr_cpus; c++) {
-		struct arch_cpu *ac = &mc->cpu[c];
-		uint64_t id = ac->active_asid;
-		ac->active_asid = 0;
+		uint64_t id = mc->asid.active[c];
+		mc->asid.active[c] = 0;
 		if (id == 0)
-			id = ac->reserved_asid;
+			id = mc->asid.reserved[c];
 		asid_map_test_and_set(mc, (uint32_t)(id & 0xffff) >> mc->asid.pair_shift);
-		ac->reserved_asid = id;
-		ac->flush_pending = true;	/* cpumask_setall(&tlb_flush_pending) */
+		mc->asid.reserved[c] = id;
+		mc->cpu[c].flush_pending = true;	/* cpumask_setall(&tlb_flush_pending) */
 	}
 	s->m.asid_rollovers++;
 }
@@ -193,12 +192,12 @@ static void flush_context(struct sim *s)
  * its number; every CPU holding old_id now holds new_id. */
 static bool check_update_reserved_asid(struct sim *s, uint64_t old_id, uint64_t new_id)
 {
+	uint64_t *reserved = machine_of(s)->asid.reserved;
 	bool hit = false;
 	for (int c = 0; c < s->nr_cpus; c++) {
-		struct arch_cpu *ac = arch_cpu(s, c);
-		if (ac->reserved_asid == old_id) {
+		if (reserved[c] == old_id) {
 			hit = true;
-			ac->reserved_asid = new_id;
+			reserved[c] = new_id;
 		}
 	}
 	return hit;
@@ -251,11 +250,12 @@ static void local_flush_tlb_all(struct sim *s, int cpu)
  * the generation is old, and do the flush this CPU owes a rollover before it
  * runs the new context. ASID-tagged: nothing else is flushed.
  */
+__attribute__((noinline))	/* keep arm64_switch_mm's common "same mm" test small */
 static void check_and_switch_context(struct sim *s, int cpu, mm_context_t *mm)
 {
 	struct machine *mc = machine_of(s);
 	struct arch_cpu *ac = arch_cpu(s, cpu);
-	if (!(mm->asid_gen == mc->asid.generation && ac->active_asid != 0)) {
+	if (!(mm->asid_gen == mc->asid.generation && mc->asid.active[cpu] != 0)) {
 		if (mm->asid_gen != mc->asid.generation)
 			new_context(s, mm);
 		if (ac->flush_pending) {
@@ -263,7 +263,7 @@ static void check_and_switch_context(struct sim *s, int cpu, mm_context_t *mm)
 			local_flush_tlb_all(s, cpu);
 		}
 	}
-	ac->active_asid = asid_ctxid(mm->asid_gen, mm->asid);
+	mc->asid.active[cpu] = asid_ctxid(mm->asid_gen, mm->asid);
 	ac->ttbr0_mm = mm;		/* cpu_switch_mm(mm->pgd, mm) */
 	ac->ttbr0_asid = mm->asid;
 }

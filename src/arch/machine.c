@@ -33,7 +33,9 @@ int machine_init(struct machine *mc, const struct tlbsim_profile *prof, int nr_c
 		mc->asid.generation = 1;
 		mc->asid.cur_idx = 1;
 		mc->asid.map = calloc((mc->asid.nr + 63) / 64, sizeof(uint64_t));
-		if (!mc->asid.map)
+		mc->asid.active = calloc((size_t)nr_cpus, sizeof(uint64_t));
+		mc->asid.reserved = calloc((size_t)nr_cpus, sizeof(uint64_t));
+		if (!mc->asid.map || !mc->asid.active || !mc->asid.reserved)
 			return TLBSIM_ENOMEM;
 	}
 	struct hw_cache_geom cg = {
@@ -49,8 +51,11 @@ void machine_destroy(struct machine *mc)
 	hw_destroy(&mc->hw);
 	free(mc->cpu);
 	free(mc->asid.map);
+	free(mc->asid.active);
+	free(mc->asid.reserved);
 	mc->cpu = NULL;
 	mc->asid.map = NULL;
+	mc->asid.active = mc->asid.reserved = NULL;
 }
 
 /* init_new_context() (arch/x86/include/asm/mmu_context.h: ctx_id from

@@ -211,30 +211,7 @@ static void sim_poll(struct sim *s)
 
 /* ---- switching ---- */
 
-/* Run mode, every SIM_POLL_PERIOD steps (every step while tracing): record
- * the trace, look at the stop flag and the host clock, and stop the run at
- * this event boundary if asked: the time charged so far has elapsed and the
- * thread is never resumed. */
-static void sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_point *yp,
-			  uint64_t a, uint64_t b)
-{
-	uint32_t period = s->trace ? 1 : SIM_POLL_PERIOD;
-	s->slow_countdown = period;
-	sim_trace(s, yp, a, b);
-	s->steps += period;
-	if (s->trace && (s->steps & SIM_POLL_MASK))
-		return;
-	sim_poll(s);
-	if (!s->stopped)
-		return;
-	s->now += t->pending_ns;
-	t->pending_ns = 0;
-	t->state = TS_SLEEPING;
-	for (;;)
-		switch_to_scheduler(s);
-}
-
-static void cpu_pick_next(struct sim *s, int cpu, uint64_t at);
+static inline void cpu_pick_next(struct sim *s, int cpu, uint64_t at);
 
 /* Run mode: is the time slice of t, running at a yield point, over while
  * another thread waits for its CPU? Only in user mode: the kernel is not
@@ -269,6 +246,50 @@ static void preempt(struct sim *s, struct sim_thread *t)
 	switch_to_scheduler(s);
 }
 
+/* A thread now waits in a run queue: from the next step on, run mode takes
+ * the slow path at every step (time slices) until no thread waits. The steps
+ * counted ahead for the window cut short are taken back. */
+static void slow_path_every_step(struct sim *s)
+{
+	if (!s->ex && s->slow_countdown > 1) {
+		s->steps -= s->slow_countdown - 1;
+		s->slow_countdown = 1;
+	s->poll_at = SIM_POLL_PERIOD;
+	}
+}
+
+/* Run mode, every SIM_POLL_PERIOD steps, and every step while tracing or
+ * while a thread waits in a run queue: record the trace; every
+ * SIM_POLL_PERIOD steps look at the stop flag and the host clock and stop
+ * the run at this event boundary if asked (the time charged so far has
+ * elapsed and the thread is never resumed); end the thread's time slice if
+ * it is over. Returns true if t was preempted (it has its CPU back now). So
+ * the common fast path of a step is the one countdown test. */
+static bool sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_point *yp,
+			  uint64_t a, uint64_t b)
+{
+	uint32_t period = s->trace || s->nr_queued ? 1 : SIM_POLL_PERIOD;
+	s->slow_countdown = period;
+	sim_trace(s, yp, a, b);
+	s->steps += period;
+	if (s->steps >= s->poll_at) {
+		s->poll_at = (s->steps | SIM_POLL_MASK) + 1;
+		sim_poll(s);
+		if (s->stopped) {
+			s->now += t->pending_ns;
+			t->pending_ns = 0;
+			t->state = TS_SLEEPING;
+			for (;;)
+				switch_to_scheduler(s);
+		}
+	}
+	if (s->nr_queued && slice_over(s, t)) {
+		preempt(s, t);
+		return true;
+	}
+	return false;
+}
+
 void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, uint64_t a,
 		  uint64_t b)
 {
@@ -284,13 +305,8 @@ void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, u
 		if (!explore_yield(s, t, yp))
 			return;
 	} else {
-		if (__builtin_expect(--s->slow_countdown == 0, 0))
-			sim_step_slow(s, t, yp, a, b);
-		/* nothing queued on any CPU: no time slice can end (one test) */
-		if (__builtin_expect(s->nr_queued != 0, 0) && slice_over(s, t)) {
-			preempt(s, t);
-			return;
-		}
+		if (__builtin_expect(--s->slow_countdown == 0, 0) && sim_step_slow(s, t, yp, a, b))
+			return;		/* preempted at the end of its slice */
 		if (!s->sched->yield(s, t, yp))
 			return;
 	}
@@ -304,7 +320,8 @@ void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, u
  * preemption): the head of the run queue runs after ctx_switch_ns, or, with
  * nothing queued, the CPU goes idle (the machine decides what that means, e.g.
  * x86 lazy TLB). */
-static void cpu_pick_next(struct sim *s, int cpu, uint64_t at)
+static inline __attribute__((always_inline)) void cpu_pick_next(struct sim *s, int cpu,
+								uint64_t at)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
 	struct sim_thread *n = c->rq_head;
@@ -329,6 +346,7 @@ static void cpu_pick_next(struct sim *s, int cpu, uint64_t at)
 	queue_resume(s, n, c->slice_start);
 }
 
+__attribute__((noinline))	/* one call site per lock path; keeps callers small */
 void sim_sleep(struct sim *s)
 {
 	struct sim_thread *t = s->curr;
@@ -376,7 +394,8 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at)
 	else
 		c->rq_head = t;
 	c->rq_tail = t;
-	s->nr_queued++;
+	if (s->nr_queued++ == 0)
+		slow_path_every_step(s);
 }
 
 void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns)
@@ -540,13 +559,12 @@ int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed)
 	s->sched = &sched_time_ordered;
 	s->stack_size = 128 * 1024;
 	s->slow_countdown = 1;
+	s->poll_at = SIM_POLL_PERIOD;
 	rng_seed(&s->rng, seed);
 	coro_init_main(&s->main_co);
 	s->cpus = calloc((size_t)nr_cpus, sizeof(*s->cpus));
 	if (!s->cpus)
 		return TLBSIM_ENOMEM;
-	for (int i = 0; i < nr_cpus; i++)
-		s->cpus[i].id = i;
 	return 0;
 }
 

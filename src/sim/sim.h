@@ -72,8 +72,8 @@ struct sim_thread {
 	struct sim_thread *joiner;
 };
 
+/* 48 bytes: sim_charge indexes this array at every step */
 struct sim_cpu {
-	int id;
 	struct sim_thread *curr;
 	struct sim_thread *rq_head, *rq_tail;
 	uint64_t slice_start;		/* when curr got the CPU (time slices) */
@@ -111,6 +111,7 @@ struct sim {
 	uint64_t steps;			/* yield points passed (run mode: exact while
 					 * tracing, else in units of SIM_POLL_PERIOD) */
 	uint32_t slow_countdown;	/* run mode: steps until sim_step_slow() */
+	uint64_t poll_at;		/* run mode: steps at which to poll next */
 	struct evq q;
 	struct coro main_co;
 	struct sim_thread *curr;	/* running thread, NULL in scheduler */
@@ -118,8 +119,9 @@ struct sim {
 	int nthreads;
 	size_t cap_threads;
 	int live_threads;
-	uint32_t nr_queued;		/* threads waiting in CPU run queues: the
-					 * time-slice test runs only when non-zero */
+	uint32_t nr_queued;		/* threads waiting in CPU run queues; while
+					 * non-zero every step takes the slow path
+					 * (time slices) */
 	const struct sched_ops *sched;
 	struct explore *ex;		/* non-NULL in check mode */
 	struct rng rng;

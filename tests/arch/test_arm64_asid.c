@@ -108,9 +108,9 @@ static void test_allocation_and_rollover(void **state)
 		assert_true(arch_cpu(s, c)->flush_pending);
 		assert_int_equal(hw_of(s)->cpu[c].tlb.ndense, 1);
 	}
-	assert_int_equal(arch_cpu(s, 0)->reserved_asid, asid_ctxid(1, 7));
-	assert_int_equal(arch_cpu(s, 1)->reserved_asid, asid_ctxid(1, 2));
-	assert_int_equal(arch_cpu(s, 2)->reserved_asid, 0);
+	assert_int_equal(machine_of(s)->asid.reserved[0], asid_ctxid(1, 7));
+	assert_int_equal(machine_of(s)->asid.reserved[1], asid_ctxid(1, 2));
+	assert_int_equal(machine_of(s)->asid.reserved[2], 0);
 	/* mm 1 keeps running on CPU 1 with its ASID; CPU 1 has not flushed */
 	want_asid(s, 1, 2, 1);
 	assert_int_equal(arch_cpu(s, 1)->ttbr0_asid, 2);
@@ -120,7 +120,7 @@ static void test_allocation_and_rollover(void **state)
 	assert_int_equal(sw(s, 2, 1), 1);
 	want_asid(s, 1, 2, 2);
 	assert_int_equal(hw_of(s)->cpu[2].tlb.ndense, 0);
-	assert_int_equal(arch_cpu(s, 1)->reserved_asid, asid_ctxid(2, 2));
+	assert_int_equal(machine_of(s)->asid.reserved[1], asid_ctxid(2, 2));
 	/* mm 6 (reserved by CPU 0) keeps 7 too; CPU 3 flushes */
 	assert_int_equal(sw(s, 3, 6), 1);
 	want_asid(s, 6, 7, 2);
@@ -169,7 +169,7 @@ static void test_missed_rollovers_one_flush(void **state)
 	for (int i = 1; i < 8; i++)
 		if (tsim_mm(s, i)->context.asid_gen == gen(s))
 			assert_int_not_equal(tsim_mm(s, i)->context.asid, 1);
-	assert_int_equal(arch_cpu(s, 1)->reserved_asid, asid_ctxid(1, 1));
+	assert_int_equal(machine_of(s)->asid.reserved[1], asid_ctxid(1, 1));
 	uint64_t l0 = s->m.tlbi.local;
 	assert_int_equal(l0, s->m.asid_rollovers);	/* CPU 0, once per rollover */
 	assert_int_equal(sw(s, 1, 7), 1);
