@@ -141,11 +141,13 @@ static void arm64_tlb_flush(struct sim *s, struct mmu_gather *tlb)
  * halved the map whenever CONFIG_UNMAP_KERNEL_AT_EL0 was built in; with
  * kpti=0 this is the kernel built without it).
  */
+/* idx2asid() */
 static uint32_t asid_of_idx(const struct machine *mc, uint32_t idx)
 {
 	return idx << mc->asid.pair_shift;
 }
 
+/* __test_and_set_bit(idx, asid_map) */
 static bool asid_map_test_and_set(struct machine *mc, uint32_t idx)
 {
 	uint64_t bit = 1ull << (idx % 64), *w = &mc->asid.map[idx / 64];
@@ -154,7 +156,7 @@ static bool asid_map_test_and_set(struct machine *mc, uint32_t idx)
 	return was;
 }
 
-/* find_next_zero_bit(asid_map, NUM_USER_ASIDS, from) */
+/* find_next_zero_bit(asid_map, NUM_USER_ASIDS, from) (lib/find_bit.c) */
 static uint32_t asid_map_next_zero(const struct machine *mc, uint32_t from)
 {
 	for (uint32_t i = from; i < mc->asid.nr;) {
@@ -188,8 +190,9 @@ static void flush_context(struct sim *s)
 	s->m.asid_rollovers++;
 }
 
-/* check_update_reserved_asid(): if some CPU reserved old_id, the mm may keep
- * its number; every CPU holding old_id now holds new_id. */
+/* check_update_reserved_asid() (arch/arm64/mm/context.c, v5.8): if some CPU
+ * reserved old_id, the mm may keep its number; every CPU holding old_id now
+ * holds new_id (all of them, so a later rollover still sees the mm). */
 static bool check_update_reserved_asid(struct sim *s, uint64_t old_id, uint64_t new_id)
 {
 	uint64_t *reserved = machine_of(s)->asid.reserved;
@@ -223,7 +226,8 @@ static void new_context(struct sim *s, mm_context_t *mm)
 	if (idx == mc->asid.nr) {
 		gen = ++mc->asid.generation;
 		flush_context(s);
-		/* more ASIDs than CPUs (tlbsim_resolve): this always succeeds */
+		/* tlbsim_resolve asks for more ASIDs than CPUs, so at most
+		 * nr_cpus are reserved and one is free */
 		idx = asid_map_next_zero(mc, 1);
 		SIM_BUG_ON(s, idx == mc->asid.nr);
 	}
@@ -233,8 +237,9 @@ static void new_context(struct sim *s, mm_context_t *mm)
 	mm->asid_gen = gen;
 }
 
-/* local_flush_tlb_all(): TLBI VMALLE1 (not broadcast) + DSB NSH on cpu, the
- * flush a CPU owes after a rollover; counted as a local TLBI. */
+/* local_flush_tlb_all() (arch/arm64/include/asm/tlbflush.h, v5.8): TLBI
+ * VMALLE1 (not broadcast) + DSB NSH on cpu, the flush a CPU owes after a
+ * rollover; counted as a local TLBI, costs tlbi_local_ns of the CPU's time. */
 static void local_flush_tlb_all(struct sim *s, int cpu)
 {
 	struct inv_op all = {.kind = INV_ALL};

@@ -214,8 +214,10 @@ static void sim_poll(struct sim *s)
 static inline void cpu_pick_next(struct sim *s, int cpu, uint64_t at);
 
 /* Run mode: is the time slice of t, running at a yield point, over while
- * another thread waits for its CPU? Only in user mode: the kernel is not
- * preemptible (sim.h), so a thread in a syscall or a fault finishes it. */
+ * another thread waits for its CPU (check_preempt_tick(): the running task
+ * had its ideal runtime, kernel/sched/fair.c, v5.1)? Acted on only in user
+ * mode: the kernel is not preemptible (sim.h), so a thread in a syscall or a
+ * fault finishes it first. */
 static bool slice_over(const struct sim *s, const struct sim_thread *t)
 {
 	const struct sim_cpu *c = &s->cpus[t->cpu];
