@@ -29,7 +29,8 @@
  *    a thread in kernel mode keeps the CPU until it is back in user mode.
  *    sched_slice_ns = 0: no slices (the first thread runs to completion).
  *    Check mode never slices. context_switches counts every hand-over of a
- *    CPU from one thread to another.
+ *    CPU from one thread to another. An oversubscribed workload with short
+ *    slices is preempted and still reproducible.
  */
 #include "test_util.h"
 
@@ -410,6 +411,44 @@ static void test_time_slice_determinism(void **state)
 	assert_memory_equal(&l1, &l2, sizeof(l1));
 }
 
+static void run_oversubscribed(const char *profile, int64_t slice, uint64_t seed,
+			       struct tlbsim_metrics *m)
+{
+	struct tlbsim_config cfg;
+	struct tlbsim_resolved res;
+	char err[256];
+	tlbsim_config_init(&cfg);
+	cfg.profile = profile;
+	cfg.cpus = 2;
+	cfg.threads = 6;
+	cfg.iters = 20;
+	cfg.seed = seed;
+	cfg.overrides[0].param = P_sched_slice_ns;
+	cfg.overrides[0].value = slice;
+	cfg.noverrides = 1;
+	memset(m, 0, sizeof(*m));
+	if (tlbsim_run(&cfg, &res, m, err, sizeof(err)))
+		fail_msg("tlbsim_run: %s", err);
+}
+
+/* mmap8 with 6 threads on 2 CPUs and 2 us slices: threads are preempted
+ * (more CPU hand-overs than without slices), and the run is reproducible. */
+static void test_time_slice_workload_determinism(void **state)
+{
+	(void)state;
+	const char *profiles[] = {"falkor-46", "x86-24"};
+	for (int i = 0; i < 2; i++) {
+		struct tlbsim_metrics a, b, none;
+		run_oversubscribed(profiles[i], 2000, 7, &a);
+		run_oversubscribed(profiles[i], 2000, 7, &b);
+		assert_memory_equal(&a, &b, sizeof(a));
+		run_oversubscribed(profiles[i], 0, 7, &none);
+		assert_true(a.context_switches > none.context_switches);
+		assert_int_equal(a.ops, 6 * 20);
+		assert_int_equal(a.violations, 0);
+	}
+}
+
 /* Check mode keeps its own scheduling: with "always continue" decisions the
  * first thread runs to completion although its slice ended long ago. */
 static void test_time_slice_not_in_check_mode(void **state)
@@ -731,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_time_slice_off),
 		cmocka_unit_test(test_time_slice_not_in_kernel),
 		cmocka_unit_test(test_time_slice_determinism),
+		cmocka_unit_test(test_time_slice_workload_determinism),
 		cmocka_unit_test(test_time_slice_not_in_check_mode),
 		cmocka_unit_test(test_accounting_harness),
 		cmocka_unit_test(test_accounting_tlbsim_run),
