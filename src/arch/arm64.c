@@ -244,7 +244,7 @@ static void local_flush_tlb_all(struct sim *s, int cpu)
 {
 	struct inv_op all = {.kind = INV_ALL};
 	hw_invalidate_cpu(hw_of(s), cpu, &all);
-	s->m.tlbi.local++;
+	(*tlbi_counter(s, TLBI_LOCAL))++;
 	s->cpus[cpu].sys_ns += (uint64_t)P(s, P_tlbi_local_ns);
 }
 
