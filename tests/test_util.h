@@ -10,7 +10,10 @@
  * Thread functions run as simulated tasks, so they may call any kernel-model
  * function (sys_mmap, user_access, tlb_gather_mmu, down_read, ...).
  * tsim_new_p() additionally applies parameter overrides (pairs of id, value,
- * terminated by -1). The oracle is attached, as in every run.
+ * terminated by -1). The oracle is attached, as in every run. More processes:
+ * mm_alloc(s) makes a new address space, tsim_spawn_mm() starts a task in it,
+ * tsim_mm(s, i) finds mm number i; tsim_translate() says which frame a CPU
+ * would read at a VA.
  */
 #ifndef TLBSIM_TEST_UTIL_H
 #define TLBSIM_TEST_UTIL_H
@@ -130,6 +133,30 @@ static inline int tsim_mmu_access(struct sim *s, int cpu, struct mm_struct *mm, 
 		return 0;
 	*fault_pte = acc.live_pte;
 	return -1;
+}
+
+/* What cpu reads at va for mm, as its MMU translates it now (the TLB, else a
+ * walk that fills it, with the CPU's current user tag): the data frame, or
+ * NO_FRAME on a fault. No time is charged. A stale TLB entry of another mm
+ * with the same tag shows here as a foreign frame. */
+static inline uint32_t tsim_translate(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va)
+{
+	struct hw *hw = hw_of(s);
+	uint32_t tag = machine_of(s)->arch->user_tag(s, cpu);
+	struct hw_access acc;
+	hw_access(hw, cpu, mm->pgd, tag, va, false, &acc);
+	if (acc.fault)
+		return NO_FRAME;
+	struct tc_entry *e = tc_lookup(&hw->cpu[cpu].tlb, va >> hw->geom.page_shift,
+				       hw->geom.levels - 1, tag);
+	return e ? e->frame : NO_FRAME;
+}
+
+/* The frame mm's live page tables map at va, or NO_FRAME. */
+static inline uint32_t tsim_pte_frame(struct sim *s, struct mm_struct *mm, uint64_t va)
+{
+	pte_t *ptep = pte_lookup(s, mm, va);
+	return ptep && pte_present(*ptep) ? pte_pfn(*ptep) : NO_FRAME;
 }
 
 #endif

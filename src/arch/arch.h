@@ -29,7 +29,11 @@
 
 /* mm->context: the arch-owned part of an address space */
 typedef struct mm_context {
-	uint32_t asid;		/* arm64: ASID (one generation, no rollover yet) */
+	/* arm64 mm->context.id, split: the ASID number tagged in TLB entries
+	 * and the allocator generation it belongs to (0, 0: none allocated
+	 * yet; the first switch_mm allocates) */
+	uint32_t asid;
+	uint64_t asid_gen;
 	uint64_t ctx_id;	/* x86: mm->context.ctx_id, never reused */
 	uint64_t tlb_gen;	/* x86: mm->context.tlb_gen */
 	uint64_t *cpumask;	/* mm_cpumask(mm) */
@@ -41,18 +45,24 @@ enum tlbi_kind { TLBI_VALE1IS, TLBI_VAE1IS, TLBI_ASIDE1IS, TLBI_VAALE1IS, TLBI_V
 		 TLBI_LOCAL, TLBI_KIND_COUNT };
 const char *tlbi_name(enum tlbi_kind k);
 
+/* Per-CPU arch state, laid out in 128 bytes (indexed on hot paths). */
 struct arch_cpu {
 	/* x86 cpu_tlbstate */
 	mm_context_t *loaded_mm;	/* NULL = init_mm */
 	int loaded_mm_asid;
 	int next_asid;
 	bool is_lazy;
+	/* arm64: this CPU's bit of the ASID allocator's tlb_flush_pending (a
+	 * full local flush before its next switch into another mm) */
+	bool flush_pending;
+	/* arm64: the ASID TTBR0 runs with (0 = none) and the mm whose tables it
+	 * holds (active_mm; NULL: none yet) */
+	uint32_t ttbr0_asid;
 	struct {
 		uint64_t ctx_id;
 		uint64_t tlb_gen;
 	} ctxs[TLB_NR_DYN_ASIDS];
-	/* arm64: ASID currently in TTBR0 (0 = none) */
-	uint32_t ttbr0_asid;
+	mm_context_t *ttbr0_mm;
 };
 
 /* What a flush did, as observers (the checker's reports, traces) see it. */
@@ -114,6 +124,21 @@ struct machine {
 	struct tlbsim_policy policy;	/* every knob; the arch reads x86_lazy */
 	struct arch_cpu *cpu;		/* per CPU */
 	uint64_t dvm_free_at;		/* arm64 DVM resource busy until */
+	/* arm64 ASID allocator (arch/arm64/mm/context.c, v5.8): asid_generation
+	 * (counting from 1), asid_map (one bit per ASID index, sized from
+	 * asid_bits at init), NUM_USER_ASIDS, the index the next search
+	 * starts from (the kernel's cur_idx) and the per-CPU ASIDs. With KPTI,
+	 * ASIDs come in pairs: index i is ASID i << 1. */
+	struct {
+		uint64_t generation;
+		uint64_t *map;
+		uint32_t nr;
+		uint32_t pair_shift;
+		uint32_t cur_idx;
+		/* per CPU: active_asids and reserved_asids, as asid_ctxid()
+		 * values (0 = none) */
+		uint64_t *active, *reserved;
+	} asid;
 	uint64_t next_ctx_id;
 	uint32_t cpumask_words;
 	const struct arch_hooks *hooks;
@@ -138,10 +163,25 @@ int machine_init(struct machine *mc, const struct tlbsim_profile *prof, int nr_c
 		 const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed);
 void machine_destroy(struct machine *mc);
 
-/* init_new_context() / destroy_context() (arch mmu_context.h): ASID and
- * ctx_id as the arch allocators give them (id: the mm's number) */
+/* init_new_context() / destroy_context() (arch mmu_context.h): x86 gets its
+ * ctx_id here; an arm64 ASID is allocated at the first switch_mm, and
+ * destroy_context does not free it (the next rollover reclaims it). id: the
+ * mm's number (not used by either allocator). */
 int init_new_context(struct sim *s, mm_context_t *ctx, int id);
 void destroy_context(struct sim *s, mm_context_t *ctx);
+
+/* arm64: ASIDs usable by user mms with asid_bits and kpti (ASID 0 is
+ * reserved; with KPTI ASIDs come in pairs). */
+static inline uint32_t arm64_user_asids(int64_t asid_bits, int64_t kpti)
+{
+	return (1u << (asid_bits - (kpti ? 1 : 0))) - 1;
+}
+/* arm64: the kernel's context id of (generation, asid), as active_asids and
+ * reserved_asids hold it; asid_bits is at most 16 */
+static inline uint64_t asid_ctxid(uint64_t gen, uint32_t asid)
+{
+	return gen << 16 | asid;
+}
 
 /* arm64 flush entry points (arch/arm64/include/asm/tlbflush.h) */
 void flush_tlb_mm(struct sim *s, mm_context_t *mm);

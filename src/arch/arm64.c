@@ -11,7 +11,15 @@
  * the batch occupies a single serialising DVM resource for n x tlbi_op_ns
  * (queueing behind other CPUs' batches), and the issuing CPU then waits
  * dsb_ns for DSB ISH completion. Contention arises from that queue alone.
+ *
+ * Context switches go through the v5.8 ASID allocator of arch/arm64/mm/
+ * context.c (check_and_switch_context, new_context, flush_context): ASIDs of
+ * asid_bits bits with a generation, reserved across a rollover for the mms
+ * the CPUs are running, and a local full TLB flush on every CPU before it
+ * switches into the new generation.
  */
+#include <string.h>
+
 #include "arch/points.h"
 #include "arch/tlb.h"
 
@@ -122,13 +130,157 @@ static void arm64_tlb_flush(struct sim *s, struct mmu_gather *tlb)
 	__flush_tlb_range(s, tlb->ctx, tlb->start, tlb->end, stride, last_level);
 }
 
-/* check_and_switch_context() (arch/arm64/mm/context.c): ASID-tagged, so a
- * context switch installs TTBR0 and flushes nothing. A CPU going idle keeps
- * TTBR0 (only the ASID matters here). */
+/*
+ * The ASID allocator (arch/arm64/mm/context.c, v5.8). An mm's ASID is valid
+ * while its generation is the current one. When the map has no free ASID
+ * the generation moves on, every CPU's running ASID is carried over
+ * (reserved) and every CPU must invalidate its whole TLB before it next
+ * switches context, so a number is never reused while a stale entry tagged
+ * with it may be used. Differences from the kernel: no locking (the model is
+ * sequential), and KPTI pairs follow the kpti parameter at run time (v5.8
+ * halved the map whenever CONFIG_UNMAP_KERNEL_AT_EL0 was built in; with
+ * kpti=0 this is the kernel built without it).
+ */
+/* idx2asid() */
+static uint32_t asid_of_idx(const struct machine *mc, uint32_t idx)
+{
+	return idx << mc->asid.pair_shift;
+}
+
+/* __test_and_set_bit(idx, asid_map) */
+static bool asid_map_test_and_set(struct machine *mc, uint32_t idx)
+{
+	uint64_t bit = 1ull << (idx % 64), *w = &mc->asid.map[idx / 64];
+	bool was = *w & bit;
+	*w |= bit;
+	return was;
+}
+
+/* find_next_zero_bit(asid_map, NUM_USER_ASIDS, from) (lib/find_bit.c) */
+static uint32_t asid_map_next_zero(const struct machine *mc, uint32_t from)
+{
+	for (uint32_t i = from; i < mc->asid.nr;) {
+		uint64_t free = ~mc->asid.map[i / 64] >> (i % 64);
+		if (free) {
+			uint32_t idx = i + (uint32_t)__builtin_ctzll(free);
+			return idx < mc->asid.nr ? idx : mc->asid.nr;
+		}
+		i = (i / 64 + 1) * 64;
+	}
+	return mc->asid.nr;
+}
+
+/* flush_context() (arch/arm64/mm/context.c, v5.8): a new generation. The map
+ * is rebuilt from what each CPU runs (its active ASID, or, if it has not
+ * switched since the last rollover, the ASID it reserved then), and every CPU
+ * is marked to flush its TLB before its next context switch. */
+static void flush_context(struct sim *s)
+{
+	struct machine *mc = machine_of(s);
+	memset(mc->asid.map, 0, (mc->asid.nr + 63) / 64 * sizeof(uint64_t));
+	for (int c = 0; c < s->nr_cpus; c++) {
+		uint64_t id = mc->asid.active[c];
+		mc->asid.active[c] = 0;
+		if (id == 0)
+			id = mc->asid.reserved[c];
+		asid_map_test_and_set(mc, (uint32_t)(id & 0xffff) >> mc->asid.pair_shift);
+		mc->asid.reserved[c] = id;
+		mc->cpu[c].flush_pending = true;	/* cpumask_setall(&tlb_flush_pending) */
+	}
+	s->m.asid_rollovers++;
+}
+
+/* check_update_reserved_asid() (arch/arm64/mm/context.c, v5.8): if some CPU
+ * reserved old_id, the mm may keep its number; every CPU holding old_id now
+ * holds new_id (all of them, so a later rollover still sees the mm). */
+static bool check_update_reserved_asid(struct sim *s, uint64_t old_id, uint64_t new_id)
+{
+	uint64_t *reserved = machine_of(s)->asid.reserved;
+	bool hit = false;
+	for (int c = 0; c < s->nr_cpus; c++) {
+		if (reserved[c] == old_id) {
+			hit = true;
+			reserved[c] = new_id;
+		}
+	}
+	return hit;
+}
+
+/* new_context() (arch/arm64/mm/context.c, v5.8): an ASID of the current
+ * generation for mm: its old number if that was reserved at the rollover or
+ * is still free, else the next free one after cur_idx, else roll over and
+ * take the first free one. */
+static void new_context(struct sim *s, mm_context_t *mm)
+{
+	struct machine *mc = machine_of(s);
+	uint64_t gen = mc->asid.generation;
+	if (mm->asid_gen) {
+		uint64_t old_id = asid_ctxid(mm->asid_gen, mm->asid);
+		if (check_update_reserved_asid(s, old_id, asid_ctxid(gen, mm->asid)) ||
+		    !asid_map_test_and_set(mc, mm->asid >> mc->asid.pair_shift)) {
+			mm->asid_gen = gen;
+			return;
+		}
+	}
+	uint32_t idx = asid_map_next_zero(mc, mc->asid.cur_idx);
+	if (idx == mc->asid.nr) {
+		gen = ++mc->asid.generation;
+		flush_context(s);
+		/* tlbsim_resolve asks for more ASIDs than CPUs, so at most
+		 * nr_cpus are reserved and one is free */
+		idx = asid_map_next_zero(mc, 1);
+		SIM_BUG_ON(s, idx == mc->asid.nr);
+	}
+	asid_map_test_and_set(mc, idx);
+	mc->asid.cur_idx = idx;
+	mm->asid = asid_of_idx(mc, idx);
+	mm->asid_gen = gen;
+}
+
+/* local_flush_tlb_all() (arch/arm64/include/asm/tlbflush.h, v5.8): TLBI
+ * VMALLE1 (not broadcast) + DSB NSH on cpu, the flush a CPU owes after a
+ * rollover; counted as a local TLBI, costs tlbi_local_ns of the CPU's time. */
+static void local_flush_tlb_all(struct sim *s, int cpu)
+{
+	struct inv_op all = {.kind = INV_ALL};
+	hw_invalidate_cpu(hw_of(s), cpu, &all);
+	(*tlbi_counter(s, TLBI_LOCAL))++;
+	s->cpus[cpu].sys_ns += (uint64_t)P(s, P_tlbi_local_ns);
+}
+
+/*
+ * check_and_switch_context(mm, cpu) (arch/arm64/mm/context.c, v5.8). Fast
+ * path: the mm's ASID is of the current generation and this CPU has switched
+ * since the last rollover (its active ASID is not 0). Otherwise allocate if
+ * the generation is old, and do the flush this CPU owes a rollover before it
+ * runs the new context. ASID-tagged: nothing else is flushed.
+ */
+__attribute__((noinline))	/* keep arm64_switch_mm's common "same mm" test small */
+static void check_and_switch_context(struct sim *s, int cpu, mm_context_t *mm)
+{
+	struct machine *mc = machine_of(s);
+	struct arch_cpu *ac = arch_cpu(s, cpu);
+	if (!(mm->asid_gen == mc->asid.generation && mc->asid.active[cpu] != 0)) {
+		if (mm->asid_gen != mc->asid.generation)
+			new_context(s, mm);
+		if (ac->flush_pending) {
+			ac->flush_pending = false;
+			local_flush_tlb_all(s, cpu);
+		}
+	}
+	mc->asid.active[cpu] = asid_ctxid(mm->asid_gen, mm->asid);
+	ac->ttbr0_mm = mm;		/* cpu_switch_mm(mm->pgd, mm) */
+	ac->ttbr0_asid = mm->asid;
+}
+
+/* switch_mm() / __switch_mm() (arch/arm64/include/asm/mmu_context.h, v5.8):
+ * nothing to do when the CPU already runs next (prev == next, also after
+ * idling with it as active_mm). A kernel thread (next == NULL) keeps the
+ * previous mm, as context_switch() does with enter_lazy_tlb(). */
 static void arm64_switch_mm(struct sim *s, int cpu, mm_context_t *next)
 {
-	if (next)
-		arch_cpu(s, cpu)->ttbr0_asid = next->asid;
+	if (next && arch_cpu(s, cpu)->ttbr0_mm != next)
+		check_and_switch_context(s, cpu, next);
 }
 
 static void arm64_enter_lazy_tlb(struct sim *s, int cpu)

@@ -23,6 +23,21 @@ int machine_init(struct machine *mc, const struct tlbsim_profile *prof, int nr_c
 	mc->cpu = calloc((size_t)nr_cpus, sizeof(*mc->cpu));
 	if (!mc->cpu)
 		return TLBSIM_ENOMEM;
+	if (mc->arch == &arch_arm64_ops) {
+		/* asids_init() (arch/arm64/mm/context.c, v5.8): generation 1, an
+		 * empty map of NUM_USER_ASIDS bits (index 0 is never handed out) */
+		int64_t bits = P(s, P_asid_bits);
+		SIM_BUG_ON(s, bits < 2 || bits > 16);
+		mc->asid.pair_shift = P(s, P_kpti) ? 1 : 0;
+		mc->asid.nr = 1u << (bits - mc->asid.pair_shift);
+		mc->asid.generation = 1;
+		mc->asid.cur_idx = 1;
+		mc->asid.map = calloc((mc->asid.nr + 63) / 64, sizeof(uint64_t));
+		mc->asid.active = calloc((size_t)nr_cpus, sizeof(uint64_t));
+		mc->asid.reserved = calloc((size_t)nr_cpus, sizeof(uint64_t));
+		if (!mc->asid.map || !mc->asid.active || !mc->asid.reserved)
+			return TLBSIM_ENOMEM;
+	}
 	struct hw_cache_geom cg = {
 		.tlb_sets = (uint32_t)P(s, P_tlb_sets), .tlb_ways = (uint32_t)P(s, P_tlb_ways),
 		.wc_sets = (uint32_t)P(s, P_wc_sets), .wc_ways = (uint32_t)P(s, P_wc_ways),
@@ -37,14 +52,22 @@ void machine_destroy(struct machine *mc)
 	sim_destroy(&mc->sim);
 	hw_destroy(&mc->hw);
 	free(mc->cpu);
+	free(mc->asid.map);
+	free(mc->asid.active);
+	free(mc->asid.reserved);
 	mc->cpu = NULL;
+	mc->asid.map = NULL;
+	mc->asid.active = mc->asid.reserved = NULL;
 }
 
+/* init_new_context() (arch/x86/include/asm/mmu_context.h: ctx_id from
+ * last_mm_ctx_id, tlb_gen 1; arch/arm64/include/asm/mmu_context.h: context.id
+ * 0), v5.1..v5.8 */
 int init_new_context(struct sim *s, mm_context_t *ctx, int id)
 {
 	struct machine *mc = machine_of(s);
-	memset(ctx, 0, sizeof(*ctx));
-	ctx->asid = (uint32_t)id + 1;
+	(void)id;
+	memset(ctx, 0, sizeof(*ctx));	/* arm64: context.id = 0, no ASID yet */
 	ctx->ctx_id = mc->next_ctx_id++;
 	ctx->tlb_gen = 1;
 	ctx->cpumask = calloc(mc->cpumask_words, sizeof(uint64_t));
@@ -54,6 +77,8 @@ int init_new_context(struct sim *s, mm_context_t *ctx, int id)
 	return 0;
 }
 
+/* destroy_context(): nothing to free in either allocator; the arm64 ASID
+ * stays marked until a rollover rebuilds the map */
 void destroy_context(struct sim *s, mm_context_t *ctx)
 {
 	(void)s;

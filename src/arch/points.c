@@ -7,7 +7,7 @@
 
 static const char *const tlbi_names[TLBI_KIND_COUNT] = {
 	[TLBI_VALE1IS] = "VALE1IS", [TLBI_VAE1IS] = "VAE1IS", [TLBI_ASIDE1IS] = "ASIDE1IS",
-	[TLBI_VAALE1IS] = "VAALE1IS", [TLBI_VMALLE1IS] = "VMALLE1IS", [TLBI_LOCAL] = "local VALE1",
+	[TLBI_VAALE1IS] = "VAALE1IS", [TLBI_VMALLE1IS] = "VMALLE1IS", [TLBI_LOCAL] = "VMALLE1 (local)",
 };
 
 const char *tlbi_name(enum tlbi_kind k)

@@ -49,6 +49,10 @@ static int param_check(int id, int64_t v, char *err, size_t errlen)
 		snprintf(err, errlen, "parameter %s=%lld: want 1..64", name, (long long)v);
 		return TLBSIM_EINVAL;
 	}
+	if (id == P_asid_bits && (v < 2 || v > 16)) {
+		snprintf(err, errlen, "parameter %s=%lld: want 2..16", name, (long long)v);
+		return TLBSIM_EINVAL;
+	}
 	if (id == P_livelock_faults && (v < 2 || v > 100000000)) {
 		snprintf(err, errlen, "parameter %s=%lld: want 2..100000000", name, (long long)v);
 		return TLBSIM_EINVAL;
@@ -168,6 +172,16 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 	uint64_t entries = (uint64_t)res->cpus *
 			   ((uint64_t)p[P_tlb_sets] * (uint64_t)p[P_tlb_ways] +
 			    (uint64_t)p[P_wc_sets] * (uint64_t)p[P_wc_ways]);
+	/* asids_init() wants more ASIDs than CPUs: after a rollover every CPU
+	 * may hold a reserved one and the allocator still needs a free one */
+	if (res->profile->arch == ARCH_ARM64 &&
+	    arm64_user_asids(p[P_asid_bits], p[P_kpti]) <= (uint32_t)res->cpus) {
+		snprintf(err, errlen, "asid_bits=%lld%s gives %u user ASIDs for %d CPUs: the arm64 "
+			 "ASID allocator needs more ASIDs than CPUs", (long long)p[P_asid_bits],
+			 p[P_kpti] ? " with kpti=1" : "", arm64_user_asids(p[P_asid_bits], p[P_kpti]),
+			 res->cpus);
+		return TLBSIM_EINVAL;
+	}
 	if (entries > (1ull << 26)) {
 		snprintf(err, errlen, "%d CPUs x (tlb_sets x tlb_ways + wc_sets x wc_ways) = %llu "
 			 "cached entries: absurd (limit 67108864)", res->cpus,

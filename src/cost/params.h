@@ -52,6 +52,9 @@
     "first principles: per-iteration user-space overhead of a workload loop")    \
   X(ctx_switch_ns, "ns", 1500, 1500,                                             \
     "first principles: schedule() + switch_mm on an otherwise idle CPU")         \
+  X(sched_slice_ns, "ns", 3000000, 3000000,                                      \
+    "first principles: CFS sched_latency 6 ms shared by two runnable tasks; "    \
+    "sched_min_granularity 0.75 ms")                                             \
   X(wakeup_ns, "ns", 1000, 1000,                                                 \
     "first principles: try_to_wake_up + reschedule IPI to the waker's target")   \
   X(idle_exit_ns, "ns", 2000, 1000,                                              \
@@ -104,6 +107,9 @@
     "C1: fixed part of a __flush_tlb_range call (DSB ISH completion)")           \
   X(tlbi_local_ns, "ns", 0, 40,                                                  \
     "first principles: non-broadcast TLBI + DSB NSH stays inside the core")      \
+  X(asid_bits, "bits", 0, 16,                                                    \
+    "ID_AA64MMFR0_EL1.ASIDBits: 16 on Falkor and most v8.1+ parts; 8 on some "   \
+    "older cores")                                                               \
   X(kpti, "bool", 0, 0,                                                          \
     "unknown on the 2019 Falkor host (not Meltdown-affected); off (doubles user "     \
     "TLBIs when on)")                                                            \

@@ -3,8 +3,13 @@
  * simulation runs, in every mode.
  *
  * Reachability of a cached entry (kernel-model 7):
- *  - arm64: every entry tagged with the ASID of a live mm is reachable (the
- *    allocator never reuses an ASID without a full flush; W3 covers dead mms);
+ *  - arm64: an entry tagged X on CPU c is reachable if a live mm holds ASID X
+ *    in the current generation, except that a CPU that owes a rollover flush
+ *    (flush_pending) can only use entries of the ASID in its TTBR0 (it
+ *    invalidates everything before it switches to anything else); so an
+ *    entry of an ASID number that was reused after a rollover is reachable
+ *    only if it was filled in the new generation. Dead mms (users == 0)
+ *    reach nothing (W3);
  *  - x86: an entry of PCID slot k on CPU c is reachable if slot k belongs to a
  *    live mm and either c has that slot loaded and is not lazy, or the slot's
  *    tlb_gen still equals the mm's (no flush was skipped that switch_mm would
@@ -169,15 +174,23 @@ void oracle_violation(struct oracle *o, enum inv_id kind, int cpu, uint64_t va, 
 }
 
 /* ---- reachability ---- */
+
+/* arm64: the live mm holding ASID asid in the current generation (several
+ * mms may carry the same number from older generations; at most one holds
+ * it now). */
 static struct mm_struct *mm_by_asid(struct oracle *o, uint32_t asid)
 {
 	struct kernel *k = kernel_of(o->s);
-	for (int i = 0; i < k->nr_mms; i++)
-		if (k->mms[i]->context.asid == asid && k->mms[i]->users)
-			return k->mms[i];
+	uint64_t gen = k->mach.asid.generation;
+	for (int i = 0; i < k->nr_mms; i++) {
+		struct mm_struct *mm = k->mms[i];
+		if (mm->context.asid == asid && mm->context.asid_gen == gen && mm->users)
+			return mm;
+	}
 	return NULL;
 }
 
+/* x86: the live mm with this ctx_id (never reused, so at most one). */
 static struct mm_struct *mm_by_ctx(struct oracle *o, uint64_t ctx_id)
 {
 	struct kernel *k = kernel_of(o->s);
@@ -187,24 +200,51 @@ static struct mm_struct *mm_by_ctx(struct oracle *o, uint64_t ctx_id)
 	return NULL;
 }
 
+/* Is the entry e on cpu a reachable translation of the live mm? O(1): the I2
+ * scan asks it for every cached entry in the range. */
+static bool entry_of_mm(struct sim *s, int cpu, const struct tc_entry *e, bool walk,
+			const struct mm_struct *mm)
+{
+	const struct arch_cpu *ac = arch_cpu(s, cpu);
+	if (!mm->users)
+		return false;
+	if (!machine_is_x86(s)) {
+		/* a CPU that owes a rollover flush invalidates everything before
+		 * it next switches; until then it can only use its TTBR0 ASID */
+		if (ac->flush_pending)
+			return e->tag == ac->ttbr0_asid && ac->ttbr0_mm == &mm->context;
+		return e->tag == mm->context.asid &&
+		       mm->context.asid_gen == machine_of(s)->asid.generation;
+	}
+	int slot = P(s, P_pcid) ? (int)e->tag - 1 : 0;
+	if (slot < 0 || slot >= TLB_NR_DYN_ASIDS || ac->ctxs[slot].ctx_id != mm->context.ctx_id)
+		return false;
+	bool loaded = ac->loaded_mm == &mm->context && ac->loaded_mm_asid == slot;
+	if (loaded && (!ac->is_lazy || walk))
+		return true;
+	return ac->ctxs[slot].tlb_gen == mm->context.tlb_gen;
+}
+
 /* The live mm an entry on cpu belongs to if it is reachable, else NULL. */
 static struct mm_struct *entry_reachable(struct oracle *o, int cpu, const struct tc_entry *e,
 					 bool walk)
 {
 	struct sim *s = o->s;
-	if (!machine_is_x86(s))
-		return mm_by_asid(o, e->tag);
 	const struct arch_cpu *ac = arch_cpu(s, cpu);
-	int slot = P(s, P_pcid) ? (int)e->tag - 1 : 0;
-	if (slot < 0 || slot >= TLB_NR_DYN_ASIDS)
-		return NULL;
-	struct mm_struct *mm = mm_by_ctx(o, ac->ctxs[slot].ctx_id);
-	if (!mm)
-		return NULL;
-	bool loaded = ac->loaded_mm == &mm->context && ac->loaded_mm_asid == slot;
-	if (loaded && (!ac->is_lazy || walk))
-		return mm;
-	return ac->ctxs[slot].tlb_gen == mm->context.tlb_gen ? mm : NULL;
+	struct mm_struct *mm;
+	if (!machine_is_x86(s)) {
+		if (ac->flush_pending)
+			mm = ac->ttbr0_mm ? container_of(ac->ttbr0_mm, struct mm_struct, context)
+					  : NULL;
+		else
+			mm = mm_by_asid(o, e->tag);
+	} else {
+		int slot = P(s, P_pcid) ? (int)e->tag - 1 : 0;
+		if (slot < 0 || slot >= TLB_NR_DYN_ASIDS)
+			return NULL;
+		mm = mm_by_ctx(o, ac->ctxs[slot].ctx_id);
+	}
+	return mm && entry_of_mm(s, cpu, e, walk, mm) ? mm : NULL;
 }
 
 static uint64_t entry_va(const struct hw *hw, const struct tc_entry *e, bool walk)
@@ -259,7 +299,9 @@ static bool check_frame(struct oracle *o, uint32_t f, const char *when)
 /* spec_walks=1 (kernel-model 8.6): an x86 CPU whose CR3 still points at the
  * mm may have filled paging-structure-cache entries speculatively from any
  * table the mm had; unless its PSC was flushed after the table was unlinked,
- * freeing the table leaves it reachable. */
+ * freeing the table leaves it reachable. Only CPUs that load the table's mm:
+ * another PCID's entries are not used before a switch back, which flushes
+ * (the unmap bumped the mm's tlb_gen). */
 static bool check_spec_walk(struct oracle *o, uint32_t f, const char *when)
 {
 	struct sim *s = o->s;
@@ -269,7 +311,8 @@ static bool check_spec_walk(struct oracle *o, uint32_t f, const char *when)
 	struct oracle_frame *of = oracle_frame(o, f);
 	for (int c = 0; c < s->nr_cpus; c++) {
 		const struct arch_cpu *ac = arch_cpu(s, c);
-		if (!ac->loaded_mm || o->psc_epoch[c] >= of->unlink_epoch)
+		if (!ac->loaded_mm || o->psc_epoch[c] >= of->unlink_epoch ||
+		    (of->unlink_mm && ac->loaded_mm != of->unlink_mm))
 			continue;
 		char ent[160];
 		snprintf(ent, sizeof(ent), "cpu %d%s: CR3 still loads the mm; its paging-structure "
@@ -434,7 +477,7 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 		for (uint32_t i = 0; (i = tc_find_key_range(tc, i, kfirst, kspan)) < tc->ndense; i++) {
 			const struct tc_entry *e = &tc->e[tc->dense[i]];
 			uint64_t va = e->key << shift;
-			if (entry_reachable(o, c, e, false) != mm)
+			if (!entry_of_mm(s, c, e, false, mm))
 				continue;
 			/* only translations that existed when the call began are
 			 * its business; a page mapped later belongs to a later zap */
@@ -473,7 +516,10 @@ static void on_page_dirtied(void *ctx, uint32_t f)
 static void on_table_unlinked(void *ctx, uint32_t table)
 {
 	struct oracle *o = ctx;
-	oracle_frame(o, table)->unlink_epoch = ++o->unlink_epoch;
+	struct oracle_frame *of = oracle_frame(o, table);
+	struct task *tk = current_task(o->s);	/* free_pgtables runs in the mm's task */
+	of->unlink_epoch = ++o->unlink_epoch;
+	of->unlink_mm = tk && tk->mm ? &tk->mm->context : NULL;
 }
 
 static void on_tables_to_rcu(void *ctx, const uint32_t *tables, uint32_t n)

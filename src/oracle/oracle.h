@@ -79,6 +79,8 @@ struct oracle_thread {
 /* Per-frame observer state (chunked like the frame table). */
 struct oracle_frame {
 	uint64_t unlink_epoch;	/* PGTABLE: epoch when unlinked */
+	const mm_context_t *unlink_mm;	/* PGTABLE: the mm it was unlinked from
+					 * (NULL: not known) */
 	uint64_t map_epoch;	/* DATA: epoch when last mapped (I2) */
 	uint64_t dirty_epoch;	/* DATA: epoch when a PTE last became dirty (I3) */
 };

@@ -177,6 +177,8 @@ static const struct row rows[] = {
 	{"tlbi vale1is", false, get_tlbi_vale1is}, {"tlbi vae1is", false, get_tlbi_vae1is},
 	{"tlbi aside1is", false, get_tlbi_aside1is}, {"tlbi vaale1is", false, get_tlbi_vaale1is},
 	{"tlbi vmalle1is", false, get_tlbi_vmalle1is}, {"tlbi local", false, get_tlbi_local},
+	{"asid_rollovers", false, get_asid_rollovers},
+	{"context_switches", false, get_context_switches},
 	{"dvm_wait", true, get_dvm_wait_ns}, {"lock_wait", true, get_lock_wait_ns},
 	{"tables_freed", false, get_tables_freed}, {"pages_freed", false, get_pages_freed},
 	{"violations", false, get_violations}, {"events", false, get_events},

@@ -211,27 +211,85 @@ static void sim_poll(struct sim *s)
 
 /* ---- switching ---- */
 
-/* Run mode, every SIM_POLL_PERIOD steps (every step while tracing): record
- * the trace, look at the stop flag and the host clock, and stop the run at
- * this event boundary if asked: the time charged so far has elapsed and the
- * thread is never resumed. */
-static void sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_point *yp,
+static inline void cpu_pick_next(struct sim *s, int cpu, uint64_t at);
+
+/* Run mode: is the time slice of t, running at a yield point, over while
+ * another thread waits for its CPU (check_preempt_tick(): the running task
+ * had its ideal runtime, kernel/sched/fair.c, v5.1)? Acted on only in user
+ * mode: the kernel is not preemptible (sim.h), so a thread in a syscall or a
+ * fault finishes it first. */
+static bool slice_over(const struct sim *s, const struct sim_thread *t)
+{
+	const struct sim_cpu *c = &s->cpus[t->cpu];
+	uint64_t slice = (uint64_t)P(s, P_sched_slice_ns);
+	return c->rq_head && slice && t->mode == MODE_USER &&
+	       s->now + t->pending_ns - c->slice_start >= slice;
+}
+
+/*
+ * The slice of t is over (scheduler_tick -> task_tick_fair -> check_preempt_tick
+ * sets need_resched; the switch happens on the way back to user mode,
+ * kernel/sched/core.c and kernel/sched/fair.c, v5.1): t goes to the tail of
+ * its CPU's run queue and the head gets the CPU exactly as after a sleep
+ * (cpu_pick_next: switch_to, ctx_switch_ns). t resumes when it is picked.
+ */
+static void preempt(struct sim *s, struct sim_thread *t)
+{
+	struct sim_cpu *c = &s->cpus[t->cpu];
+	uint64_t at = s->now + t->pending_ns;
+	sim_trace(s, &tp_sched_preempt, 0, 0);
+	t->pending_ns = 0;
+	t->state = TS_RUNNABLE;
+	t->rq_next = NULL;
+	c->rq_tail->rq_next = t;	/* the queue is not empty (slice_over) */
+	c->rq_tail = t;
+	s->nr_queued++;
+	cpu_pick_next(s, t->cpu, at);
+	switch_to_scheduler(s);
+}
+
+/* A thread now waits in a run queue: from the next step on, run mode takes
+ * the slow path at every step (time slices) until no thread waits. The steps
+ * counted ahead for the window cut short are taken back. */
+static void slow_path_every_step(struct sim *s)
+{
+	if (!s->ex && s->slow_countdown > 1) {
+		s->steps -= s->slow_countdown - 1;
+		s->slow_countdown = 1;
+	s->poll_at = SIM_POLL_PERIOD;
+	}
+}
+
+/* Run mode, every SIM_POLL_PERIOD steps, and every step while tracing or
+ * while a thread waits in a run queue: record the trace; every
+ * SIM_POLL_PERIOD steps look at the stop flag and the host clock and stop
+ * the run at this event boundary if asked (the time charged so far has
+ * elapsed and the thread is never resumed); end the thread's time slice if
+ * it is over. Returns true if t was preempted (it has its CPU back now). So
+ * the common fast path of a step is the one countdown test. */
+static bool sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_point *yp,
 			  uint64_t a, uint64_t b)
 {
-	uint32_t period = s->trace ? 1 : SIM_POLL_PERIOD;
+	uint32_t period = s->trace || s->nr_queued ? 1 : SIM_POLL_PERIOD;
 	s->slow_countdown = period;
 	sim_trace(s, yp, a, b);
 	s->steps += period;
-	if (s->trace && (s->steps & SIM_POLL_MASK))
-		return;
-	sim_poll(s);
-	if (!s->stopped)
-		return;
-	s->now += t->pending_ns;
-	t->pending_ns = 0;
-	t->state = TS_SLEEPING;
-	for (;;)
-		switch_to_scheduler(s);
+	if (s->steps >= s->poll_at) {
+		s->poll_at = (s->steps | SIM_POLL_MASK) + 1;
+		sim_poll(s);
+		if (s->stopped) {
+			s->now += t->pending_ns;
+			t->pending_ns = 0;
+			t->state = TS_SLEEPING;
+			for (;;)
+				switch_to_scheduler(s);
+		}
+	}
+	if (s->nr_queued && slice_over(s, t)) {
+		preempt(s, t);
+		return true;
+	}
+	return false;
 }
 
 void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, uint64_t a,
@@ -249,8 +307,8 @@ void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, u
 		if (!explore_yield(s, t, yp))
 			return;
 	} else {
-		if (__builtin_expect(--s->slow_countdown == 0, 0))
-			sim_step_slow(s, t, yp, a, b);
+		if (__builtin_expect(--s->slow_countdown == 0, 0) && sim_step_slow(s, t, yp, a, b))
+			return;		/* preempted at the end of its slice */
 		if (!s->sched->yield(s, t, yp))
 			return;
 	}
@@ -260,9 +318,12 @@ void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, u
 	switch_to_scheduler(s);
 }
 
-/* CPU cpu has nothing to run: go idle (the machine decides what that means,
- * e.g. x86 lazy TLB). */
-static void cpu_pick_next(struct sim *s, int cpu, uint64_t at)
+/* The thread running on CPU cpu gives it up at time at (sleep, exit,
+ * preemption): the head of the run queue runs after ctx_switch_ns, or, with
+ * nothing queued, the CPU goes idle (the machine decides what that means, e.g.
+ * x86 lazy TLB). */
+static inline __attribute__((always_inline)) void cpu_pick_next(struct sim *s, int cpu,
+								uint64_t at)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
 	struct sim_thread *n = c->rq_head;
@@ -276,14 +337,18 @@ static void cpu_pick_next(struct sim *s, int cpu, uint64_t at)
 	if (!c->rq_head)
 		c->rq_tail = NULL;
 	n->rq_next = NULL;
+	s->nr_queued--;
+	s->m.context_switches++;
 	c->curr = n;
 	if (s->cpu_ops)
 		s->cpu_ops->switch_to(s, cpu, n);
 	c->sys_ns += (uint64_t)P(s, P_ctx_switch_ns);
 	n->state = TS_RUNNABLE;
-	queue_resume(s, n, at + (uint64_t)P(s, P_ctx_switch_ns));
+	c->slice_start = at + (uint64_t)P(s, P_ctx_switch_ns);
+	queue_resume(s, n, c->slice_start);
 }
 
+__attribute__((noinline))	/* one call site per lock path; keeps callers small */
 void sim_sleep(struct sim *s)
 {
 	struct sim_thread *t = s->curr;
@@ -320,7 +385,8 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at)
 		if (s->cpu_ops)
 			s->cpu_ops->switch_to(s, t->cpu, t);
 		t->state = TS_RUNNABLE;
-		queue_resume(s, t, at + delay);
+		c->slice_start = at + delay;
+		queue_resume(s, t, c->slice_start);
 		return;
 	}
 	t->state = TS_RUNNABLE;
@@ -330,6 +396,8 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at)
 	else
 		c->rq_head = t;
 	c->rq_tail = t;
+	if (s->nr_queued++ == 0)
+		slow_path_every_step(s);
 }
 
 void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns)
@@ -507,13 +575,12 @@ int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed)
 	s->sched = &sched_time_ordered;
 	s->stack_size = 128 * 1024;
 	s->slow_countdown = 1;
+	s->poll_at = SIM_POLL_PERIOD;
 	rng_seed(&s->rng, seed);
 	coro_init_main(&s->main_co);
 	s->cpus = calloc((size_t)nr_cpus, sizeof(*s->cpus));
 	if (!s->cpus)
 		return TLBSIM_ENOMEM;
-	for (int i = 0; i < nr_cpus; i++)
-		s->cpus[i].id = i;
 	return 0;
 }
 

@@ -21,6 +21,14 @@
  * and DSB completion, IPI rounds). The time-ordered strategy resumes threads
  * in simulated-time order; the exploration strategy (explore.h) plugs in at
  * the same calls.
+ *
+ * CPUs: each has a current thread and a FIFO run queue. A queued thread gets
+ * the CPU when the current one sleeps or exits or, in run mode, when the
+ * current one's time slice (sched_slice_ns, 0 = none) is over: the CFS tick
+ * only sets need_resched, and the modelled kernel is not preemptible (the
+ * PREEMPT_NONE / PREEMPT_VOLUNTARY builds of the seeds' distributions), so
+ * the switch happens at the thread's next yield point in user mode. Check
+ * mode has no time slices (its strategy decides who runs).
  */
 #ifndef TLBSIM_SIM_H
 #define TLBSIM_SIM_H
@@ -64,10 +72,11 @@ struct sim_thread {
 	struct sim_thread *joiner;
 };
 
+/* 48 bytes: sim_charge indexes this array at every step */
 struct sim_cpu {
-	int id;
 	struct sim_thread *curr;
 	struct sim_thread *rq_head, *rq_tail;
+	uint64_t slice_start;		/* when curr got the CPU (time slices) */
 	uint64_t user_ns, sys_ns;
 };
 
@@ -102,6 +111,7 @@ struct sim {
 	uint64_t steps;			/* yield points passed (run mode: exact while
 					 * tracing, else in units of SIM_POLL_PERIOD) */
 	uint32_t slow_countdown;	/* run mode: steps until sim_step_slow() */
+	uint64_t poll_at;		/* run mode: steps at which to poll next */
 	struct evq q;
 	struct coro main_co;
 	struct sim_thread *curr;	/* running thread, NULL in scheduler */
@@ -109,6 +119,9 @@ struct sim {
 	int nthreads;
 	size_t cap_threads;
 	int live_threads;
+	uint32_t nr_queued;		/* threads waiting in CPU run queues; while
+					 * non-zero every step takes the slow path
+					 * (time slices) */
 	const struct sched_ops *sched;
 	struct explore *ex;		/* non-NULL in check mode */
 	struct rng rng;
@@ -186,7 +199,9 @@ void sim_charge(struct sim *s, uint64_t ns);
 void sim_charge_sys(struct sim *s, uint64_t ns);
 void sim_set_mode(struct sim *s, enum cpu_mode mode);
 /* A yield point: charge cost_ns (current mode), record (a, b) if tracing,
- * then let the scheduler decide whether another thread runs first. */
+ * then let the scheduler decide whether another thread runs first. In run
+ * mode a thread in user mode whose time slice (sched_slice_ns) is over while
+ * its CPU's run queue is not empty is preempted here. */
 void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, uint64_t a,
 		  uint64_t b);
 static inline void sim_step(struct sim *s, const struct sim_point *yp, uint64_t cost_ns)

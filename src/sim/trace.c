@@ -19,8 +19,17 @@ static void fmt_exit(char *buf, size_t len, uint64_t a, uint64_t b)
 	snprintf(buf, len, "sched_process_exit");
 }
 
+static void fmt_preempt(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)a;
+	(void)b;
+	snprintf(buf, len, "sched_switch: prev_state=R (time slice over; the thread waits in "
+		 "its CPU's run queue)");
+}
+
 const struct sim_point tp_sched_sleep = {"sched_switch", fmt_sleep, SP_QUIET | SP_LEAVE};
 const struct sim_point tp_sched_exit = {"sched_process_exit", fmt_exit, SP_QUIET | SP_LEAVE};
+const struct sim_point tp_sched_preempt = {"sched_switch", fmt_preempt, SP_QUIET | SP_LEAVE};
 
 void trace_format(const struct trace_rec *t, char *buf, size_t len)
 {

@@ -48,8 +48,9 @@ struct trace_buf {
 	size_t cap;
 };
 
-/* The engine's own events: a thread leaves its CPU to sleep, or exits. */
-extern const struct sim_point tp_sched_sleep, tp_sched_exit;
+/* The engine's own events: a thread leaves its CPU to sleep, exits, or is
+ * preempted at the end of its time slice. */
+extern const struct sim_point tp_sched_sleep, tp_sched_exit, tp_sched_preempt;
 
 /* The text of a record (the point's formatter, or "tlbsim_<name>"). */
 void trace_format(const struct trace_rec *t, char *buf, size_t len);

@@ -19,6 +19,15 @@
  *    TLB_NR_DYN_ASIDS = 6 with a full flush. Without PCID every switch
  *    flushes. In this model init_mm occupies no PCID slot (arch/x86.c), so
  *    the first six user mms take slots 0..5 and the 7th wraps to slot 0.
+ *  - with processes [4.2]: 8 processes rotating on one CPU by time slices
+ *    take PCID slots round-robin (more processes than the 6 slots: a switch
+ *    to an evicted mm takes the next slot and flushes it, a switch to an mm
+ *    still in a slot whose tlb_gen is current does not), every access reads
+ *    the process's own frame, and the loaded slot is always caught up to the
+ *    mm's tlb_gen. A flush of mm A (munmap on another CPU) while CPU 0 runs
+ *    another mm sends CPU 0 no IPI (it left A's mm_cpumask); the slot's
+ *    tlb_gen stays behind and the switch back to A flushes it (one full
+ *    flush), so the unmapped page is gone and nothing is an I1/I2.
  *  - ptep_set_access_flags [4.6]: x86 stores the PTE only if changed &&
  *    dirty and never flushes; arm64 v5.1 [5.3]: if the PTE changed, update
  *    it and flush_tlb_fix_spurious_fault = flush_tlb_page = one VALE1IS.
@@ -341,6 +350,188 @@ static void test_pcid_slots(void **state)
 	tsim_free(s);
 }
 
+/* ---- processes: PCID slots and tlb_gen catch-up with real threads ---- */
+
+#define NPROC 8
+#define SLICE 1000000
+#define STEP 100000
+
+/* What the test expects of CPU 0's slots, kept by the rule of
+ * choose_new_asid (not by reading the model). */
+struct rr {
+	uint64_t slot_ctx[TLB_NR_DYN_ASIDS];
+	int next;
+	const mm_context_t *last;	/* mm the test last saw on CPU 0 */
+	uint64_t want_full;		/* full flushes the rule predicts */
+	int switches, misses, wrong, behind, finished;
+};
+
+/* Called by a thread of CPU 0 as soon as it can have been switched in (at
+ * start and after every point where it can be preempted); mapped: H is
+ * mapped, check what the CPU reads there. */
+static void note_switch(struct sim *s, struct sim_thread *t, struct rr *r, bool mapped)
+{
+	const mm_context_t *me = &task_of(t)->mm->context;
+	const struct arch_cpu *ac = arch_cpu(s, 0);
+	assert_ptr_equal(ac->loaded_mm, me);
+	if (r->last != me) {
+		r->switches++;
+		int slot = -1;
+		for (int i = 0; i < TLB_NR_DYN_ASIDS; i++)
+			if (r->slot_ctx[i] == me->ctx_id)
+				slot = i;
+		if (slot < 0) {		/* evicted or new: next slot, full flush */
+			slot = r->next;
+			r->next = (r->next + 1) % TLB_NR_DYN_ASIDS;
+			r->slot_ctx[slot] = me->ctx_id;
+			r->want_full++;
+			r->misses++;
+		}
+		assert_int_equal(ac->loaded_mm_asid, slot);
+		r->last = me;
+	}
+	/* the loaded slot is caught up with the mm */
+	if (ac->ctxs[ac->loaded_mm_asid].tlb_gen != me->tlb_gen)
+		r->behind++;
+	if (!mapped)
+		return;
+	uint32_t want = tsim_pte_frame(s, task_of(t)->mm, H);
+	if (want == NO_FRAME || tsim_translate(s, 0, task_of(t)->mm, H) != want)
+		r->wrong++;
+}
+
+static void rr_proc(struct sim *s, struct sim_thread *t)
+{
+	struct rr *r = t->arg;
+	int rounds = 2 + t->id % 3;	/* processes finish at different times */
+	note_switch(s, t, r, false);
+	assert_true(sys_mmap(s, H, PG, TLBSIM_MAP_PRIVATE) == H);
+	for (int round = 0; round < rounds; round++) {
+		assert_int_equal(user_access(s, H, true), 0);
+		note_switch(s, t, r, true);
+		for (int k = 0; k < 10; k++) {
+			sim_step(s, YP_USER, STEP);
+			note_switch(s, t, r, true);
+		}
+	}
+	r->finished++;
+}
+
+static void test_pcid_slots_processes(void **state)
+{
+	(void)state;
+	const int64_t ov[] = {P_sched_slice_ns, SLICE, -1};
+	struct sim *s = tsim_new_p("x86-24", 4, NESTED_FULLMM, ov);
+	struct rr r = {0};
+	tsim_spawn_mm(s, rr_proc, &r, tsim_mm(s, 0), 0);
+	for (int i = 1; i < NPROC; i++)
+		tsim_spawn_mm(s, rr_proc, &r, mm_alloc(s), 0);
+	tsim_run(s);
+	assert_int_equal(r.finished, NPROC);
+	assert_int_equal(r.wrong, 0);
+	assert_int_equal(r.behind, 0);
+	/* the first switch came from idle; every other one is a CPU hand-over */
+	assert_int_equal(r.switches, (int)s->m.context_switches + 1);
+	/* more processes than slots: evictions; once only a few are left,
+	 * switches hit their slots */
+	assert_true(r.misses > NPROC);
+	assert_true(r.misses < r.switches);
+	/* nothing else flushed: every full flush is a slot the rule predicts */
+	assert_int_equal(s->m.flush_full, r.want_full);
+	assert_int_equal(s->m.ipi_sent, 0);
+	if (s->m.violations)
+		fail_msg("%s", tsim_violation(s)->text);
+	tsim_free(s);
+}
+
+/* tlb_gen catch-up across processes: process A runs a0 on CPU 0 (sharing it
+ * with process B) and a1 on CPU 1. */
+struct catchup {
+	struct sim_thread *a0;
+	volatile int a0_asleep, unmapped, b_stop;
+	uint64_t full_after_unmap, ipi_unmap, gen_after_unmap;
+	int slot;
+	uint64_t slot_gen_before;
+	int ran;
+};
+
+static void catchup_a0(struct sim *s, struct sim_thread *t)
+{
+	struct catchup *c = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	assert_true(sys_mmap(s, H, 2 * PG, TLBSIM_MAP_PRIVATE) == H);
+	assert_int_equal(user_access(s, H, true), 0);
+	assert_int_equal(user_access(s, H + PG, true), 0);
+	uint32_t old = tsim_pte_frame(s, mm, H);
+	assert_int_equal(tsim_translate(s, 0, mm, H), old);
+	c->slot = arch_cpu(s, 0)->loaded_mm_asid;
+	c->a0_asleep = 1;
+	sim_sleep(s);		/* CPU 0 switches to B */
+	/* back on CPU 0 after a1's munmap: the switch found the slot behind */
+	assert_true(c->unmapped);
+	const struct arch_cpu *ac = arch_cpu(s, 0);
+	assert_ptr_equal(ac->loaded_mm, &mm->context);
+	assert_int_equal(ac->loaded_mm_asid, c->slot);
+	assert_int_equal(s->m.flush_full - c->full_after_unmap, 1);
+	assert_int_equal(ac->ctxs[c->slot].tlb_gen, mm->context.tlb_gen);
+	/* the unmapped page is gone from CPU 0; the other one is still ours */
+	assert_int_equal(tsim_translate(s, 0, mm, H), NO_FRAME);
+	assert_int_equal(tsim_translate(s, 0, mm, H + PG), tsim_pte_frame(s, mm, H + PG));
+	c->b_stop = 1;
+	c->ran = 1;
+}
+
+static void catchup_a1(struct sim *s, struct sim_thread *t)
+{
+	struct catchup *c = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	while (!c->a0_asleep)
+		sim_step(s, YP_USER, 1000);
+	sim_step(s, YP_USER, 100000);	/* B now runs on CPU 0 */
+	const struct arch_cpu *ac0 = arch_cpu(s, 0);
+	assert_ptr_not_equal(ac0->loaded_mm, &mm->context);
+	assert_false(in_cpumask(mm, 0));
+	c->slot_gen_before = ac0->ctxs[c->slot].tlb_gen;
+	uint64_t ipi0 = s->m.ipi_sent;
+	assert_int_equal(sys_munmap(s, H, PG), 0);
+	c->ipi_unmap = s->m.ipi_sent - ipi0;
+	c->gen_after_unmap = mm->context.tlb_gen;
+	/* CPU 0's slot of A is behind now, and its leaf of H still there */
+	assert_true(ac0->ctxs[c->slot].tlb_gen < mm->context.tlb_gen);
+	assert_int_equal(ac0->ctxs[c->slot].ctx_id, mm->context.ctx_id);
+	c->full_after_unmap = s->m.flush_full;
+	c->unmapped = 1;
+	sim_wake(s, c->a0, (uint64_t)P(s, P_wakeup_ns));	/* queued behind B */
+}
+
+static void catchup_b(struct sim *s, struct sim_thread *t)
+{
+	struct catchup *c = t->arg;
+	assert_true(sys_mmap(s, H, PG, TLBSIM_MAP_PRIVATE) == H);
+	assert_int_equal(user_access(s, H, true), 0);
+	while (!c->b_stop)	/* never sleeps: a0 gets CPU 0 back by a slice */
+		sim_step(s, YP_USER, STEP);
+}
+
+static void test_tlb_gen_catch_up_processes(void **state)
+{
+	(void)state;
+	const int64_t ov[] = {P_sched_slice_ns, SLICE, -1};
+	struct sim *s = tsim_new_p("x86-24", 4, NESTED_FULLMM, ov);
+	struct catchup c = {0};
+	struct mm_struct *a = tsim_mm(s, 0), *b = mm_alloc(s);
+	c.a0 = tsim_spawn_mm(s, catchup_a0, &c, a, 0);
+	tsim_spawn_mm(s, catchup_a1, &c, a, 1);
+	tsim_spawn_mm(s, catchup_b, &c, b, 0);
+	tsim_run(s);
+	assert_int_equal(c.ran, 1);
+	assert_int_equal(c.ipi_unmap, 0);	/* CPU 0 was not in A's mm_cpumask */
+	assert_true(c.slot_gen_before < c.gen_after_unmap);
+	if (s->m.violations)
+		fail_msg("%s", tsim_violation(s)->text);
+	tsim_free(s);
+}
+
 /* Without PCID there is one context: every switch to another mm flushes. */
 static void test_no_pcid_every_switch_flushes(void **state)
 {
@@ -484,6 +675,8 @@ int main(void)
 		cmocka_unit_test(test_tlb_gen_catch_up),
 		cmocka_unit_test(test_pcid_slots),
 		cmocka_unit_test(test_no_pcid_every_switch_flushes),
+		cmocka_unit_test(test_pcid_slots_processes),
+		cmocka_unit_test(test_tlb_gen_catch_up_processes),
 		cmocka_unit_test(test_x86_set_access_flags_no_flush),
 		cmocka_unit_test(test_arm64_set_access_flags_flushes),
 	};

@@ -30,6 +30,13 @@
  *  windows      x86 lazy-CPU leaves whose tlb_gen is behind the mm's and
  *               arm64 leaves tagged with the ASID of no live mm are not
  *               reachable, so they are not I1.
+ *  ASID reuse   (kernel-model 3.6, arch/arm64/mm/context.c) an arm64 leaf
+ *               tagged X is reachable if a live mm holds X in the current
+ *               generation; but a CPU that owes a rollover flush can only
+ *               use entries of the ASID in its TTBR0 before it invalidates
+ *               everything: a leaf of an mm whose number was handed to
+ *               another mm at the rollover is not I1, while the leaf of the
+ *               mm the CPU still runs (its ASID reserved) is.
  */
 #include "test_util.h"
 
@@ -998,6 +1005,128 @@ static void test_livelock_remote_stale_readonly(void **state)
 	}
 }
 
+/* x86 spec_walks=1 (kernel-model 8.6) with two processes: only a CPU whose
+ * CR3 loads the table's mm can walk into it speculatively. Process B runs
+ * on CPU 1 the whole time (it never flushes its paging-structure caches);
+ * process A on CPU 0 munmaps a page and frees its page tables: not I1 for
+ * CPU 1. (The same with A's own lazy CPU is I1: test_explore
+ * mmap5_x86_prefix_spec_walks_lazy_i1.) */
+struct twoproc {
+	volatile int done;
+	int ran;
+	uint64_t tables_freed;
+};
+
+static void spec_b(struct sim *s, struct sim_thread *t)
+{
+	struct twoproc *p = t->arg;
+	while (!p->done)
+		sim_step(s, YP_USER, 1000);
+}
+
+static void spec_a(struct sim *s, struct sim_thread *t)
+{
+	struct twoproc *p = t->arg;
+	sim_step(s, YP_USER, 10000);	/* B runs on CPU 1 */
+	assert_ptr_equal(arch_cpu(s, 1)->loaded_mm, &tsim_mm(s, 1)->context);
+	uint64_t a = map_and_write(s);
+	uint64_t t0 = s->m.tables_freed;
+	assert_int_equal(sys_munmap(s, a, hw_of(s)->geom.page_size), 0);
+	p->tables_freed = s->m.tables_freed - t0;
+	p->done = 1;
+	p->ran = 1;
+}
+
+static void test_spec_walk_other_process_not_i1(void **state)
+{
+	(void)state;
+	const int64_t ov[] = {P_spec_walks, 1, -1};
+	struct sim *s = tsim_new_p("x86-24", 4, NESTED_FULLMM, ov);
+	struct twoproc p = {0};
+	tsim_spawn_mm(s, spec_a, &p, tsim_mm(s, 0), 0);
+	tsim_spawn_mm(s, spec_b, &p, mm_alloc(s), 1);
+	tsim_run(s);
+	assert_int_equal(p.ran, 1);
+	assert_true(p.tables_freed >= 1);
+	if (s->m.violations)
+		fail_msg("unexpected %s", tsim_violation(s)->text);
+	assert_no_violation(s);
+	tsim_free(s);
+}
+
+/* arm64 ASID reuse. mm A (ASID 1) writes a page on CPU 2; its PTE is
+ * cleared without a flush, so the leaf stays cached there. Then CPU 0
+ * switches through other mms until the 7 ASIDs of asid_bits=3 run out (or
+ * not), and A's page is freed. */
+enum reuse_variant {
+	REUSE_AFTER_ROLLOVER,	/* CPU 2 left A first; A's number went to another mm */
+	REUSE_NO_ROLLOVER,	/* CPU 2 left A; no rollover: A still holds ASID 1 */
+	REUSE_CPU_KEEPS_MM,	/* CPU 2 still runs A across the rollover (reserved) */
+};
+
+static void reuse_writer(struct sim *s, struct sim_thread *t)
+{
+	struct one *o = t->arg;
+	o->va = map_and_write(s);
+	o->frame = clear_pte(s, task_of(t)->mm, o->va);
+	o->ran = 1;
+}
+
+static struct sim *run_reuse(enum reuse_variant v, struct one *o)
+{
+	const int64_t ov[] = {P_asid_bits, 3, -1};
+	struct sim *s;
+	run_one("falkor-46", 4, reuse_writer, o, 2, &s, ov);
+	const struct arch_ops *arch = machine_of(s)->arch;
+	struct mm_struct *a = tsim_mm(s, 0);
+	assert_int_equal(a->context.asid, 1);
+	for (int i = 1; i <= 8; i++)
+		assert_non_null(mm_alloc(s));
+	int next = 1;
+	if (v != REUSE_CPU_KEEPS_MM)
+		arch->switch_mm(s, 2, &tsim_mm(s, next++)->context);	/* ASID 2 */
+	/* ASIDs up to 7, then (but for REUSE_NO_ROLLOVER) one mm more */
+	int last = v == REUSE_NO_ROLLOVER ? 6 : 7;
+	while (next <= last)
+		arch->switch_mm(s, 0, &tsim_mm(s, next++)->context);
+	assert_int_equal(s->m.asid_rollovers, v == REUSE_NO_ROLLOVER ? 0 : 1);
+	if (v == REUSE_AFTER_ROLLOVER) {
+		/* the last mm got A's number in the new generation */
+		assert_int_equal(tsim_mm(s, last)->context.asid, 1);
+		assert_int_equal(tsim_mm(s, last)->context.asid_gen, 2);
+	}
+	/* A's leaf really is still on CPU 2 */
+	assert_non_null(leaf_entry(s, 2, o->va, 1));
+	frame_of(hw_of(s), o->frame)->refcount = 0;
+	frame_free(hw_of(s), o->frame);
+	return s;
+}
+
+static void test_window_arm64_reused_asid_not_i1(void **state)
+{
+	(void)state;
+	struct one o = {0};
+	struct sim *s = run_reuse(REUSE_AFTER_ROLLOVER, &o);
+	assert_true(arch_cpu(s, 2)->flush_pending);
+	if (s->m.violations)
+		fail_msg("unexpected %s", tsim_violation(s)->text);
+	assert_no_violation(s);
+	tsim_free(s);
+}
+
+static void test_window_arm64_live_asid_is_i1(void **state)
+{
+	(void)state;
+	for (int v = REUSE_NO_ROLLOVER; v <= REUSE_CPU_KEEPS_MM; v++) {
+		struct one o = {0};
+		struct sim *s = run_reuse((enum reuse_variant)v, &o);
+		assert_violation(s, INV_I1);
+		assert_int_equal(tsim_violation(s)->cpu, 2);
+		assert_int_equal(tsim_violation(s)->frame, o.frame);
+		tsim_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1021,6 +1150,9 @@ int main(void)
 		cmocka_unit_test(test_window_arm64_dead_asid_not_i1),
 		cmocka_unit_test(test_i3_writeback),
 		cmocka_unit_test(test_livelock_remote_stale_readonly),
+		cmocka_unit_test(test_spec_walk_other_process_not_i1),
+		cmocka_unit_test(test_window_arm64_reused_asid_not_i1),
+		cmocka_unit_test(test_window_arm64_live_asid_is_i1),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,6 +81,14 @@ tlbsim_cli(err_D_unknown 2 STDERR "unknown parameter 'unknown'" ARGS run mmap8 -
 tlbsim_cli(err_D_negative 2 STDERR "tlbi_op_ns" ARGS run mmap8 -D tlbi_op_ns=-1)
 tlbsim_cli(err_D_tlb_sets_not_pow2 2 STDERR "tlb_sets" "power of two"
            ARGS run mmap8 -D tlb_sets=3)
+tlbsim_cli(err_D_asid_bits_low 2 STDERR "asid_bits=1" "2\\.\\.16" ARGS run mmap8 -D asid_bits=1)
+tlbsim_cli(err_D_asid_bits_high 2 STDERR "asid_bits=17" "2\\.\\.16" ARGS run mmap8 -D asid_bits=17)
+tlbsim_cli(err_asid_bits_for_cpus 2 STDERR "asid_bits=3 gives 7 user ASIDs for 8 CPUs"
+           "more ASIDs than CPUs" ARGS run mmap8 -D asid_bits=3 --cpus 8)
+tlbsim_cli(err_asid_bits_kpti_for_cpus 2 STDERR "asid_bits=4 with kpti=1 gives 7 user ASIDs"
+           ARGS run mmap8 -D asid_bits=4 -D kpti=1 --cpus 7)
+tlbsim_cli(run_asid_bits_small 0 STDOUT "^asid_rollovers +0$" "^context_switches +[0-9]"
+           ARGS run mmap8 --iters 2 --threads 2 --cpus 4 -D asid_bits=3)
 tlbsim_cli(err_missing_workload 2 STDERR "missing WORKLOAD" ARGS run)
 tlbsim_cli(err_compare_one_policy 2 STDERR "at least two --policy"
            ARGS compare mmap8 --policy nested=prefix)

@@ -20,6 +20,17 @@
  *    two sims in one process do not interfere;
  *  - rng: xoshiro256** seeded through splitmix64 (sim.c), rng_below(n) in
  *    [0, n).
+ *  - time slices (CFS: scheduler_tick -> check_preempt_tick sets
+ *    need_resched once the running task had its slice while others wait;
+ *    kernel/sched/fair.c, v5.1): in run mode a thread at a user-mode yield
+ *    point whose CPU has a queued thread and that has held the CPU for
+ *    sched_slice_ns goes to the tail of the run queue; the head runs after
+ *    ctx_switch_ns. The kernel is not preemptible (PREEMPT_NONE/VOLUNTARY):
+ *    a thread in kernel mode keeps the CPU until it is back in user mode.
+ *    sched_slice_ns = 0: no slices (the first thread runs to completion).
+ *    Check mode never slices. context_switches counts every hand-over of a
+ *    CPU from one thread to another. An oversubscribed workload with short
+ *    slices is preempted and still reproducible.
  */
 #include "test_util.h"
 
@@ -265,6 +276,199 @@ static void test_join(void **state)
 	assert_int_equal(j.ran, 1);
 	assert_int_equal(j.a_resume, j.b_exit + WAKEUP + IDLE_EXIT);
 	assert_int_equal(j.a_second, j.a_resume);
+	tsim_free(s);
+}
+
+/* ---- time slices ---- */
+
+#define SLICE 1000000
+#define STEP 100000
+
+struct slice_log {
+	int id[256];
+	uint64_t t[256];
+	int n;
+	int sys_steps[2];	/* thread i: steps in kernel mode first */
+	int steps;
+};
+
+static void slice_thread(struct sim *s, struct sim_thread *t)
+{
+	struct slice_log *l = t->arg;
+	int me = t->id;		/* spawned first: 0, second: 1 */
+	for (int i = 0; i < l->steps; i++) {
+		assert_true(l->n < 256);
+		l->id[l->n] = me;
+		l->t[l->n++] = s->now;
+		if (i < l->sys_steps[me])
+			sim_set_mode(s, MODE_SYS);
+		sim_step(s, YP_USER, STEP);
+		sim_set_mode(s, MODE_USER);
+	}
+}
+
+static struct sim *slice_sim(int64_t slice, struct slice_log *l)
+{
+	const int64_t ov[] = {P_sched_slice_ns, slice, P_ctx_switch_ns, CTXSW, P_cr3_flush_ns, 0,
+			      -1};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, ov);
+	struct sim_thread *a = tsim_spawn(s, slice_thread, l, 0);
+	struct sim_thread *b = tsim_spawn(s, slice_thread, l, 0);
+	assert_int_equal(a->id, 0);
+	assert_int_equal(b->id, 1);
+	return s;
+}
+
+/* Two threads on one CPU that never sleep alternate every slice: each runs
+ * exactly SLICE / STEP steps, and the other starts ctx_switch_ns after the
+ * switch. */
+static void test_time_slice_alternates(void **state)
+{
+	(void)state;
+	struct slice_log l = {.steps = 35};
+	struct sim *s = slice_sim(SLICE, &l);
+	tsim_run(s);
+	assert_int_equal(l.n, 70);
+	/* A B A B A B A B: 10 steps each (one slice), then A's last 5 steps
+	 * and its exit, then B's last 5 */
+	const int want_id[] = {0, 1, 0, 1, 0, 1, 0, 1}, want_len[] = {10, 10, 10, 10, 10, 10, 5, 5};
+	int seg = 0, len = 0;
+	for (int i = 0; i < l.n; i++) {
+		if (i > 0 && l.id[i] != l.id[i - 1]) {
+			assert_int_equal(len, want_len[seg]);
+			/* the other thread starts ctx_switch_ns after the switch */
+			assert_int_equal(l.t[i], l.t[i - 1] + STEP + CTXSW);
+			seg++;
+			len = 0;
+		} else if (i > 0) {
+			assert_int_equal(l.t[i], l.t[i - 1] + STEP);
+		}
+		assert_true(seg < 8);
+		assert_int_equal(l.id[i], want_id[seg]);
+		len++;
+	}
+	assert_int_equal(seg, 7);
+	assert_int_equal(len, 5);
+	assert_int_equal(l.t[SLICE / STEP], l.t[0] + SLICE + CTXSW);
+	/* every hand-over of CPU 0 from one thread to the other, the last one
+	 * at A's exit */
+	assert_int_equal(s->m.context_switches, 7);
+	assert_int_equal(s->nr_queued, 0);
+	tsim_free(s);
+}
+
+/* sched_slice_ns = 0: no slices; the first thread runs to completion, the
+ * second starts ctx_switch_ns after it exits (one context switch). */
+static void test_time_slice_off(void **state)
+{
+	(void)state;
+	struct slice_log l = {.steps = 35};
+	struct sim *s = slice_sim(0, &l);
+	tsim_run(s);
+	assert_int_equal(l.n, 70);
+	for (int i = 0; i < 35; i++) {
+		assert_int_equal(l.id[i], 0);
+		assert_int_equal(l.id[35 + i], 1);
+	}
+	assert_int_equal(l.t[35], l.t[34] + STEP + CTXSW);
+	assert_int_equal(s->m.context_switches, 1);
+	tsim_free(s);
+}
+
+/* A thread in the kernel is not preempted: its slice ended at 1 ms, but it
+ * was in kernel mode until 2.5 ms; the switch happens at its first yield
+ * point back in user mode (2.6 ms). */
+static void test_time_slice_not_in_kernel(void **state)
+{
+	(void)state;
+	struct slice_log l = {.steps = 30, .sys_steps = {25, 0}};
+	struct sim *s = slice_sim(SLICE, &l);
+	tsim_run(s);
+	uint64_t t0 = l.t[0];
+	int first_b = -1;
+	for (int i = 0; i < l.n && first_b < 0; i++)
+		if (l.id[i] == 1)
+			first_b = i;
+	assert_int_equal(first_b, 26);
+	assert_int_equal(l.t[first_b], t0 + 26 * STEP + CTXSW);
+	tsim_free(s);
+}
+
+/* Same configuration, same schedule; a run of mmap8 with more threads than
+ * CPUs (time slices and run queues in use) is reproducible. */
+static void test_time_slice_determinism(void **state)
+{
+	(void)state;
+	struct slice_log l1 = {.steps = 35}, l2 = {.steps = 35};
+	struct sim *s = slice_sim(SLICE, &l1);
+	tsim_run(s);
+	struct tlbsim_metrics m1 = s->m;
+	tsim_free(s);
+	s = slice_sim(SLICE, &l2);
+	tsim_run(s);
+	assert_memory_equal(&m1, &s->m, sizeof(m1));
+	tsim_free(s);
+	assert_memory_equal(&l1, &l2, sizeof(l1));
+}
+
+static void run_oversubscribed(const char *profile, int64_t slice, uint64_t seed,
+			       struct tlbsim_metrics *m)
+{
+	struct tlbsim_config cfg;
+	struct tlbsim_resolved res;
+	char err[256];
+	tlbsim_config_init(&cfg);
+	cfg.profile = profile;
+	cfg.cpus = 2;
+	cfg.threads = 6;
+	cfg.iters = 20;
+	cfg.seed = seed;
+	cfg.overrides[0].param = P_sched_slice_ns;
+	cfg.overrides[0].value = slice;
+	cfg.noverrides = 1;
+	memset(m, 0, sizeof(*m));
+	if (tlbsim_run(&cfg, &res, m, err, sizeof(err)))
+		fail_msg("tlbsim_run: %s", err);
+}
+
+/* mmap8 with 6 threads on 2 CPUs and 2 us slices: threads are preempted
+ * (more CPU hand-overs than without slices), and the run is reproducible. */
+static void test_time_slice_workload_determinism(void **state)
+{
+	(void)state;
+	const char *profiles[] = {"falkor-46", "x86-24"};
+	for (int i = 0; i < 2; i++) {
+		struct tlbsim_metrics a, b, none;
+		run_oversubscribed(profiles[i], 2000, 7, &a);
+		run_oversubscribed(profiles[i], 2000, 7, &b);
+		assert_memory_equal(&a, &b, sizeof(a));
+		run_oversubscribed(profiles[i], 0, 7, &none);
+		assert_true(a.context_switches > none.context_switches);
+		assert_int_equal(a.ops, 6 * 20);
+		assert_int_equal(a.violations, 0);
+	}
+}
+
+/* Check mode keeps its own scheduling: with "always continue" decisions the
+ * first thread runs to completion although its slice ended long ago. */
+static void test_time_slice_not_in_check_mode(void **state)
+{
+	(void)state;
+	struct slice_log l = {.steps = 35};
+	const int64_t ov[] = {P_sched_slice_ns, SLICE, -1};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, ov);
+	struct explore ex;
+	explore_init(&ex, EX_REPLAY, 1, 1, 0, NULL, 0);
+	s->ex = &ex;
+	tsim_spawn(s, slice_thread, &l, 0);
+	tsim_spawn(s, slice_thread, &l, 0);
+	tsim_run(s);
+	assert_int_equal(l.n, 70);
+	for (int i = 0; i < 35; i++)
+		assert_int_equal(l.id[i], 0);
+	assert_int_equal(s->m.context_switches, 1);
+	s->ex = NULL;
+	explore_free(&ex);
 	tsim_free(s);
 }
 
@@ -562,6 +766,12 @@ int main(void)
 		cmocka_unit_test(test_spin_wake),
 		cmocka_unit_test(test_run_queue),
 		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_time_slice_alternates),
+		cmocka_unit_test(test_time_slice_off),
+		cmocka_unit_test(test_time_slice_not_in_kernel),
+		cmocka_unit_test(test_time_slice_determinism),
+		cmocka_unit_test(test_time_slice_workload_determinism),
+		cmocka_unit_test(test_time_slice_not_in_check_mode),
 		cmocka_unit_test(test_accounting_harness),
 		cmocka_unit_test(test_accounting_tlbsim_run),
 		cmocka_unit_test(test_determinism),
