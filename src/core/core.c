@@ -205,9 +205,9 @@ uint64_t tlbsim_estimate_host_bytes(const struct tlbsim_config *cfg,
 	uint64_t entries = (uint64_t)p[P_tlb_sets] * (uint64_t)p[P_tlb_ways] +
 			   (uint64_t)p[P_wc_sets] * (uint64_t)p[P_wc_ways];
 	/* struct tc_entry + its dense slot, per CPU; the leaf TLB's filter
-	 * (at most 4 two-byte counters per entry) */
+	 * (at most 16 one-byte counters per entry) */
 	uint64_t bytes = (uint64_t)res->cpus * entries * (sizeof(struct tc_entry) + 4);
-	bytes += (uint64_t)res->cpus * (uint64_t)p[P_tlb_sets] * (uint64_t)p[P_tlb_ways] * 8;
+	bytes += (uint64_t)res->cpus * (uint64_t)p[P_tlb_sets] * (uint64_t)p[P_tlb_ways] * 16;
 	/* a coroutine stack, a gather batch and the task per thread, plus main */
 	uint64_t gather = (8 + 10000ull) * 4;
 	bytes += ((uint64_t)res->threads + 1) * (128 * 1024 + gather + 1024);

@@ -188,8 +188,9 @@ struct tcache {
 	/* optional (leaf TLBs): a counting filter of the (key, tag) pairs held,
 	 * so a by-address invalidation skips a CPU without touching its sets
 	 * (a broadcast TLBI visits every CPU). filt[tc_filt_slot()] counts the
-	 * valid entries hashing there; 0 means none is held. */
-	uint16_t *filt;
+	 * valid entries hashing there, 8 slots per entry; 0 means none is held.
+	 * A counter that reaches 255 sticks there (always "maybe"). */
+	uint8_t *filt;
 	uint32_t filt_mask;
 };
 

@@ -23,7 +23,7 @@ int tcache_init(struct tcache *tc, uint32_t sets, uint32_t ways)
 int tcache_enable_filter(struct tcache *tc)
 {
 	uint32_t n = 1;
-	while (n < 2 * tc->sets * tc->ways)
+	while (n < 8 * tc->sets * tc->ways)
 		n <<= 1;
 	if (tc->ndense || n > (1u << 24))
 		return -1;
@@ -60,8 +60,11 @@ void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e)
 	SIM_BUG_ON(hw->sim, !e->valid);
 	frame_of(hw, e->frame)->tlb_refs--;
 	e->valid = 0;
-	if (tc->filt)
-		tc->filt[tc_filt_slot(tc, e->key, e->tag)]--;
+	if (tc->filt) {
+		uint8_t *c = &tc->filt[tc_filt_slot(tc, e->key, e->tag)];
+		if (*c != UINT8_MAX)
+			(*c)--;
+	}
 	uint32_t i = e->dense;
 	uint32_t last = tc->dense[--tc->ndense];
 	tc->dense[i] = last;
@@ -112,8 +115,11 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
 	if (!tc->ndense && tc->busy_word)
 		*tc->busy_word |= tc->busy_bit;
 	tc->dense[tc->ndense++] = (uint32_t)(e - tc->e);
-	if (tc->filt)
-		tc->filt[tc_filt_slot(tc, key, tag)]++;
+	if (tc->filt) {
+		uint8_t *c = &tc->filt[tc_filt_slot(tc, key, tag)];
+		if (*c != UINT8_MAX)
+			(*c)++;
+	}
 	frame_of(hw, frame)->tlb_refs++;
 }
 

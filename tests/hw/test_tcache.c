@@ -267,6 +267,49 @@ static void test_remove_keeps_dense_consistent(void **state)
 	tsim_free(s);
 }
 
+/* The leaf TLB's counting filter never hides an entry it holds: after any
+ * sequence of fills (with evictions), replacements and removals, every valid
+ * (key, tag) reads "maybe"; once the cache is empty every counter is 0 again
+ * (exact counting). Also with counters forced to stick at 255. */
+static void test_filter_never_hides(void **state)
+{
+	(void)state;
+	struct sim *s = new_sim();
+	struct tcache tc;
+	assert_int_equal(tcache_init(&tc, 8, 2), 0);
+	assert_int_equal(tcache_enable_filter(&tc), 0);
+	uint32_t f = frame_alloc(hw_of(s), FRAME_DATA, 0);
+	uint64_t x = 12345;
+	for (int round = 0; round < 2000; round++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t key = (x >> 33) % 64;
+		uint32_t tag = (uint32_t)((x >> 20) % 3);
+		if ((x >> 60) < 11 || !tc.ndense)
+			tc_fill(hw_of(s), &tc, key, 3, tag, f, 0);
+		else
+			tc_remove(hw_of(s), &tc, &tc.e[tc.dense[(x >> 8) % tc.ndense]]);
+		for (uint32_t i = 0; i < tc.ndense; i++) {
+			const struct tc_entry *e = &tc.e[tc.dense[i]];
+			assert_true(tc_filt_maybe(&tc, e->key, e->tag));
+		}
+		if (round == 1000)	/* a saturated counter must stay "maybe" */
+			for (uint32_t i = 0; i < tc.ndense; i++) {
+				const struct tc_entry *e = &tc.e[tc.dense[i]];
+				tc.filt[tc_filt_slot(&tc, e->key, e->tag)] = UINT8_MAX;
+			}
+	}
+	while (tc.ndense)
+		tc_remove(hw_of(s), &tc, &tc.e[tc.dense[tc.ndense - 1]]);
+	uint32_t nonzero = 0, stuck = 0;
+	for (uint32_t i = 0; i <= tc.filt_mask; i++) {
+		nonzero += tc.filt[i] != 0;
+		stuck += tc.filt[i] == UINT8_MAX;
+	}
+	assert_int_equal(nonzero, stuck);	/* only the stuck ones remain */
+	tcache_destroy(&tc);
+	tsim_free(s);
+}
+
 /* tlb_refs counts entries on all caches (all CPUs, TLB and walk cache). */
 static void test_tlb_refs_across_caches(void **state)
 {
@@ -299,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_identity_and_refill),
 		cmocka_unit_test(test_remove_keeps_dense_consistent),
 		cmocka_unit_test(test_tlb_refs_across_caches),
+		cmocka_unit_test(test_filter_never_hides),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
