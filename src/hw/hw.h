@@ -192,7 +192,11 @@ struct tcache {
 	 * A counter that reaches 255 sticks there (always "maybe"). */
 	uint8_t *filt;
 	uint32_t filt_mask;
+	/* entries held per tag hash (tag & (TC_TAGCNT - 1)), exact: an
+	 * invalidation of one ASID/PCID skips a cache that holds none of it */
+	uint32_t tagcnt[64];
 };
+#define TC_TAGCNT 64u
 
 int tcache_init(struct tcache *tc, uint32_t sets, uint32_t ways);
 /* Turn the counting filter on (an empty cache only). 0 or -1. */

@@ -139,6 +139,24 @@ static bool op_is_by_address(enum inv_kind k)
 	       k == INV_VA_ALL_ANYTAG || k == INV_X86_INVLPG;
 }
 
+/* The cache may hold an entry op removes, by the tag counts (ops that
+ * match by tag only; leaf: INVLPG also removes global entries) */
+static inline bool may_hold_tag(const struct tcache *tc, const struct inv_op *op, bool leaf)
+{
+	switch (op->kind) {
+	case INV_TAG:
+	case INV_TAG_NONGLOBAL:
+	case INV_VA_LEAF:
+	case INV_VA_ALL:
+		return tc->tagcnt[op->tag & (TC_TAGCNT - 1)] != 0;
+	case INV_X86_INVLPG:
+		return tc->tagcnt[op->tag & (TC_TAGCNT - 1)] != 0 ||
+		       (leaf && tc->tagcnt[TC_TAG_GLOBAL & (TC_TAGCNT - 1)] != 0);
+	default:
+		return true;
+	}
+}
+
 uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op)
 {
 	struct hw_cpu *hc = &hw->cpu[cpu];
@@ -150,14 +168,15 @@ uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op)
 		nops = (op->end - op->start - 1) / op->stride + 1;
 	}
 	/* leaf TLB */
-	if (hc->tlb.ndense) {
+	if (hc->tlb.ndense && may_hold_tag(&hc->tlb, op, true)) {
 		if (op_is_by_address(op->kind) && nops < hc->tlb.ndense)
 			removed += inv_by_address(hw, &hc->tlb, op, true);
 		else
 			removed += inv_dense(hw, &hc->tlb, op, true);
 	}
 	/* walk cache */
-	if (hc->wc.ndense && op->kind != INV_VA_LEAF && op->kind != INV_VA_LEAF_ANYTAG) {
+	if (hc->wc.ndense && op->kind != INV_VA_LEAF && op->kind != INV_VA_LEAF_ANYTAG &&
+	    may_hold_tag(&hc->wc, op, false)) {
 		uint32_t levels = (uint32_t)hw->geom.levels;
 		if (op->kind != INV_X86_INVLPG && op_is_by_address(op->kind) &&
 		    nops * (levels - 1) < hc->wc.ndense)

@@ -189,6 +189,7 @@ void sim_trace_rec(struct sim *s, const struct sim_point *pt, uint64_t a, uint64
 		return;		/* the trace is a diagnostic: drop, never fail */
 	struct sim_thread *t = s->curr;
 	struct trace_rec *r = &tb->r[tb->n++];
+	memset(r, 0, sizeof(*r));	/* padding too: equal traces are equal bytes */
 	r->step = s->steps;
 	r->time = s->now;
 	r->cpu = (int16_t)(t ? t->cpu : -1);
