@@ -91,13 +91,6 @@ static pte_t mk_pte(struct sim *s, uint32_t f, const struct vm_area_struct *vma,
 	return fmt_pte_mkdirty(hw_of(s)->fmt, pte);		/* pte_mkdirty() */
 }
 
-/* the PTE of a present page is dirty (arm64: software dirty, or writable
- * without RDONLY: hardware dirty) */
-static inline bool pte_is_dirty(struct sim *s, pte_t pte)
-{
-	return !fmt_pte_clean(hw_of(s)->fmt, pte);
-}
-
 /* alloc_set_pte() under the PTE lock (finish_fault / do_anonymous_page /
  * do_fault_around): install frame f at the fault address unless someone else
  * did meanwhile. The caller's page reference goes to the mapping, or is
