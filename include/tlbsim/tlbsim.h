@@ -182,7 +182,11 @@ void tlbsim_config_init(struct tlbsim_config *cfg);
 	X(lock_wait_ns) X(violations) X(events) X(tables_freed) X(pages_freed)      \
 	X(ops_per_sec) X(ops_per_sec_task) X(fault_retries) X(spurious_faults)    \
 	X(spurious_flushes) X(af_faults) X(page_mkwrite) X(dirty_throttle_ns)     \
-	X(window_ns) X(asid_rollovers) X(context_switches)
+	X(window_ns) X(asid_rollovers) X(context_switches)                       \
+	X(kernel_flushes) X(kernel_flush_ipis) X(ipi_wait_irqs_off_ns)            \
+	X(vfree_lazy) X(purges) X(purge_vmap_node_calls) X(purge_vmap_node_ns)    \
+	X(purge_vmap_node_max_ns) X(shadow_pages_freed) X(tasklist_lock_waits)    \
+	X(tasklist_lock_wait_ns) X(tasklist_lock_wait_max_ns) X(softlockups)
 #define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local)
 
 struct tlbsim_metrics {

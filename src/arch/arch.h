@@ -66,7 +66,7 @@ struct arch_cpu {
 };
 
 /* What a flush did, as observers (the checker's reports, traces) see it. */
-enum flush_what { FLUSH_NONE, FLUSH_ARM64_TLBI, FLUSH_X86_MM_RANGE };
+enum flush_what { FLUSH_NONE, FLUSH_ARM64_TLBI, FLUSH_X86_MM_RANGE, FLUSH_X86_KERNEL };
 struct flush_note {
 	enum flush_what what;
 	enum tlbi_kind op;	/* arm64 */
@@ -111,10 +111,43 @@ struct arch_ops {
 				      pte_t *ptep, pte_t entry, bool dirty);
 	/* tag used by the CPU's MMU for user translations of its loaded mm */
 	uint32_t (*user_tag)(struct sim *s, int cpu);
+	/* flush_tlb_kernel_range(start, end) */
+	void (*flush_tlb_kernel_range)(struct sim *s, uint64_t start, uint64_t end);
 };
 
 extern const struct arch_ops arch_x86_64_ops;
 extern const struct arch_ops arch_arm64_ops;
+
+/*
+ * IPIs and IRQs-off windows (kernel/smp.c smp_call_function_many_cond,
+ * v6.10). A CPU with IRQs disabled takes an IPI only when it enables them
+ * again; the sender spins until every target has run the handler.
+ *
+ * An IPI to a CPU with IRQs on is analytic: its handler runs (its effect is
+ * applied) when the round is issued and its work is charged to that CPU. One
+ * to a CPU with IRQs off waits in that CPU's queue (the call_single_queue)
+ * and runs at local_irq_enable(); the round completes with the last one.
+ */
+typedef uint64_t (*ipi_fn)(struct sim *s, int cpu, const void *data);	/* returns work ns */
+
+struct ipi_round {
+	int outstanding;		/* handlers waiting on IRQs-off CPUs */
+	struct sim_thread *waiter;	/* the sender, spinning (csd_lock_wait) */
+	uint64_t finish;		/* when the last handler has finished */
+};
+
+struct ipi_call {
+	struct ipi_call *next;
+	struct ipi_round *round;
+	uint64_t arrive;
+	ipi_fn fn;
+	uint64_t data[8];
+};
+
+struct irq_cpu {
+	bool off;			/* local_irq_disable() in effect */
+	struct ipi_call *head, *tail;	/* IPIs waiting for local_irq_enable() */
+};
 
 struct machine {
 	struct sim sim;			/* the engine; first member */
@@ -141,6 +174,11 @@ struct machine {
 	} asid;
 	uint64_t next_ctx_id;
 	uint32_t cpumask_words;
+	struct irq_cpu *irq;		/* per CPU */
+	struct ipi_call *call_free;	/* ipi_call objects, recycled */
+	struct ipi_call **call_all;	/* every one allocated (freed at destroy) */
+	uint32_t ncalls;
+	size_t cap_calls;
 	const struct arch_hooks *hooks;
 	void *hooks_ctx;
 };
@@ -193,6 +231,32 @@ void local_flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr);
 /* x86 (arch/x86/mm/tlb.c) */
 void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
 			unsigned int stride_shift, bool freed_tables);
+
+/* irq.c: local_irq_disable() / local_irq_enable() on the current CPU (the
+ * enable runs the IPIs that waited); whether cpu has IRQs off */
+void local_irq_disable(struct sim *s);
+void local_irq_enable(struct sim *s);
+static inline bool cpu_irqs_off(struct sim *s, int cpu)
+{
+	return machine_of(s)->irq[cpu].off;
+}
+/* Send an IPI of round r to cpu, arriving at `arrive`: fn(data) runs there at
+ * once (IRQs on: returns true and *done = arrive + work) or when the CPU
+ * enables IRQs (returns false; the round waits for it). */
+bool ipi_deliver(struct sim *s, struct ipi_round *r, int cpu, uint64_t arrive, ipi_fn fn,
+		 const void *data, size_t len, uint64_t *done);
+/* The sender's wait: until every handler of r has run and r->finish passed. */
+void ipi_round_wait(struct sim *s, struct ipi_round *r);
+
+/* flush_tlb_kernel_range(start, end) (x86: arch/x86/mm/tlb.c; arm64:
+ * tlbflush.h), v6.10: kernel (global) translations of [start, end) on every
+ * CPU. x86: IPIs to every other online CPU, INVLPG per page up to the
+ * ceiling, else a global flush; arm64: broadcast VAALE1IS per page, above
+ * MAX_DVM_OPS pages VMALLE1IS. */
+static inline void flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_t end)
+{
+	machine_of(s)->arch->flush_tlb_kernel_range(s, start, end);
+}
 
 /* Which of the two back ends is this machine (for reports only). */
 static inline bool machine_is_x86(struct sim *s)

@@ -378,6 +378,31 @@ static bool arm64_ptep_set_access_flags(struct sim *s, mm_context_t *mm, uint64_
 	return true;
 }
 
+/*
+ * flush_tlb_kernel_range(start, end) (arch/arm64/include/asm/tlbflush.h,
+ * v6.7..v6.11): more than MAX_DVM_OPS (PTRS_PER_PTE) pages: flush_tlb_all()
+ * = DSB ISHST; TLBI VMALLE1IS; DSB ISH; ISB; else DSB ISHST; TLBI VAALE1IS
+ * per page; DSB ISH; ISB. Broadcast: no IPIs, IRQs-off CPUs do not delay it.
+ */
+static void arm64_flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_t end)
+{
+	const struct pt_geom *g = &hw_of(s)->geom;
+	uint64_t ps = g->page_size;
+	start &= ~(ps - 1);
+	end = (end + ps - 1) & ~(ps - 1);
+	s->m.kernel_flushes++;
+	uint64_t pages = (end - start) / ps;
+	if (pages > g->ptrs_per_pte) {
+		struct inv_op inv = {.kind = INV_ALL};
+		arm64_tlbi_batch(s, TLBI_VMALLE1IS, 1, &inv, false);
+		return;
+	}
+	if (!pages)
+		return;
+	struct inv_op inv = {.kind = INV_VA_LEAF_ANYTAG, .start = start, .end = end, .stride = ps};
+	arm64_tlbi_batch(s, TLBI_VAALE1IS, pages, &inv, false);
+}
+
 static uint32_t arm64_user_tag(struct sim *s, int cpu)
 {
 	return arch_cpu(s, cpu)->ttbr0_asid;
@@ -395,4 +420,5 @@ const struct arch_ops arch_arm64_ops = {
 	.flush_tlb_page = flush_tlb_page,
 	.ptep_set_access_flags = arm64_ptep_set_access_flags,
 	.user_tag = arm64_user_tag,
+	.flush_tlb_kernel_range = arm64_flush_tlb_kernel_range,
 };

@@ -21,7 +21,8 @@ int machine_init(struct machine *mc, const struct tlbsim_profile *prof, int nr_c
 	mc->next_ctx_id = 1;
 	mc->cpumask_words = (uint32_t)((nr_cpus + 63) / 64);
 	mc->cpu = calloc((size_t)nr_cpus, sizeof(*mc->cpu));
-	if (!mc->cpu)
+	mc->irq = calloc((size_t)nr_cpus, sizeof(*mc->irq));
+	if (!mc->cpu || !mc->irq)
 		return TLBSIM_ENOMEM;
 	if (mc->arch == &arch_arm64_ops) {
 		/* asids_init() (arch/arm64/mm/context.c, v5.8): generation 1, an
@@ -52,6 +53,13 @@ void machine_destroy(struct machine *mc)
 	sim_destroy(&mc->sim);
 	hw_destroy(&mc->hw);
 	free(mc->cpu);
+	free(mc->irq);
+	for (uint32_t i = 0; i < mc->ncalls; i++)
+		free(mc->call_all[i]);
+	free(mc->call_all);
+	mc->irq = NULL;
+	mc->call_all = NULL;
+	mc->ncalls = 0;
 	free(mc->asid.map);
 	free(mc->asid.active);
 	free(mc->asid.reserved);

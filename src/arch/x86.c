@@ -190,10 +190,17 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
 	return cost;
 }
 
+/* the IPI handler of a user flush: flush_tlb_func_remote() */
+static uint64_t flush_tlb_func_remote(struct sim *s, int cpu, const void *data)
+{
+	return flush_tlb_func_common(s, cpu, data, false);
+}
+
 /*
  * native_flush_tlb_others(cpumask, info) (arch/x86/mm/tlb.c, v4.20..v5.1):
  * with freed_tables every CPU in the mask gets the IPI, otherwise only CPUs
- * not in lazy TLB mode. The sender waits for all handlers.
+ * not in lazy TLB mode. The sender waits for all handlers (a CPU with IRQs
+ * off runs its handler when it enables them: irq.c).
  */
 static void native_flush_tlb_others(struct sim *s, int self, const struct flush_tlb_info *f)
 {
@@ -202,6 +209,7 @@ static void native_flush_tlb_others(struct sim *s, int self, const struct flush_
 	uint64_t t0 = s->now;
 	uint64_t finish = t0;
 	uint64_t k = 0;
+	struct ipi_round r = {0};
 	for (int c = 0; c < s->nr_cpus; c++) {
 		if (c == self || !cpumask_test(mm, c))
 			continue;
@@ -216,11 +224,10 @@ static void native_flush_tlb_others(struct sim *s, int self, const struct flush_
 		uint64_t at = t0 + k * (uint64_t)P(s, P_ipi_send_ns) + (uint64_t)P(s, P_ipi_latency_ns);
 		if (sim_cpu_idle(s, c))
 			at += (uint64_t)P(s, P_idle_exit_ns);
-		uint64_t work = (uint64_t)P(s, P_ipi_handler_ns) + flush_tlb_func_common(s, c, f, false);
-		s->m.ipi_received++;
-		sim_steal(s, c, work);
-		if (at + work > finish)
-			finish = at + work;
+		uint64_t done;
+		ipi_deliver(s, &r, c, at, flush_tlb_func_remote, f, sizeof(*f), &done);
+		if (done > finish)
+			finish = done;
 	}
 	if (mc->hooks && mc->hooks->ipi_sent)
 		mc->hooks->ipi_sent(mc->hooks_ctx, (int)k, f->freed_tables);
@@ -231,6 +238,10 @@ static void native_flush_tlb_others(struct sim *s, int self, const struct flush_
 	if (finish > t0) {
 		sim_charge_sys(s, finish - t0);
 		sim_step(s, YP_IPI, 0);
+	}
+	if (r.outstanding) {
+		r.finish = finish > r.finish ? finish : r.finish;
+		ipi_round_wait(s, &r);
 	}
 }
 
@@ -269,6 +280,87 @@ void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_
 		sim_step(s, YP_IPI, 0);
 		native_flush_tlb_others(s, cpu, &info);
 	}
+}
+
+/* what one CPU does for flush_tlb_kernel_range(): do_kernel_range_flush()
+ * (INVLPG of each page: flush_tlb_one_kernel) or do_flush_tlb_all()
+ * (__flush_tlb_all: every entry, global ones too) */
+struct kflush {
+	uint64_t start, end;
+	bool all;
+};
+
+static uint64_t do_kernel_flush(struct sim *s, int cpu, const void *data)
+{
+	const struct kflush *k = data;
+	if (k->all) {
+		struct inv_op inv = {.kind = INV_ALL};
+		hw_invalidate_cpu(hw_of(s), cpu, &inv);
+		psc_flushed(s, cpu);
+		s->m.flush_full++;
+		return (uint64_t)P(s, P_flush_all_ns);
+	}
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uint64_t n = (k->end - k->start) / ps;
+	struct inv_op inv = {.kind = INV_X86_INVLPG, .tag = TC_TAG_GLOBAL, .start = k->start,
+			     .end = k->end, .stride = ps};
+	hw_invalidate_cpu(hw_of(s), cpu, &inv);
+	if (n)
+		psc_flushed(s, cpu);
+	s->m.flush_local_pages += n;
+	return n * (uint64_t)P(s, P_invlpg_ns);
+}
+
+/*
+ * flush_tlb_kernel_range(start, end) (arch/x86/mm/tlb.c, v6.10): more than
+ * tlb_single_page_flush_ceiling pages: on_each_cpu(do_flush_tlb_all), else
+ * on_each_cpu(do_kernel_range_flush) - every online CPU, lazy or idle or
+ * not, the local one included; the caller waits for every handler.
+ */
+static void x86_flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_t end)
+{
+	struct machine *mc = machine_of(s);
+	int self = cur_cpu(s);
+	uint64_t ps = hw_of(s)->geom.page_size;
+	start &= ~(ps - 1);
+	end = (end + ps - 1) & ~(ps - 1);
+	struct kflush k = {.start = start, .end = end,
+			   .all = (end - start) / ps > (uint64_t)P(s, P_flush_ceiling)};
+	s->m.kernel_flushes++;
+	sim_step_arg(s, YP_ARCH_FLUSH, 0, start, end);
+	if (mc->hooks && mc->hooks->tlb_flush) {
+		struct flush_note n = {.what = FLUSH_X86_KERNEL, .full = k.all, .start = start,
+				       .end = end, .cpu = self};
+		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
+	}
+	struct ipi_round r = {0};
+	uint64_t t0 = s->now + s->curr->pending_ns, finish = t0, nt = 0;
+	for (int c = 0; c < s->nr_cpus; c++) {
+		if (c == self)
+			continue;
+		nt++;
+		sim_trace(s, TR_IPI_TARGET, (uint64_t)c, 0);
+		uint64_t at = t0 + nt * (uint64_t)P(s, P_ipi_send_ns) +
+			      (uint64_t)P(s, P_ipi_latency_ns);
+		if (sim_cpu_idle(s, c))
+			at += (uint64_t)P(s, P_idle_exit_ns);
+		uint64_t done;
+		ipi_deliver(s, &r, c, at, do_kernel_flush, &k, sizeof(k), &done);
+		if (done > finish)
+			finish = done;
+	}
+	s->m.ipi_sent += nt;
+	s->m.kernel_flush_ipis += nt;
+	sim_trace(s, TR_IPI, nt, 0);
+	/* the local flush overlaps the remote delivery */
+	uint64_t local = do_kernel_flush(s, self, &k);
+	uint64_t sent = t0 + nt * (uint64_t)P(s, P_ipi_send_ns) + local;
+	if (sent > finish)
+		finish = sent;
+	r.finish = finish;
+	sim_charge_sys(s, finish - t0);
+	sim_step(s, YP_IPI, 0);
+	ipi_round_wait(s, &r);
 }
 
 /* tlb_flush(tlb) (arch/x86/include/asm/tlb.h, v4.20+) */
@@ -333,4 +425,5 @@ const struct arch_ops arch_x86_64_ops = {
 	.flush_tlb_page = x86_flush_tlb_page,
 	.ptep_set_access_flags = x86_ptep_set_access_flags,
 	.user_tag = x86_user_tag,
+	.flush_tlb_kernel_range = x86_flush_tlb_kernel_range,
 };

@@ -136,6 +136,11 @@ void describe_flush(const struct flush_report *r, char *buf, size_t len)
 				 (unsigned long long)f->end);
 		}
 		break;
+	case FLUSH_X86_KERNEL:
+		snprintf(buf, len, "flush_tlb_kernel_range(0x%llx, 0x%llx) by cpu %d (%s) at step %llu",
+			 (unsigned long long)f->start, (unsigned long long)f->end, f->cpu,
+			 f->full ? "global flush" : "INVLPG", (unsigned long long)r->step);
+		break;
 	case FLUSH_NONE:
 		snprintf(buf, len, "none: the freeing thread issued no flush");
 	}

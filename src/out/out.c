@@ -151,6 +151,7 @@ struct row {
 	const char *name;
 	bool time;
 	uint64_t (*get)(const struct tlbsim_metrics *m);
+	bool hide_zero;		/* left out when zero in every column */
 };
 
 #define GETTER(n) static uint64_t get_##n(const struct tlbsim_metrics *m) { return m->n; }
@@ -160,28 +161,52 @@ TLBSIM_METRICS(GETTER)
 TLBSIM_TLBI_KINDS(GETTER)
 #undef GETTER
 
+/* derived rows: means of the totals */
+static uint64_t get_purge_vmap_node_mean(const struct tlbsim_metrics *m)
+{
+	return m->purge_vmap_node_calls ? m->purge_vmap_node_ns / m->purge_vmap_node_calls : 0;
+}
+static uint64_t get_tasklist_wait_mean(const struct tlbsim_metrics *m)
+{
+	return m->tasklist_lock_waits ? m->tasklist_lock_wait_ns / m->tasklist_lock_waits : 0;
+}
+
 static const struct row rows[] = {
-	{"wall", true, get_wall_ns}, {"user", true, get_user_ns}, {"sys", true, get_sys_ns},
-	{"idle", true, get_idle_ns}, {"ops", false, get_ops},
-	{"ops_per_sec", false, get_ops_per_sec}, {"ops_per_sec_task", false, get_ops_per_sec_task},
-	{"window", true, get_window_ns},
-	{"page_faults", false, get_page_faults}, {"fault_retries", false, get_fault_retries},
-	{"spurious_faults", false, get_spurious_faults},
-	{"spurious_flushes", false, get_spurious_flushes}, {"af_faults", false, get_af_faults},
-	{"page_mkwrite", false, get_page_mkwrite}, {"dirty_throttle", true, get_dirty_throttle_ns},
-	{"tlb_misses", false, get_tlb_misses},
-	{"page_walks", false, get_page_walks}, {"gathers", false, get_gathers},
-	{"nested_finishes", false, get_nested_finishes}, {"ipi_sent", false, get_ipi_sent},
-	{"ipi_received", false, get_ipi_received},
-	{"flush_local_pages", false, get_flush_local_pages}, {"flush_full", false, get_flush_full},
-	{"tlbi vale1is", false, get_tlbi_vale1is}, {"tlbi vae1is", false, get_tlbi_vae1is},
-	{"tlbi aside1is", false, get_tlbi_aside1is}, {"tlbi vaale1is", false, get_tlbi_vaale1is},
-	{"tlbi vmalle1is", false, get_tlbi_vmalle1is}, {"tlbi local", false, get_tlbi_local},
-	{"asid_rollovers", false, get_asid_rollovers},
-	{"context_switches", false, get_context_switches},
-	{"dvm_wait", true, get_dvm_wait_ns}, {"lock_wait", true, get_lock_wait_ns},
-	{"tables_freed", false, get_tables_freed}, {"pages_freed", false, get_pages_freed},
-	{"violations", false, get_violations}, {"events", false, get_events},
+	{"wall", true, get_wall_ns, false}, {"user", true, get_user_ns, false}, {"sys", true, get_sys_ns, false},
+	{"idle", true, get_idle_ns, false}, {"ops", false, get_ops, false},
+	{"ops_per_sec", false, get_ops_per_sec, false}, {"ops_per_sec_task", false, get_ops_per_sec_task, false},
+	{"window", true, get_window_ns, false},
+	{"page_faults", false, get_page_faults, false}, {"fault_retries", false, get_fault_retries, false},
+	{"spurious_faults", false, get_spurious_faults, false},
+	{"spurious_flushes", false, get_spurious_flushes, false}, {"af_faults", false, get_af_faults, false},
+	{"page_mkwrite", false, get_page_mkwrite, false}, {"dirty_throttle", true, get_dirty_throttle_ns, false},
+	{"tlb_misses", false, get_tlb_misses, false},
+	{"page_walks", false, get_page_walks, false}, {"gathers", false, get_gathers, false},
+	{"nested_finishes", false, get_nested_finishes, false}, {"ipi_sent", false, get_ipi_sent, false},
+	{"ipi_received", false, get_ipi_received, false},
+	{"flush_local_pages", false, get_flush_local_pages, false}, {"flush_full", false, get_flush_full, false},
+	{"tlbi vale1is", false, get_tlbi_vale1is, false}, {"tlbi vae1is", false, get_tlbi_vae1is, false},
+	{"tlbi aside1is", false, get_tlbi_aside1is, false}, {"tlbi vaale1is", false, get_tlbi_vaale1is, false},
+	{"tlbi vmalle1is", false, get_tlbi_vmalle1is, false}, {"tlbi local", false, get_tlbi_local, false},
+	{"asid_rollovers", false, get_asid_rollovers, false},
+	{"context_switches", false, get_context_switches, false},
+	{"dvm_wait", true, get_dvm_wait_ns, false}, {"lock_wait", true, get_lock_wait_ns, false},
+	{"tables_freed", false, get_tables_freed, false}, {"pages_freed", false, get_pages_freed, false},
+	{"kernel_flushes", false, get_kernel_flushes, true},
+	{"kernel_flush_ipis", false, get_kernel_flush_ipis, true},
+	{"ipi_wait_irqs_off", true, get_ipi_wait_irqs_off_ns, true},
+	{"vfree_lazy", false, get_vfree_lazy, true}, {"purges", false, get_purges, true},
+	{"purge_vmap_node_calls", false, get_purge_vmap_node_calls, true},
+	{"purge_vmap_node", true, get_purge_vmap_node_ns, true},
+	{"purge_vmap_node_mean", true, get_purge_vmap_node_mean, true},
+	{"purge_vmap_node_max", true, get_purge_vmap_node_max_ns, true},
+	{"shadow_pages_freed", false, get_shadow_pages_freed, true},
+	{"tasklist_lock_waits", false, get_tasklist_lock_waits, true},
+	{"tasklist_lock_wait", true, get_tasklist_lock_wait_ns, true},
+	{"tasklist_wait_mean", true, get_tasklist_wait_mean, true},
+	{"tasklist_wait_max", true, get_tasklist_lock_wait_max_ns, true},
+	{"softlockups", false, get_softlockups, true},
+	{"violations", false, get_violations, false}, {"events", false, get_events, false},
 };
 
 /* Column labels: the first column shows its value of every knob that some
@@ -279,6 +304,13 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 		fprintf(f, " %9s", "ratio");
 	fputc('\n', f);
 	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		if (rows[k].hide_zero) {
+			bool any = false;
+			for (int i = 0; i < n; i++)
+				any |= rows[k].get(&runs[i].m) != 0;
+			if (!any)
+				continue;
+		}
 		fprintf(f, "%-18s", rows[k].name);
 		for (int i = 0; i < n; i++) {
 			uint64_t v = rows[k].get(&runs[i].m);
