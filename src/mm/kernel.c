@@ -19,7 +19,11 @@ static void kernel_switch_to(struct sim *s, int cpu, struct sim_thread *next)
 		return;
 	}
 	struct mm_struct *mm = task_of(next)->mm;
-	arch->switch_mm(s, cpu, mm ? &mm->context : NULL);
+	if (!mm) {		/* a kernel thread borrows the previous mm */
+		arch->enter_lazy_tlb(s, cpu);
+		return;
+	}
+	arch->switch_mm(s, cpu, &mm->context);
 }
 
 static const struct sim_cpu_ops kernel_cpu_ops = {
@@ -35,6 +39,17 @@ int kernel_init(struct kernel *k, const struct tlbsim_profile *prof, int nr_cpus
 	k->zero_frame = NO_FRAME;
 	if (rc)
 		return rc;
+	/* the vmalloc range and the generic KASAN shadow offset: x86-64 4-level
+	 * paging (Documentation/arch/x86/x86_64/mm.rst: vmalloc 32 TiB at
+	 * 0xffffc90000000000; KASAN_SHADOW_OFFSET 0xdffffc0000000000); arm64
+	 * 48-bit VA (vmalloc after the 128 MiB module region; the Kconfig
+	 * default KASAN_SHADOW_OFFSET 0xdfff800000000000) */
+	if (prof->arch == ARCH_X86_64)
+		k->kva = (struct kva_layout){0xffffc90000000000ull, 0xffffe90000000000ull,
+					     0xdffffc0000000000ull};
+	else
+		k->kva = (struct kva_layout){0xffff800010000000ull, 0xfffffbfff0000000ull,
+					     0xdfff800000000000ull};
 	k->bdp_ratelimits = calloc((size_t)nr_cpus, sizeof(*k->bdp_ratelimits));
 	k->dirty_throttle_leaks = calloc((size_t)nr_cpus, sizeof(*k->dirty_throttle_leaks));
 	if (!k->bdp_ratelimits || !k->dirty_throttle_leaks)

@@ -199,6 +199,28 @@ struct mm_hooks {
 	void (*page_cleaned)(void *ctx, uint32_t f);
 };
 
+/* ---- work items (workqueue.c) ---- */
+struct work_struct {
+	void (*fn)(struct sim *s, struct work_struct *w);
+	struct work_struct *next;
+	bool pending;			/* queued, not yet started */
+	bool running;
+	struct sim_thread *flusher;	/* waiting in flush_work() */
+};
+struct worker_pool;
+/* queue_work_on(cpu, system_wq, w); false if w was already pending */
+bool schedule_work_on(struct sim *s, int cpu, struct work_struct *w);
+/* on the current CPU (CPU 0 from an event callback) */
+bool schedule_work(struct sim *s, struct work_struct *w);
+void flush_work(struct sim *s, struct work_struct *w);
+
+/* ---- the kernel address space: vmalloc and KASAN (vmalloc.c, kasan.c) ---- */
+
+/* Kernel virtual addresses (init_mm's page tables, global TLB entries). */
+struct kva_layout {
+	uint64_t vmalloc_start, vmalloc_end;	/* VMALLOC_START / VMALLOC_END */
+	uint64_t kasan_shadow_offset;		/* KASAN_SHADOW_OFFSET (generic) */
+};
 /* ---- the kernel ---- */
 struct vma_pool {
 	struct vm_area_struct *free;
@@ -229,6 +251,10 @@ struct kernel {
 	 * read-only (allocated on first use; NO_FRAME until then). Never freed,
 	 * never counted as mapped (vm_normal_page() is NULL for it). */
 	uint32_t zero_frame;
+	struct worker_pool *wq_pools;	/* per CPU, on first use */
+	struct kva_layout kva;
+	bool kasan;			/* CONFIG_KASAN + KASAN_VMALLOC (a workload's kernel) */
+	uint64_t kva_next;
 	const struct mm_hooks *hooks;
 	void *hooks_ctx;
 };
@@ -375,6 +401,29 @@ void page_mkclean(struct sim *s, struct inode *ino, uint64_t index, uint32_t fra
 void writeback_inode(struct sim *s, struct inode *ino);
 void i_mmap_insert(struct sim *s, struct inode *ino, struct vm_area_struct *vma);
 void i_mmap_remove(struct inode *ino, struct vm_area_struct *vma);
+
+/* THREAD_SIZE and THREAD_ALIGN of the kernel stacks (x86-64: 16 KiB, 32 KiB
+ * with KASAN, aligned to THREAD_SIZE; arm64: the same sizes, aligned to
+ * 2 x THREAD_SIZE with VMAP_STACK) */
+uint64_t thread_size(struct sim *s);
+uint64_t thread_align(struct sim *s);
+/* A kernel access to va by the current CPU (through init_mm's tables, global
+ * TLB entries); with KASAN every access checks the shadow byte first. */
+void kernel_access(struct sim *s, uint64_t va, bool write);
+/* __vmalloc_node_range(size, align, VMALLOC_START, VMALLOC_END): a mapped,
+ * zeroed area of size bytes (plus the guard page); its address, or 0 when
+ * the vmalloc space is exhausted (after the synchronous purge). */
+uint64_t vmalloc_range(struct sim *s, uint64_t size, uint64_t align);
+static inline uint64_t vmalloc(struct sim *s, uint64_t size)
+{
+	return vmalloc_range(s, size, 4096);
+}
+/* vfree(addr) (mm/vmalloc.c, v6.10): unmap without a flush, free the pages
+ * now, put the area on the lazy list (may schedule the drain). */
+void vfree(struct sim *s, uint64_t addr);
+/* vfree_atomic(addr) from an interrupt/RCU callback on cpu: the vfree runs
+ * later in a kworker of cpu (delayed_vfree_work). */
+void vfree_atomic(struct sim *s, int cpu, uint64_t addr);
 
 /* is_zero_pfn() */
 static inline bool is_zero_frame(struct sim *s, uint32_t f)

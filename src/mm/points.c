@@ -145,3 +145,4 @@ const struct sim_point tp_fault_retry = {"tlbsim_fault_retry", fmt_fault_retry, 
 const struct sim_point tp_spurious = {"tlbsim_spurious", fmt_spurious, 0};
 const struct sim_point tp_page_mkwrite = {"page_mkwrite", fmt_page_mkwrite, 0};
 const struct sim_point tp_throttle = {"tlbsim_dirty_throttle", fmt_throttle, 0};
+const struct sim_point tp_work = {"workqueue_execute_start", NULL, 0};

@@ -20,6 +20,7 @@
  *   tlbsim_spurious (event)  the spurious branch: a = address, b = TLBIs issued
  *   page_mkwrite    ->page_mkwrite           a = address
  *   tlbsim_dirty_throttle (event)  a = ns the task sleeps
+ *   workqueue_execute_start  a kworker starts a work item
  */
 #ifndef TLBSIM_MM_POINTS_H
 #define TLBSIM_MM_POINTS_H
@@ -30,7 +31,7 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 	tp_gather_init, tp_zap_pte, tp_free_table, tp_end_vma, tp_finish_check_nested,
 	tp_finish_policy, tp_free_pages, tp_table_flush, tp_pending_dec, tp_thread,
 	tp_tlb_finish_mmu, tp_call_rcu_tables, tp_writeback, tp_fault_retry, tp_spurious,
-	tp_page_mkwrite, tp_throttle;
+	tp_page_mkwrite, tp_throttle, tp_work;
 
 #define YP_USER (&tp_user)
 #define YP_SYSCALL (&tp_syscall)
@@ -54,5 +55,6 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 #define TR_SPURIOUS (&tp_spurious)
 #define YP_PAGE_MKWRITE (&tp_page_mkwrite)
 #define TR_THROTTLE (&tp_throttle)
+#define YP_WORK (&tp_work)
 
 #endif

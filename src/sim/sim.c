@@ -457,13 +457,22 @@ static void thread_trampoline(void *arg)
 	sim_trace(s, &tp_sched_exit, 0, 0);
 	/* exit: wake a joiner, release the CPU */
 	t->state = TS_DONE;
-	s->live_threads--;
+	if (!t->daemon)
+		s->live_threads--;
 	uint64_t at = s->now + t->pending_ns;
 	t->pending_ns = 0;
 	if (t->joiner && t->joiner->state == TS_SLEEPING)
 		cpu_enqueue(s, t->joiner, at + (uint64_t)P(s, P_wakeup_ns));
 	cpu_pick_next(s, t->cpu, at);
 	/* returning switches to co.return_to (the scheduler) */
+}
+
+void sim_thread_set_daemon(struct sim *s, struct sim_thread *t)
+{
+	if (t->daemon || t->state == TS_NEW || t->state == TS_DONE)
+		return;
+	t->daemon = true;
+	s->live_threads--;
 }
 
 struct sim_thread *sim_thread_alloc(struct sim *s, size_t size)

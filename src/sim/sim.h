@@ -67,6 +67,7 @@ struct sim_thread {
 	uint64_t pending_ns;		/* charged but not yet elapsed */
 	uint64_t sleep_start;
 	bool spinning;			/* busy-waiting on its CPU (not asleep) */
+	bool daemon;			/* a kernel thread: asleep at the end is not a deadlock */
 	uint64_t spin_start;
 	struct sim_thread *rq_next;	/* run queue link */
 	struct sim_thread *joiner;
@@ -189,6 +190,8 @@ struct sim_thread *sim_thread_alloc(struct sim *s, size_t size);
 int sim_thread_start(struct sim *s, struct sim_thread *t, thread_fn fn, void *arg, int cpu,
 		     uint64_t start_delay);
 static inline struct sim_thread *sim_current(struct sim *s) { return s->curr; }
+/* t is a daemon (a kernel worker): the run may end while it sleeps. */
+void sim_thread_set_daemon(struct sim *s, struct sim_thread *t);
 /* Wait for thread t to finish (current thread sleeps). */
 void sim_join(struct sim *s, struct sim_thread *t);
 
