@@ -68,12 +68,29 @@ enum spurious_flush_policy {
 	SPURIOUS_COUNT
 };
 
+/* vmap_purge: how lazily freed vmalloc areas are kept and purged */
+enum vmap_purge_policy {
+	VMAP_PURGE_NODES,	/* v6.9+: per-node lazy lists, pools, helpers (282631cb2447) */
+	VMAP_PURGE_GLOBAL,	/* <= v6.8: one merged lazy tree, purged under free_vmap_area_lock */
+	VMAP_PURGE_COUNT
+};
+
+/* kasan_flush: when a purge flushes the KASAN shadow it releases */
+enum kasan_flush_policy {
+	KASAN_FLUSH_PER_NODE,	/* 9e9e085effe9: depopulate a node's areas, one flush, then return them */
+	KASAN_FLUSH_PER_AREA,	/* v6.10: kasan_release_vmalloc flushes per area */
+	KASAN_FLUSH_PER_NODE_LATE,	/* the withdrawn draft: one flush after the areas went back to the pools */
+	KASAN_FLUSH_COUNT
+};
+
 struct tlbsim_policy {
 	enum nested_policy nested;
 	int nested_check;		/* 1: mm_tlb_flush_nested() check (99baac21e458, v4.14) */
 	enum x86_lazy_policy x86_lazy;
 	enum fault_retry_policy fault_retry;
 	enum spurious_flush_policy spurious_flush;
+	enum vmap_purge_policy vmap_purge;
+	enum kasan_flush_policy kasan_flush;
 	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

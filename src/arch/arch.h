@@ -85,6 +85,9 @@ struct arch_hooks {
 	void (*ipi_sent)(void *ctx, int n, bool freed_tables);
 	/* x86: cpu's paging-structure caches were flushed (CR3 / INVLPG) */
 	void (*psc_flush)(void *ctx, int cpu);
+	/* flush_tlb_kernel_range(start, end) completed on every CPU (all: the
+	 * whole TLB was flushed) */
+	void (*kernel_flush_done)(void *ctx, uint64_t start, uint64_t end, bool all);
 };
 
 struct mmu_gather;

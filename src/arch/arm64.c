@@ -391,16 +391,19 @@ static void arm64_flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_t
 	start &= ~(ps - 1);
 	end = (end + ps - 1) & ~(ps - 1);
 	s->m.kernel_flushes++;
+	struct machine *mc = machine_of(s);
 	uint64_t pages = (end - start) / ps;
-	if (pages > g->ptrs_per_pte) {
+	bool all = pages > g->ptrs_per_pte;
+	if (all) {
 		struct inv_op inv = {.kind = INV_ALL};
 		arm64_tlbi_batch(s, TLBI_VMALLE1IS, 1, &inv, false);
-		return;
+	} else if (pages) {
+		struct inv_op inv = {.kind = INV_VA_LEAF_ANYTAG, .start = start, .end = end,
+				     .stride = ps};
+		arm64_tlbi_batch(s, TLBI_VAALE1IS, pages, &inv, false);
 	}
-	if (!pages)
-		return;
-	struct inv_op inv = {.kind = INV_VA_LEAF_ANYTAG, .start = start, .end = end, .stride = ps};
-	arm64_tlbi_batch(s, TLBI_VAALE1IS, pages, &inv, false);
+	if (mc->hooks && mc->hooks->kernel_flush_done)
+		mc->hooks->kernel_flush_done(mc->hooks_ctx, start, end, all);
 }
 
 static uint32_t arm64_user_tag(struct sim *s, int cpu)

@@ -48,6 +48,17 @@ static void fmt_tlbi_hit(char *buf, size_t len, uint64_t a, uint64_t b)
 	snprintf(buf, len, "tlbsim_tlbi_hit: cpu %" PRIu64 " dropped %" PRIu64 " entries", a, b);
 }
 
+static void fmt_kflush(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "flush_tlb_kernel_range(0x%" PRIx64 ", 0x%" PRIx64 ")", a, b);
+}
+
+static void fmt_kipi(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "ipi_send_cpumask: %" PRIu64 " CPUs (on_each_cpu: kernel range flush)", a);
+}
+
 static void fmt_ipi_target(char *buf, size_t len, uint64_t a, uint64_t b)
 {
 	(void)b;
@@ -68,3 +79,5 @@ const struct sim_point tp_dsb_ish = {"dsb_ish", fmt_dsb, 0};
 const struct sim_point tp_arch_flush = {"arch_flush", fmt_arch_flush, 0};
 const struct sim_point tp_ipi_round = {"ipi_round", NULL, 0};
 const struct sim_point tp_ipi_send_cpumask = {"ipi_send_cpumask", fmt_ipi, 0};
+const struct sim_point tp_kernel_flush = {"flush_tlb_kernel_range", fmt_kflush, 0};
+const struct sim_point tp_kernel_ipi = {"ipi_send_cpumask", fmt_kipi, 0};

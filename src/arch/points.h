@@ -17,7 +17,7 @@
 #include "sim/trace.h"
 
 extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_round,
-	tp_ipi_send_cpumask, tp_tlbi_hit, tp_ipi_target, tp_tlbi_local;
+	tp_ipi_send_cpumask, tp_tlbi_hit, tp_ipi_target, tp_tlbi_local, tp_kernel_flush, tp_kernel_ipi;
 
 #define YP_TLBI_ISSUE (&tp_tlbi_issue)
 #define YP_DSB (&tp_dsb_ish)
@@ -27,5 +27,7 @@ extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_r
 #define TR_TLBI_HIT (&tp_tlbi_hit)
 #define YP_TLBI_LOCAL (&tp_tlbi_local)
 #define TR_IPI_TARGET (&tp_ipi_target)
+#define YP_KFLUSH (&tp_kernel_flush)
+#define TR_KIPI (&tp_kernel_ipi)
 
 #endif

@@ -327,7 +327,7 @@ static void x86_flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_t e
 	struct kflush k = {.start = start, .end = end,
 			   .all = (end - start) / ps > (uint64_t)P(s, P_flush_ceiling)};
 	s->m.kernel_flushes++;
-	sim_step_arg(s, YP_ARCH_FLUSH, 0, start, end);
+	sim_step_arg(s, YP_KFLUSH, 0, start, end);
 	if (mc->hooks && mc->hooks->tlb_flush) {
 		struct flush_note n = {.what = FLUSH_X86_KERNEL, .full = k.all, .start = start,
 				       .end = end, .cpu = self};
@@ -351,7 +351,7 @@ static void x86_flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_t e
 	}
 	s->m.ipi_sent += nt;
 	s->m.kernel_flush_ipis += nt;
-	sim_trace(s, TR_IPI, nt, 0);
+	sim_trace(s, TR_KIPI, nt, 0);
 	/* the local flush overlaps the remote delivery */
 	uint64_t local = do_kernel_flush(s, self, &k);
 	uint64_t sent = t0 + nt * (uint64_t)P(s, P_ipi_send_ns) + local;
@@ -361,6 +361,8 @@ static void x86_flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_t e
 	sim_charge_sys(s, finish - t0);
 	sim_step(s, YP_IPI, 0);
 	ipi_round_wait(s, &r);
+	if (mc->hooks && mc->hooks->kernel_flush_done)
+		mc->hooks->kernel_flush_done(mc->hooks_ctx, start, end, k.all);
 }
 
 /* tlb_flush(tlb) (arch/x86/include/asm/tlb.h, v4.20+) */

@@ -15,6 +15,10 @@ static const struct tlbsim_profile profiles[] = {
 	 NULL},
 	{"arm64-16k", "46-CPU arm64, 16K pages, 4 levels (falkor-46 costs)", ARCH_ARM64, 14, 46,
 	 NULL},
+	{"x86-256", "256-CPU x86-64, 2 sockets, 4K pages, PCID, no PTI (the AMD Zen machine of "
+	 "the 2024 vmalloc purge soft lockups; x86-24 costs)", ARCH_X86_64, 12, 256, NULL},
+	{"arm64-128", "128-CPU arm64, 4K pages, 4 levels (falkor-46 costs)", ARCH_ARM64, 12, 128,
+	 NULL},
 };
 
 int tlbsim_profile_count(void)

@@ -224,6 +224,18 @@ static inline uint32_t tc_set(const struct tcache *tc, uint64_t key, int depth)
 
 void tcache_destroy(struct tcache *tc);
 
+/* The entry (key, depth) tagged exactly tag, without touching the LRU state
+ * (for observers), or NULL. */
+static inline const struct tc_entry *tc_peek(const struct tcache *tc, uint64_t key, int depth,
+					     uint32_t tag)
+{
+	const struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
+	for (uint32_t w = 0; w < tc->ways; w++)
+		if (set[w].valid && set[w].key == key && set[w].depth == depth && set[w].tag == tag)
+			return &set[w];
+	return NULL;
+}
+
 /* One CPU's caches. */
 struct hw_cpu {
 	struct tcache tlb;

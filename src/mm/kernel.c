@@ -37,6 +37,7 @@ int kernel_init(struct kernel *k, const struct tlbsim_profile *prof, int nr_cpus
 	int rc = machine_init(&k->mach, prof, nr_cpus, params, pol, seed);
 	k->mach.sim.cpu_ops = &kernel_cpu_ops;
 	k->zero_frame = NO_FRAME;
+	k->init_pgd = NO_FRAME;
 	if (rc)
 		return rc;
 	/* the vmalloc range and the generic KASAN shadow offset: x86-64 4-level
@@ -66,6 +67,7 @@ void kernel_destroy(struct kernel *k)
 	}
 	/* pending RCU callbacks drop their batches into k's pool first */
 	machine_destroy(&k->mach);
+	vmalloc_destroy(k);
 	for (int i = 0; i < k->nr_mms; i++) {
 		struct mm_struct *mm = k->mms[i];
 		free(mm->vmas);		/* the VMAs themselves are kernel objects */

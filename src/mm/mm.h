@@ -197,6 +197,13 @@ struct mm_hooks {
 	/* writeback made the page of frame f clean and write-protected every
 	 * PTE mapping it (page_mkclean, clear_page_dirty_for_io) */
 	void (*page_cleaned)(void *ctx, uint32_t f);
+	/* a kernel PTE for va is about to map frame f (vmalloc, KASAN shadow) */
+	void (*kernel_mapped)(void *ctx, uint64_t va, uint32_t f);
+	/* the kernel PTE of va was cleared (no flush yet) */
+	void (*kernel_unmapped)(void *ctx, uint64_t va);
+	/* a page the kernel mapped is freed before the flush of its VA: the
+	 * tolerated windows W1 (vfree's pages) and W2 (a released shadow page) */
+	void (*kernel_page_freed)(void *ctx, uint32_t f, bool shadow);
 };
 
 /* ---- work items (workqueue.c) ---- */
@@ -205,6 +212,7 @@ struct work_struct {
 	struct work_struct *next;
 	bool pending;			/* queued, not yet started */
 	bool running;
+	int cpu;			/* where it runs (while running) */
 	struct sim_thread *flusher;	/* waiting in flush_work() */
 };
 struct worker_pool;
@@ -254,7 +262,8 @@ struct kernel {
 	struct worker_pool *wq_pools;	/* per CPU, on first use */
 	struct kva_layout kva;
 	bool kasan;			/* CONFIG_KASAN + KASAN_VMALLOC (a workload's kernel) */
-	uint64_t kva_next;
+	uint32_t init_pgd;		/* init_mm's root table; NO_FRAME until first used */
+	struct vmap *vmap;		/* the vmalloc allocator (vmalloc.c), on first use */
 	const struct mm_hooks *hooks;
 	void *hooks_ctx;
 };
@@ -424,6 +433,22 @@ void vfree(struct sim *s, uint64_t addr);
 /* vfree_atomic(addr) from an interrupt/RCU callback on cpu: the vfree runs
  * later in a kworker of cpu (delayed_vfree_work). */
 void vfree_atomic(struct sim *s, int cpu, uint64_t addr);
+/* the synchronous purge of the allocation-failure path and of
+ * vm_unmap_aliases (reclaim_and_purge_vmap_areas) */
+void vmalloc_purge_sync(struct sim *s);
+void vmalloc_destroy(struct kernel *k);
+
+/* kernel page tables (kasan.c): map / unmap one page of init_mm (no flush) */
+void kernel_map_page(struct sim *s, uint64_t va, uint32_t frame);
+uint32_t kernel_unmap_page(struct sim *s, uint64_t va);
+bool kernel_mapped(struct sim *s, uint64_t va);
+/* KASAN vmalloc shadow (kasan.c) */
+#define KASAN_VMALLOC_PAGE_RANGE 0x1u
+#define KASAN_VMALLOC_TLB_FLUSH 0x2u
+void kasan_populate_vmalloc(struct sim *s, uint64_t addr, uint64_t size);
+void kasan_poison_vmalloc(struct sim *s, uint64_t start, uint64_t size);
+unsigned kasan_release_vmalloc(struct sim *s, uint64_t start, uint64_t end, uint64_t free_start,
+			       uint64_t free_end, unsigned flags);
 
 /* is_zero_pfn() */
 static inline bool is_zero_frame(struct sim *s, uint32_t f)

@@ -146,3 +146,33 @@ const struct sim_point tp_spurious = {"tlbsim_spurious", fmt_spurious, 0};
 const struct sim_point tp_page_mkwrite = {"page_mkwrite", fmt_page_mkwrite, 0};
 const struct sim_point tp_throttle = {"tlbsim_dirty_throttle", fmt_throttle, 0};
 const struct sim_point tp_work = {"workqueue_execute_start", NULL, 0};
+
+static void fmt_kpte(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_kernel_pte: %s va=0x%" PRIx64, b ? "set" : "clear", a);
+}
+static void fmt_vmalloc(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	static const char *const what[] = {"alloc", "vfree", "pool_return", "free_tree",
+					   "lazy", "pool_take"};
+	if (b == 0)
+		snprintf(buf, len, "tlbsim_vmalloc: alloc size=0x%" PRIx64, a);
+	else
+		snprintf(buf, len, "tlbsim_vmalloc: %s va=0x%" PRIx64, b < 6 ? what[b] : "?", a);
+}
+static void fmt_purge_node(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "purge_vmap_node: node=%" PRIu64 " areas=%" PRIu64, a, b);
+}
+const struct sim_point tp_kpte = {"kernel_pte", fmt_kpte, 0};
+const struct sim_point tp_vmalloc = {"vmalloc", fmt_vmalloc, 0};
+const struct sim_point tp_purge_node = {"purge_vmap_node", fmt_purge_node, 0};
+
+static void fmt_klock(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	static const char *const name[] = {"free_vmap_area_lock", "vmap_purge_lock",
+					   "vmap_node pool_lock", "vmap_node lazy.lock"};
+	(void)b;
+	snprintf(buf, len, "tlbsim_lock: %s", a < 4 ? name[a] : "?");
+}
+const struct sim_point tp_klock = {"kernel_lock", fmt_klock, 0};

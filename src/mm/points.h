@@ -21,6 +21,9 @@
  *   page_mkwrite    ->page_mkwrite           a = address
  *   tlbsim_dirty_throttle (event)  a = ns the task sleeps
  *   workqueue_execute_start  a kworker starts a work item
+ *   kernel_pte      a kernel PTE install/clear under init_mm.page_table_lock  a = va, b = install
+ *   vmalloc         a vmalloc-space step (alloc, free, pool, free tree)  a = va, b = enum vmap_step
+ *   purge_vmap_node  a = node, b = areas
  */
 #ifndef TLBSIM_MM_POINTS_H
 #define TLBSIM_MM_POINTS_H
@@ -31,7 +34,7 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 	tp_gather_init, tp_zap_pte, tp_free_table, tp_end_vma, tp_finish_check_nested,
 	tp_finish_policy, tp_free_pages, tp_table_flush, tp_pending_dec, tp_thread,
 	tp_tlb_finish_mmu, tp_call_rcu_tables, tp_writeback, tp_fault_retry, tp_spurious,
-	tp_page_mkwrite, tp_throttle, tp_work;
+	tp_page_mkwrite, tp_throttle, tp_work, tp_kpte, tp_vmalloc, tp_purge_node, tp_klock;
 
 #define YP_USER (&tp_user)
 #define YP_SYSCALL (&tp_syscall)
@@ -56,5 +59,9 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 #define YP_PAGE_MKWRITE (&tp_page_mkwrite)
 #define TR_THROTTLE (&tp_throttle)
 #define YP_WORK (&tp_work)
+#define YP_KPTE (&tp_kpte)
+#define YP_VMALLOC (&tp_vmalloc)
+#define YP_PURGE_NODE (&tp_purge_node)
+#define YP_KLOCK (&tp_klock)
 
 #endif

@@ -54,6 +54,26 @@ static const struct tlbsim_knob_value spurious_flush_values[SPURIOUS_COUNT] = {
 				     "DSB NSH (upstream also has b7333b58f358; see skip_tried)"},
 };
 
+static const struct tlbsim_knob_value vmap_purge_values[VMAP_PURGE_COUNT] = {
+	[VMAP_PURGE_NODES] = {"nodes", "per-node lazy lists and size pools; one kernel flush per "
+				       "purge, then each node's areas go back to its pools or the "
+				       "free tree (282631cb2447, v6.9+)"},
+	[VMAP_PURGE_GLOBAL] = {"global", "one merged lazy tree; the purge returns areas to the free "
+					 "tree with free_vmap_area_lock held across every KASAN "
+					 "shadow flush (v6.3..v6.8)"},
+};
+
+static const struct tlbsim_knob_value kasan_flush_values[KASAN_FLUSH_COUNT] = {
+	[KASAN_FLUSH_PER_NODE] = {"per_node", "depopulate the shadow of every area of a node, one "
+					      "flush, then return the areas (9e9e085effe9)"},
+	[KASAN_FLUSH_PER_AREA] = {"per_area", "kasan_release_vmalloc per area, each with its own "
+					      "flush_tlb_kernel_range (v6.9..v6.12)"},
+	[KASAN_FLUSH_PER_NODE_LATE] = {"per_node_late", "the draft withdrawn in review (2024-07-22): "
+						       "one flush after the areas went back to the "
+						       "pools - a reused VA can meet a stale shadow "
+						       "translation"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -66,6 +86,10 @@ static const struct tlbsim_knob knobs[] = {
 	{"spurious_flush", "arm64: what a spurious write fault and an access-flag update flush "
 			   "(x86 never flushes for either)", SPURIOUS_COUNT, SPURIOUS_BROADCAST,
 	 spurious_flush_values},
+	{"vmap_purge", "how lazily freed vmalloc areas are kept and purged", VMAP_PURGE_COUNT,
+	 VMAP_PURGE_NODES, vmap_purge_values},
+	{"kasan_flush", "when a vmalloc purge flushes the KASAN shadow it releases",
+	 KASAN_FLUSH_COUNT, KASAN_FLUSH_PER_NODE, kasan_flush_values},
 };
 
 int tlbsim_knob_count(void)
@@ -86,6 +110,8 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->x86_lazy = (enum x86_lazy_policy)knobs[2].default_value;
 	pol->fault_retry = (enum fault_retry_policy)knobs[3].default_value;
 	pol->spurious_flush = (enum spurious_flush_policy)knobs[4].default_value;
+	pol->vmap_purge = (enum vmap_purge_policy)knobs[5].default_value;
+	pol->kasan_flush = (enum kasan_flush_policy)knobs[6].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -96,6 +122,8 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 2: return (int *)&pol->x86_lazy;
 	case 3: return (int *)&pol->fault_retry;
 	case 4: return (int *)&pol->spurious_flush;
+	case 5: return (int *)&pol->vmap_purge;
+	case 6: return (int *)&pol->kasan_flush;
 	default: return NULL;
 	}
 }

@@ -3,8 +3,10 @@
  * the bound system_wq as far as timing goes).
  *
  * schedule_work_on(cpu, w) queues w on cpu's worker pool unless it is
- * already pending (a work item that is running may be queued again and runs
- * once more after the current run); the pool's kworker thread, created on
+ * already pending; a work item that is running may be queued again and runs
+ * once more after the current run, on the worker that runs it (work items
+ * are non-reentrant: the pool it last ran on takes it); the pool's kworker
+ * thread, created on
  * first use and pinned to cpu, runs its items in FIFO order in kernel mode
  * and sleeps when the list is empty. flush_work(w) waits until w is neither
  * pending nor running. A kworker has no mm: the CPU keeps the previous mm
@@ -32,6 +34,7 @@ static void worker_thread(struct sim *s, struct sim_thread *t)
 			w->next = NULL;
 			w->pending = false;
 			w->running = true;
+			w->cpu = t->cpu;
 			sim_step(s, YP_WORK, (uint64_t)P(s, P_lock_op_ns));
 			w->fn(s, w);
 			w->running = false;
@@ -62,6 +65,8 @@ bool schedule_work_on(struct sim *s, int cpu, struct work_struct *w)
 {
 	if (w->pending)
 		return false;
+	if (w->running)
+		cpu = w->cpu;		/* non-reentrant: stay on its worker */
 	struct worker_pool *pool = pool_of(s, cpu);
 	if (!pool)
 		return false;

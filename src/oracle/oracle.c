@@ -346,10 +346,23 @@ static void on_frame_free(void *ctx, uint32_t f)
 	check_frame(o, f, "freed");
 }
 
+/* a kernel (vmalloc or KASAN shadow) address: init_mm's upper half */
+static inline bool kernel_va(uint64_t va)
+{
+	return va >> 63;
+}
+
 static void on_stale_use(void *ctx, int cpu, const char *what, uint64_t va, uint32_t frame)
 {
 	char ent[160];
 	snprintf(ent, sizeof(ent), "cpu %d %s -> frame %u", cpu, what, frame);
+	if (kernel_va(va)) {
+		oracle_violation(ctx, INV_I5, cpu, va, true, frame, ent,
+				 "I5 REALIZED: cpu %d used a stale %s for kernel va 0x%llx: its "
+				 "frame %u was freed or reused (a KASAN false positive or a read of "
+				 "another area's data)", cpu, what, (unsigned long long)va, frame);
+		return;
+	}
 	oracle_violation(ctx, INV_I1_REALIZED, cpu, va, true, frame, ent,
 			 "I1 REALIZED: cpu %d used a %s for va 0x%llx whose frame %u was freed or "
 			 "reused", cpu, what, (unsigned long long)va, frame);
@@ -444,10 +457,13 @@ static void on_psc_flush(void *ctx, int cpu)
 	o->psc_epoch[cpu] = o->unlink_epoch;
 }
 
+static void on_kernel_flush_done(void *ctx, uint64_t start, uint64_t end, bool all);
+
 static const struct arch_hooks oracle_arch_hooks = {
 	.tlb_flush = on_tlb_flush,
 	.ipi_sent = on_ipi_sent,
 	.psc_flush = on_psc_flush,
+	.kernel_flush_done = on_kernel_flush_done,
 };
 
 /* ---- mm hooks ---- */
@@ -577,6 +593,150 @@ static void on_page_cleaned(void *ctx, uint32_t f)
 	frame_of(hw_of(o->s), f)->watch |= WATCH_CLEAN;
 }
 
+/* ---- I5: the set of cleared, not yet flushed kernel VAs ---- */
+#define KCLR_DEL 1ull
+
+static uint32_t kclr_slot(uint64_t va, uint32_t cap)
+{
+	return (uint32_t)(((va >> 12) * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static bool kclr_find(const struct oracle *o, uint64_t va, uint32_t *at)
+{
+	if (!o->kclr_cap)
+		return false;
+	uint32_t j = kclr_slot(va, o->kclr_cap);
+	for (uint32_t n = 0; n < o->kclr_cap && o->kclr[j]; n++, j = (j + 1) & (o->kclr_cap - 1))
+		if (o->kclr[j] == va) {
+			*at = j;
+			return true;
+		}
+	return false;
+}
+
+static void kclr_del(struct oracle *o, uint64_t va)
+{
+	uint32_t j;
+	if (kclr_find(o, va, &j)) {
+		o->kclr[j] = KCLR_DEL;
+		o->kclr_n--;
+	}
+}
+
+static void kclr_add(struct oracle *o, uint64_t va)
+{
+	uint32_t j;
+	if (kclr_find(o, va, &j))
+		return;
+	if ((o->kclr_used + 1) * 2 > o->kclr_cap) {	/* rehash (drops deletions) */
+		uint32_t ncap = o->kclr_cap ? o->kclr_cap : 1024;
+		while ((o->kclr_n + 1) * 2 > ncap / 2)
+			ncap *= 2;
+		uint64_t *nt = calloc(ncap, sizeof(*nt));
+		if (!nt) {
+			sim_oom(o->s, "the checker");
+			return;
+		}
+		for (uint32_t i = 0; i < o->kclr_cap; i++) {
+			uint64_t v = o->kclr[i];
+			if (v <= KCLR_DEL)
+				continue;
+			uint32_t k = kclr_slot(v, ncap);
+			while (nt[k])
+				k = (k + 1) & (ncap - 1);
+			nt[k] = v;
+		}
+		free(o->kclr);
+		o->kclr = nt;
+		o->kclr_cap = ncap;
+		o->kclr_used = o->kclr_n;
+	}
+	j = kclr_slot(va, o->kclr_cap);
+	while (o->kclr[j] > KCLR_DEL)
+		j = (j + 1) & (o->kclr_cap - 1);
+	if (!o->kclr[j])
+		o->kclr_used++;
+	o->kclr[j] = va;
+	o->kclr_n++;
+}
+
+static void on_kernel_unmapped(void *ctx, uint64_t va)
+{
+	kclr_add(ctx, va);
+}
+
+static void on_kernel_flush_done(void *ctx, uint64_t start, uint64_t end, bool all)
+{
+	struct oracle *o = ctx;
+	if (!o->kclr_n)
+		return;
+	uint64_t ps = hw_of(o->s)->geom.page_size;
+	if (all) {
+		memset(o->kclr, 0, o->kclr_cap * sizeof(*o->kclr));
+		o->kclr_n = o->kclr_used = 0;
+	} else if ((end - start) / ps < o->kclr_n) {
+		for (uint64_t a = start; a < end; a += ps)
+			kclr_del(o, a);
+	} else {
+		for (uint32_t i = 0; i < o->kclr_cap; i++)
+			if (o->kclr[i] > KCLR_DEL && o->kclr[i] >= start && o->kclr[i] < end) {
+				o->kclr[i] = KCLR_DEL;
+				o->kclr_n--;
+			}
+	}
+}
+
+/* I5: a kernel PTE for va is about to map frame f. The VA may be mapped
+ * again only after a completed flush that covers its old translation (the
+ * flush must precede the reuse); a CPU that still caches the old
+ * translation is the evidence. Kernel translations are global, reachable
+ * from every address space. */
+static void on_kernel_mapped(void *ctx, uint64_t va, uint32_t f)
+{
+	struct oracle *o = ctx;
+	struct sim *s = o->s;
+	struct hw *hw = hw_of(s);
+	uint64_t vpn = va >> hw->geom.page_shift;
+	const struct frame *nf = frame_of(hw, f);
+	uint32_t slot;
+	bool unflushed = kclr_find(o, va, &slot);
+	if (unflushed)
+		kclr_del(o, va);
+	for (int c = 0; c < s->nr_cpus; c++) {
+		const struct tcache *tc = &hw->cpu[c].tlb;
+		if (!tc->ndense || !tc_filt_maybe(tc, vpn, TC_TAG_GLOBAL))
+			continue;
+		const struct tc_entry *e = tc_peek(tc, vpn, hw->geom.levels - 1, TC_TAG_GLOBAL);
+		if (!e || (e->frame == f && e->gen == nf->gen))
+			continue;
+		char ent[160];
+		describe_entry(hw, c, e, false, ent, sizeof(ent));
+		oracle_violation(o, INV_I5, c, va, true, e->frame, ent,
+				 "I5 LATENT: kernel va 0x%llx mapped again (frame %u) while cpu %d still "
+				 "caches its old translation to frame %u: the flush covering the old "
+				 "mapping had not completed when the VA was reused", (unsigned long long)va,
+				 f, c, e->frame);
+		return;
+	}
+	if (unflushed)
+		oracle_violation(o, INV_I5, s->curr ? s->curr->cpu : 0, va, true, f, "no CPU holds it now; any CPU may have "
+				 "cached it (speculatively) since the PTE was cleared",
+				 "I5 LATENT: kernel va 0x%llx mapped again (frame %u) before a completed "
+				 "flush covered its old translation", (unsigned long long)va, f);
+}
+
+/* W1/W2: count a kernel page freed while some CPU still caches it */
+static void on_kernel_page_freed(void *ctx, uint32_t f, bool shadow)
+{
+	struct oracle *o = ctx;
+	if (!frame_of(hw_of(o->s), f)->tlb_refs)
+		return;
+	if (shadow)
+		o->w2_windows++;
+	else
+		o->w1_windows++;
+}
+
 /* The livelock detector (kernel-model 9.3, I6): the same CPU faulting on the
  * same VA with an unchanged PTE livelock_faults times in a row. */
 static void on_user_fault(void *ctx, int cpu, uint64_t va, pte_t pte)
@@ -622,6 +782,9 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.lazyfree_done = on_lazyfree_done,
 	.user_fault = on_user_fault,
 	.page_cleaned = on_page_cleaned,
+	.kernel_mapped = on_kernel_mapped,
+	.kernel_unmapped = on_kernel_unmapped,
+	.kernel_page_freed = on_kernel_page_freed,
 };
 
 int oracle_attach(struct oracle *o, struct kernel *k, int want_kind)
@@ -649,5 +812,6 @@ void oracle_free(struct oracle *o)
 	free(o->fchunks);
 	free(o->psc_epoch);
 	free(o->th);
+	free(o->kclr);
 	memset(o, 0, sizeof(*o));
 }

@@ -35,7 +35,8 @@
 	X(INV_I2, "I2", "translation survives munmap/madvise return")            \
 	X(INV_I3, "I3", "write through stale dirty entry into a clean page")     \
 	X(INV_STALE_WALK, "stale-walk", "walk entry to an unlinked table used")  \
-	X(INV_LIVELOCK, "livelock", "identical faults with no PTE change")
+	X(INV_LIVELOCK, "livelock", "identical faults with no PTE change")       \
+	X(INV_I5, "I5", "kernel VA re-mapped while a stale translation survives")
 enum inv_id {
 #define X(e, n, d) e,
 	TLBSIM_INVARIANTS(X)
@@ -96,6 +97,15 @@ struct oracle {
 	struct oracle_thread *th;	/* by thread id */
 	size_t cap_th;
 	struct violation_rec first;	/* the first wanted violation */
+	/* tolerated windows seen: a kernel page freed while a CPU still caches
+	 * a translation to it, before the flush that covers its VA (W1: vfree's
+	 * pages; W2: a released KASAN shadow page) */
+	uint64_t w1_windows, w2_windows;
+	/* kernel VAs whose PTE was cleared and that no completed
+	 * flush_tlb_kernel_range has covered since (open addressing; 0 empty,
+	 * 1 deleted): I5 forbids mapping them again */
+	uint64_t *kclr;
+	uint32_t kclr_cap, kclr_n, kclr_used;
 };
 
 /* Subscribe o to every hook of the kernel k (want_kind: -1 = any). */
