@@ -144,7 +144,10 @@
     "first principles: 32-entry walk cache / paging-structure cache, 4 ways")    \
   X(wc_ways, "ways", 4, 4, "first principles: 4-way")                            \
   X(livelock_faults, "faults", 1000, 1000,                                       \
-    "checker: identical faults without a PTE change that count as a livelock")
+    "checker: identical faults without a PTE change that count as a livelock")                                                                                \
+  X(watchdog_thresh_s, "s", 10, 10,                                              \
+    "kernel default watchdog_thresh (kernel/watchdog.c); a soft lockup is a CPU " \
+    "that has not scheduled for 2 x watchdog_thresh while in kernel mode; 0: off")
 
 enum param_id {
 #define X(name, unit, x86, arm, src) P_##name,
