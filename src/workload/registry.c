@@ -10,12 +10,14 @@ extern const struct workload_ops mmap8_ops, mmap5_ops, madv_race_ops, lazy_table
 extern const struct workload_ops PAGE_FAULT1_ops, PAGE_FAULT2_ops, PAGE_FAULT3_ops,
 	PAGE_FAULT4_ops, TLB_FLUSH1_ops, TLB_FLUSH2_ops, TLB_FLUSH3_ops;
 extern const struct workload_ops retry_race_ops, writeback_race_ops, spurious_race_ops;
+extern const struct workload_ops kbuild_ops;
 
 static const struct workload_ops *const workloads[] = {
 	&mmap8_ops, &mmap5_ops, &madv_race_ops, &lazy_tables_ops,
 	&PAGE_FAULT1_ops, &PAGE_FAULT2_ops, &PAGE_FAULT3_ops, &PAGE_FAULT4_ops,
 	&TLB_FLUSH1_ops, &TLB_FLUSH2_ops, &TLB_FLUSH3_ops,
 	&retry_race_ops, &writeback_race_ops, &spurious_race_ops,
+	&kbuild_ops,
 };
 
 int workload_count(void)
