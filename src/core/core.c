@@ -74,6 +74,15 @@ static int param_check(int id, int64_t v, char *err, size_t errlen)
 		snprintf(err, errlen, "parameter %s=%lld: want 1..1000000 MB/s", name, (long long)v);
 		return TLBSIM_EINVAL;
 	}
+	if (id == P_kasan_slowdown && (v < 1 || v > 100)) {
+		snprintf(err, errlen, "parameter %s=%lld: want a factor 1..100", name, (long long)v);
+		return TLBSIM_EINVAL;
+	}
+	if (id == P_watchdog_thresh_s && v > 60) {
+		snprintf(err, errlen, "parameter %s=%lld s: want 0..60 (the kernel's range; 0: "
+			 "off)", name, (long long)v);
+		return TLBSIM_EINVAL;
+	}
 	if (id == P_flush_ceiling && v > (1ll << 36)) {
 		snprintf(err, errlen, "parameter %s=%lld: want at most %lld pages", name, (long long)v,
 			 1ll << 36);

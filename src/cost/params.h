@@ -144,7 +144,31 @@
     "first principles: 32-entry walk cache / paging-structure cache, 4 ways")    \
   X(wc_ways, "ways", 4, 4, "first principles: 4-way")                            \
   X(livelock_faults, "faults", 1000, 1000,                                       \
-    "checker: identical faults without a PTE change that count as a livelock")
+    "checker: identical faults without a PTE change that count as a livelock")                                                                                \
+  X(kasan_slowdown, "x", 3, 3,                                                   \
+    "lib/Kconfig.kasan (KASAN_GENERIC help): 'The performance slowdown is ~x3'; "\
+    "multiplies the first-principles kernel costs of fork/exec/exit/wait4 when "  \
+    "-w kasan=on, divides the KASAN-measured tasklist write hold when off")       \
+  X(tasklist_write_hold_ns, "ns", 123000, 123000,                                \
+    "calibration 2.2 (thread 003, lock_stat, 256-core bare-metal x86 KASAN "    \
+    "kernel): tasklist_lock write hold avg ~123 us, used for every write "      \
+    "section (copy_process, exit_notify, release_task); a KASAN figure (kasan=off:" \
+    " / kasan_slowdown); arm64: no figure, the x86 one")                         \
+  X(wait_child_ns, "ns", 60, 60,                                                 \
+    "first principles: __do_wait's read section per child looked at "           \
+    "(wait_consider_task reads exit_state etc. of a task_struct last written by " \
+    "another CPU: one cache-line transfer, C13 46-72 ns); without KASAN")          \
+  X(exec_ns, "ns", 30000, 30000,                                                 \
+    "first principles: execve's own work besides the mm (path walk, ELF "       \
+    "headers from the page cache, argv/envp copy, bprm/cred/signal setup, the "  \
+    "binary's mappings) ~75k cycles at 2.5 GHz; without KASAN")                  \
+  X(exit_ns, "ns", 10000, 10000,                                                 \
+    "first principles: do_exit's work besides the mm and tasklist_lock "        \
+    "(exit_files, exit_fs, signals, cgroup, task_work) ~25k cycles; without "    \
+    "KASAN")                                                                     \
+  X(watchdog_thresh_s, "s", 10, 10,                                              \
+    "kernel default watchdog_thresh (kernel/watchdog.c); a soft lockup is a CPU " \
+    "that has not scheduled for 2 x watchdog_thresh while in kernel mode; 0: off")
 
 enum param_id {
 #define X(name, unit, x86, arm, src) P_##name,

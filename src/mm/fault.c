@@ -449,6 +449,7 @@ static int do_page_fault(struct sim *s, struct mm_struct *mm, uint64_t va, bool 
 	unsigned flags = FAULT_FLAG_DEFAULT | FAULT_FLAG_USER | (write ? FAULT_FLAG_WRITE : 0);
 	sim_set_mode(s, MODE_SYS);
 	sim_step_arg(s, YP_FAULT, (uint64_t)P(s, P_fault_ns), va, write);
+	kernel_entry(s);
 	for (;;) {
 		down_read(s, &mm->mmap_sem);
 		struct vm_area_struct *vma = find_vma(mm, va);

@@ -9,6 +9,22 @@
 #include "mm/mm.h"
 #include "sim/grow.h"
 
+/* The CPU's active_mm becomes mm (after switch_mm): the CPU's reference
+ * moves from the old one, which may be the last (context_switch() with
+ * mmgrab_lazy_tlb / mmdrop_lazy_tlb in finish_task_switch, kernel/sched/core.c,
+ * v6.10, MMU_LAZY_TLB_REFCOUNT). */
+static void set_active_mm(struct sim *s, int cpu, struct mm_struct *mm)
+{
+	struct kernel *k = kernel_of(s);
+	struct mm_struct *old = k->active_mm[cpu];
+	if (old == mm)
+		return;
+	mm->count++;
+	k->active_mm[cpu] = mm;
+	if (old)
+		mmdrop(s, old);
+}
+
 /* context_switch() -> switch_mm_irqs_off() / enter_lazy_tlb() (kernel/sched/
  * core.c): a user task brings its mm; an idle CPU keeps the last one (lazy) */
 static void kernel_switch_to(struct sim *s, int cpu, struct sim_thread *next)
@@ -24,6 +40,15 @@ static void kernel_switch_to(struct sim *s, int cpu, struct sim_thread *next)
 		return;
 	}
 	arch->switch_mm(s, cpu, &mm->context);
+	set_active_mm(s, cpu, mm);
+}
+
+/* activate_mm() (exec_mmap, fs/exec.c): the current CPU switches to mm */
+void activate_mm(struct sim *s, struct mm_struct *mm)
+{
+	int cpu = cur_cpu(s);
+	machine_of(s)->arch->switch_mm(s, cpu, &mm->context);
+	set_active_mm(s, cpu, mm);
 }
 
 static const struct sim_cpu_ops kernel_cpu_ops = {
@@ -53,7 +78,8 @@ int kernel_init(struct kernel *k, const struct tlbsim_profile *prof, int nr_cpus
 					     0xdfff800000000000ull};
 	k->bdp_ratelimits = calloc((size_t)nr_cpus, sizeof(*k->bdp_ratelimits));
 	k->dirty_throttle_leaks = calloc((size_t)nr_cpus, sizeof(*k->dirty_throttle_leaks));
-	if (!k->bdp_ratelimits || !k->dirty_throttle_leaks)
+	k->active_mm = calloc((size_t)nr_cpus, sizeof(*k->active_mm));
+	if (!k->bdp_ratelimits || !k->dirty_throttle_leaks || !k->active_mm)
 		return TLBSIM_ENOMEM;
 	return 0;
 }
@@ -81,6 +107,7 @@ void kernel_destroy(struct kernel *k)
 	free(k->all_inodes);
 	free(k->bdp_ratelimits);
 	free(k->dirty_throttle_leaks);
+	free(k->active_mm);
 	for (uint32_t i = 0; i < k->nobjs; i++)
 		free(k->objs[i]);
 	free(k->objs);
@@ -122,15 +149,21 @@ struct mm_struct *mm_alloc(struct sim *s)
 		sim_oom(s, "mm_structs");
 		return NULL;
 	}
-	struct mm_struct *mm = kernel_obj_alloc(s, sizeof(*mm));
-	if (!mm)
+	struct mm_struct *mm = k->mm_free;
+	if (mm) {		/* an mm_struct freed by __mmdrop, from its cache */
+		k->mm_free = mm->next_free;
+		memset(mm, 0, sizeof(*mm));
+	} else if (!(mm = kernel_obj_alloc(s, sizeof(*mm)))) {
 		return NULL;
-	mm->id = k->nr_mms;
+	}
+	mm->id = k->next_mm_id++;
 	mm->users = 1;
+	mm->count = 1;
 	if (init_new_context(s, &mm->context, mm->id)) {
 		sim_oom(s, "mm_structs");
 		return NULL;
 	}
+	mm->slot = k->nr_mms;
 	k->mms[k->nr_mms++] = mm;
 	mm->pgd = alloc_frame(s, FRAME_PGTABLE, 0);
 	if (mm->pgd == NO_FRAME)

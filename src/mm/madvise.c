@@ -50,6 +50,7 @@ int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len)
 	int ret = 0;
 	sim_set_mode(s, MODE_SYS);
 	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MADVISE_DONTNEED, addr);
+	kernel_entry(s);
 	uint64_t cookie = k->hooks && k->hooks->syscall_enter
 				  ? k->hooks->syscall_enter(k->hooks_ctx, SYS_MADVISE_DONTNEED) : 0;
 	if (addr & (ps - 1)) {
@@ -135,6 +136,7 @@ int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len)
 	int ret = 0;
 	sim_set_mode(s, MODE_SYS);
 	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MADVISE_FREE, addr);
+	kernel_entry(s);
 	if (addr & (ps - 1)) {
 		ret = -1;
 		goto out;

@@ -6,7 +6,8 @@
  * function, file and version it mirrors. Where each one lives:
  *   rwsem.c       down_read/up_read/down_write/up_write/downgrade_write
  *   mmap.c        get_unmapped_area, do_mmap (sys_mmap), __do_munmap
- *                 (sys_munmap), unmap_region, free_pgtables, VMA list
+ *                 (sys_munmap), unmap_region, free_pgtables, VMA list,
+ *                 exit_mmap
  *   madvise.c     madvise(MADV_DONTNEED / MADV_FREE)
  *   memory.c      __pte_alloc, zap_page_range, unmap_vmas, unmap_single_vma,
  *                 unmap_page_range, zap_p4d/pud/pmd/pte_range,
@@ -16,6 +17,9 @@
  *   shmem.c       shmem_zero_setup, shmem_getpage, the final fput
  *   mmu_gather.c  tlb_gather_mmu, tlb_finish_mmu, tlb_flush_mmu, table RCU
  *   kernel.c      struct kernel, tasks, mm_struct lifetime, context switch
+ *   fork.c        tasklist_lock (qrwlock), kernel stacks, copy_process
+ *                 (sys_fork), execve (sys_execve), mmput/mmdrop
+ *   exit.c        do_exit, exit_notify, wait4 (__do_wait), release_task
  *   policy.c      the policy knobs (tlbsim_nested_policy in mmu_gather.c)
  *
  * Ordering rule kept by mmu_gather (include/asm-generic/tlb.h): unhook the
@@ -43,6 +47,16 @@ struct rw_semaphore {
 	struct task *wait_tail;
 	struct task *spin_head;		/* writers spinning on a running writer owner */
 	struct task *spin_tail;		/* (the OSQ, FIFO) */
+};
+
+/* ---- tasklist_lock: a queued rwlock (fork.c; kernel/locking/qrwlock.c) ---- */
+struct qrwlock {
+	int readers;			/* _QR_BIAS count: readers holding it, and the reader
+					 * at the queue head (it adds its bias there) */
+	bool wlocked;			/* _QW_LOCKED */
+	bool waiting;			/* _QW_WAITING: the writer at the queue head waits */
+	struct task *wait_head;		/* wait_lock (a FIFO qspinlock): spinning waiters, */
+	struct task *wait_tail;		/* the head holds wait_lock */
 };
 
 /* ---- files: an inode, its page cache, and the filesystem kind ---- */
@@ -119,7 +133,11 @@ struct mm_struct {
 	struct rw_semaphore mmap_sem;
 	int tlb_flush_pending;		/* mm->tlb_flush_pending */
 	uint64_t mmap_base;
-	int users;
+	int users;			/* mm_users */
+	int count;			/* mm_count: 1 for all users + 1 per CPU whose
+					 * active_mm it is (lazy TLB references) */
+	int slot;			/* index in kernel.mms while it is there */
+	struct mm_struct *next_free;	/* freed mm_structs, reused by mm_alloc */
 	mm_context_t context;		/* arch-owned: ASID, ctx_id, tlb_gen, cpumask */
 };
 
@@ -142,7 +160,24 @@ struct task {
 	/* dirty throttling (current->nr_dirtied, nr_dirtied_pause) */
 	uint32_t nr_dirtied;
 	uint32_t nr_dirtied_pause;
+	/* tasklist_lock waiter (fork.c; wait_next, wait_write and wait_granted
+	 * as for the rwsem): a reader at the queue head has added its bias */
+	bool qr_counted;
+	/* processes (fork.c, exit.c): set for tasks made by sys_fork only */
+	thread_fn fork_fn;		/* the child's body; do_exit() follows it */
+	uint64_t stack;			/* kernel stack VA (CONFIG_VMAP_STACK); 0: none */
+	struct task *parent;		/* real_parent; NULL: none (init reaps it) */
+	struct task *children, *children_tail;	/* ->children, in fork order */
+	struct task *sibling;
+	int exit_state;			/* 0, EXIT_ZOMBIE, EXIT_DEAD */
+	bool wait_chld;			/* on its wait_chldexit queue (do_wait) */
+	bool chld_woken;		/* a child's exit_notify woke it */
+	bool chld_sleeping;		/* asleep in do_wait */
 };
+
+/* task_struct->exit_state (include/linux/sched.h) */
+#define EXIT_DEAD 0x10
+#define EXIT_ZOMBIE 0x20
 
 static inline struct task *task_of(struct sim_thread *t)
 {
@@ -264,6 +299,19 @@ struct kernel {
 	bool kasan;			/* CONFIG_KASAN + KASAN_VMALLOC (a workload's kernel) */
 	uint32_t init_pgd;		/* init_mm's root table; NO_FRAME until first used */
 	struct vmap *vmap;		/* the vmalloc allocator (vmalloc.c), on first use */
+	/* processes (fork.c, exit.c) */
+	struct qrwlock tasklist_lock;
+	uint64_t *cached_stacks;	/* per CPU, NR_CACHED_STACKS VAs (0: empty) */
+	struct mm_struct **active_mm;	/* per CPU: the mm its page tables belong to */
+	struct mm_struct *mm_free;	/* freed mm_structs */
+	int next_mm_id;
+	int fork_next_cpu;		/* placement of new tasks: where the scan starts */
+	struct {
+		uint64_t forks, execs, exits, reaped;
+		uint64_t from_cache, vmalloced;		/* alloc_thread_stack_node */
+		uint64_t to_cache, to_rcu;		/* free_thread_stack */
+		uint64_t rcu_to_cache, rcu_vfree;	/* thread_stack_free_rcu */
+	} proc;
 	const struct mm_hooks *hooks;
 	void *hooks_ctx;
 };
@@ -288,6 +336,10 @@ struct task *task_create(struct sim *s, size_t size, thread_fn fn, void *arg,
 void *kernel_obj_alloc(struct sim *s, size_t size);
 /* frame_alloc() for kernel callers: never NO_FRAME (the run stops instead). */
 uint32_t alloc_frame(struct sim *s, enum frame_state st, int depth);
+/* Make mm the active_mm of the current CPU: switch_mm() to it and move the
+ * CPU's lazy reference (activate_mm of exec, kernel/sched/core.c's
+ * context_switch bookkeeping). */
+void activate_mm(struct sim *s, struct mm_struct *mm);
 
 /* ---- entry points used by workloads (simulated syscalls) ---- */
 #define TLBSIM_MAP_SHARED 0x01
@@ -449,6 +501,53 @@ void kasan_populate_vmalloc(struct sim *s, uint64_t addr, uint64_t size);
 void kasan_poison_vmalloc(struct sim *s, uint64_t start, uint64_t size);
 unsigned kasan_release_vmalloc(struct sim *s, uint64_t start, uint64_t end, uint64_t free_start,
 			       uint64_t free_end, unsigned flags);
+
+/* The task's kernel entry (entry_SYSCALL_64 / el0_svc / the fault entry):
+ * pt_regs are pushed at the top of its kernel stack. Only tasks made by
+ * sys_fork have a modelled stack. */
+static inline void kernel_entry(struct sim *s)
+{
+	struct task *t = s->curr ? task_of(s->curr) : NULL;
+	if (t && t->stack)
+		kernel_access(s, t->stack + thread_size(s) - 8, true);
+}
+
+/* ---- processes (fork.c, exit.c, mmap.c), v6.10 ---- */
+/* tasklist_lock (kernel/locking/qrwlock.c, v6.10): read_lock with IRQs on;
+ * write_lock_irq disables IRQs before it spins and write_unlock_irq enables
+ * them after the unlock. Waiters spin (busy) in FIFO order; a waiting
+ * writer blocks new readers. */
+void read_lock(struct sim *s, struct qrwlock *l);
+void read_unlock(struct sim *s, struct qrwlock *l);
+void write_lock_irq(struct sim *s, struct qrwlock *l);
+void write_unlock_irq(struct sim *s, struct qrwlock *l);
+/* fork(): copy_process() of the current task: a task of `size` bytes (>=
+ * sizeof(struct task); callers may embed it) with a kernel stack and a new
+ * mm, running fn(arg) and then exiting (do_exit); cpu < 0: the kernel places
+ * it (the least loaded CPU). NULL, with the run stopped, on failure. */
+struct task *sys_fork(struct sim *s, size_t size, thread_fn fn, void *arg, int cpu);
+/* execve(): the current task gets a new mm; the old one is released
+ * (mmput: exit_mmap when it was the last user). */
+void sys_execve(struct sim *s);
+/* wait4(-1, NULL, 0, NULL): wait for a child to exit and reap it; the child,
+ * or NULL when there is none (ECHILD). */
+struct task *sys_wait4(struct sim *s);
+/* do_exit() of the current task (a forked task calls it after its body). */
+void do_exit(struct sim *s);
+/* mmput() / mmdrop() (kernel/fork.c): drop a user / a reference */
+void mmput(struct sim *s, struct mm_struct *mm);
+void mmdrop(struct sim *s, struct mm_struct *mm);
+/* tasklist_lock write section body: hold it tasklist_write_hold_ns (fork.c) */
+void tasklist_write_section(struct sim *s);
+/* put_task_stack() of a dead task, on the CPU it died on (fork.c) */
+void put_task_stack(struct sim *s, struct task *tk);
+/* exit_mmap() (mm/mmap.c, v6.10): the fullmm teardown of mm (mmap.c) */
+void exit_mmap(struct sim *s, struct mm_struct *mm);
+/* KASAN-scaled first-principles kernel cost (ns x kasan_slowdown when on) */
+static inline uint64_t kasan_cost(struct sim *s, int64_t ns)
+{
+	return (uint64_t)ns * (kernel_of(s)->kasan ? (uint64_t)P(s, P_kasan_slowdown) : 1u);
+}
 
 /* is_zero_pfn() */
 static inline bool is_zero_frame(struct sim *s, uint32_t f)

@@ -165,6 +165,7 @@ uint64_t sys_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags)
 {
 	sim_set_mode(s, MODE_SYS);
 	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MMAP, hint);
+	kernel_entry(s);
 	uint64_t addr = do_mmap(s, hint, len, flags, NULL, 0);
 	sim_set_mode(s, MODE_USER);
 	return addr;
@@ -177,6 +178,7 @@ uint64_t sys_mmap_file(struct sim *s, uint64_t hint, uint64_t len, int flags, st
 {
 	sim_set_mode(s, MODE_SYS);
 	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MMAP, hint);
+	kernel_entry(s);
 	uint64_t addr = do_mmap(s, hint, len, flags, file, pgoff);
 	sim_set_mode(s, MODE_USER);
 	return addr;
@@ -189,6 +191,7 @@ struct inode *sys_tmpfile(struct sim *s, const struct fs_type *fs, uint64_t size
 {
 	sim_set_mode(s, MODE_SYS);
 	sim_step(s, YP_SYSCALL, 3 * (uint64_t)P(s, P_syscall_ns));
+	kernel_entry(s);
 	struct inode *ino = inode_new(s, fs, size);
 	sim_set_mode(s, MODE_USER);
 	return ino;
@@ -199,6 +202,7 @@ void sys_close(struct sim *s, struct inode *file)
 {
 	sim_set_mode(s, MODE_SYS);
 	sim_step(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns));
+	kernel_entry(s);
 	iput(s, file);
 	sim_set_mode(s, MODE_USER);
 }
@@ -208,6 +212,7 @@ void sys_fsync(struct sim *s, struct inode *file)
 {
 	sim_set_mode(s, MODE_SYS);
 	sim_step(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns));
+	kernel_entry(s);
 	writeback_inode(s, file);
 	sim_set_mode(s, MODE_USER);
 }
@@ -258,6 +263,7 @@ int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
 	int ret = 0;
 	sim_set_mode(s, MODE_SYS);
 	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MUNMAP, addr);
+	kernel_entry(s);
 	uint64_t cookie = k->hooks && k->hooks->syscall_enter
 				  ? k->hooks->syscall_enter(k->hooks_ctx, SYS_MUNMAP) : 0;
 	len = (len + ps - 1) & ~(ps - 1);
@@ -314,3 +320,39 @@ out:
 	return ret;
 }
 
+/*
+ * exit_mmap() (mm/mmap.c, v6.10), for the last mmput(): under the read lock
+ * a fullmm gather (tlb_gather_mmu_fullmm) unmaps every VMA (unmap_vmas over
+ * 0..ULONG_MAX); under the write lock free_pgtables() frees every table
+ * (no floor, no ceiling), tlb_finish_mmu() flushes - arm64: one ASIDE1IS
+ * (flush_tlb_mm) since tables were freed, no per-page TLBIs; x86: one
+ * flush_tlb_mm_range(TLB_FLUSH_ALL) - and the VMAs are removed (remove_vma:
+ * fput, free). No mmu notifiers, no OOM-reaper interplay.
+ */
+void exit_mmap(struct sim *s, struct mm_struct *mm)
+{
+	down_read(s, &mm->mmap_sem);
+	if (!mm->nr_vmas) {
+		up_read(s, &mm->mmap_sem);
+		down_write(s, &mm->mmap_sem);
+		up_write(s, &mm->mmap_sem);
+		return;
+	}
+	struct mmu_gather tlb;
+	tlb_gather_mmu(s, &tlb, mm, 0, ~0ull);
+	unmap_vmas(s, &tlb, mm->vmas, mm->nr_vmas, 0, ~0ull);
+	up_read(s, &mm->mmap_sem);
+	down_write(s, &mm->mmap_sem);
+	free_pgtables(s, &tlb, mm->vmas, mm->nr_vmas, FIRST_USER_ADDRESS, USER_PGTABLES_CEILING);
+	tlb_finish_mmu(s, &tlb, 0, ~0ull);
+	/* remove_vma() of each: fput, vm_area_free */
+	for (int v = 0; v < mm->nr_vmas; v++) {
+		struct vm_area_struct *vma = mm->vmas[v];
+		if (vma->file)
+			iput(s, vma->file);
+		sim_charge(s, (uint64_t)P(s, P_vma_op_ns) / 2);
+		vm_area_free(s, vma);
+	}
+	mm->nr_vmas = 0;
+	up_write(s, &mm->mmap_sem);
+}

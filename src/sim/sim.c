@@ -162,10 +162,37 @@ void sim_charge_sys(struct sim *s, uint64_t ns)
 	t->pending_ns += ns;
 }
 
+/* The soft-lockup watchdog (kernel/watchdog.c, v6.10: watchdog_timer_fn's
+ * is_softlockup(): the CPU's touch timestamp older than 2 x watchdog_thresh).
+ * t runs on its CPU; the episode started when the CPU last scheduled or t
+ * last entered kernel mode, whichever is later. Counted once per episode. */
+static void softlockup_check(struct sim *s, const struct sim_thread *t)
+{
+	uint64_t thresh = 2 * (uint64_t)P(s, P_watchdog_thresh_s) * 1000000000u;
+	if (!thresh || t->mode != MODE_SYS)
+		return;
+	struct sim_cpu_watchdog *w = &s->wd[t->cpu];
+	uint64_t since = w->sched_at > t->kernel_since ? w->sched_at : t->kernel_since;
+	uint64_t now = s->now + t->pending_ns;
+	if (now > since && now - since > thresh && w->counted_since != since) {
+		w->counted_since = since;
+		s->m.softlockups++;
+		sim_trace(s, &tp_softlockup, (uint64_t)t->cpu, now - since);
+	}
+}
+
 void sim_set_mode(struct sim *s, enum cpu_mode mode)
 {
-	if (s->curr)
-		s->curr->mode = mode;
+	struct sim_thread *t = s->curr;
+	if (!t)
+		return;
+	if (t->mode != mode) {
+		if (mode == MODE_SYS)
+			t->kernel_since = s->now + t->pending_ns;
+		else
+			softlockup_check(s, t);
+	}
+	t->mode = mode;
 }
 
 void sim_steal(struct sim *s, int cpu, uint64_t ns)
@@ -179,6 +206,15 @@ void sim_steal(struct sim *s, int cpu, uint64_t ns)
 bool sim_cpu_idle(struct sim *s, int cpu)
 {
 	return s->cpus[cpu].curr == NULL;
+}
+
+int sim_cpu_nr_running(const struct sim *s, int cpu)
+{
+	const struct sim_cpu *c = &s->cpus[cpu];
+	int n = c->curr != NULL;
+	for (const struct sim_thread *q = c->rq_head; q; q = q->rq_next)
+		n++;
+	return n;
 }
 
 /* ---- trace ---- */
@@ -286,6 +322,7 @@ static bool sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_
 				switch_to_scheduler(s);
 		}
 	}
+	softlockup_check(s, t);
 	if (s->nr_queued && slice_over(s, t)) {
 		preempt(s, t);
 		return true;
@@ -328,6 +365,7 @@ static inline __attribute__((always_inline)) void cpu_pick_next(struct sim *s, i
 {
 	struct sim_cpu *c = &s->cpus[cpu];
 	struct sim_thread *n = c->rq_head;
+	s->wd[cpu].sched_at = at;
 	if (!n) {
 		c->curr = NULL;
 		if (s->cpu_ops)
@@ -356,6 +394,7 @@ void sim_sleep(struct sim *s)
 	SIM_BUG_ON(s, !t);
 	/* time charged so far elapses before the thread sleeps */
 	uint64_t at = s->now + t->pending_ns;
+	softlockup_check(s, t);
 	sim_trace(s, &tp_sched_sleep, 0, 0);
 	t->pending_ns = 0;
 	t->state = TS_SLEEPING;
@@ -382,6 +421,7 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at)
 	}
 	if (!c->curr) {
 		uint64_t delay = (uint64_t)P(s, P_idle_exit_ns);
+		s->wd[t->cpu].sched_at = at;
 		c->curr = t;
 		if (s->cpu_ops)
 			s->cpu_ops->switch_to(s, t->cpu, t);
@@ -454,6 +494,7 @@ static void thread_trampoline(void *arg)
 	struct sim_thread *t = arg;
 	struct sim *s = t->sim;
 	t->fn(s, t);
+	softlockup_check(s, t);
 	sim_trace(s, &tp_sched_exit, 0, 0);
 	/* exit: wake a joiner, release the CPU */
 	t->state = TS_DONE;
@@ -589,8 +630,11 @@ int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed)
 	rng_seed(&s->rng, seed);
 	coro_init_main(&s->main_co);
 	s->cpus = calloc((size_t)nr_cpus, sizeof(*s->cpus));
-	if (!s->cpus)
+	s->wd = calloc((size_t)nr_cpus, sizeof(*s->wd));
+	if (!s->cpus || !s->wd)
 		return TLBSIM_ENOMEM;
+	for (int c = 0; c < nr_cpus; c++)
+		s->wd[c].counted_since = ~0ull;
 	return 0;
 }
 
@@ -613,6 +657,8 @@ void sim_destroy(struct sim *s)
 	}
 	free(s->threads);
 	free(s->cpus);
+	free(s->wd);
+	s->wd = NULL;
 	evq_free(&s->q);
 	s->threads = NULL;
 	s->cpus = NULL;

@@ -29,6 +29,16 @@
  * PREEMPT_NONE / PREEMPT_VOLUNTARY builds of the seeds' distributions), so
  * the switch happens at the thread's next yield point in user mode. Check
  * mode has no time slices (its strategy decides who runs).
+ *
+ * Soft lockups (kernel/watchdog.c, v6.10): the watchdog's per-CPU timestamp
+ * moves whenever the CPU schedules (a context switch, going idle, waking
+ * from idle), and user mode counts as scheduling (the stopper thread would
+ * preempt it at once), so a CPU is stuck while one thread stays in kernel
+ * mode without leaving it. Stuck for more than 2 x watchdog_thresh_s counts
+ * one soft lockup per episode (metrics.softlockups). Checked where it is
+ * cheap: when a thread leaves its CPU or returns to user mode, and in the
+ * run-mode slow path (every SIM_POLL_PERIOD steps, or every step while a
+ * thread waits in a run queue).
  */
 #ifndef TLBSIM_SIM_H
 #define TLBSIM_SIM_H
@@ -69,6 +79,7 @@ struct sim_thread {
 	bool spinning;			/* busy-waiting on its CPU (not asleep) */
 	bool daemon;			/* a kernel thread: asleep at the end is not a deadlock */
 	uint64_t spin_start;
+	uint64_t kernel_since;		/* when it last entered kernel mode (soft lockups) */
 	struct sim_thread *rq_next;	/* run queue link */
 	struct sim_thread *joiner;
 };
@@ -79,6 +90,13 @@ struct sim_cpu {
 	struct sim_thread *rq_head, *rq_tail;
 	uint64_t slice_start;		/* when curr got the CPU (time slices) */
 	uint64_t user_ns, sys_ns;
+};
+
+/* The soft-lockup watchdog's view of a CPU (kernel/watchdog.c: the per-CPU
+ * touch timestamp the stopper thread updates whenever the CPU schedules). */
+struct sim_cpu_watchdog {
+	uint64_t sched_at;		/* the CPU last scheduled (switch, idle, wake) */
+	uint64_t counted_since;		/* start of the last episode counted (~0: none) */
 };
 
 /* What a context switch does to the machine, installed from above. */
@@ -145,6 +163,7 @@ struct sim {
 	/* CPUs and costs */
 	int nr_cpus;
 	struct sim_cpu *cpus;
+	struct sim_cpu_watchdog *wd;	/* per CPU */
 	int64_t p[P_COUNT];		/* cost/hardware parameters */
 	const struct sim_cpu_ops *cpu_ops;
 	void *cpu_ops_ctx;
@@ -232,6 +251,8 @@ void sim_spin_to_sleep(struct sim *s, struct sim_thread *t);
 /* Charge ns of interrupt (sys) time to CPU cpu, delaying whatever runs there. */
 void sim_steal(struct sim *s, int cpu, uint64_t ns);
 bool sim_cpu_idle(struct sim *s, int cpu);
+/* Threads on cpu: the running one (if any) and those waiting in its queue. */
+int sim_cpu_nr_running(const struct sim *s, int cpu);
 
 /* Timed callbacks (RCU grace periods, ...) */
 void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, uint64_t data);

@@ -51,6 +51,8 @@ struct trace_buf {
 /* The engine's own events: a thread leaves its CPU to sleep, exits, or is
  * preempted at the end of its time slice. */
 extern const struct sim_point tp_sched_sleep, tp_sched_exit, tp_sched_preempt;
+/* The soft-lockup watchdog fired: a = CPU, b = ns it has been stuck. */
+extern const struct sim_point tp_softlockup;
 
 /* The text of a record (the point's formatter, or "tlbsim_<name>"). */
 void trace_format(const struct trace_rec *t, char *buf, size_t len);

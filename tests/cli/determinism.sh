@@ -28,6 +28,8 @@ run_twice run json run mmap8 --iters 200 --threads 4 --json
 run_twice compare json compare mmap5 --iters 2 --policy nested=prefix --policy nested=fullmm --json
 # the human table as well
 run_twice table text run mmap8 --iters 50 --threads 2
+# processes: fork/exec/exit/wait4 on 32 CPUs, lognormal job times from the seed
+run_twice kbuild json run kbuild --cpus 32 --iters 2 -w job_ms=2 -w ws_pages=4 --json
 
 "$tlbsim" run mmap8 --iters 200 --threads 4 --json --seed 12345 >"$tmp/seed" ||
 	die "--seed 12345: exited $?"
