@@ -270,6 +270,8 @@ static void describe_entry(const struct hw *hw, int cpu, const struct tc_entry *
 			 (e->perm & PTE_WRITE) ? " W" : "", (e->perm & PTE_DIRTY) ? " D" : "");
 }
 
+static bool cpu_may_reach_ctx(struct oracle *o, int cpu, const mm_context_t *ctx);
+
 /* I1: a reachable entry holds frame f, which is being freed (or handed to RCU). */
 static bool check_frame(struct oracle *o, uint32_t f, const char *when)
 {
@@ -277,8 +279,20 @@ static bool check_frame(struct oracle *o, uint32_t f, const char *when)
 	struct hw *hw = hw_of(s);
 	const struct frame *fr = frame_of(hw, f);
 	bool table = fr->state == FRAME_PGTABLE;
+	/* a private anonymous page, or a page table, belongs to one mm: only
+	 * CPUs that may hold that mm's entries need a scan; a dead mm's entries
+	 * reach nothing */
+	const mm_context_t *ctx = NULL;
+	if (table || (fr->pgflags & PG_ANON)) {
+		const struct oracle_frame *of = oracle_frame(o, f);
+		ctx = of->map_ctx;
+		if (ctx && (ctx->ctx_id != of->map_ctx_id || !ctx->live))
+			return false;
+	}
 	for (int c = 0; c < s->nr_cpus; c++) {
 		struct hw_cpu *hc = &hw->cpu[c];
+		if (ctx && !cpu_may_reach_ctx(o, c, ctx))
+			continue;
 		for (int which = 0; which < 2; which++) {
 			struct tcache *tc = which ? &hc->wc : &hc->tlb;
 			for (uint32_t i = 0; i < tc->ndense; i++) {
@@ -339,6 +353,8 @@ static void on_frame_free(void *ctx, uint32_t f)
 	const struct frame *fr = frame_of(hw_of(o->s), f);
 	if (!fr->tlb_refs && !(fr->state == FRAME_PGTABLE && P(o->s, P_spec_walks)))
 		return;		/* O(1): nothing can reach it */
+	if (fr->state == FRAME_DATA && oracle_frame(o, f)->kernel_gen == fr->gen + 1)
+		return;		/* a kernel page: global entries are W1/W2, counted */
 	if (check_spec_walk(o, f, "freed"))
 		return;
 	if ((fr->watch & WATCH_RCU) || !fr->tlb_refs)
@@ -527,6 +543,29 @@ static void on_page_mapped(void *ctx, uint32_t f, bool dirty)
 	of->map_epoch = ++o->map_epoch;
 	if (dirty)
 		of->dirty_epoch = of->map_epoch;
+	struct task *t = current_task(o->s);
+	of->map_ctx = t && t->mm ? &t->mm->context : NULL;
+	of->map_ctx_id = of->map_ctx ? of->map_ctx->ctx_id : 0;
+}
+
+/* For a private anonymous page: whether cpu can hold a reachable entry of
+ * the mm that mapped it at all (a filter for check_frame; false only when
+ * the rules of entry_reachable could not find one) */
+static bool cpu_may_reach_ctx(struct oracle *o, int cpu, const mm_context_t *ctx)
+{
+	struct sim *s = o->s;
+	const struct arch_cpu *ac = arch_cpu(s, cpu);
+	if (machine_is_x86(s)) {
+		for (int k = 0; k < TLB_NR_DYN_ASIDS; k++)
+			if (ac->ctxs[k].ctx_id == ctx->ctx_id)
+				return true;
+		return false;
+	}
+	if (machine_of(s)->asid.generation > 1)
+		return true;		/* after a rollover: no shortcut */
+	const struct hw_cpu *hc = &hw_of(s)->cpu[cpu];
+	uint32_t b = ctx->asid & (TC_TAGCNT - 1);
+	return ctx->asid && (hc->tlb.tagcnt[b] || hc->wc.tagcnt[b]);
 }
 
 static void on_page_dirtied(void *ctx, uint32_t f)
@@ -541,6 +580,8 @@ static void on_table_unlinked(void *ctx, uint32_t table)
 	struct task *tk = current_task(o->s);	/* free_pgtables runs in the mm's task */
 	of->unlink_epoch = ++o->unlink_epoch;
 	of->unlink_mm = tk && tk->mm ? &tk->mm->context : NULL;
+	of->map_ctx = of->unlink_mm;
+	of->map_ctx_id = of->unlink_mm ? of->unlink_mm->ctx_id : 0;
 }
 
 static void on_tables_to_rcu(void *ctx, const uint32_t *tables, uint32_t n)
@@ -698,6 +739,7 @@ static void on_kernel_mapped(void *ctx, uint64_t va, uint32_t f)
 	struct hw *hw = hw_of(s);
 	uint64_t vpn = va >> hw->geom.page_shift;
 	const struct frame *nf = frame_of(hw, f);
+	oracle_frame(o, f)->kernel_gen = nf->gen + 1;
 	uint32_t slot;
 	bool unflushed = kclr_find(o, va, &slot);
 	if (unflushed)

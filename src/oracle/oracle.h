@@ -84,6 +84,11 @@ struct oracle_frame {
 					 * (NULL: not known) */
 	uint64_t map_epoch;	/* DATA: epoch when last mapped (I2) */
 	uint64_t dirty_epoch;	/* DATA: epoch when a PTE last became dirty (I3) */
+	const mm_context_t *map_ctx;	/* DATA: the mm context that mapped it;
+					 * PGTABLE: the one it was unlinked from */
+	uint64_t map_ctx_id;	/* ... and its ctx_id then (never reused) */
+	uint32_t kernel_gen;	/* DATA: frame gen + 1 while a kernel (vmalloc or
+				 * shadow) page: I1 does not apply, I5/W1/W2 do */
 };
 
 struct oracle {

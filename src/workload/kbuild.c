@@ -28,6 +28,12 @@
  * and syscalls that enter the kernel (each touches the kernel stack) and for
  * exit_mmap's teardown, not for the compiler's own TLB behaviour.
  *
+ * A job is a chain of -w procs processes (default 3: make runs the recipe
+ * with `sh -c`, the shell runs the gcc driver, the driver runs cc1; the
+ * assembler is left out): each forks the next from the CPU it runs on and
+ * waits for it, so kernel stacks are allocated and freed on every CPU, not
+ * only make's. The last one is the compiler proper described above.
+ *
  * Job slots: --threads/--tasks (default one per CPU). Jobs: -w jobs, or
  * when 0 (default) --iters per slot (default 4). ops = jobs completed;
  * ops_per_sec = jobs per simulated second of the whole build.
@@ -47,6 +53,7 @@ struct kbuild {
 	uint64_t job_ns;		/* mean user CPU time of a job */
 	uint64_t sigma_milli;		/* lognormal shape x 1000 */
 	uint64_t ws_pages;
+	uint64_t procs;			/* processes per job (the exec chain) */
 	bool kasan;
 	uint64_t started;
 };
@@ -56,6 +63,7 @@ struct kjob {
 	struct task task;		/* first member (sys_fork embeds it) */
 	struct kbuild *st;
 	uint64_t run_ns;
+	uint64_t depth;			/* 1: forked by make; procs: the compiler proper */
 };
 
 #define JOB_STEP_NS 1000000u		/* user time per yield point while computing */
@@ -77,13 +85,26 @@ static uint64_t job_time(struct sim *s, const struct kbuild *st)
 	return (uint64_t)(x < cut ? x : cut);
 }
 
-/* the compiler: exec, map and write the working set, compute, exit */
+/* one process of a job: exec; a shell or driver (depth < procs) forks the
+ * next process of the chain from its own CPU and waits for it; the compiler
+ * proper maps and writes the working set and computes; then exit */
 static void kbuild_job(struct sim *s, struct sim_thread *t)
 {
 	struct kjob *j = container_of(task_of(t), struct kjob, task);
 	const struct kbuild *st = j->st;
 	uint64_t ps = hw_of(s)->geom.page_size;
 	sys_execve(s);
+	if (j->depth < st->procs) {
+		struct task *c = sys_fork(s, sizeof(struct kjob), kbuild_job, NULL, -1);
+		if (!c)
+			return;
+		struct kjob *n = container_of(c, struct kjob, task);
+		n->st = j->st;
+		n->run_ns = j->run_ns;
+		n->depth = j->depth + 1;
+		sys_wait4(s);
+		return;
+	}
 	if (st->ws_pages) {
 		uint64_t len = st->ws_pages * ps;
 		uint64_t p = sys_mmap(s, 0, len, TLBSIM_MAP_PRIVATE);
@@ -112,6 +133,7 @@ static void fork_job(struct sim *s, struct kbuild *st)
 	struct kjob *j = container_of(c, struct kjob, task);
 	j->st = st;
 	j->run_ns = run;
+	j->depth = 1;
 	st->started++;
 }
 
@@ -210,6 +232,11 @@ static int kbuild_setup(struct sim *s, const struct tlbsim_resolved *r, void **s
 		snprintf(err, errlen, "workload parameter ws_pages=%s: want 0..1048576", v);
 		return TLBSIM_EINVAL;
 	}
+	v = wparam(r, "procs");
+	if (parse_u64(v, &st->procs) || st->procs < 1 || st->procs > 8) {
+		snprintf(err, errlen, "workload parameter procs=%s: want 1..8", v);
+		return TLBSIM_EINVAL;
+	}
 	/* the kernel this build runs on (thread_size depends on it) */
 	kernel_of(s)->kasan = st->kasan;
 	return 0;
@@ -220,10 +247,13 @@ static int kbuild_setup(struct sim *s, const struct tlbsim_resolved *r, void **s
 static uint64_t kbuild_estimate(const struct tlbsim_resolved *r, int page_shift)
 {
 	uint64_t ws, jobs;
-	if (parse_u64(wparam(r, "ws_pages"), &ws) || parse_u64(wparam(r, "jobs"), &jobs))
-		return 0;
+	if (parse_u64(wparam(r, "ws_pages"), &ws) || parse_u64(wparam(r, "jobs"), &jobs) ||
+	    ws > (1u << 20))
+		return 0;	/* malformed or out of range: setup says which */
 	if (!jobs)
 		jobs = (uint64_t)r->iters * (uint64_t)r->threads;
+	if (jobs > 1000000)
+		return 0;	/* setup says so */
 	return (uint64_t)r->threads * (estimate_mapped_bytes(ws + 1, page_shift) + (16u << 10)) +
 	       jobs * 512;
 }
@@ -234,6 +264,8 @@ static const struct tlbsim_wparam_desc kbuild_params[] = {
 	{"job_ms", "200", "mean user CPU time of a job in ms (lognormal)"},
 	{"job_sigma", "1", "lognormal shape of the job times; 0: every job job_ms"},
 	{"ws_pages", "256", "anonymous pages each job maps and writes"},
+	{"procs", "3", "processes per job, each forked by the previous from its own CPU: "
+		       "sh -c, the gcc driver, cc1 (1: make forks the compiler itself)"},
 };
 
 static const struct tlbsim_workload_desc kbuild_desc = {
@@ -241,14 +273,14 @@ static const struct tlbsim_workload_desc kbuild_desc = {
 	.description = "make -j N (seed 003): make forks compiler jobs into N slots and reaps "
 		       "them with wait4; each execs, writes ws_pages, computes, exits (vmalloc'ed "
 		       "kernel stacks, tasklist_lock); ops = jobs",
-	.default_profile = "x86-24",
+	.default_profile = "x86-256",
 	.default_threads = 0,
 	.default_iters = 4,
 	.nparams = (int)(sizeof(kbuild_params) / sizeof(kbuild_params[0])),
 	.params = kbuild_params,
 	.check_iters = 1,
 	.check_cpus = 2,
-	.check_wparams = "jobs=3,job_ms=0.1,ws_pages=2",
+	.check_wparams = "jobs=3,job_ms=0.1,ws_pages=2,procs=1",
 };
 
 const struct workload_ops kbuild_ops = {

@@ -3,9 +3,9 @@
 # run's tasklist_lock metrics. Included from cli_tests.cmake.
 
 tlbsim_cli(kbuild_small 0
-           STDOUT "^workload kbuild \\(kasan=on jobs=12 job_ms=1 job_sigma=1 ws_pages=4\\)"
+           STDOUT "^workload kbuild \\(kasan=on jobs=12 job_ms=1 job_sigma=1 ws_pages=4 procs=3\\)"
                   "profile x86-24, 4 CPUs, 4 threads" "^ops +12$"
-           ARGS run kbuild --cpus 4 -w jobs=12 -w job_ms=1 -w ws_pages=4)
+           ARGS run kbuild --profile x86-24 --cpus 4 -w jobs=12 -w job_ms=1 -w ws_pages=4)
 tlbsim_cli(kbuild_json 0
            STDOUT "\"workload\":\"kbuild\"" "\"kasan\":\"off\"" "\"ops\":8,"
                   "\"tasklist_lock_waits\":[0-9]+" "\"softlockups\":0"
@@ -25,10 +25,11 @@ tlbsim_cli(err_kbuild_job_ms_dec 2 STDERR "job_ms=1.2345" ARGS run kbuild -w job
 tlbsim_cli(err_kbuild_sigma 2 STDERR "job_sigma=4" "0..3" ARGS run kbuild -w job_sigma=4)
 tlbsim_cli(err_kbuild_sigma_neg 2 STDERR "job_sigma=-1" ARGS run kbuild -w job_sigma=-1)
 tlbsim_cli(err_kbuild_ws 2 STDERR "ws_pages=2000000" ARGS run kbuild -w ws_pages=2000000)
-tlbsim_cli(err_kbuild_iters 2 STDERR "--iters 300000 x 24 job slots"
+tlbsim_cli(err_kbuild_iters 2 STDERR "--iters 300000 x 256 job slots"
            ARGS run kbuild --iters 300000)
 tlbsim_cli(err_kbuild_duration 2 STDERR "--duration" ARGS run kbuild --duration 1)
 tlbsim_cli(err_kbuild_param 2 STDERR "no parameter 'size'" ARGS run kbuild -w size=4K)
+tlbsim_cli(err_kbuild_procs 2 STDERR "procs=9" "1..8" ARGS run kbuild -w procs=9)
 tlbsim_cli(err_kasan_slowdown 2 STDERR "kasan_slowdown=0" "1..100"
            ARGS run kbuild -D kasan_slowdown=0)
 tlbsim_cli(err_watchdog_thresh 2 STDERR "watchdog_thresh_s=61" "0..60"

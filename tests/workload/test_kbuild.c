@@ -86,7 +86,7 @@ static void run_kbuild(int cpus, int slots, int64_t iters, uint64_t seed, const 
 
 static void test_small_run_counts(void **state)
 {
-	const char *w[] = {"jobs", "20", "job_ms", "2", "ws_pages", "8", NULL};
+	const char *w[] = {"jobs", "20", "job_ms", "2", "ws_pages", "8", "procs", "1", NULL};
 	struct kb r;
 	run_kbuild(4, 4, 1, 1, w, &r);
 	assert_int_equal(r.m.ops, 20);
