@@ -174,3 +174,26 @@ tlbsim_check_out(s001_seed000_livelock_composition 1
   HAS "VIOLATION livelock" "token: t2."
   ARGS mmap5 --profile arm64-4k --policy nested=prefix,fault_retry=dirty_throttle
        --invariant livelock --runs 20000 --time-limit 20)
+
+# ---- seed 003: I5 on vmalloc_reuse. The withdrawn draft (one shadow flush
+# after the areas went back to the pools) is found with a replayable,
+# minimised counterexample; the v6.10 per-area flush and the merged per-node
+# flush are clean under random, PCT and bounded DFS ----
+tlbsim_check_out(s003_reuse_per_node_late 1
+  HAS "VIOLATION I5" "mapped again" "token: t2." "replay: tlbsim check vmalloc_reuse"
+  ARGS vmalloc_reuse --policy kasan_flush=per_node_late --runs 20000 --time-limit 30)
+tlbsim_check_out(s003_reuse_per_node_late_pct 1
+  HAS "VIOLATION I5"
+  ARGS vmalloc_reuse --policy kasan_flush=per_node_late --strategy pct --runs 20000
+       --time-limit 30)
+foreach(knob per_area per_node)
+  tlbsim_check_out(s003_reuse_${knob}_random 0
+    HAS "no violation: 300 schedules" LACKS "VIOLATION"
+    ARGS vmalloc_reuse --policy kasan_flush=${knob} --runs 300)
+  tlbsim_check_out(s003_reuse_${knob}_pct 0
+    HAS "no violation: 60 schedules" LACKS "VIOLATION"
+    ARGS vmalloc_reuse --policy kasan_flush=${knob} --strategy pct --runs 60)
+  tlbsim_check_out(s003_reuse_${knob}_dfs 0
+    HAS "no violation: 300 schedules" LACKS "VIOLATION"
+    ARGS vmalloc_reuse --policy kasan_flush=${knob} --strategy dfs --runs 300)
+endforeach()
