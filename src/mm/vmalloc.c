@@ -65,6 +65,7 @@ struct vmap_node {
 		uint32_t len;
 	} pool[MAX_VA_SIZE_PAGES];
 	struct va_list_ lazy, purge;
+	struct va_list_ local;		/* purge_vmap_node's scratch list */
 	bool skip_populate;
 	struct work_struct purge_work;	/* a helper's purge_vmap_node */
 };
@@ -104,6 +105,11 @@ struct vmap {
 	size_t cap_all;
 	uint64_t lazy_nr;		/* vmap_lazy_nr, pages */
 	struct va_list_ global_lazy;	/* vmap_purge=global */
+	/* scratch of the purge (serialised by vmap_purge_lock): host memory
+	 * owned here, so a run stopped inside a purge frees it */
+	struct va_list_ scratch;
+	uint32_t *todo, *queued;
+	size_t cap_todo, cap_queued;
 	struct work_struct drain_work;
 	struct mutex purge_lock;	/* vmap_purge_lock */
 	struct spinlock free_lock;	/* free_vmap_area_lock */
@@ -262,7 +268,11 @@ void vmalloc_destroy(struct kernel *k)
 	for (uint32_t i = 0; i < v->nr_nodes; i++) {
 		free(v->nodes[i].lazy.a);
 		free(v->nodes[i].purge.a);
+		free(v->nodes[i].local.a);
 	}
+	free(v->scratch.a);
+	free(v->todo);
+	free(v->queued);
 	for (int c = 0; c < k->mach.sim.nr_cpus; c++)
 		free(v->deferred[c].addr);
 	free(v->global_lazy.a);
@@ -500,10 +510,8 @@ static void reclaim_list_global(struct sim *s, struct vmap *v, struct vmap_area 
  * emptied; `full` empties every pool */
 static void decay_va_pool_node(struct sim *s, struct vmap *v, struct vmap_node *vn, bool full)
 {
-	struct vmap_area *stack[64];
-	struct vmap_area **out = stack;
-	size_t cap = 64;
-	uint32_t nout = 0;
+	struct va_list_ *out = &v->scratch;
+	out->n = 0;
 	for (int i = 0; i < MAX_VA_SIZE_PAGES; i++) {
 		if (!vn->pool[i].head)
 			continue;
@@ -512,20 +520,11 @@ static void decay_va_pool_node(struct sim *s, struct vmap *v, struct vmap_node *
 		struct vmap_area *va = vn->pool[i].head;
 		while (va) {
 			struct vmap_area *next = va->next;
-			if (nout == cap) {
-				size_t ncap = cap * 2;
-				struct vmap_area **o = malloc(ncap * sizeof(*o));
-				if (!o) {
-					sim_oom(s, "vmap decay");
-					return;
-				}
-				memcpy(o, out, nout * sizeof(*o));
-				if (out != stack)
-					free(out);
-				out = o;
-				cap = ncap;
+			if (GROW(&out->a, &out->cap, out->n, (size_t)out->n + 1, 64)) {
+				sim_oom(s, "vmap decay");
+				return;
 			}
-			out[nout++] = va;
+			out->a[out->n++] = va;
 			va = next;
 			if (!full) {
 				len--;
@@ -538,12 +537,11 @@ static void decay_va_pool_node(struct sim *s, struct vmap *v, struct vmap_node *
 			vn->pool[i].tail = NULL;
 		vn->pool[i].len = full ? 0 : (uint32_t)len;
 	}
-	if (nout) {
-		sim_charge(s, nout * (uint64_t)P(s, P_lock_op_ns));
-		reclaim_list_global(s, v, out, nout);
+	if (out->n) {
+		sim_charge(s, out->n * (uint64_t)P(s, P_lock_op_ns));
+		reclaim_list_global(s, v, out->a, out->n);
 	}
-	if (out != stack)
-		free(out);
+	out->n = 0;
 }
 
 /* ---- KASAN release in a purge, by the kasan_flush knob ---- */
@@ -584,11 +582,11 @@ static void purge_vmap_node(struct sim *s, struct vmap *v, struct vmap_node *vn)
 	sim_step_arg(s, YP_PURGE_NODE, 0, (uint64_t)(vn - v->nodes), vn->purge.n);
 	if (k->kasan && kf == KASAN_FLUSH_PER_NODE)
 		kasan_release_vmalloc_node(s, vn, true);
-	struct vmap_area **local = malloc(((size_t)vn->purge.n + 1) * sizeof(*local));
-	if (!local) {
+	if (GROW(&vn->local.a, &vn->local.cap, 0, (size_t)vn->purge.n + 1, 64)) {
 		sim_oom(s, "vmap purge");
 		return;
 	}
+	struct vmap_area **local = vn->local.a;
 	uint32_t nlocal = 0;
 	for (uint32_t i = 0; i < vn->purge.n; i++) {
 		struct vmap_area *va = vn->purge.a[i];
@@ -614,7 +612,6 @@ static void purge_vmap_node(struct sim *s, struct vmap *v, struct vmap_node *vn)
 		kasan_release_vmalloc(s, start, end, start, end, KASAN_VMALLOC_TLB_FLUSH);
 	}
 	reclaim_list_global(s, v, local, nlocal);
-	free(local);
 	vn->purge.n = 0;
 	uint64_t ns = s->now + s->curr->pending_ns - t0;
 	s->m.purge_vmap_node_calls++;
@@ -641,11 +638,11 @@ static bool purge_global(struct sim *s, struct vmap *v)
 	if (!l->n)
 		return false;
 	uint32_t n = l->n;
-	struct vmap_area **a = malloc((size_t)n * sizeof(*a));
-	if (!a) {
+	if (GROW(&v->scratch.a, &v->scratch.cap, 0, n, 64)) {
 		sim_oom(s, "vmap purge");
 		return false;
 	}
+	struct vmap_area **a = v->scratch.a;
 	memcpy(a, l->a, (size_t)n * sizeof(*a));
 	l->n = 0;
 	flush_tlb_kernel_range(s, a[0]->va_start, a[n - 1]->va_end);
@@ -671,7 +668,6 @@ static bool purge_global(struct sim *s, struct vmap *v)
 		va_desc_free(v, va);
 	}
 	spin_unlock(s, &v->free_lock);
-	free(a);
 	uint64_t ns = s->now + s->curr->pending_ns - t0;
 	s->m.purge_vmap_node_calls++;
 	s->m.purge_vmap_node_ns += ns;
@@ -693,11 +689,12 @@ static bool __purge_vmap_area_lazy(struct sim *s, struct vmap *v, bool full_pool
 	if (machine_of(s)->policy.vmap_purge == VMAP_PURGE_GLOBAL)
 		return purge_global(s, v);
 	uint64_t start = ~0ull, end = 0;
-	uint32_t *todo = malloc((size_t)v->nr_nodes * sizeof(*todo)), ntodo = 0;
-	if (!todo) {
+	if (GROW(&v->todo, &v->cap_todo, 0, v->nr_nodes, 16) ||
+	    GROW(&v->queued, &v->cap_queued, 0, v->nr_nodes, 16)) {
 		sim_oom(s, "vmap purge");
 		return false;
 	}
+	uint32_t *todo = v->todo, ntodo = 0;
 	for (uint32_t i = 0; i < v->nr_nodes; i++) {
 		struct vmap_node *vn = &v->nodes[i];
 		vn->purge.n = 0;
@@ -718,10 +715,8 @@ static bool __purge_vmap_area_lazy(struct sim *s, struct vmap *v, bool full_pool
 			end = vn->purge.a[vn->purge.n - 1]->va_end;
 		todo[ntodo++] = i;
 	}
-	if (!ntodo) {
-		free(todo);
+	if (!ntodo)
 		return false;
-	}
 	flush_tlb_kernel_range(s, start, end);
 	uint64_t helpers = v->lazy_nr / lazy_max_pages(s);
 	if (helpers < 1)
@@ -729,12 +724,7 @@ static bool __purge_vmap_area_lazy(struct sim *s, struct vmap *v, bool full_pool
 	if (helpers > ntodo)
 		helpers = ntodo;
 	helpers--;
-	uint32_t *queued = malloc((size_t)ntodo * sizeof(*queued)), nq = 0;
-	if (!queued) {
-		free(todo);
-		sim_oom(s, "vmap purge");
-		return false;
-	}
+	uint32_t *queued = v->queued, nq = 0;
 	for (uint32_t i = 0; i < ntodo; i++) {
 		struct vmap_node *vn = &v->nodes[todo[i]];
 		if (helpers > 0) {
@@ -747,8 +737,6 @@ static bool __purge_vmap_area_lazy(struct sim *s, struct vmap *v, bool full_pool
 	}
 	for (uint32_t i = 0; i < nq; i++)
 		flush_work(s, &v->nodes[queued[i]].purge_work);
-	free(queued);
-	free(todo);
 	return true;
 }
 
