@@ -47,3 +47,8 @@ set_tests_properties(cli_table_and_json PROPERTIES
 add_test(NAME cli_seed_pair COMMAND bash ${TLBSIM_CLI_DIR}/seed_pair.sh $<TARGET_FILE:tlbsim> 3000)
 set_tests_properties(cli_seed_pair PROPERTIES LABELS "cli;seed" TIMEOUT 600
   PASS_REGULAR_EXPRESSION "seed_pair: PASS" FAIL_REGULAR_EXPRESSION "seed_pair: FAIL")
+
+# user + sys + idle == wall x cpus, also with a large x86 CR3 cost.
+add_test(NAME cli_time_identity COMMAND bash ${TLBSIM_CLI_DIR}/time_identity.sh $<TARGET_FILE:tlbsim>)
+set_tests_properties(cli_time_identity PROPERTIES LABELS cli TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "time_identity: PASS" FAIL_REGULAR_EXPRESSION "time_identity: FAIL")
