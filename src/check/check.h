@@ -45,7 +45,8 @@ struct check_result {
 	uint32_t ndec;
 	uint32_t preemptions;
 	struct trace_buf trace;		/* its trace */
-	char token[4096];
+	char *token;			/* its replay token (heap), or NULL: see token_len */
+	size_t token_len;		/* the token's length; over CHECK_TOKEN_MAX: no token */
 	struct tlbsim_resolved res;
 	struct tlbsim_config cfg;	/* resolved for check mode */
 };
@@ -61,8 +62,16 @@ void check_print_report(FILE *f, const struct check_result *r, const char *repla
 void check_print_json(FILE *f, const struct check_result *r, const char *cmdline,
 		      const char *replay_cmd);
 
-/* schedule tokens: "t1.<config hash>.<decisions>" (token.c) */
+/* The longest token check reports: what one command-line argument may hold
+ * on Linux (MAX_ARG_STRLEN, 32 pages, with its NUL), so that --replay TOKEN
+ * can always be typed. A longer schedule is reported without a token. */
+#define CHECK_TOKEN_MAX 131071u
+
+/* schedule tokens: "t2.<config hash>.<decisions>.<checksum>" (token.c).
+ * token_encode: 0, or -1 if the token (and its NUL) does not fit in outlen;
+ * token_length: its length without the NUL. */
 int token_encode(uint32_t cfg_hash, const uint32_t *dec, uint32_t n, char *out, size_t outlen);
+size_t token_length(uint32_t cfg_hash, const uint32_t *dec, uint32_t n);
 int token_decode(const char *tok, uint32_t *cfg_hash, uint32_t **dec, uint32_t *n);
 
 #endif

@@ -83,8 +83,17 @@ void check_print_report(FILE *f, const struct check_result *r, const char *repla
 		}
 		last_tid = t->tid;
 	}
-	fprintf(f, "\nreplay: %s\n", replay_cmd);
-	fprintf(f, "token: %s\n", r->token);
+	if (r->token) {
+		fprintf(f, "\nreplay: %s\n", replay_cmd);
+		fprintf(f, "token: %s\n", r->token);
+		return;
+	}
+	fprintf(f, "\nreplay: none: the schedule has %u decisions and its token would take %zu "
+		"bytes, more than one command-line argument may hold (%u); %s\n", r->ndec,
+		r->token_len, CHECK_TOKEN_MAX, r->minimise_runs == 0
+		? "drop --no-minimise, or check a smaller instance (-w, --iters, --threads)"
+		: "check a smaller instance (-w, --iters, --threads)");
+	fprintf(f, "token: none\n");
 }
 
 void check_print_json(FILE *f, const struct check_result *r, const char *cmdline,
@@ -125,10 +134,16 @@ void check_print_json(FILE *f, const struct check_result *r, const char *cmdline
 	json_string(f, v->entry);
 	fprintf(f, ",\"flush\":");
 	json_string(f, v->flush);
-	fprintf(f, ",\"preemptions\":%u,\"token\":", r->preemptions);
-	json_string(f, r->token);
+	fprintf(f, ",\"preemptions\":%u,\"decisions\":%u,\"token\":", r->preemptions, r->ndec);
+	if (r->token)
+		json_string(f, r->token);
+	else
+		fprintf(f, "null");
 	fprintf(f, ",\"replay\":");
-	json_string(f, replay_cmd);
+	if (r->token && replay_cmd)
+		json_string(f, replay_cmd);
+	else
+		fprintf(f, "null");
 	fprintf(f, ",\"trace\":[");
 	for (uint32_t i = 0; i < r->trace.n; i++) {
 		const struct trace_rec *t = &r->trace.r[i];

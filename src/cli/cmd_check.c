@@ -217,7 +217,9 @@ int cmd_check(int argc, char **argv)
 			return cli_error("%s", err);
 		return cli_error_code(EXIT_INTERNAL, "%s", err);
 	}
-	char *replay = cli_replay_command(&o, r.found ? r.token : NULL);
+	/* without a token (a schedule too long for one) there is no replay
+	 * command; the report says why */
+	char *replay = cli_replay_command(&o, r.token);
 	if (!replay) {
 		check_result_free(&r);
 		cli_opts_free(&o);

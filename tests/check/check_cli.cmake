@@ -144,3 +144,14 @@ add_test(NAME check_cli_trace_scenarios
 set_tests_properties(check_cli_trace_scenarios PROPERTIES
   PASS_REGULAR_EXPRESSION "trace_scenarios: PASS" FAIL_REGULAR_EXPRESSION "trace_scenarios: FAIL"
   LABELS "check;cli" TIMEOUT 120)
+
+# Counterexamples at the edges of the budgets: a long schedule keeps its
+# token; one too long for a command-line argument is reported without one.
+foreach(mode long_token no_token)
+  add_test(NAME check_cli_budget_${mode}
+           COMMAND bash ${TLBSIM_CHECK_DIR}/check_budget.sh $<TARGET_FILE:tlbsim> ${mode})
+  set_tests_properties(check_cli_budget_${mode} PROPERTIES
+    PASS_REGULAR_EXPRESSION "check_budget: PASS"
+    FAIL_REGULAR_EXPRESSION "check_budget: FAIL"
+    LABELS "check;cli" TIMEOUT 60)
+endforeach()
