@@ -30,12 +30,22 @@ struct check_opts {
 	int want_kind;			/* stop only at this invariant (-1: any) */
 };
 
+/* How far the counterexample was minimised. */
+enum check_minimise {
+	MIN_COMPLETE,		/* until no preemption could be dropped */
+	MIN_OFF,		/* --no-minimise, or a --replay */
+	MIN_TIME_LIMIT,		/* stopped at --time-limit: the best schedule so far */
+	MIN_SIGNAL,		/* stopped by SIGINT/SIGTERM: the best schedule so far */
+};
+const char *check_minimise_name(enum check_minimise m);
+
 struct check_result {
 	bool found;
 	struct violation_rec v;
 	uint64_t schedules, steps;
 	uint64_t host_ns;
 	uint64_t minimise_runs;
+	enum check_minimise minimised;	/* how far minimisation went */
 	bool exhausted;			/* dfs explored everything within the bound */
 	uint64_t cut_schedules;		/* schedules cut at max_steps (not explored to the end) */
 	uint64_t max_steps;		/* the cap that applied */

@@ -185,10 +185,40 @@ static bool dfs_next(uint32_t *prefix, uint32_t *nprefix, const uint32_t *d,
 	return false;
 }
 
+const char *check_minimise_name(enum check_minimise m)
+{
+	switch (m) {
+	case MIN_COMPLETE:
+		return "complete";
+	case MIN_OFF:
+		return "off";
+	case MIN_TIME_LIMIT:
+		return "time limit";
+	case MIN_SIGNAL:
+		return "signal";
+	}
+	return "?";
+}
+
+/* Minimisation shares the host-time budget of the search and stops at a
+ * signal: true (and r->minimised says why) when it must stop now. */
+static bool minimise_must_stop(const struct check_opts *o, struct check_result *r,
+			       uint64_t deadline)
+{
+	if (r->minimised != MIN_COMPLETE)
+		return true;
+	if (o->interrupted && (r->stop_signal = o->interrupted(o->interrupted_ctx)))
+		r->minimised = MIN_SIGNAL;
+	else if (deadline && host_ns() >= deadline)
+		r->minimised = MIN_TIME_LIMIT;
+	return r->minimised != MIN_COMPLETE;
+}
+
 /* Replace preemptions by "continue" one at a time while the same invariant
  * still fires; d/n is updated in place (n only shrinks). */
 static int minimise_schedule(const struct check_opts *o, struct check_result *r, int kind,
-			     uint32_t *d, uint32_t *n, char *err, size_t errlen)
+			     uint32_t *d, uint32_t *n, uint64_t deadline, char *err,
+			     size_t errlen)
 {
 	bool changed = true;
 	while (changed && r->minimise_runs < 3000) {
@@ -196,6 +226,8 @@ static int minimise_schedule(const struct check_opts *o, struct check_result *r,
 		for (uint32_t i = 0; i < *n && r->minimise_runs < 3000; i++) {
 			if (d[i] == 0)
 				continue;
+			if (minimise_must_stop(o, r, deadline))
+				return 0;
 			uint32_t save = d[i];
 			d[i] = 0;
 			struct one_run t;
@@ -319,14 +351,18 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 	if (run.ndec)
 		memcpy(best, run.dec, (size_t)run.ndec * sizeof(*best));
 	uint32_t nbest = trim(best, run.ndec);
-	if (o->minimise && !o->replay) {
-		rc = minimise_schedule(o, r, kind, best, &nbest, err, errlen);
+	r->minimised = o->minimise && !o->replay ? MIN_COMPLETE : MIN_OFF;
+	if (r->minimised == MIN_COMPLETE) {
+		uint64_t deadline = o->time_limit_ms ? t0 + o->time_limit_ms * 1000000u : 0;
+		rc = minimise_schedule(o, r, kind, best, &nbest, deadline, err, errlen);
 		/* a short PCT search for the same invariant often finds a schedule
 		 * with fewer preemptions than a random one minimises to */
 		uint64_t k = run.steps;
 		for (int d = 1; d <= 3 && !rc && count_preemptions(best, nbest) > 1; d++) {
 			for (uint64_t i = 0; i < 300; i++) {
 				struct one_run t;
+				if (minimise_must_stop(o, r, deadline))
+					break;
 				rc = run_schedule(o, &r->cfg, &r->res, EX_PCT,
 						  o->cfg.seed * 7919u + (uint64_t)d * 100000u + i, d, k,
 						  NULL, 0, false, &t, err, errlen);
@@ -338,7 +374,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 					continue;
 				}
 				uint32_t nc = trim(t.dec, t.ndec);
-				rc = minimise_schedule(o, r, kind, t.dec, &nc, err, errlen);
+				rc = minimise_schedule(o, r, kind, t.dec, &nc, deadline, err, errlen);
 				uint32_t pc = count_preemptions(t.dec, nc);
 				uint32_t pb = count_preemptions(best, nbest);
 				if (!rc && (pc < pb || (pc == pb && nc < nbest))) {

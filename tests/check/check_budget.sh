@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check_budget.sh TLBSIM MODE - counterexamples at the edges of check's
-# budgets (docs/checker.md "Long schedules").
+# budgets (docs/checker.md "Long schedules", "Time limit").
 #
 # MODE long_token: an unminimised mmap8 schedule of thousands of decisions
 #   (it used to exit 3, "internal: schedule too long for a replay token")
@@ -10,6 +10,11 @@
 #   argument may be (128 KiB) is still a counterexample: exit 1, the report
 #   says "replay: none: ..." and "token: none", the JSON has "token": null and
 #   "replay": null, the --trace file's otherData.token is null; stderr empty.
+# MODE time_limit: minimisation respects --time-limit (it used to take 19 s
+#   for --time-limit 1 on 1024 CPUs): the command ends within a few seconds
+#   of the limit, exit 1, and the result says it is not fully minimised
+#   (JSON "minimised": "time limit", the report "NOT fully minimised"); the
+#   token still replays the violation.
 set -u
 bin=$1
 mode=$2
@@ -28,7 +33,7 @@ long_token)
 	echo "--- exit $rc"; head -c 600 "$tmp/out"; echo; cat "$tmp/err"
 	[ "$rc" = 1 ] || failmsg "exit $rc, want 1"
 	[ -s "$tmp/err" ] && failmsg "stderr not empty"
-	json "$tmp/out" "v and v['token'].startswith('t2.') and len(v['token']) > 4096" ||
+	json "$tmp/out" "v and v['token'].startswith('t2.') and len(v['token']) > 4096 and v['minimised'] == 'off'" ||
 		failmsg "no long token in the JSON"
 	tok=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['violation']['token'])" "$tmp/out")
 	inv=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['violation']['invariant'])" "$tmp/out")
@@ -59,6 +64,28 @@ no_token)
 	[ "$rc" = 1 ] || failmsg "--json: exit $rc, want 1"
 	json "$tmp/out" "v and v['token'] is None and v['replay'] is None and v['decisions'] > 100000" ||
 		failmsg "--json: token and replay are not null"
+	;;
+time_limit)
+	args=(check madv_race --seed 2 -D tlb_sets=1024 --cpus 1024 --time-limit 1
+	      --policy nested_check=off)
+	start=$(date +%s%N)
+	"$bin" "${args[@]}" --json >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	echo "--- exit $rc after $ms ms"; head -c 800 "$tmp/out"; echo; cat "$tmp/err"
+	[ "$rc" = 1 ] || failmsg "exit $rc, want 1"
+	[ "$ms" -lt 8000 ] || failmsg "took $ms ms with --time-limit 1"
+	json "$tmp/out" "v and v['minimised'] == 'time limit'" ||
+		failmsg "JSON does not say minimisation stopped at the time limit"
+	tok=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['violation']['token'])" "$tmp/out")
+	"$bin" "${args[@]}" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" = 1 ] || failmsg "report: exit $rc, want 1"
+	grep -q "schedule NOT fully minimised: the time limit" "$tmp/out" ||
+		failmsg "report does not say the schedule is not fully minimised"
+	"$bin" "${args[@]}" --replay "$tok" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" = 1 ] || failmsg "replay of the partly minimised token: exit $rc, want 1"
 	;;
 *)
 	failmsg "unknown mode $mode"
