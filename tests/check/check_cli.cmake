@@ -156,3 +156,8 @@ foreach(mode long_token no_token time_limit)
     FAIL_REGULAR_EXPRESSION "check_budget: FAIL"
     LABELS "check;cli" TIMEOUT 60)
 endforeach()
+
+# The replay command repeats a -w given twice once, with its last value.
+tlbsim_check_out(w_repeated_replay 1 HAS "-w loops=4 --replay t2." LACKS "loops=3"
+  ARGS mmap5 --profile falkor-46 --policy nested=prefix -w loops=3 -w loops=4 --runs 20000
+       --time-limit 20)

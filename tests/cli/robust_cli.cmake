@@ -52,3 +52,12 @@ set_tests_properties(cli_seed_pair PROPERTIES LABELS "cli;seed" TIMEOUT 600
 add_test(NAME cli_time_identity COMMAND bash ${TLBSIM_CLI_DIR}/time_identity.sh $<TARGET_FILE:tlbsim>)
 set_tests_properties(cli_time_identity PROPERTIES LABELS cli TIMEOUT 120
   PASS_REGULAR_EXPRESSION "time_identity: PASS" FAIL_REGULAR_EXPRESSION "time_identity: FAIL")
+
+# A later -D or -w of the same name replaces the earlier one: no duplicate
+# JSON keys, and repeating one name never counts against the -w/-D limits.
+tlbsim_cli(D_repeated_replaces 0 STDOUT "\"overrides\":\\{\"pte_scan_ns\":2,\"syscall_ns\":5\\}"
+           ARGS run lazy_tables -D pte_scan_ns=1 -D syscall_ns=5 -D pte_scan_ns=2 --json)
+tlbsim_cli(w_repeated_replaces 0 STDOUT "\"params\":\\{\"size\":\"4096\",\"loops\":\"2\"\\}"
+           ARGS run mmap5 --iters 1 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1
+                -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1
+                -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=2 --json)
