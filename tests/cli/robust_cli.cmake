@@ -61,3 +61,6 @@ tlbsim_cli(w_repeated_replaces 0 STDOUT "\"params\":\\{\"size\":\"4096\",\"loops
            ARGS run mmap5 --iters 1 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1
                 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1
                 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=2 --json)
+
+# No command at all: one line naming the problem, not the help (exit 2).
+tlbsim_cli(err_no_command 2 STDERR "^tlbsim: missing command \\(see tlbsim --help\\)$" ARGS)
