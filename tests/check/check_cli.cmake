@@ -99,7 +99,7 @@ foreach(mode roundtrip other_policy json)
     FAIL_REGULAR_EXPRESSION "replay_token: FAIL"
     LABELS "check;cli" TIMEOUT 60)
 endforeach()
-foreach(mode ok error files)
+foreach(mode ok error files long_name)
   add_test(NAME check_cli_trace_${mode}
            COMMAND bash ${TLBSIM_CHECK_DIR}/trace_file.sh $<TARGET_FILE:tlbsim> ${mode})
   set_tests_properties(check_cli_trace_${mode} PROPERTIES

@@ -64,3 +64,6 @@ tlbsim_cli(w_repeated_replaces 0 STDOUT "\"params\":\\{\"size\":\"4096\",\"loops
 
 # No command at all: one line naming the problem, not the help (exit 2).
 tlbsim_cli(err_no_command 2 STDERR "^tlbsim: missing command \\(see tlbsim --help\\)$" ARGS)
+# `list` refuses an extra argument after every list name.
+tlbsim_cli(err_list_profiles_extra 2 STDERR "unexpected argument 'extra'" ARGS list profiles extra)
+tlbsim_cli(err_list_params_extra 2 STDERR "unexpected argument '--json'" ARGS list params --json)
