@@ -426,6 +426,17 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	optind = 1;
 	opterr = 0;
 	for (;;) {
+		if (optind < argc && strcmp(argv[optind], "--") == 0) {
+			/* "--" ends the options: what follows is the workload. (Left
+			 * to getopt, it makes getopt back up over the workload at the
+			 * end of the scan and hand it over a second time.) */
+			for (optind++; optind < argc; optind++) {
+				if (workload)
+					return cli_error("unexpected argument '%s'", argv[optind]);
+				workload = argv[optind];
+			}
+			break;
+		}
 		int longindex = -1;
 		int c = getopt_long(argc, argv, shortopts, longopts, &longindex);
 		if (c == -1) {

@@ -161,3 +161,4 @@ endforeach()
 tlbsim_check_out(w_repeated_replay 1 HAS "-w loops=4 --replay t2." LACKS "loops=3"
   ARGS mmap5 --profile falkor-46 --policy nested=prefix -w loops=3 -w loops=4 --runs 20000
        --time-limit 20)
+tlbsim_check_out(dashdash_workload 0 HAS "no violation: 2 schedules" ARGS --runs 2 -- mmap5)

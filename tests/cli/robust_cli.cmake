@@ -67,3 +67,12 @@ tlbsim_cli(err_no_command 2 STDERR "^tlbsim: missing command \\(see tlbsim --hel
 # `list` refuses an extra argument after every list name.
 tlbsim_cli(err_list_profiles_extra 2 STDERR "unexpected argument 'extra'" ARGS list profiles extra)
 tlbsim_cli(err_list_params_extra 2 STDERR "unexpected argument '--json'" ARGS list params --json)
+# "--" ends the options: the workload may follow it (getopt used to hand the
+# workload over twice: "unexpected argument 'mmap5'"); what follows it is
+# never an option.
+tlbsim_cli(dashdash_workload 0 STDOUT "^workload mmap5 \\(size=4096 loops=1\\)"
+           ARGS run --iters 1 -w loops=1 -- mmap5)
+tlbsim_cli(dashdash_workload_compare 0 STDOUT "^workload mmap5"
+           ARGS compare --iters 1 -w loops=1 --policy nested=v2 --policy nested=fullmm -- mmap5)
+tlbsim_cli(dashdash_ends_options 2 STDERR "unexpected argument '--iters'"
+           ARGS run mmap5 -- --iters 1)
