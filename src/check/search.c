@@ -97,6 +97,8 @@ uint32_t config_hash(const struct tlbsim_config *cfg, const struct tlbsim_resolv
 struct one_run {
 	bool violated;
 	bool cut;			/* stopped at the step cap */
+	bool timed_out;			/* stopped at the host-time deadline */
+	int stop_signal;		/* stopped by SIGINT/SIGTERM */
 	bool diverged;			/* a forced decision did not exist */
 	struct violation_rec v;
 	uint64_t steps;
@@ -114,16 +116,24 @@ static void one_run_free(struct one_run *o)
 	memset(o, 0, sizeof(*o));
 }
 
-/* Run one schedule; takes ownership of the explore buffers into *o. */
+/* Run one schedule; takes ownership of the explore buffers into *o. Unless
+ * it is recorded (the final traced replay, or --replay: those run to their
+ * end), a non-zero deadline (sim_host_ns()) stops a schedule that outlasts
+ * it, as does a signal (opts->interrupted). */
 static int run_schedule(const struct check_opts *opts, const struct tlbsim_config *cfg,
 			const struct tlbsim_resolved *res, enum explore_strategy st, uint64_t seed,
 			int depth, uint64_t pct_k, const uint32_t *prefix, uint32_t nprefix,
-			bool record, struct one_run *o, char *err, size_t errlen)
+			bool record, uint64_t deadline, struct one_run *o, char *err, size_t errlen)
 {
 	struct explore ex;
 	explore_init(&ex, st, seed, depth, pct_k, prefix, nprefix);
 	if (opts->max_steps)
 		ex.max_steps = opts->max_steps;
+	if (!record) {
+		ex.deadline_host_ns = deadline;
+		ex.interrupted = opts->interrupted;
+		ex.interrupted_ctx = opts->interrupted_ctx;
+	}
 	memset(o, 0, sizeof(*o));
 	struct core_opts co = {.ex = &ex, .want_kind = opts->want_kind,
 			       .trace = record ? &o->trace : NULL,
@@ -137,6 +147,8 @@ static int run_schedule(const struct check_opts *opts, const struct tlbsim_confi
 	}
 	o->violated = out.v.kind >= 0;
 	o->cut = ex.cut;
+	o->timed_out = ex.timed_out;
+	o->stop_signal = ex.stop_signal;
 	o->diverged = ex.diverged;
 	o->v = out.v;
 	o->steps = out.steps;
@@ -232,7 +244,7 @@ static int minimise_schedule(const struct check_opts *o, struct check_result *r,
 			d[i] = 0;
 			struct one_run t;
 			int rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, d, *n,
-					      false, &t, err, errlen);
+					      false, deadline, &t, err, errlen);
 			r->minimise_runs++;
 			if (rc)
 				return rc;
@@ -261,6 +273,9 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 		return rc;
 	uint32_t h = config_hash(&r->cfg, &r->res);
 	uint64_t t0 = host_ns();
+	/* the host-time budget: the search, every schedule in it and the
+	 * minimisation share it; only the final traced replay runs after it */
+	uint64_t deadline = o->time_limit_ms ? t0 + o->time_limit_ms * 1000000u : 0;
 	struct one_run run;
 	memset(&run, 0, sizeof(run));
 
@@ -278,8 +293,8 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 				 "--seed differ)");
 			return TLBSIM_EINVAL;
 		}
-		rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, d, n, true, &run, err,
-				  errlen);
+		rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, d, n, true, 0, &run,
+				  err, errlen);
 		free(d);
 		if (rc)
 			return rc;
@@ -307,7 +322,8 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 				break;
 			one_run_free(&run);
 			rc = run_schedule(o, &r->cfg, &r->res, o->strategy, o->cfg.seed * 1000003u + i,
-					  o->depth, pct_k, prefix, nprefix, false, &run, err, errlen);
+					  o->depth, pct_k, prefix, nprefix, false, deadline, &run, err,
+					  errlen);
 			if (rc) {
 				free(prefix);
 				return rc;
@@ -315,6 +331,15 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 			r->schedules++;
 			r->steps += run.steps;
 			r->cut_schedules += run.cut;
+			if (run.stop_signal) {
+				r->stop_signal = run.stop_signal;
+				break;
+			}
+			if (run.timed_out) {
+				/* the budget ended inside this schedule */
+				r->time_limited = true;
+				break;
+			}
 			if (run.steps > pct_k)
 				pct_k = run.steps;
 			if (run.violated)
@@ -353,7 +378,6 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 	uint32_t nbest = trim(best, run.ndec);
 	r->minimised = o->minimise && !o->replay ? MIN_COMPLETE : MIN_OFF;
 	if (r->minimised == MIN_COMPLETE) {
-		uint64_t deadline = o->time_limit_ms ? t0 + o->time_limit_ms * 1000000u : 0;
 		rc = minimise_schedule(o, r, kind, best, &nbest, deadline, err, errlen);
 		/* a short PCT search for the same invariant often finds a schedule
 		 * with fewer preemptions than a random one minimises to */
@@ -365,7 +389,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 					break;
 				rc = run_schedule(o, &r->cfg, &r->res, EX_PCT,
 						  o->cfg.seed * 7919u + (uint64_t)d * 100000u + i, d, k,
-						  NULL, 0, false, &t, err, errlen);
+						  NULL, 0, false, deadline, &t, err, errlen);
 				r->minimise_runs++;
 				if (rc)
 					break;
@@ -400,7 +424,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 	}
 	/* final replay with the trace recorded */
 	one_run_free(&run);
-	rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, best, nbest, true,
+	rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, best, nbest, true, 0,
 			  &run, err, errlen);
 	if (rc) {
 		free(best);

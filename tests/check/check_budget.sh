@@ -15,6 +15,14 @@
 #   of the limit, exit 1, and the result says it is not fully minimised
 #   (JSON "minimised": "time limit", the report "NOT fully minimised"); the
 #   token still replays the violation.
+# MODE long_schedule: one schedule of up to a million steps (--max-steps)
+#   stops at --time-limit too (the budget was looked at only between
+#   schedules: --time-limit 1 took 18 s under ASan with the default
+#   --max-steps, minutes with --max-steps 1000000): ends within a few
+#   seconds, exit 0, JSON "stopped": "time limit".
+# MODE long_schedule_signal: SIGINT during such a schedule ends the check
+#   within a few seconds (exit 130, the summary says it was interrupted);
+#   SIGINT used to wait for the schedule's end.
 set -u
 bin=$1
 mode=$2
@@ -86,6 +94,36 @@ time_limit)
 	"$bin" "${args[@]}" --replay "$tok" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	[ "$rc" = 1 ] || failmsg "replay of the partly minimised token: exit $rc, want 1"
+	;;
+long_schedule|long_schedule_signal)
+	# PCT starves one task of three: the others loop until --max-steps
+	args=(check page_fault1 --cpus 4 --threads 3 -w mode=threads -w size=4096
+	      --policy nested=need_flush_all --strategy pct --depth 4 --runs 100000
+	      --max-steps 1000000)
+	start=$(date +%s%N)
+	if [ "$mode" = long_schedule ]; then
+		"$bin" "${args[@]}" --time-limit 1 --json >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+	else
+		"$bin" "${args[@]}" --time-limit 600 >"$tmp/out" 2>"$tmp/err" &
+		pid=$!
+		sleep 1
+		kill -INT "$pid"
+		wait "$pid"
+		rc=$?
+	fi
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	echo "--- exit $rc after $ms ms"; head -c 800 "$tmp/out"; echo; cat "$tmp/err"
+	[ "$ms" -lt 8000 ] || failmsg "took $ms ms"
+	if [ "$mode" = long_schedule ]; then
+		[ "$rc" = 0 ] || failmsg "exit $rc, want 0"
+		python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d['stopped'] != 'time limit')" \
+			"$tmp/out" || failmsg "JSON does not say the time limit stopped the search"
+	else
+		[ "$rc" = 130 ] || failmsg "exit $rc, want 130"
+		grep -q "^no violation: [0-9]* schedules" "$tmp/out" || failmsg "no summary"
+		grep -q "interrupted by a signal" "$tmp/out" || failmsg "summary does not say it was interrupted"
+	fi
 	;;
 *)
 	failmsg "unknown mode $mode"

@@ -148,7 +148,7 @@ set_tests_properties(check_cli_trace_scenarios PROPERTIES
 # Counterexamples at the edges of the budgets: a long schedule keeps its
 # token; one too long for a command-line argument is reported without one;
 # minimisation stops at --time-limit.
-foreach(mode long_token no_token time_limit)
+foreach(mode long_token no_token time_limit long_schedule long_schedule_signal)
   add_test(NAME check_cli_budget_${mode}
            COMMAND bash ${TLBSIM_CHECK_DIR}/check_budget.sh $<TARGET_FILE:tlbsim> ${mode})
   set_tests_properties(check_cli_budget_${mode} PROPERTIES
