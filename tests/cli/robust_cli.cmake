@@ -76,3 +76,36 @@ tlbsim_cli(dashdash_workload_compare 0 STDOUT "^workload mmap5"
            ARGS compare --iters 1 -w loops=1 --policy nested=v2 --policy nested=fullmm -- mmap5)
 tlbsim_cli(dashdash_ends_options 2 STDERR "unexpected argument '--iters'"
            ARGS run mmap5 -- --iters 1)
+
+# ---- the randomized robustness harness (tests/robust/README.md) ----
+# It runs tlbsim under ASan+UBSan, so it is registered in the asan preset
+# (TLBSIM_SANITIZE) only. robust: a fixed-seed slice of about two minutes
+# (seed 1, 120 s of configurations plus minimisation), part of the asan
+# workflow; it runs alone (RUN_SERIAL) because it keeps both cores busy and
+# its per-run time caps should not compete with other tests. robust-long:
+# two seeds for 15 minutes each, excluded from the presets' test runs; run it
+# with `ctest --preset robust-long` (after building the asan preset).
+if(TLBSIM_SANITIZE)
+  set(TLBSIM_ROBUST ${CMAKE_SOURCE_DIR}/tests/robust/harness.py)
+  find_package(Python3 3.9 COMPONENTS Interpreter)
+  function(tlbsim_robust name label seed budget timeout)
+    if(Python3_Interpreter_FOUND)
+      add_test(NAME ${name}
+               COMMAND ${Python3_EXECUTABLE} ${TLBSIM_ROBUST} --tlbsim $<TARGET_FILE:tlbsim>
+                       --seed ${seed} --budget-seconds ${budget} --minimise-seconds 20
+                       --jobs 2 --keep-going --ignore-known
+                       --scratch ${CMAKE_CURRENT_BINARY_DIR}/robust-s${seed}
+                       --report ${CMAKE_CURRENT_BINARY_DIR}/robust-s${seed}.json)
+      # exit 0: no failure, or only known ones (--ignore-known); 1: a new one
+      set_tests_properties(${name} PROPERTIES LABELS ${label} TIMEOUT ${timeout}
+        RUN_SERIAL TRUE)
+    else()
+      add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -E echo
+               "${name}: SKIPPED: the robustness harness needs python3 >= 3.9, which was not found")
+      set_tests_properties(${name} PROPERTIES LABELS ${label} SKIP_REGULAR_EXPRESSION "SKIPPED")
+    endif()
+  endfunction()
+  tlbsim_robust(robust_slice robust 1 120 600)
+  tlbsim_robust(robust_long_s11 robust-long 11 900 1800)
+  tlbsim_robust(robust_long_s12 robust-long 12 900 1800)
+endif()
