@@ -530,9 +530,9 @@ class Gen:
                 d = params[name]
                 dflt = d["x86" if arch == "x86" else "arm64"]
                 val = self.param_value(name, d, dflt)
-                if wis and name == "thread_create_ns" and re.fullmatch(r"[0-9]+", val) and \
-                        int(val) > 1000000 and not self.p(0.1):
-                    # the first tasks loop until the last one exists: keep it cheap
+                if wis and d["unit"] == "ns" and re.fullmatch(r"[0-9]+", val) and \
+                        int(val) >= 1000000 and not self.p(0.1):
+                    # a delayed task keeps the others looping: keep it cheap
                     val = str(dflt)
                 kv = "%s=%s" % (name, val)
                 out.append(self.group("D", self.dtokens(kv), kv, name=name, val=val))
@@ -1449,12 +1449,14 @@ def meta_of(cfg, cat):
         if wdesc.get("timed") and cmd != "check" and M["duration"] is None and \
                 (M["iters"] or 1) * tasks > 64:
             M["hazard"].append("time: will-it-scale %d tasks" % tasks)
-        if wdesc.get("timed") and cmd != "check" and \
-                M["overrides"].get("thread_create_ns", 0) >= 1000000:
-            # the tasks created first loop until the last one finished its
-            # first round: simulated milliseconds of work per millisecond
-            M["hazard"].append("time: will-it-scale thread_create_ns=%d" %
-                               M["overrides"]["thread_create_ns"])
+        big = [n for n, x in M["overrides"].items()
+               if cat["params"][n]["unit"] == "ns" and x >= 1000000]
+        if wdesc.get("timed") and cmd != "check" and big:
+            # a task delayed by a long cost (thread creation, a context
+            # switch, a wake-up) keeps the others looping until it finished
+            # its first round: simulated milliseconds of work per millisecond
+            M["hazard"].append("time: will-it-scale with -D %s=%d" % (
+                big[0], M["overrides"][big[0]]))
         if wdesc.get("timed") and cmd != "check" and wp.get("mode") == "processes" and \
                 tasks > cpus:
             # task i is pinned to CPU i % cpus and nothing preempts a task
@@ -2072,7 +2074,8 @@ def time_limited(out, is_json=True, runs=None):
     --runs, default 100000), or minimisation stopped at the time limit."""
     runs = runs or 100000
     if not is_json:
-        if b"NOT fully minimised" in out:
+        # the budget may also stop the schedule in progress
+        if b"NOT fully minimised" in out or b"host-time budget" in out:
             return True
         m = re.search(rb"no violation: ([0-9]+) schedules", out)
         return bool(m) and b"exhausted" not in out and int(m.group(1)) < runs
@@ -2081,6 +2084,8 @@ def time_limited(out, is_json=True, runs=None):
     except (ValueError, UnicodeDecodeError):
         return True
     v = obj.get("violation")
+    if obj.get("stopped") in ("time limit", "signal"):
+        return True
     if isinstance(v, dict):
         return v.get("minimised") in ("time limit", "signal")
     return not obj.get("exhausted") and obj.get("schedules", 0) < runs
@@ -2229,10 +2234,10 @@ def known_label(f, res):
     if sig.startswith(("timeout", "memory cap", "killed by SIGKILL")) and \
             any(h.startswith("hang: will-it-scale") for h in meta["hazard"]):
         return ("known: will-it-scale in processes mode with more tasks than CPUs never "
-                "ends (task i is pinned to CPU i %% ncpus; no time-slice preemption)")
+                "ends (task i is pinned to CPU i % ncpus; no time-slice preemption)")
     if sig.startswith("timeout") and any(h.startswith("time:") for h in meta["hazard"]):
-        return ("not a defect: a will-it-scale configuration that simulates much work "
-                "(tasks loop until the last one is created and warmed up)")
+        return ("not a defect: will-it-scale with a cost of a millisecond or more (the "
+                "other tasks loop until the delayed one has finished its warm-up round)")
     if sig.startswith(("memory cap", "timeout", "killed by SIGABRT")) and \
             any(h.startswith("mem:") for h in meta["hazard"]):
         return ("known: host memory past the harness's cap with huge -w size/touch or "
