@@ -92,8 +92,8 @@ static pte_t mk_pte(struct sim *s, uint32_t f, const struct vm_area_struct *vma,
 }
 
 /* the PTE of a present page is dirty (arm64: software dirty, or writable
- * without RDONLY: hardware dirty) */
-static inline bool pte_is_dirty(struct sim *s, pte_t pte)
+ * without RDONLY: hardware dirty); unused for now (clang -Wunused-function) */
+__attribute__((unused)) static inline bool pte_is_dirty(struct sim *s, pte_t pte)
 {
 	return !fmt_pte_clean(hw_of(s)->fmt, pte);
 }
