@@ -30,12 +30,22 @@ struct check_opts {
 	int want_kind;			/* stop only at this invariant (-1: any) */
 };
 
+/* How far the counterexample was minimised. */
+enum check_minimise {
+	MIN_COMPLETE,		/* until no preemption could be dropped */
+	MIN_OFF,		/* --no-minimise, or a --replay */
+	MIN_TIME_LIMIT,		/* stopped at --time-limit: the best schedule so far */
+	MIN_SIGNAL,		/* stopped by SIGINT/SIGTERM: the best schedule so far */
+};
+const char *check_minimise_name(enum check_minimise m);
+
 struct check_result {
 	bool found;
 	struct violation_rec v;
 	uint64_t schedules, steps;
 	uint64_t host_ns;
 	uint64_t minimise_runs;
+	enum check_minimise minimised;	/* how far minimisation went */
 	bool exhausted;			/* dfs explored everything within the bound */
 	uint64_t cut_schedules;		/* schedules cut at max_steps (not explored to the end) */
 	uint64_t max_steps;		/* the cap that applied */
@@ -45,7 +55,8 @@ struct check_result {
 	uint32_t ndec;
 	uint32_t preemptions;
 	struct trace_buf trace;		/* its trace */
-	char token[4096];
+	char *token;			/* its replay token (heap), or NULL: see token_len */
+	size_t token_len;		/* the token's length; over CHECK_TOKEN_MAX: no token */
 	struct tlbsim_resolved res;
 	struct tlbsim_config cfg;	/* resolved for check mode */
 };
@@ -61,8 +72,16 @@ void check_print_report(FILE *f, const struct check_result *r, const char *repla
 void check_print_json(FILE *f, const struct check_result *r, const char *cmdline,
 		      const char *replay_cmd);
 
-/* schedule tokens: "t1.<config hash>.<decisions>" (token.c) */
+/* The longest token check reports: what one command-line argument may hold
+ * on Linux (MAX_ARG_STRLEN, 32 pages, with its NUL), so that --replay TOKEN
+ * can always be typed. A longer schedule is reported without a token. */
+#define CHECK_TOKEN_MAX 131071u
+
+/* schedule tokens: "t2.<config hash>.<decisions>.<checksum>" (token.c).
+ * token_encode: 0, or -1 if the token (and its NUL) does not fit in outlen;
+ * token_length: its length without the NUL. */
 int token_encode(uint32_t cfg_hash, const uint32_t *dec, uint32_t n, char *out, size_t outlen);
+size_t token_length(uint32_t cfg_hash, const uint32_t *dec, uint32_t n);
 int token_decode(const char *tok, uint32_t *cfg_hash, uint32_t **dec, uint32_t *n);
 
 #endif

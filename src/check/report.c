@@ -68,9 +68,24 @@ void check_print_report(FILE *f, const struct check_result *r, const char *repla
 	fprintf(f, "  frame:  %u\n", v->frame);
 	fprintf(f, "  entry:  %s\n", v->entry);
 	fprintf(f, "  flush:  %s\n", v->flush);
-	fprintf(f, "  found after %" PRIu64 " schedule(s), %" PRIu64 " steps in %.3f s; schedule "
-		"minimised to %u preemption(s) in %" PRIu64 " replays\n", r->schedules, r->steps,
-		secs, r->preemptions, r->minimise_runs);
+	fprintf(f, "  found after %" PRIu64 " schedule(s), %" PRIu64 " steps in %.3f s; ",
+		r->schedules, r->steps, secs);
+	switch (r->minimised) {
+	case MIN_COMPLETE:
+		fprintf(f, "schedule minimised to %u preemption(s) in %" PRIu64 " replays\n",
+			r->preemptions, r->minimise_runs);
+		break;
+	case MIN_OFF:
+		fprintf(f, "schedule not minimised: %u preemption(s)\n", r->preemptions);
+		break;
+	case MIN_TIME_LIMIT:
+	case MIN_SIGNAL:
+		fprintf(f, "schedule NOT fully minimised: %s stopped minimisation after %" PRIu64
+			" replays at %u preemption(s)\n",
+			r->minimised == MIN_SIGNAL ? "a signal" : "the time limit (--time-limit)",
+			r->minimise_runs, r->preemptions);
+		break;
+	}
 	fprintf(f, "\ntrace (step, simulated time us, thread, [cpu], event):\n");
 	int last_tid = -2;
 	for (uint32_t i = 0; i < r->trace.n; i++) {
@@ -83,8 +98,17 @@ void check_print_report(FILE *f, const struct check_result *r, const char *repla
 		}
 		last_tid = t->tid;
 	}
-	fprintf(f, "\nreplay: %s\n", replay_cmd);
-	fprintf(f, "token: %s\n", r->token);
+	if (r->token) {
+		fprintf(f, "\nreplay: %s\n", replay_cmd);
+		fprintf(f, "token: %s\n", r->token);
+		return;
+	}
+	fprintf(f, "\nreplay: none: the schedule has %u decisions and its token would take %zu "
+		"bytes, more than one command-line argument may hold (%u); %s\n", r->ndec,
+		r->token_len, CHECK_TOKEN_MAX, r->minimised == MIN_OFF
+		? "drop --no-minimise, or check a smaller instance (-w, --iters, --threads)"
+		: "check a smaller instance (-w, --iters, --threads)");
+	fprintf(f, "token: none\n");
 }
 
 void check_print_json(FILE *f, const struct check_result *r, const char *cmdline,
@@ -125,10 +149,19 @@ void check_print_json(FILE *f, const struct check_result *r, const char *cmdline
 	json_string(f, v->entry);
 	fprintf(f, ",\"flush\":");
 	json_string(f, v->flush);
-	fprintf(f, ",\"preemptions\":%u,\"token\":", r->preemptions);
-	json_string(f, r->token);
+	fprintf(f, ",\"preemptions\":%u,\"decisions\":%u,\"minimised\":", r->preemptions,
+		r->ndec);
+	json_string(f, check_minimise_name(r->minimised));
+	fprintf(f, ",\"token\":");
+	if (r->token)
+		json_string(f, r->token);
+	else
+		fprintf(f, "null");
 	fprintf(f, ",\"replay\":");
-	json_string(f, replay_cmd);
+	if (r->token && replay_cmd)
+		json_string(f, replay_cmd);
+	else
+		fprintf(f, "null");
 	fprintf(f, ",\"trace\":[");
 	for (uint32_t i = 0; i < r->trace.n; i++) {
 		const struct trace_rec *t = &r->trace.r[i];

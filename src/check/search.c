@@ -97,6 +97,8 @@ uint32_t config_hash(const struct tlbsim_config *cfg, const struct tlbsim_resolv
 struct one_run {
 	bool violated;
 	bool cut;			/* stopped at the step cap */
+	bool timed_out;			/* stopped at the host-time deadline */
+	int stop_signal;		/* stopped by SIGINT/SIGTERM */
 	bool diverged;			/* a forced decision did not exist */
 	struct violation_rec v;
 	uint64_t steps;
@@ -114,16 +116,24 @@ static void one_run_free(struct one_run *o)
 	memset(o, 0, sizeof(*o));
 }
 
-/* Run one schedule; takes ownership of the explore buffers into *o. */
+/* Run one schedule; takes ownership of the explore buffers into *o. Unless
+ * it is recorded (the final traced replay, or --replay: those run to their
+ * end), a non-zero deadline (sim_host_ns()) stops a schedule that outlasts
+ * it, as does a signal (opts->interrupted). */
 static int run_schedule(const struct check_opts *opts, const struct tlbsim_config *cfg,
 			const struct tlbsim_resolved *res, enum explore_strategy st, uint64_t seed,
 			int depth, uint64_t pct_k, const uint32_t *prefix, uint32_t nprefix,
-			bool record, struct one_run *o, char *err, size_t errlen)
+			bool record, uint64_t deadline, struct one_run *o, char *err, size_t errlen)
 {
 	struct explore ex;
 	explore_init(&ex, st, seed, depth, pct_k, prefix, nprefix);
 	if (opts->max_steps)
 		ex.max_steps = opts->max_steps;
+	if (!record) {
+		ex.deadline_host_ns = deadline;
+		ex.interrupted = opts->interrupted;
+		ex.interrupted_ctx = opts->interrupted_ctx;
+	}
 	memset(o, 0, sizeof(*o));
 	struct core_opts co = {.ex = &ex, .want_kind = opts->want_kind,
 			       .trace = record ? &o->trace : NULL,
@@ -137,6 +147,8 @@ static int run_schedule(const struct check_opts *opts, const struct tlbsim_confi
 	}
 	o->violated = out.v.kind >= 0;
 	o->cut = ex.cut;
+	o->timed_out = ex.timed_out;
+	o->stop_signal = ex.stop_signal;
 	o->diverged = ex.diverged;
 	o->v = out.v;
 	o->steps = out.steps;
@@ -185,10 +197,40 @@ static bool dfs_next(uint32_t *prefix, uint32_t *nprefix, const uint32_t *d,
 	return false;
 }
 
+const char *check_minimise_name(enum check_minimise m)
+{
+	switch (m) {
+	case MIN_COMPLETE:
+		return "complete";
+	case MIN_OFF:
+		return "off";
+	case MIN_TIME_LIMIT:
+		return "time limit";
+	case MIN_SIGNAL:
+		return "signal";
+	}
+	return "?";
+}
+
+/* Minimisation shares the host-time budget of the search and stops at a
+ * signal: true (and r->minimised says why) when it must stop now. */
+static bool minimise_must_stop(const struct check_opts *o, struct check_result *r,
+			       uint64_t deadline)
+{
+	if (r->minimised != MIN_COMPLETE)
+		return true;
+	if (o->interrupted && (r->stop_signal = o->interrupted(o->interrupted_ctx)))
+		r->minimised = MIN_SIGNAL;
+	else if (deadline && host_ns() >= deadline)
+		r->minimised = MIN_TIME_LIMIT;
+	return r->minimised != MIN_COMPLETE;
+}
+
 /* Replace preemptions by "continue" one at a time while the same invariant
  * still fires; d/n is updated in place (n only shrinks). */
 static int minimise_schedule(const struct check_opts *o, struct check_result *r, int kind,
-			     uint32_t *d, uint32_t *n, char *err, size_t errlen)
+			     uint32_t *d, uint32_t *n, uint64_t deadline, char *err,
+			     size_t errlen)
 {
 	bool changed = true;
 	while (changed && r->minimise_runs < 3000) {
@@ -196,11 +238,13 @@ static int minimise_schedule(const struct check_opts *o, struct check_result *r,
 		for (uint32_t i = 0; i < *n && r->minimise_runs < 3000; i++) {
 			if (d[i] == 0)
 				continue;
+			if (minimise_must_stop(o, r, deadline))
+				return 0;
 			uint32_t save = d[i];
 			d[i] = 0;
 			struct one_run t;
 			int rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, d, *n,
-					      false, &t, err, errlen);
+					      false, deadline, &t, err, errlen);
 			r->minimise_runs++;
 			if (rc)
 				return rc;
@@ -229,6 +273,9 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 		return rc;
 	uint32_t h = config_hash(&r->cfg, &r->res);
 	uint64_t t0 = host_ns();
+	/* the host-time budget: the search, every schedule in it and the
+	 * minimisation share it; only the final traced replay runs after it */
+	uint64_t deadline = o->time_limit_ms ? t0 + o->time_limit_ms * 1000000u : 0;
 	struct one_run run;
 	memset(&run, 0, sizeof(run));
 
@@ -246,8 +293,8 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 				 "--seed differ)");
 			return TLBSIM_EINVAL;
 		}
-		rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, d, n, true, &run, err,
-				  errlen);
+		rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, d, n, true, 0, &run,
+				  err, errlen);
 		free(d);
 		if (rc)
 			return rc;
@@ -275,7 +322,8 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 				break;
 			one_run_free(&run);
 			rc = run_schedule(o, &r->cfg, &r->res, o->strategy, o->cfg.seed * 1000003u + i,
-					  o->depth, pct_k, prefix, nprefix, false, &run, err, errlen);
+					  o->depth, pct_k, prefix, nprefix, false, deadline, &run, err,
+					  errlen);
 			if (rc) {
 				free(prefix);
 				return rc;
@@ -283,6 +331,15 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 			r->schedules++;
 			r->steps += run.steps;
 			r->cut_schedules += run.cut;
+			if (run.stop_signal) {
+				r->stop_signal = run.stop_signal;
+				break;
+			}
+			if (run.timed_out) {
+				/* the budget ended inside this schedule */
+				r->time_limited = true;
+				break;
+			}
 			if (run.steps > pct_k)
 				pct_k = run.steps;
 			if (run.violated)
@@ -319,17 +376,20 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 	if (run.ndec)
 		memcpy(best, run.dec, (size_t)run.ndec * sizeof(*best));
 	uint32_t nbest = trim(best, run.ndec);
-	if (o->minimise && !o->replay) {
-		rc = minimise_schedule(o, r, kind, best, &nbest, err, errlen);
+	r->minimised = o->minimise && !o->replay ? MIN_COMPLETE : MIN_OFF;
+	if (r->minimised == MIN_COMPLETE) {
+		rc = minimise_schedule(o, r, kind, best, &nbest, deadline, err, errlen);
 		/* a short PCT search for the same invariant often finds a schedule
 		 * with fewer preemptions than a random one minimises to */
 		uint64_t k = run.steps;
 		for (int d = 1; d <= 3 && !rc && count_preemptions(best, nbest) > 1; d++) {
 			for (uint64_t i = 0; i < 300; i++) {
 				struct one_run t;
+				if (minimise_must_stop(o, r, deadline))
+					break;
 				rc = run_schedule(o, &r->cfg, &r->res, EX_PCT,
 						  o->cfg.seed * 7919u + (uint64_t)d * 100000u + i, d, k,
-						  NULL, 0, false, &t, err, errlen);
+						  NULL, 0, false, deadline, &t, err, errlen);
 				r->minimise_runs++;
 				if (rc)
 					break;
@@ -338,7 +398,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 					continue;
 				}
 				uint32_t nc = trim(t.dec, t.ndec);
-				rc = minimise_schedule(o, r, kind, t.dec, &nc, err, errlen);
+				rc = minimise_schedule(o, r, kind, t.dec, &nc, deadline, err, errlen);
 				uint32_t pc = count_preemptions(t.dec, nc);
 				uint32_t pb = count_preemptions(best, nbest);
 				if (!rc && (pc < pb || (pc == pb && nc < nbest))) {
@@ -364,7 +424,7 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 	}
 	/* final replay with the trace recorded */
 	one_run_free(&run);
-	rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, best, nbest, true,
+	rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, best, nbest, true, 0,
 			  &run, err, errlen);
 	if (rc) {
 		free(best);
@@ -384,9 +444,15 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 	r->trace = run.trace;
 	memset(&run.trace, 0, sizeof(run.trace));
 	one_run_free(&run);
-	if (token_encode(h, best, nbest, r->token, sizeof(r->token))) {
-		snprintf(err, errlen, "internal: schedule too long for a replay token");
-		return TLBSIM_EINTERNAL;
+	/* a schedule too long for a token that could be typed as one argument
+	 * is still a counterexample: it is reported without a token */
+	r->token_len = token_length(h, best, nbest);
+	if (r->token_len > CHECK_TOKEN_MAX)
+		return 0;
+	r->token = malloc(r->token_len + 1);
+	if (!r->token || token_encode(h, best, nbest, r->token, r->token_len + 1)) {
+		snprintf(err, errlen, "out of memory for the replay token");
+		return TLBSIM_ENOMEM;
 	}
 	return 0;
 }
@@ -394,6 +460,8 @@ int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, 
 void check_result_free(struct check_result *r)
 {
 	free(r->dec);
+	free(r->token);
 	trace_buf_free(&r->trace);
 	r->dec = NULL;
+	r->token = NULL;
 }

@@ -51,7 +51,9 @@ static void put(struct tbuf *b, const char *fmt, unsigned long long v)
 	}
 }
 
-int token_encode(uint32_t cfg_hash, const uint32_t *dec, uint32_t n, char *out, size_t outlen)
+/* The token into out (when it fits in outlen bytes with its NUL); returns its
+ * length either way. */
+static size_t encode(uint32_t cfg_hash, const uint32_t *dec, uint32_t n, char *out, size_t outlen)
 {
 	struct tbuf b = {out, outlen, 0};
 	put(&b, "t2.%08llx.", cfg_hash);
@@ -71,14 +73,23 @@ int token_encode(uint32_t cfg_hash, const uint32_t *dec, uint32_t n, char *out, 
 		i++;
 	}
 	if (b.o >= outlen)
-		return -1;
+		return b.o + 9;		/* ".%08x" */
 	out[b.o] = 0;
 	uint32_t sum = fnv1a(out, b.o);
 	put(&b, ".%08llx", sum);
-	if (b.o >= outlen)
-		return -1;
-	out[b.o] = 0;
-	return 0;
+	if (b.o < outlen)
+		out[b.o] = 0;
+	return b.o;
+}
+
+int token_encode(uint32_t cfg_hash, const uint32_t *dec, uint32_t n, char *out, size_t outlen)
+{
+	return encode(cfg_hash, dec, n, out, outlen) < outlen ? 0 : -1;
+}
+
+size_t token_length(uint32_t cfg_hash, const uint32_t *dec, uint32_t n)
+{
+	return encode(cfg_hash, dec, n, NULL, 0);
 }
 
 /* lowercase hex without leading zeros, up to `end`; -1 on anything else */

@@ -116,6 +116,16 @@ static int trace_dest_prepare(const char *path, struct trace_dest *d, char *err,
 			 strerror(errno));
 		return -1;
 	}
+	/* a name the directory cannot hold is bad input, found before the
+	 * search (it used to fail only when the trace was written: exit 3) */
+	const char *base = strrchr(d->target, '/');
+	base = base ? base + 1 : d->target;
+	long name_max = pathconf(d->dir, _PC_NAME_MAX);
+	if (name_max > 0 && strlen(base) > (size_t)name_max) {
+		snprintf(err, errlen, "--trace %.1000s: the file name is %zu bytes long, more than the "
+			 "%ld its directory allows", path, strlen(base), name_max);
+		return -1;
+	}
 	return 0;
 }
 
@@ -188,9 +198,10 @@ int cmd_check(int argc, char **argv)
 			cli_opts_free(&o);
 			return cli_error("--trace - and --json both want stdout; give --trace a file");
 		}
-		if (trace_dest_prepare(o.trace_file, &dest, err, sizeof(err))) {
+		char terr[PATH_MAX + 256];	/* room to name a long path */
+		if (trace_dest_prepare(o.trace_file, &dest, terr, sizeof(terr))) {
 			cli_opts_free(&o);
-			return cli_error("%s", err);
+			return cli_error("%s", terr);
 		}
 	}
 	struct check_opts co = {
@@ -217,7 +228,9 @@ int cmd_check(int argc, char **argv)
 			return cli_error("%s", err);
 		return cli_error_code(EXIT_INTERNAL, "%s", err);
 	}
-	char *replay = cli_replay_command(&o, r.found ? r.token : NULL);
+	/* without a token (a schedule too long for one) there is no replay
+	 * command; the report says why */
+	char *replay = cli_replay_command(&o, r.token);
 	if (!replay) {
 		check_result_free(&r);
 		cli_opts_free(&o);

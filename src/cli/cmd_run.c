@@ -9,6 +9,7 @@
  */
 #include <inttypes.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -37,10 +38,15 @@ int cmd_run(int argc, char **argv, bool compare)
 		cli_opts_free(&o);
 		return cli_error("%s", err);
 	}
+	/* one result per column, on the heap (no static state; a few KiB each) */
+	struct run_result *runs = calloc(MAX_COLUMNS, sizeof(*runs));
+	if (!runs) {
+		cli_opts_free(&o);
+		return cli_error_code(EXIT_INTERNAL, "out of memory");
+	}
 	cli_block_signals();
 	uint64_t deadline = o.time_limit_ms ? sim_host_ns() + o.time_limit_ms * 1000000u : 0;
 	int nruns = compare ? o.npolicies : 1, done = 0, sig = 0;
-	static struct run_result runs[MAX_COLUMNS];
 	for (int r = 0; r < nruns; r++) {
 		struct tlbsim_config cfg = o.cfg;
 		if (compare)
@@ -57,13 +63,11 @@ int cmd_run(int argc, char **argv, bool compare)
 		struct run_outcome out;
 		if (!rc)
 			rc = tlbsim_run_one(&cfg, &runs[r].res, &co, &out, err, sizeof(err));
-		if (rc == TLBSIM_EINVAL) {
-			cli_opts_free(&o);
-			return cli_error("%s", err);
-		}
 		if (rc) {
+			free(runs);
 			cli_opts_free(&o);
-			return cli_error_code(EXIT_INTERNAL, "%s", err);
+			return cli_error_code(rc == TLBSIM_EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s",
+					      err);
 		}
 		runs[r].m = out.m;
 		done = r + 1;
@@ -96,6 +100,7 @@ int cmd_run(int argc, char **argv, bool compare)
 			"numbers printed are partial\n",
 			sig ? stop_name(SIM_STOP_SIGNAL, sig) : "time limit",
 			done - (runs[done - 1].partial ? 1 : 0), nruns);
+	free(runs);
 	cli_opts_free(&o);
 	if (sig)
 		return 128 + sig;

@@ -44,10 +44,8 @@ static void main_help(FILE *f)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		main_help(stderr);
-		return EXIT_USAGE;
-	}
+	if (argc < 2)
+		return cli_error("missing command (see tlbsim --help)");
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		main_help(stdout);

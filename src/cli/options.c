@@ -209,14 +209,20 @@ static int split_kv(const char *opt, const char *arg, char *k, size_t kl, char *
 	return 0;
 }
 
+/* -w NAME=VALUE: a later -w of the same name replaces the earlier one */
 static int add_wparam(struct tlbsim_config *cfg, const char *arg, int reserve)
 {
+	struct tlbsim_kv kv;
+	if (split_kv("-w", arg, kv.name, sizeof(kv.name), kv.value, sizeof(kv.value)))
+		return EXIT_USAGE;
+	for (int i = 0; i < cfg->nwparams; i++)
+		if (strcmp(cfg->wparams[i].name, kv.name) == 0) {
+			cfg->wparams[i] = kv;
+			return 0;
+		}
 	if (cfg->nwparams >= TLBSIM_MAX_WPARAMS - reserve)
 		return cli_error("too many -w options (at most %d)", TLBSIM_MAX_WPARAMS - reserve);
-	struct tlbsim_kv *kv = &cfg->wparams[cfg->nwparams];
-	if (split_kv("-w", arg, kv->name, sizeof(kv->name), kv->value, sizeof(kv->value)))
-		return EXIT_USAGE;
-	cfg->nwparams++;
+	cfg->wparams[cfg->nwparams++] = kv;
 	return 0;
 }
 
@@ -232,6 +238,12 @@ static int add_override(struct tlbsim_config *cfg, const char *arg, int reserve)
 	snprintf(name, sizeof(name), "-D %s", k);
 	if (parse_uint(name, val, 0, INT64_MAX, &v))
 		return EXIT_USAGE;
+	/* a later -D of the same parameter replaces the earlier one */
+	for (int i = 0; i < cfg->noverrides; i++)
+		if (cfg->overrides[i].param == id) {
+			cfg->overrides[i].value = (int64_t)v;
+			return 0;
+		}
 	if (cfg->noverrides >= TLBSIM_MAX_OVERRIDES - reserve)
 		return cli_error("too many -D options (at most %d)", TLBSIM_MAX_OVERRIDES - reserve);
 	cfg->overrides[cfg->noverrides].param = id;
@@ -414,6 +426,17 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	optind = 1;
 	opterr = 0;
 	for (;;) {
+		if (optind < argc && strcmp(argv[optind], "--") == 0) {
+			/* "--" ends the options: what follows is the workload. (Left
+			 * to getopt, it makes getopt back up over the workload at the
+			 * end of the scan and hand it over a second time.) */
+			for (optind++; optind < argc; optind++) {
+				if (workload)
+					return cli_error("unexpected argument '%s'", argv[optind]);
+				workload = argv[optind];
+			}
+			break;
+		}
 		int longindex = -1;
 		int c = getopt_long(argc, argv, shortopts, longopts, &longindex);
 		if (c == -1) {

@@ -241,7 +241,10 @@ void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_co
 static void finish_metrics(struct sim *s, int tasks)
 {
 	struct tlbsim_metrics *m = &s->m;
-	uint64_t wall = s->now;
+	/* a run stopped early (--time-limit, a signal) has threads queued to
+	 * resume after time already charged to their CPUs: the partial run's
+	 * wall time reaches that far, so user + sys + idle = wall x cpus holds */
+	uint64_t wall = s->stopped ? sim_charged_until(s) : s->now;
 	m->wall_ns = wall;
 	if (!m->window_ns && wall) {
 		m->window_ns = wall;

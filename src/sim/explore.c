@@ -152,6 +152,16 @@ bool explore_yield(struct sim *s, struct sim_thread *t, const struct sim_point *
 		ex->stop = true;
 		ex->cut = true;
 	}
+	/* the host-time budget of the search and SIGINT/SIGTERM, looked at
+	 * every 4096 steps: one long schedule must not outlast them */
+	if (!ex->stop && (s->steps & 4095u) == 0) {
+		if (ex->interrupted && (ex->stop_signal = ex->interrupted(ex->interrupted_ctx))) {
+			ex->stop = true;
+		} else if (ex->deadline_host_ns && sim_host_ns() >= ex->deadline_host_ns) {
+			ex->stop = true;
+			ex->timed_out = true;
+		}
+	}
 	if (ex->stop)
 		return true;
 	uint32_t n = build_cands(s, t);

@@ -51,8 +51,13 @@ struct explore {
 	size_t cap_cand, cap_cand_key, cap_cand_prio;
 	/* limits and state */
 	uint64_t max_steps;
+	uint64_t deadline_host_ns;	/* stop the schedule at this sim_host_ns() (0: never) */
+	int (*interrupted)(void *ctx);	/* polled with the deadline: non-zero stops */
+	void *interrupted_ctx;
 	bool stop;			/* stop the schedule (violation or limit) */
 	bool cut;			/* stopped because max_steps was reached */
+	bool timed_out;			/* stopped at deadline_host_ns */
+	int stop_signal;		/* stopped because interrupted() returned this */
 	uint64_t forced_seq;		/* entity the scheduler must run next */
 };
 

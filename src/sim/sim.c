@@ -618,6 +618,20 @@ int sim_run(struct sim *s)
 	return 0;
 }
 
+uint64_t sim_charged_until(const struct sim *s)
+{
+	uint64_t t = s->now;
+	for (uint32_t i = 0; i < s->q.nheap; i++) {
+		const struct event *ev = &s->q.heap[i];
+		if (ev->kind != EV_RESUME)
+			continue;
+		const struct sim_thread *th = ev->ptr;
+		if (ev->time + th->pending_ns > t)
+			t = ev->time + th->pending_ns;
+	}
+	return t;
+}
+
 int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed)
 {
 	memset(s, 0, sizeof(*s));

@@ -177,6 +177,10 @@ int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed);
 void sim_destroy(struct sim *s);
 /* Run until all threads finished (or the run is stopped). 0 or an enum tlbsim_err. */
 int sim_run(struct sim *s);
+/* The time up to which charged work extends: s->now, or later for threads
+ * queued to resume after time they were charged (a run stopped early has
+ * them; sim_run run to its end has none). */
+uint64_t sim_charged_until(const struct sim *s);
 /* Run one event (engine internal, shared with the explore loop). */
 void sim_dispatch(struct sim *s, const struct event *ev);
 /* Record an error (the first one wins). */

@@ -99,7 +99,7 @@ foreach(mode roundtrip other_policy json)
     FAIL_REGULAR_EXPRESSION "replay_token: FAIL"
     LABELS "check;cli" TIMEOUT 60)
 endforeach()
-foreach(mode ok error files)
+foreach(mode ok error files long_name)
   add_test(NAME check_cli_trace_${mode}
            COMMAND bash ${TLBSIM_CHECK_DIR}/trace_file.sh $<TARGET_FILE:tlbsim> ${mode})
   set_tests_properties(check_cli_trace_${mode} PROPERTIES
@@ -197,3 +197,20 @@ foreach(knob per_area per_node)
     HAS "no violation: 100 schedules" LACKS "VIOLATION"
     ARGS vmalloc_reuse --policy kasan_flush=${knob} --strategy dfs --runs 100 --time-limit 60)
 endforeach()
+# Counterexamples at the edges of the budgets: a long schedule keeps its
+# token; one too long for a command-line argument is reported without one;
+# minimisation stops at --time-limit.
+foreach(mode long_token no_token time_limit long_schedule long_schedule_signal)
+  add_test(NAME check_cli_budget_${mode}
+           COMMAND bash ${TLBSIM_CHECK_DIR}/check_budget.sh $<TARGET_FILE:tlbsim> ${mode})
+  set_tests_properties(check_cli_budget_${mode} PROPERTIES
+    PASS_REGULAR_EXPRESSION "check_budget: PASS"
+    FAIL_REGULAR_EXPRESSION "check_budget: FAIL"
+    LABELS "check;cli" TIMEOUT 60)
+endforeach()
+
+# The replay command repeats a -w given twice once, with its last value.
+tlbsim_check_out(w_repeated_replay 1 HAS "-w loops=4 --replay t2." LACKS "loops=3"
+  ARGS mmap5 --profile falkor-46 --policy nested=prefix -w loops=3 -w loops=4 --runs 20000
+       --time-limit 20)
+tlbsim_check_out(dashdash_workload 0 HAS "no violation: 2 schedules" ARGS --runs 2 -- mmap5)

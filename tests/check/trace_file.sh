@@ -12,6 +12,10 @@
 #   link stays a link); "-" puts the trace on stdout and the report on
 #   stderr; /dev/stdout is written in place; a write failure (/dev/full)
 #   still prints the report first, then one error line, exit 3.
+# MODE long_name: a FILE whose name is NAME_MAX (255) bytes long is written
+#   (the temporary name used to be FILE.tmp.PID, too long for the directory),
+#   and nothing else is left in its directory; a name of 256 bytes is an
+#   input error (exit 2) found before the search.
 # MODE error: an uncreatable path (a missing directory, or a path that is a
 #   directory) is an input error: exit 2, stdout empty, one line on stderr
 #   naming the path, and nothing is left behind.
@@ -107,6 +111,22 @@ PY
 	# --trace - together with --json: both want stdout
 	"$bin" "${args[@]}" --json --trace - >"$tmp/out" 2>"$tmp/err"
 	[ "$?" = 2 ] || failmsg "--json --trace -: want exit 2"
+	;;
+long_name)
+	mkdir "$tmp/d"
+	name=$(printf 'a%.0s' $(seq 1 250)).json
+	"$bin" "${args[@]}" --trace "$tmp/d/$name" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	echo "--- exit $rc"; cat "$tmp/err"
+	[ "$rc" = 1 ] || failmsg "exit $rc, want 1"
+	[ -s "$tmp/err" ] && failmsg "stderr not empty"
+	[ "$(ls -A "$tmp/d")" = "$name" ] || failmsg "directory holds: $(ls -A "$tmp/d")"
+	python3 "$(dirname "$0")/trace_check.py" "$tmp/d/$name" || failmsg "trace_check"
+	# one byte past NAME_MAX: bad input, found before the search (it used
+	# to fail after it, exit 3), nothing left behind
+	rm -f "$tmp/d/$name"
+	expect_input_error "$tmp/d/a$name"
+	[ -z "$(ls -A "$tmp/d")" ] || failmsg "left behind: $(ls -A "$tmp/d")"
 	;;
 error)
 	expect_input_error "/nonexistent/dir/x.json"

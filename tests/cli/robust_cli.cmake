@@ -47,3 +47,65 @@ set_tests_properties(cli_table_and_json PROPERTIES
 add_test(NAME cli_seed_pair COMMAND bash ${TLBSIM_CLI_DIR}/seed_pair.sh $<TARGET_FILE:tlbsim> 3000)
 set_tests_properties(cli_seed_pair PROPERTIES LABELS "cli;seed" TIMEOUT 600
   PASS_REGULAR_EXPRESSION "seed_pair: PASS" FAIL_REGULAR_EXPRESSION "seed_pair: FAIL")
+
+# user + sys + idle == wall x cpus, also with a large x86 CR3 cost.
+add_test(NAME cli_time_identity COMMAND bash ${TLBSIM_CLI_DIR}/time_identity.sh $<TARGET_FILE:tlbsim>)
+set_tests_properties(cli_time_identity PROPERTIES LABELS cli TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "time_identity: PASS" FAIL_REGULAR_EXPRESSION "time_identity: FAIL")
+
+# A later -D or -w of the same name replaces the earlier one: no duplicate
+# JSON keys, and repeating one name never counts against the -w/-D limits.
+tlbsim_cli(D_repeated_replaces 0 STDOUT "\"overrides\":\\{\"pte_scan_ns\":2,\"syscall_ns\":5\\}"
+           ARGS run lazy_tables -D pte_scan_ns=1 -D syscall_ns=5 -D pte_scan_ns=2 --json)
+tlbsim_cli(w_repeated_replaces 0 STDOUT "\"params\":\\{\"size\":\"4096\",\"loops\":\"2\"\\}"
+           ARGS run mmap5 --iters 1 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1
+                -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1
+                -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=1 -w loops=2 --json)
+
+# No command at all: one line naming the problem, not the help (exit 2).
+tlbsim_cli(err_no_command 2 STDERR "^tlbsim: missing command \\(see tlbsim --help\\)$" ARGS)
+# `list` refuses an extra argument after every list name.
+tlbsim_cli(err_list_profiles_extra 2 STDERR "unexpected argument 'extra'" ARGS list profiles extra)
+tlbsim_cli(err_list_params_extra 2 STDERR "unexpected argument '--json'" ARGS list params --json)
+# "--" ends the options: the workload may follow it (getopt used to hand the
+# workload over twice: "unexpected argument 'mmap5'"); what follows it is
+# never an option.
+tlbsim_cli(dashdash_workload 0 STDOUT "^workload mmap5 \\(size=4096 loops=1\\)"
+           ARGS run --iters 1 -w loops=1 -- mmap5)
+tlbsim_cli(dashdash_workload_compare 0 STDOUT "^workload mmap5"
+           ARGS compare --iters 1 -w loops=1 --policy nested=v2 --policy nested=fullmm -- mmap5)
+tlbsim_cli(dashdash_ends_options 2 STDERR "unexpected argument '--iters'"
+           ARGS run mmap5 -- --iters 1)
+
+# ---- the randomized robustness harness (tests/robust/README.md) ----
+# It runs tlbsim under ASan+UBSan, so it is registered in the asan preset
+# (TLBSIM_SANITIZE) only. robust: a fixed-seed slice of about two minutes
+# (seed 1, 120 s of configurations plus minimisation), part of the asan
+# workflow; it runs alone (RUN_SERIAL) because it keeps both cores busy and
+# its per-run time caps should not compete with other tests. robust-long:
+# two seeds for 15 minutes each, excluded from the presets' test runs; run it
+# with `ctest --preset robust-long` (after building the asan preset).
+if(TLBSIM_SANITIZE)
+  set(TLBSIM_ROBUST ${CMAKE_SOURCE_DIR}/tests/robust/harness.py)
+  find_package(Python3 3.9 COMPONENTS Interpreter)
+  function(tlbsim_robust name label seed budget timeout)
+    if(Python3_Interpreter_FOUND)
+      add_test(NAME ${name}
+               COMMAND ${Python3_EXECUTABLE} ${TLBSIM_ROBUST} --tlbsim $<TARGET_FILE:tlbsim>
+                       --seed ${seed} --budget-seconds ${budget} --minimise-seconds 20
+                       --jobs 2 --keep-going --ignore-known
+                       --scratch ${CMAKE_CURRENT_BINARY_DIR}/robust-s${seed}
+                       --report ${CMAKE_CURRENT_BINARY_DIR}/robust-s${seed}.json)
+      # exit 0: no failure, or only known ones (--ignore-known); 1: a new one
+      set_tests_properties(${name} PROPERTIES LABELS ${label} TIMEOUT ${timeout}
+        RUN_SERIAL TRUE)
+    else()
+      add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -E echo
+               "${name}: SKIPPED: the robustness harness needs python3 >= 3.9, which was not found")
+      set_tests_properties(${name} PROPERTIES LABELS ${label} SKIP_REGULAR_EXPRESSION "SKIPPED")
+    endif()
+  endfunction()
+  tlbsim_robust(robust_slice robust 1 120 600)
+  tlbsim_robust(robust_long_s11 robust-long 11 900 1800)
+  tlbsim_robust(robust_long_s12 robust-long 12 900 1800)
+endif()

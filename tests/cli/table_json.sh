@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # table_json.sh TLBSIM - output details that used to be wrong:
 #  - the JSON "command" is the whole command line, however long (it was cut
-#    at 1023 bytes), and non-UTF-8 argument bytes are escaped (U+FFFD) so
+#    at 1023 bytes, once in the middle of a UTF-8 character), and non-UTF-8 argument bytes are escaped (U+FFFD) so
 #    the JSON stays valid;
 #  - control characters of the input are escaped on stderr (\x1b), never
 #    echoed raw;
@@ -29,6 +29,21 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert len(d["command"]) > 1100, len(d["command"])
 assert d["command"] == sys.argv[2], (d["command"][:80], sys.argv[2][:80])
+PY
+# past the 8 KiB in-struct buffer, with two-byte UTF-8 characters across
+# every buffer boundary (1023, 8191): whole and valid
+args=(run mmap5 --iters 1 -w loops=1 --json)
+e2=$(printf '\xc3\xa9%.0s' $(seq 1 61))
+for i in $(seq 1 80); do args+=(--profile "x$e2"); done
+args+=(--profile falkor-46)
+"$bin" "${args[@]}" >"$tmp/out" 2>"$tmp/err" || failmsg "long UTF-8 command: exit $?"
+python3 - "$tmp/out" "tlbsim ${args[*]}" <<'PY' || failmsg "long UTF-8 command: JSON command cut or invalid"
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+d = json.loads(raw.decode("utf-8"))
+want = sys.argv[2].encode("utf-8", "surrogateescape").decode("utf-8")
+assert len(d["command"].encode()) > 9000, len(d["command"].encode())
+assert d["command"] == want, (len(d["command"]), len(want))
 PY
 "$bin" run mmap8 --iters 2 --threads 2 --profile $'\xff\xfe' --profile falkor-46 --json \
 	>"$tmp/out" 2>"$tmp/err" || failmsg "non-UTF-8 argv: exit $?"

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# time_identity.sh TLBSIM - docs/output.md: for every run object of run and
+# compare --json, user_ns + sys_ns + idle_ns == wall_ns x cpus, and no CPU was
+# busy longer than the run (idle is never clamped).
+#
+# The x86 CR3 write of switch_mm (cr3_flush_ns) used to be added to a CPU's
+# sys time without elapsing there, so a large -D cr3_flush_ns gave more busy
+# time than wall time (madv_race, lazy_tables). The configurations below
+# switch mms on idle and busy CPUs, flush lazy CPUs by IPI and context-switch
+# between threads, with the default and with a large CR3 cost.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+failmsg() { echo "time_identity: FAIL: $*"; fail=1; }
+
+check() {	# args...
+	"$bin" "$@" --json >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	if [ "$rc" != 0 ]; then
+		failmsg "exit $rc: $*: $(head -c 300 "$tmp/err")"
+		return
+	fi
+	python3 - "$tmp/out" "$*" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = d["runs"] if "runs" in d else [d]
+bad = 0
+for i, r in enumerate(runs):
+    m = r["metrics"]
+    busy = m["user_ns"] + m["sys_ns"]
+    total = busy + m["idle_ns"]
+    want = m["wall_ns"] * r["cpus"]
+    if total != want:
+        print("time_identity: FAIL: %s: run %d: user %d + sys %d + idle %d = %d, "
+              "wall %d x %d cpus = %d (%+d)" % (sys.argv[2], i, m["user_ns"], m["sys_ns"],
+                                                m["idle_ns"], total, m["wall_ns"], r["cpus"],
+                                                want, total - want))
+        bad = 1
+sys.exit(bad)
+PY
+}
+
+for cr3 in 50 1000000; do
+	check run madv_race --profile x86-24 -D cr3_flush_ns=$cr3
+	check run madv_race --profile x86-24 -w advice=free -D cr3_flush_ns=$cr3
+	check run lazy_tables -D cr3_flush_ns=$cr3
+	check run lazy_tables --policy x86_lazy=never -D cr3_flush_ns=$cr3
+	check run mmap5 --profile x86-24 --iters 2 -w loops=5 -D cr3_flush_ns=$cr3
+	check run mmap8 --profile x86-24 --iters 3 --threads 8 --cpus 4 -D cr3_flush_ns=$cr3
+	check run mmap8 --profile x86-24 --iters 2 --threads 4 -D pcid=0 -D cr3_flush_ns=$cr3
+	check run tlb_flush1 --profile x86-24 --cpus 4 -w size=64K -w mode=threads -D cr3_flush_ns=$cr3
+	check compare mmap8 --profile x86-24 --iters 2 --threads 6 --cpus 3 -D cr3_flush_ns=$cr3 \
+		--policy nested=prefix --policy nested=fullmm,x86_lazy=never
+done
+# the largest CR3 cost the limits allow
+check run lazy_tables -D cr3_flush_ns=1000000000
+
+if [ $fail = 0 ]; then
+	echo "time_identity: PASS"
+	exit 0
+fi
+exit 1
