@@ -659,15 +659,6 @@ class Gen:
             name = "tasks" if (wis and self.p(0.6)) or self.p(0.1) else "threads"
             groups.append(self.opt_group("threads", name, v, ("thread", "thr", "tas")))
         # --iters bounds the cost of mmap8 (default 100000): always given there
-        if wis and cmd != "check" and self.good() and not self.p(0.01):
-            # more processes than CPUs never ends (a known defect): keep the
-            # tasks within the CPUs unless the CPU count is the profile's
-            cv = [g for g in groups if g["k"] == "cpus"]
-            tv = [g for g in groups if g["k"] == "threads"]
-            if cv and tv and re.fullmatch(r"[0-9]+", cv[-1]["v"] or "") and \
-                    re.fullmatch(r"[0-9]+", tv[-1]["v"] or "") and \
-                    int(tv[-1]["v"]) > int(cv[-1]["v"]):
-                groups.remove(tv[-1])
         duration = wis and cmd != "check" and self.p(0.3)
         if duration:
             v = self.ch(["0.001", "0.002", "0.0005", "0.000001", "0.01"]) if self.good() else \
@@ -1457,11 +1448,6 @@ def meta_of(cfg, cat):
             # its first round: simulated milliseconds of work per millisecond
             M["hazard"].append("time: will-it-scale with -D %s=%d" % (
                 big[0], M["overrides"][big[0]]))
-        if wdesc.get("timed") and cmd != "check" and wp.get("mode") == "processes" and \
-                tasks > cpus:
-            # task i is pinned to CPU i % cpus and nothing preempts a task
-            # that never sleeps: the second process on a CPU never runs
-            M["hazard"].append("hang: will-it-scale %d processes on %d CPUs" % (tasks, cpus))
         # host-memory guard of tlbsim_resolve: cpus x cache entries <= 2^26
         arch = pinfo["arch"]
         p = {n: d["x86" if arch == "x86" else "arm64"] for n, d in cat["params"].items()}
@@ -2231,10 +2217,6 @@ def known_label(f, res):
     signatures are no longer excused."""
     sig = f["sig"]
     meta = res["meta"]
-    if sig.startswith(("timeout", "memory cap", "killed by SIGKILL")) and \
-            any(h.startswith("hang: will-it-scale") for h in meta["hazard"]):
-        return ("known: will-it-scale in processes mode with more tasks than CPUs never "
-                "ends (task i is pinned to CPU i % ncpus; no time-slice preemption)")
     if sig.startswith("timeout") and any(h.startswith("time:") for h in meta["hazard"]):
         return ("not a defect: will-it-scale with a cost of a millisecond or more (the "
                 "other tasks loop until the delayed one has finished its warm-up round)")
