@@ -73,7 +73,7 @@ static const struct opt_def opts[] = {
 	 "write the counterexample as Chrome trace-event JSON (ui.perfetto.dev); - is stdout"},
 	{"no-minimise", 0, 0, O_NO_MINIMISE, C_CHECK, NULL, "report the schedule as found"},
 	{"invariant", 0, 1, O_INVARIANT, C_CHECK, "NAME",
-	 "stop only at this invariant (I1, I1-realized, I2, I3, stale-walk, livelock)"},
+	 "stop only at this invariant (I1, I1-realized, I2, I3, I5, stale-walk, livelock)"},
 	{"help", 'h', 0, O_HELP, C_ALL, NULL, "this help"},
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -317,7 +317,8 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 			   "Explore interleavings of WORKLOAD (a small instance: see the check defaults in\n"
 			   "tlbsim list workloads) and stop at the first invariant violation (I1 freed frame\n"
 			   "reachable, I2 translation survives munmap/madvise, I3 write into a page judged\n"
-			   "clean, stale walk, livelock). Exit 1 with a minimised counterexample and a replay\n"
+			   "clean, I5 kernel VA reused before its flush, stale walk, livelock). Exit 1 with a\n"
+			   "minimised counterexample and a replay "
 			   "token, 0 if nothing is found within the budget, 2 on bad input.\n");
 	else if (cmd_bit == C_COMPARE)
 		fprintf(f, "usage: tlbsim compare WORKLOAD --policy K=V --policy K=V [options]\n\n"
@@ -578,7 +579,7 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 		case O_INVARIANT:
 			o->want_kind = inv_lookup(optarg);
 			if (o->want_kind < 0)
-				return cli_error("--invariant %s: want I1, I1-realized, I2, I3, "
+				return cli_error("--invariant %s: want I1, I1-realized, I2, I3, I5, "
 						 "stale-walk or livelock", optarg);
 			break;
 		}
