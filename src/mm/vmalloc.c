@@ -18,10 +18,11 @@
  * (9e9e085effe9), or once per node after the areas went back to the pools
  * (the withdrawn draft - the I5 hazard the checker finds).
  *
- * Data structures are plain arrays: the free space as address-sorted
- * disjoint intervals (lowest aligned fit, as find_vmap_lowest_match), busy
+ * Data structures: the free space as address-sorted disjoint intervals in
+ * chunks (freespace.h; lowest aligned fit, as find_vmap_lowest_match), busy
  * areas in an open-addressed table keyed by address (the busy trees),
- * lazy lists address-sorted (insert_vmap_area), pools LIFO lists.
+ * lazy lists appended and sorted by address when a purge splices them (the
+ * kernel inserts in order, insert_vmap_area), pools LIFO lists.
  * The short spinlocks (lazy, pool, busy, page_table_lock) are charged as
  * lock_op_ns steps without contention; free_vmap_area_lock is a spinlock
  * (contention matters in the v6.8 purge) and vmap_purge_lock a mutex.
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mm/freespace.h"
 #include "mm/mm.h"
 #include "mm/points.h"
 #include "sim/grow.h"
@@ -46,10 +48,6 @@ struct vmap_area {
 	uint32_t *pages;
 	size_t cap_pages;
 	struct vmap_area *next;		/* pool list / descriptor free list */
-};
-
-struct ivl {
-	uint64_t s, e;
 };
 
 /* an area list (a node's lazy or purge list; the v6.8 global lazy tree) */
@@ -94,9 +92,7 @@ struct deferred_free {		/* vfree_deferred: per CPU */
 struct vmap {
 	uint32_t nr_nodes;
 	struct vmap_node *nodes;
-	struct ivl *free;
-	uint32_t nfree;
-	size_t cap_free;
+	struct freespace fs;		/* free_vmap_area_root */
 	struct vmap_area **busy;	/* open addressing by va_start; NULL empty */
 	uint32_t busy_cap, nbusy;
 	struct vmap_area *desc_free;
@@ -201,21 +197,29 @@ static void mutex_unlock(struct sim *s, struct mutex *m)
 	sim_wake(s, &t->thread, (uint64_t)P(s, P_wakeup_ns));
 }
 
-static void list_insert_sorted(struct sim *s, struct va_list_ *l, struct vmap_area *va)
+/* insert_vmap_area() onto a lazy list: the kernel keeps it address-sorted
+ * (an rb-tree); here the area is appended and the list sorted once when a
+ * purge splices it (list_sort_by_addr), the same order at O(n log n) per
+ * purge instead of a memmove per vfree */
+static void list_append(struct sim *s, struct va_list_ *l, struct vmap_area *va)
 {
 	if (GROW(&l->a, &l->cap, l->n, (size_t)l->n + 1, 64))
 		sim_oom(s, "vmap lists");
-	uint32_t lo = 0, hi = l->n;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (l->a[mid]->va_start < va->va_start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	memmove(&l->a[lo + 1], &l->a[lo], (size_t)(l->n - lo) * sizeof(*l->a));
-	l->a[lo] = va;
-	l->n++;
+	l->a[l->n++] = va;
+}
+
+static int va_cmp_start(const void *a, const void *b)
+{
+	const struct vmap_area *x = *(const struct vmap_area *const *)a;
+	const struct vmap_area *y = *(const struct vmap_area *const *)b;
+	return x->va_start < y->va_start ? -1 : x->va_start > y->va_start;
+}
+
+/* va_start is unique among live areas: the sort is deterministic */
+static void list_sort_by_addr(struct va_list_ *l)
+{
+	if (l->n > 1)
+		qsort(l->a, l->n, sizeof(*l->a), va_cmp_start);
 }
 
 /* ---- the allocator's state ---- */
@@ -248,10 +252,8 @@ static struct vmap *vmap_get(struct sim *s)
 		v->deferred[c].cpu = c;
 	}
 	v->drain_work.fn = drain_vmap_area_work;
-	if (GROW(&v->free, &v->cap_free, 0, 1, 64))
+	if (fs_init(&v->fs, k->kva.vmalloc_start, k->kva.vmalloc_end))
 		sim_oom(s, "vmap free space");
-	v->free[0] = (struct ivl){k->kva.vmalloc_start, k->kva.vmalloc_end};
-	v->nfree = 1;
 	k->vmap = v;
 	return v;
 }
@@ -276,7 +278,7 @@ void vmalloc_destroy(struct kernel *k)
 	for (int c = 0; c < k->mach.sim.nr_cpus; c++)
 		free(v->deferred[c].addr);
 	free(v->global_lazy.a);
-	free(v->free);
+	fs_destroy(&v->fs);
 	free(v->busy);
 	k->vmap = NULL;
 }
@@ -367,69 +369,22 @@ static struct vmap_area *busy_unlink(struct vmap *v, uint64_t addr)
 
 /* ---- the free space ---- */
 
-/* __alloc_vmap_area(): the lowest address where size fits at align */
+/* __alloc_vmap_area(): the lowest address where size fits at align
+ * (find_vmap_lowest_match, then va_clip) */
 static uint64_t free_space_alloc(struct sim *s, struct vmap *v, uint64_t size, uint64_t align)
 {
-	for (uint32_t i = 0; i < v->nfree; i++) {
-		struct ivl *f = &v->free[i];
-		uint64_t a = (f->s + align - 1) & ~(align - 1);
-		if (a < f->s || a + size > f->e || a + size < a)
-			continue;
-		/* va_clip(): left part, right part, or both */
-		uint64_t ls = f->s, re = f->e;
-		if (a == ls && a + size == re) {
-			memmove(f, f + 1, (size_t)(v->nfree - i - 1) * sizeof(*f));
-			v->nfree--;
-		} else if (a == ls) {
-			f->s = a + size;
-		} else if (a + size == re) {
-			f->e = a;
-		} else {
-			if (GROW(&v->free, &v->cap_free, v->nfree, (size_t)v->nfree + 1, 64)) {
-				sim_oom(s, "vmap free space");
-				return 0;
-			}
-			f = &v->free[i];
-			memmove(f + 2, f + 1, (size_t)(v->nfree - i - 1) * sizeof(*f));
-			f[0].e = a;
-			f[1] = (struct ivl){a + size, re};
-			v->nfree++;
-		}
-		return a;
-	}
-	return 0;
+	bool oom;
+	uint64_t a = fs_alloc(&v->fs, size, align, &oom);
+	if (oom)
+		sim_oom(s, "vmap free space");
+	return a;
 }
 
 /* merge_or_add_vmap_area(): give [s, e) back, merging with its neighbours */
 static void free_space_add(struct sim *s, struct vmap *v, uint64_t start, uint64_t end)
 {
-	uint32_t lo = 0, hi = v->nfree;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (v->free[mid].s < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	bool left = lo > 0 && v->free[lo - 1].e == start;
-	bool right = lo < v->nfree && v->free[lo].s == end;
-	if (left && right) {
-		v->free[lo - 1].e = v->free[lo].e;
-		memmove(&v->free[lo], &v->free[lo + 1], (size_t)(v->nfree - lo - 1) * sizeof(*v->free));
-		v->nfree--;
-	} else if (left) {
-		v->free[lo - 1].e = end;
-	} else if (right) {
-		v->free[lo].s = start;
-	} else {
-		if (GROW(&v->free, &v->cap_free, v->nfree, (size_t)v->nfree + 1, 64)) {
-			sim_oom(s, "vmap free space");
-			return;
-		}
-		memmove(&v->free[lo + 1], &v->free[lo], (size_t)(v->nfree - lo) * sizeof(*v->free));
-		v->free[lo] = (struct ivl){start, end};
-		v->nfree++;
-	}
+	if (fs_add(&v->fs, start, end))
+		sim_oom(s, "vmap free space");
 }
 
 /* ---- node pools ---- */
@@ -637,6 +592,7 @@ static bool purge_global(struct sim *s, struct vmap *v)
 	struct va_list_ *l = &v->global_lazy;
 	if (!l->n)
 		return false;
+	list_sort_by_addr(l);
 	uint32_t n = l->n;
 	if (GROW(&v->scratch.a, &v->scratch.cap, 0, n, 64)) {
 		sim_oom(s, "vmap purge");
@@ -654,12 +610,10 @@ static bool purge_global(struct sim *s, struct vmap *v)
 		if (k->kasan) {
 			/* the merged free region around the area */
 			uint64_t fs = va->va_start, fe = va->va_end;
-			for (uint32_t j = 0; j < v->nfree; j++)
-				if (v->free[j].s <= va->va_start && v->free[j].e >= va->va_end) {
-					fs = v->free[j].s;
-					fe = v->free[j].e;
-					break;
-				}
+			if (!fs_find(&v->fs, va->va_start, va->va_end, &fs, &fe)) {
+				fs = va->va_start;
+				fe = va->va_end;
+			}
 			kasan_release_vmalloc(s, va->va_start, va->va_end, fs, fe,
 					      KASAN_VMALLOC_PAGE_RANGE | KASAN_VMALLOC_TLB_FLUSH);
 		}
@@ -707,6 +661,7 @@ static bool __purge_vmap_area_lazy(struct sim *s, struct vmap *v, bool full_pool
 		vn->purge = vn->lazy;
 		vn->lazy = t;
 		vn->lazy.n = 0;
+		list_sort_by_addr(&vn->purge);
 		for (uint32_t j = 0; j < vn->purge.n; j++)
 			vn->purge.a[j]->state = VA_PURGING;
 		if (vn->purge.a[0]->va_start < start)
@@ -779,13 +734,16 @@ static struct vmap_area *node_alloc(struct sim *s, struct vmap *v, uint64_t size
  * alloc_vmap_area() + __vmalloc_area_node() (v6.10): an area of size bytes
  * plus the guard page at align, from this CPU's node pool or the lowest fit
  * of the free space (one synchronous purge when there is none), its shadow
- * populated, its pages allocated and mapped.
+ * populated, its pages allocated and mapped. Entry is a voluntary
+ * preemption point (a GFP_KERNEL allocation may sleep): a kworker woken on
+ * this CPU, e.g. for the drain, runs there.
  */
 uint64_t vmalloc_range(struct sim *s, uint64_t size, uint64_t align)
 {
 	struct vmap *v = vmap_get(s);
 	if (!v)
 		return 0;
+	sim_cond_resched(s);	/* might_sleep() of a GFP_KERNEL allocation */
 	uint64_t ps = page_size(s);
 	size = (size + ps - 1) & ~(ps - 1);
 	if (!size)
@@ -846,12 +804,12 @@ static void free_vmap_area_noflush(struct sim *s, struct vmap *v, struct vmap_ar
 	s->m.vfree_lazy++;
 	sim_step_arg(s, YP_VMALLOC, (uint64_t)P(s, P_lock_op_ns), va->va_start, VS_LAZY);
 	if (machine_of(s)->policy.vmap_purge == VMAP_PURGE_GLOBAL) {
-		list_insert_sorted(s, &v->global_lazy, va);
+		list_append(s, &v->global_lazy, va);
 	} else {
 		uint32_t id = decode_vn_id(va->vn_id);
 		if (id >= v->nr_nodes)		/* addr_to_node() */
 			id = (uint32_t)((va->va_start / (16 * page_size(s))) % v->nr_nodes);
-		list_insert_sorted(s, &v->nodes[id].lazy, va);
+		list_append(s, &v->nodes[id].lazy, va);
 	}
 	if (nr_lazy > lazy_max_pages(s))
 		schedule_work(s, &v->drain_work);
@@ -861,6 +819,7 @@ static void free_vmap_area_noflush(struct sim *s, struct vmap *v, struct vmap_ar
  * vfree(addr) -> remove_vm_area() -> free_unmap_vmap_area() (v6.10):
  * poison the shadow, clear the PTEs without a flush, free the pages at once
  * (window W1 until the purge's flush), put the area on the lazy list.
+ * Entry is a voluntary preemption point (might_sleep()).
  */
 void vfree(struct sim *s, uint64_t addr)
 {
@@ -868,6 +827,7 @@ void vfree(struct sim *s, uint64_t addr)
 	struct vmap *v = vmap_get(s);
 	if (!v || !addr)
 		return;
+	sim_cond_resched(s);	/* vfree()'s might_sleep() */
 	sim_step_arg(s, YP_VMALLOC, (uint64_t)P(s, P_lock_op_ns), addr, VS_VFREE);
 	struct vmap_area *va = busy_unlink(v, addr);
 	SIM_BUG_ON(s, !va);

@@ -80,8 +80,10 @@ bool schedule_work_on(struct sim *s, int cpu, struct work_struct *w)
 	if (!pool->kworker) {
 		pool->kworker = task_create(s, sizeof(struct task), worker_thread, pool, NULL, cpu,
 					    (uint64_t)P(s, P_wakeup_ns));
-		if (pool->kworker)
+		if (pool->kworker) {
 			sim_thread_set_daemon(s, &pool->kworker->thread);
+			sim_set_need_resched(s, cpu);	/* a wake-up in the kernel */
+		}
 	} else if (pool->idle) {
 		pool->idle = false;
 		sim_wake(s, &pool->kworker->thread, (uint64_t)P(s, P_wakeup_ns));

@@ -378,6 +378,7 @@ static inline __attribute__((always_inline)) void cpu_pick_next(struct sim *s, i
 	n->rq_next = NULL;
 	s->nr_queued--;
 	s->m.context_switches++;
+	c->need_resched = false;
 	c->curr = n;
 	if (s->cpu_ops)
 		s->cpu_ops->switch_to(s, cpu, n);
@@ -403,7 +404,10 @@ void sim_sleep(struct sim *s)
 	switch_to_scheduler(s);
 }
 
-static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at)
+/* wakeup: t was asleep (sim_wake, a joiner), not a new thread: queued behind
+ * a running thread it sets need_resched (wakeup preemption; a new task starts
+ * behind its parent's slice, START_DEBIT, and does not) */
+static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at, bool wakeup)
 {
 	struct sim_cpu *c = &s->cpus[t->cpu];
 	/* a thread never resumes before the time it went to sleep or spin
@@ -437,8 +441,31 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at)
 	else
 		c->rq_head = t;
 	c->rq_tail = t;
+	if (wakeup)
+		c->need_resched = true;
 	if (s->nr_queued++ == 0)
 		slow_path_every_step(s);
+}
+
+void sim_set_need_resched(struct sim *s, int cpu)
+{
+	if (s->cpus[cpu].rq_head)
+		s->cpus[cpu].need_resched = true;
+}
+
+void sim_cond_resched(struct sim *s)
+{
+	struct sim_thread *t = s->curr;
+	if (s->ex || !t)
+		return;
+	struct sim_cpu *c = &s->cpus[t->cpu];
+	if (!c->rq_head)
+		return;
+	uint64_t slice = (uint64_t)P(s, P_sched_slice_ns);
+	if (!c->need_resched &&
+	    !(slice && s->now + t->pending_ns - c->slice_start >= slice))
+		return;
+	preempt(s, t);
 }
 
 void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns)
@@ -447,7 +474,7 @@ void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns)
 	uint64_t at = s->now + delay_ns;
 	if (s->curr)
 		at += s->curr->pending_ns;	/* the waker's charged time has elapsed */
-	cpu_enqueue(s, t, at);
+	cpu_enqueue(s, t, at, true);
 }
 
 static void sleep_for_wake(struct sim *s, void *arg, uint64_t data)
@@ -503,7 +530,7 @@ static void thread_trampoline(void *arg)
 	uint64_t at = s->now + t->pending_ns;
 	t->pending_ns = 0;
 	if (t->joiner && t->joiner->state == TS_SLEEPING)
-		cpu_enqueue(s, t->joiner, at + (uint64_t)P(s, P_wakeup_ns));
+		cpu_enqueue(s, t->joiner, at + (uint64_t)P(s, P_wakeup_ns), true);
 	cpu_pick_next(s, t->cpu, at);
 	/* returning switches to co.return_to (the scheduler) */
 }
@@ -559,7 +586,7 @@ int sim_thread_start(struct sim *s, struct sim_thread *t, thread_fn fn, void *ar
 	if (s->ex)
 		explore_add_thread(s, t);
 	uint64_t at = s->now + (s->curr ? s->curr->pending_ns : 0) + start_delay;
-	cpu_enqueue(s, t, at);
+	cpu_enqueue(s, t, at, false);
 	return 0;
 }
 

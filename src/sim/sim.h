@@ -27,7 +27,10 @@
  * current one's time slice (sched_slice_ns, 0 = none) is over: the CFS tick
  * only sets need_resched, and the modelled kernel is not preemptible (the
  * PREEMPT_NONE / PREEMPT_VOLUNTARY builds of the seeds' distributions), so
- * the switch happens at the thread's next yield point in user mode. Check
+ * the switch happens at the thread's next yield point in user mode, or at a
+ * voluntary preemption point in kernel mode (sim_cond_resched, where the
+ * model has one: vmalloc and vfree), where a thread woken behind the
+ * current one also takes the CPU (wakeup preemption). Check
  * mode has no time slices (its strategy decides who runs).
  *
  * Soft lockups (kernel/watchdog.c, v6.10): the watchdog's per-CPU timestamp
@@ -89,6 +92,7 @@ struct sim_cpu {
 	struct sim_thread *curr;
 	struct sim_thread *rq_head, *rq_tail;
 	uint64_t slice_start;		/* when curr got the CPU (time slices) */
+	bool need_resched;		/* a thread was woken behind curr */
 	uint64_t user_ns, sys_ns;
 };
 
@@ -245,6 +249,17 @@ static inline void sim_trace(struct sim *s, const struct sim_point *pt, uint64_t
  * goes idle. */
 void sim_sleep(struct sim *s);
 void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns);
+/* cond_resched() / might_sleep() (kernel/sched/core.c, v6.10): a voluntary
+ * preemption point in kernel mode. Run mode: if a thread waits in this
+ * CPU's run queue and either it was woken behind the current thread (wakeup
+ * preemption: check_preempt_wakeup gives a sleeper that much vruntime credit
+ * over a CPU hog, so need_resched is set at the wake-up) or the current
+ * thread's slice is over, the current thread goes to the tail of the queue
+ * and the head runs. Check mode: nothing (the strategy decides who runs). */
+void sim_cond_resched(struct sim *s);
+/* A thread just created on cpu counts as woken there (a kworker the kernel
+ * had from boot, created here on first use). */
+void sim_set_need_resched(struct sim *s, int cpu);
 /* Sleep the current thread for ns (after its charged time), then wake it. */
 void sim_sleep_for(struct sim *s, uint64_t ns);
 /* Busy-wait on the CPU until sim_wake() (optimistic spinning): the CPU stays

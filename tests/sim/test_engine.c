@@ -399,6 +399,111 @@ static void test_time_slice_not_in_kernel(void **state)
 	tsim_free(s);
 }
 
+struct cr {
+	struct sim_thread *sleeper;
+	bool resched;		/* the hog calls sim_cond_resched after each step */
+	uint64_t t_wake, s_resume, h_start, h_end, n_start;
+	uint64_t h_steps_at_resume;
+	int h_steps;
+};
+
+static void cr_sleeper(struct sim *s, struct sim_thread *t)
+{
+	struct cr *c = t->arg;
+	sim_sleep(s);
+	c->s_resume = s->now;
+	c->h_steps_at_resume = (uint64_t)c->h_steps;
+}
+
+static void cr_hog(struct sim *s, struct sim_thread *t)
+{
+	struct cr *c = t->arg;
+	sim_set_mode(s, MODE_SYS);
+	c->h_start = s->now;
+	for (int i = 0; i < 20; i++) {
+		sim_step(s, YP_USER, STEP);
+		c->h_steps++;
+		if (c->resched)
+			sim_cond_resched(s);
+	}
+	c->h_end = s->now;
+}
+
+static void cr_waker(struct sim *s, struct sim_thread *t)
+{
+	struct cr *c = t->arg;
+	sim_step(s, YP_USER, 250000);
+	c->t_wake = s->now;
+	sim_wake(s, c->sleeper, WAKEUP);
+}
+
+static void cr_new(struct sim *s, struct sim_thread *t)
+{
+	struct cr *c = t->arg;
+	c->n_start = s->now;
+}
+
+static struct sim *cr_sim(struct cr *c)
+{
+	const int64_t ov[] = {P_sched_slice_ns, 0, P_wakeup_ns, WAKEUP, P_ctx_switch_ns, CTXSW,
+			      P_cr3_flush_ns, 0, -1};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, ov);
+	c->sleeper = tsim_spawn(s, cr_sleeper, c, 0);
+	tsim_spawn(s, cr_hog, c, 0);
+	tsim_spawn(s, cr_waker, c, 1);
+	return s;
+}
+
+/* Wakeup preemption at a voluntary preemption point (cond_resched, kernel
+ * mode, no time slices): a thread woken behind a CPU hog runs at the hog's
+ * next sim_cond_resched after the wake-up, ctx_switch_ns later, and the hog
+ * resumes after it; the CPU is handed over twice. */
+static void test_cond_resched_wakeup_preempts(void **state)
+{
+	(void)state;
+	struct cr c = {.resched = true};
+	struct sim *s = cr_sim(&c);
+	tsim_run(s);
+	/* woken during the hog's third step (the waker's 250 us step after
+	 * CPU 1's idle exit): it runs when that step ends */
+	assert_true(c.t_wake + WAKEUP > c.h_start + 2 * STEP);
+	assert_true(c.t_wake + WAKEUP < c.h_start + 3 * STEP);
+	assert_int_equal(c.h_steps_at_resume, 3);
+	assert_int_equal(c.s_resume, c.h_start + 3 * STEP + CTXSW);
+	assert_int_equal(c.h_steps, 20);
+	assert_int_equal(s->m.context_switches, 3);
+	tsim_free(s);
+}
+
+/* Without a preemption point the woken thread waits until the hog leaves
+ * the CPU (the kernel is not preemptible). */
+static void test_cond_resched_none_no_preemption(void **state)
+{
+	(void)state;
+	struct cr c = {.resched = false};
+	struct sim *s = cr_sim(&c);
+	tsim_run(s);
+	assert_int_equal(c.h_steps_at_resume, 20);
+	assert_int_equal(c.s_resume, c.h_end + CTXSW);
+	tsim_free(s);
+}
+
+/* A new thread queued behind the hog is not a wake-up (START_DEBIT): the
+ * hog's sim_cond_resched does not give it the CPU while no slice is over. */
+static void test_cond_resched_new_thread_waits(void **state)
+{
+	(void)state;
+	struct cr c = {.resched = true};
+	const int64_t ov[] = {P_sched_slice_ns, 0, P_ctx_switch_ns, CTXSW, P_cr3_flush_ns, 0, -1};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, ov);
+	tsim_spawn(s, cr_hog, &c, 0);
+	tsim_spawn(s, cr_new, &c, 0);
+	tsim_run(s);
+	assert_int_equal(c.n_start, c.h_end + CTXSW);
+	assert_int_equal(s->m.context_switches, 1);
+	tsim_free(s);
+}
+
 /* Same configuration, same schedule; a run of mmap8 with more threads than
  * CPUs (time slices and run queues in use) is reproducible. */
 static void test_time_slice_determinism(void **state)
@@ -774,6 +879,9 @@ int main(void)
 		cmocka_unit_test(test_time_slice_alternates),
 		cmocka_unit_test(test_time_slice_off),
 		cmocka_unit_test(test_time_slice_not_in_kernel),
+		cmocka_unit_test(test_cond_resched_wakeup_preempts),
+		cmocka_unit_test(test_cond_resched_none_no_preemption),
+		cmocka_unit_test(test_cond_resched_new_thread_waits),
 		cmocka_unit_test(test_time_slice_determinism),
 		cmocka_unit_test(test_time_slice_workload_determinism),
 		cmocka_unit_test(test_time_slice_not_in_check_mode),
