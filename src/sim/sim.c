@@ -198,9 +198,18 @@ void sim_set_mode(struct sim *s, enum cpu_mode mode)
 void sim_steal(struct sim *s, int cpu, uint64_t ns)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
+	struct sim_thread *t = c->curr;
+	if (t && t->spinning) {
+		/* the handler interrupts the spin: the spin's own sys time
+		 * covers it, and the spinner sees a release only after it */
+		uint64_t now = s->now + (s->curr ? s->curr->pending_ns : 0);
+		uint64_t from = t->spin_irq_until > now ? t->spin_irq_until : now;
+		t->spin_irq_until = from + ns;
+		return;
+	}
 	c->sys_ns += ns;
-	if (c->curr && c->curr->state != TS_SLEEPING)
-		c->curr->pending_ns += ns;
+	if (t && t->state != TS_SLEEPING)
+		t->pending_ns += ns;
 }
 
 bool sim_cpu_idle(struct sim *s, int cpu)
@@ -415,8 +424,11 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at, bool w
 	if (at < t->sleep_start)
 		at = t->sleep_start;
 	if (t->spinning) {
-		/* a spinner never left its CPU: it sees the change at once */
+		/* a spinner never left its CPU: it sees the change at once, or
+		 * when the interrupt handlers that hit the spin are done */
 		SIM_BUG_ON(s, c->curr != t);
+		if (at < t->spin_irq_until)
+			at = t->spin_irq_until;
 		t->spinning = false;
 		c->sys_ns += at - t->spin_start;
 		t->state = TS_RUNNABLE;
@@ -500,6 +512,7 @@ void sim_spin_wait(struct sim *s)
 	t->state = TS_SLEEPING;
 	t->spinning = true;
 	t->spin_start = at;
+	t->spin_irq_until = 0;
 	t->sleep_start = at;
 	switch_to_scheduler(s);
 }
@@ -510,6 +523,8 @@ void sim_spin_to_sleep(struct sim *s, struct sim_thread *t)
 	uint64_t at = s->now + (s->curr ? s->curr->pending_ns : 0);
 	if (at < t->spin_start)
 		at = t->spin_start;
+	if (at < t->spin_irq_until)
+		at = t->spin_irq_until;
 	t->spinning = false;
 	s->cpus[t->cpu].sys_ns += at - t->spin_start;
 	cpu_pick_next(s, t->cpu, at);

@@ -82,6 +82,7 @@ struct sim_thread {
 	bool spinning;			/* busy-waiting on its CPU (not asleep) */
 	bool daemon;			/* a kernel thread: asleep at the end is not a deadlock */
 	uint64_t spin_start;
+	uint64_t spin_irq_until;	/* interrupt handlers that hit the spin end */
 	uint64_t kernel_since;		/* when it last entered kernel mode (soft lockups) */
 	struct sim_thread *rq_next;	/* run queue link */
 	struct sim_thread *joiner;
@@ -267,7 +268,9 @@ void sim_sleep_for(struct sim *s, uint64_t ns);
 void sim_spin_wait(struct sim *s);
 /* Turn a spinning thread into a sleeping one (it gives up its CPU now). */
 void sim_spin_to_sleep(struct sim *s, struct sim_thread *t);
-/* Charge ns of interrupt (sys) time to CPU cpu, delaying whatever runs there. */
+/* Charge ns of interrupt (sys) time to CPU cpu, delaying whatever runs there
+ * (a spinning thread: its spin covers the time, and it resumes no earlier
+ * than the handlers end). */
 void sim_steal(struct sim *s, int cpu, uint64_t ns);
 bool sim_cpu_idle(struct sim *s, int cpu);
 /* Threads on cpu: the running one (if any) and those waiting in its queue. */

@@ -104,12 +104,16 @@ FALLBACK = {
         "x86_lazy": ["freed_tables", "never"],
         "fault_retry": ["none", "dirty_throttle", "completed"],
         "spurious_flush": ["broadcast", "skip_tried", "skip_af_update", "noop", "local"],
+        "vmap_purge": ["nodes", "global"],
+        "kasan_flush": ["per_area", "per_node", "per_node_late"],
     },
     "profiles": {
         "x86-24": {"arch": "x86", "page": 4096, "cpus": 24},
         "falkor-46": {"arch": "arm64", "page": 65536, "cpus": 46},
         "arm64-4k": {"arch": "arm64", "page": 4096, "cpus": 46},
         "arm64-16k": {"arch": "arm64", "page": 16384, "cpus": 46},
+        "x86-256": {"arch": "x86", "page": 4096, "cpus": 256},
+        "arm64-128": {"arch": "arm64", "page": 4096, "cpus": 128},
     },
 }
 
@@ -426,9 +430,10 @@ class Gen:
             return self.ch(["FREE", "", "willneed", "dontneed ", "free\x1b", "\udcff"])
         if name == "writes":
             if self.good():
-                return self.ch(["1", "2", "4", "16", "100", "1000"])
-            return self.ch(["0", "1000000", "1000001", "-1", "+4", " 4", "", "abc",
-                            "18446744073709551616"])
+                return self.ch(["1", "2", "4", "16", "100", "1000"] if wl == "madv_race" else
+                               ["1", "2", "4", "16", "100"])
+            return self.ch(["0", "1000000", "1000001", "4096", "4097", "-1", "+4", " 4", "",
+                            "abc", "18446744073709551616"])
         if name == "mode":
             if self.good():
                 return self.ch(["processes", "threads"])
@@ -437,6 +442,58 @@ class Gen:
             if self.good():
                 return self.ch(["ext4", "tmpfs"])
             return self.ch(["EXT4", "xfs", "", "tmpfs\n", "shmem", "ext3", "\udcff"])
+        if name == "zap":
+            if self.good():
+                return self.ch(["munmap", "dontneed"])
+            return self.ch(["MUNMAP", "", "unmap", "dontneed ", "free", "abc", "\udcff"])
+        if name in ("pages", "flushes"):
+            if self.good():
+                return self.ch(["1", "2", "3", "8", "64"])
+            return self.ch(["0", "4097", "-1", "+2", " 2", "", "abc", "1e3", "\udcff"])
+        if name == "kasan":
+            if self.good():
+                return self.ch(["on", "off"])
+            return self.ch(["ON", "1", "0", "", "yes", "on ", "\udcff"])
+        if name == "jobs":
+            if self.good():
+                return self.ch(["1", "2", "5", "20", "100"])
+            return self.ch(["1000001", "-1", "+5", "", "abc", "18446744073709551616",
+                            "\udcff"])
+        if name in ("job_ms", "job_sigma"):
+            if self.good():
+                return self.ch(["0.001", "0.1", "1", "1.5", "2.25", "0.5"] if name == "job_ms"
+                               else ["0", "0.5", "1", "1.25", "3", "0.001"])
+            return self.ch(["0", "0.0001", "600001", "-1", "-0.5", ".5", "5.", "1e3", "",
+                            "abc", "1,5", " 1", "1.2.3", "\udcff", "\u0661"] if name == "job_ms"
+                           else ["3.001", "4", "-1", ".5", "1.", "0.0001", "", "abc", "\udcff"])
+        if name == "ws_pages":
+            if self.good():
+                return self.ch(["0", "1", "2", "16", "64"])
+            return self.ch(["1048577", "-1", "+1", "", "abc", "\udcff"])
+        if name == "procs":
+            if self.good():
+                return self.ch(["1", "2", "3"])
+            return self.ch(["0", "9", "-1", "", "abc", "\udcff"])
+        if name == "run_test_mask":
+            if self.good():
+                return self.ch(["1", "8", "16", "32", "64", "25", "121"])
+            return self.ch(["0", "128", "-1", "0x7", "", "abc", "\udcff", "\xff"])
+        if name == "test_loop_count":
+            if self.good():
+                return self.ch(["1", "2", "3", "10"])
+            return self.ch(["0", "100000001", "-1", "", "abc", "\udcff"])
+        if name == "nr_pages":
+            if self.good():
+                return self.ch(["1", "2", "16"])
+            return self.ch(["0", "65537", "-1", "", "abc", "\udcff"])
+        if name == "nr_threads":
+            if self.good():
+                return self.ch(["1", "2", "3", "4"])
+            return self.ch(["65536", "-1", "", "abc", "\udcff"])
+        if name == "tries":
+            if self.good():
+                return self.ch(["1", "2", "16", "64"])
+            return self.ch(["0", "100001", "-1", "", "abc", "\udcff"])
         # a parameter this harness does not know: generic values
         return self.ch(["0", "1", "2", "16", "", "abc", "-1", "\udcff"])
 
@@ -508,6 +565,13 @@ class Gen:
         if name == "fault_around_bytes":
             return self.ch(["1073741825", "-1", "99999999999"] if odd else
                            ["0", "4096", "65536", "1048576", "1073741824", str(dflt)])
+        if name == "asid_bits":
+            return self.ch(["0", "1", "17", "1000000", "-1"] if odd else
+                           ["2", "7", "8", "9", "16", "16"])
+        if name == "kasan_slowdown":
+            return self.ch(["0", "101", "-1"] if odd else ["1", "2", "3", "10", "100"])
+        if name == "watchdog_thresh_s":
+            return self.ch(["61", "1000", "-1"] if odd else ["0", "1", "10", "60"])
         if name == "flush_ceiling":
             return self.ch(["68719476737", "-1"] if odd else
                            ["0", "1", "33", "1000", "68719476736", str(dflt)])
@@ -714,6 +778,18 @@ class Gen:
                 kv = "loops=%s" % self.ch(["1", "5", "20"])
                 groups.append(self.group("w", self.wtokens(kv), kv, name="loops",
                                          val=kv.split("=")[1], keep=True))
+        def bound(name, vals):
+            if not any(g.get("name") == name for g in groups):
+                kv = "%s=%s" % (name, self.ch(vals))
+                groups.append(self.group("w", self.wtokens(kv), kv, name=name,
+                                         val=kv.split("=")[1], keep=True))
+        if wl == "kbuild":
+            bound("jobs", ["1", "3", "10", "20"])
+            bound("ws_pages", ["1", "4", "16"])
+        if wl == "test_vmalloc":
+            bound("test_loop_count", ["1", "3", "10"])
+            bound("nr_threads", ["1", "2", "4"])
+            bound("run_test_mask", ["1", "8", "16", "32", "64", "121"])
         if is_wis(self.cat, wl):
             if not any(g.get("name") == "size" for g in groups):
                 kv = "size=%s" % self.ch(["16K", "64K", "256K", "1M"])
@@ -1202,7 +1278,47 @@ def param_ok(name, unit, x):
         return "writeback_bw_mbs"
     if name == "flush_ceiling" and x > 2**36:
         return "flush_ceiling"
+    if name == "asid_bits" and (x < 2 or x > 16):
+        return "asid_bits"
+    if name == "kasan_slowdown" and (x < 1 or x > 100):
+        return "kasan_slowdown"
+    if name == "watchdog_thresh_s" and x > 60:
+        return "watchdog_thresh_s"
     return None
+
+
+def c_milli(s):
+    """parse_milli (src/workload/kbuild.c): digits[.1-3 digits] in
+    thousandths; None if malformed."""
+    m = re.fullmatch(r"([0-9]+)(?:\.([0-9]{1,3}))?", s)
+    if not m:
+        return None
+    return int(m.group(1)) * 1000 + int((m.group(2) or "").ljust(3, "0"))
+
+
+def u64_in(v, lo, hi):
+    x = c_u64(v)
+    return x is not None and lo <= x <= hi
+
+
+def vmtest_ops(wp, cpus, page):
+    """test_vmalloc's work, in area operations of all threads (vmtest.c)."""
+    try:
+        mask = int(wp.get("run_test_mask", "7"))
+        loops = int(wp.get("test_loop_count", "10000"))
+        nr_pages = int(wp.get("nr_pages", "1"))
+        threads = int(wp.get("nr_threads", "0")) or cpus
+    except ValueError:
+        return 0
+    per = 0
+    if mask & 1:
+        per += loops * (1 + nr_pages // 8)
+    if mask & 2:
+        per += 2 * cpus.bit_length() * ((32 << 20) // page) + loops
+    if mask & 4:
+        per += 15000 + 13 * loops
+    per += loops * (7 * bool(mask & 8) + bool(mask & 16) + bool(mask & 32)) + 64 * bool(mask & 64)
+    return per * threads
 
 
 def meta_of(cfg, cat):
@@ -1431,8 +1547,45 @@ def meta_of(cfg, cat):
             bad.append("-w advice=%r" % wp["advice"])
         if "writes" in wp:
             x = c_u64(wp["writes"])
-            if x is None or x == 0 or x > 1000000:
+            if x is None or x == 0 or x > (1000000 if wl == "madv_race" else 4096):
                 bad.append("-w writes=%r" % wp["writes"])
+        for n, lo, hi in (("pages", 1, 4096), ("flushes", 1, 4096), ("jobs", 0, 1000000),
+                          ("ws_pages", 0, 1 << 20), ("procs", 1, 8), ("run_test_mask", 1, 127),
+                          ("test_loop_count", 1, 100000000), ("nr_pages", 1, 65536),
+                          ("nr_threads", 0, 65535), ("tries", 1, 100000)):
+            if n in wp and not u64_in(wp[n], lo, hi):
+                bad.append("-w %s=%r" % (n, wp[n]))
+        if "zap" in wp and wp["zap"] not in ("munmap", "dontneed"):
+            bad.append("-w zap=%r" % wp["zap"])
+        if "kasan" in wp and wp["kasan"] not in ("on", "off"):
+            bad.append("-w kasan=%r" % wp["kasan"])
+        if "job_ms" in wp:
+            x = c_milli(wp["job_ms"])
+            if x is None or x < 1 or x > 600000000:
+                bad.append("-w job_ms=%r" % wp["job_ms"])
+        if "job_sigma" in wp:
+            x = c_milli(wp["job_sigma"])
+            if x is None or x > 3000:
+                bad.append("-w job_sigma=%r" % wp["job_sigma"])
+        if wl == "kbuild" and u64_in(wp.get("jobs", "0"), 0, 0):
+            slots = M["threads"] or cpus
+            its = M["iters"] or wdesc.get("check_iters" if cmd == "check" else "iters") or 1
+            if its * slots > 1000000:
+                bad.append("kbuild: --iters x slots > 1000000 jobs")
+        if wl == "kbuild":
+            jobs = c_u64(wp.get("jobs", "0")) or 0
+            if not jobs:
+                jobs = (M["iters"] or wdesc.get("check_iters" if cmd == "check" else "iters")
+                        or 1) * (M["threads"] or cpus)
+            ws = c_u64(wp.get("ws_pages", "256")) or 0
+            procs = c_u64(wp.get("procs", "3")) or 1
+            # every schedule of check runs the whole instance
+            if jobs * procs * (ws + 50) > (2000 if cmd == "check" else 20000):
+                M["hazard"].append("time: kbuild %d jobs x %d pages" % (jobs, ws))
+        if wl == "test_vmalloc" and vmtest_ops(wp, cpus, page) > \
+                (3000 if cmd == "check" else 100000):
+            M["hazard"].append("time: test_vmalloc %d area operations" %
+                               vmtest_ops(wp, cpus, page))
         if "mode" in wp and wp["mode"] not in ("processes", "threads"):
             bad.append("-w mode=%r" % wp["mode"])
         if "fs" in wp and wp["fs"] not in ("ext4", "tmpfs"):
@@ -1460,6 +1613,11 @@ def meta_of(cfg, cat):
                 M["hazard"].append("cache entries %d" % entries)
         except KeyError:
             pass
+        # the arm64 ASID allocator wants more user ASIDs than CPUs
+        bits = p.get("asid_bits")
+        if arch == "arm64" and bits is not None and 2 <= bits <= 16 and \
+                (1 << (bits - (1 if p.get("kpti") else 0))) - 1 <= cpus:
+            bad.append("asid_bits=%d: too few ASIDs for %d CPUs" % (bits, cpus))
         if M["maxmem"] is not None and M["maxmem"] < (1 << 30):
             # a small --max-memory may refuse a configuration up front (exit 2,
             # "needs about N MiB") or stop it while it runs (exit 3)
@@ -2218,8 +2376,9 @@ def known_label(f, res):
     sig = f["sig"]
     meta = res["meta"]
     if sig.startswith("timeout") and any(h.startswith("time:") for h in meta["hazard"]):
-        return ("not a defect: will-it-scale with a cost of a millisecond or more (the "
-                "other tasks loop until the delayed one has finished its warm-up round)")
+        return ("not a defect: a configuration whose simulated work is large for the "
+                "harness's time cap (%s)" % [h for h in meta["hazard"]
+                                              if h.startswith("time:")][0][6:])
     if sig.startswith(("memory cap", "timeout", "killed by SIGABRT")) and \
             any(h.startswith("mem:") for h in meta["hazard"]):
         return ("known: host memory past the harness's cap with huge -w size/touch or "

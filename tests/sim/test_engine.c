@@ -214,6 +214,50 @@ static void test_spin_wake(void **state)
 	tsim_free(s);
 }
 
+struct st {
+	struct sim_thread *spinner;
+	uint64_t spin_at, resume_at, steal_at, wake_at;
+};
+
+static void st_spinner(struct sim *s, struct sim_thread *t)
+{
+	struct st *x = t->arg;
+	sim_set_mode(s, MODE_SYS);
+	x->spin_at = s->now;
+	sim_spin_wait(s);
+	x->resume_at = s->now;
+}
+
+static void st_other(struct sim *s, struct sim_thread *t)
+{
+	struct st *x = t->arg;
+	sim_step(s, YP_USER, 10000);
+	x->steal_at = s->now;
+	sim_steal(s, 0, 8000);	/* an IPI handler interrupts the spin */
+	sim_step(s, YP_USER, 1000);
+	x->wake_at = s->now;
+	sim_wake(s, x->spinner, 0);	/* released while the handler runs */
+	sim_step(s, YP_USER, 20000);
+}
+
+/* Interrupt time on a spinning CPU (sim_steal): the spin's sys time covers
+ * the handler (nothing counted twice: busy never exceeds the elapsed time),
+ * and a release during the handler is seen when the handler ends. */
+static void test_steal_from_spinner(void **state)
+{
+	(void)state;
+	struct st x = {0};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, sleep_ov);
+	x.spinner = tsim_spawn(s, st_spinner, &x, 0);
+	tsim_spawn(s, st_other, &x, 1);
+	tsim_run(s);
+	assert_true(x.wake_at < x.steal_at + 8000);
+	assert_int_equal(x.resume_at, x.steal_at + 8000);
+	assert_int_equal(s->cpus[0].sys_ns, x.resume_at - x.spin_at);
+	assert_true(s->cpus[0].sys_ns + s->cpus[0].user_ns <= s->now);
+	tsim_free(s);
+}
+
 struct rq {
 	uint64_t a_end, c_start;
 };
@@ -880,6 +924,7 @@ int main(void)
 		cmocka_unit_test(test_time_slice_off),
 		cmocka_unit_test(test_time_slice_not_in_kernel),
 		cmocka_unit_test(test_cond_resched_wakeup_preempts),
+		cmocka_unit_test(test_steal_from_spinner),
 		cmocka_unit_test(test_cond_resched_none_no_preemption),
 		cmocka_unit_test(test_cond_resched_new_thread_waits),
 		cmocka_unit_test(test_time_slice_determinism),
