@@ -1304,7 +1304,7 @@ def u64_in(v, lo, hi):
 def vmtest_ops(wp, cpus, page):
     """test_vmalloc's work, in area operations of all threads (vmtest.c)."""
     try:
-        mask = int(wp.get("run_test_mask", "7"))
+        mask = int(wp.get("run_test_mask", "1"))
         loops = int(wp.get("test_loop_count", "10000"))
         nr_pages = int(wp.get("nr_pages", "1"))
         threads = int(wp.get("nr_threads", "0")) or cpus
