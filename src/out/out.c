@@ -151,8 +151,20 @@ struct row {
 	const char *name;
 	bool time;
 	uint64_t (*get)(const struct tlbsim_metrics *m);
-	bool hide_zero;		/* left out when zero in every column */
+	/* false: always shown; true: left out when zero in every column, or
+	 * for SHOWN_WITH_KERNEL rows when no column has seed-003 activity
+	 * (a kbuild table says "softlockups 0") */
+	bool hide_zero;
 };
+
+static uint64_t get_softlockups(const struct tlbsim_metrics *m);
+/* rows shown with a zero value when the run used the kernel address space */
+static bool shown_with_kernel(uint64_t (*get)(const struct tlbsim_metrics *m),
+			      const struct tlbsim_metrics *m)
+{
+	return get == get_softlockups &&
+	       (m->purges | m->kernel_flushes | m->tasklist_lock_waits) != 0;
+}
 
 #define GETTER(n) static uint64_t get_##n(const struct tlbsim_metrics *m) { return m->n; }
 TLBSIM_METRICS(GETTER)
@@ -307,7 +319,8 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 		if (rows[k].hide_zero) {
 			bool any = false;
 			for (int i = 0; i < n; i++)
-				any |= rows[k].get(&runs[i].m) != 0;
+				any |= rows[k].get(&runs[i].m) != 0 ||
+				       shown_with_kernel(rows[k].get, &runs[i].m);
 			if (!any)
 				continue;
 		}

@@ -12,6 +12,9 @@ tlbsim_cli(kbuild_json 0
            ARGS run kbuild --cpus 2 --iters 4 -w kasan=off -w job_ms=0.5 -w ws_pages=2 --json)
 tlbsim_cli(kbuild_256 0 STDOUT "^ops +512$" "^tasklist_waits +[1-9]"
            ARGS run kbuild --cpus 256 --iters 2 -w job_ms=5 -w ws_pages=8)
+# a seed-003 table says "softlockups 0" rather than leaving the row out
+tlbsim_cli(kbuild_softlockups_row 0 STDOUT "^softlockups +0$"
+           ARGS run kbuild --cpus 8 -w jobs=40 -w ws_pages=2)
 tlbsim_cli(list_kbuild 0 STDOUT "^kbuild " "-w job_ms=" "-w kasan=" ARGS list workloads)
 tlbsim_cli(list_params_003 0
            STDOUT "^tasklist_write_hold_ns +ns +123000" "^kasan_slowdown " "^watchdog_thresh_s +s +10"
