@@ -10,7 +10,9 @@
  * Thread functions run as simulated tasks, so they may call any kernel-model
  * function (sys_mmap, user_access, tlb_gather_mmu, down_read, ...).
  * tsim_new_p() additionally applies parameter overrides (pairs of id, value,
- * terminated by -1). The oracle is attached, as in every run. More processes:
+ * terminated by -1). Unit tests state rules with exact times: jitter is 0
+ * unless a test overrides P_jitter itself. The oracle is attached, as in
+ * every run. More processes:
  * mm_alloc(s) makes a new address space, tsim_spawn_mm() starts a task in it,
  * tsim_mm(s, i) finds mm number i; tsim_translate() says which frame a CPU
  * would read at a VA.
@@ -48,6 +50,9 @@ static inline struct sim *tsim_new_p(const char *profile, int nr_cpus, enum nest
 	tlbsim_config_init(&cfg);
 	cfg.profile = profile;
 	cfg.policy.nested = nested;
+	cfg.overrides[cfg.noverrides].param = P_jitter;	/* exact mode (a later one wins) */
+	cfg.overrides[cfg.noverrides].value = 0;
+	cfg.noverrides++;
 	for (int i = 0; ov && ov[i] >= 0; i += 2) {
 		assert_true(cfg.noverrides < TLBSIM_MAX_OVERRIDES);
 		cfg.overrides[cfg.noverrides].param = (int)ov[i];

@@ -36,6 +36,10 @@ struct cli_opts {
 	int npolicies;
 	struct tlbsim_policy policies[MAX_COLUMNS];
 	bool json;
+	/* run/compare: seeds cfg.seed .. cfg.seed + seeds - 1 per column, at
+	 * most jobs of them at once (host threads) */
+	int seeds;
+	int jobs;
 	uint64_t time_limit_ms;		/* 0: none (check: its default) */
 	bool time_limit_given;
 	uint64_t max_memory;		/* bytes; 0: none */

@@ -6,8 +6,14 @@
  * command) or by SIGINT/SIGTERM: it stops at the next event boundary, the
  * numbers measured so far are printed marked partial, and the exit status is
  * 0 (time limit) or 128 + the signal.
+ *
+ * --seeds N runs every column with seeds S..S+N-1 and prints means with 95 %
+ * confidence intervals (out.c); --jobs J runs at most J simulations at once
+ * on host threads. Each simulation owns all its state, so the output does
+ * not depend on J.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +30,119 @@ static const char *stop_name(enum sim_stop st, int sig)
 	return NULL;
 }
 
+/* One simulation of the seed runner: column col, seed index k. */
+struct seed_task {
+	struct tlbsim_config cfg;
+	struct tlbsim_resolved res;
+	struct tlbsim_metrics m;
+	enum sim_stop stopped;
+	int stop_signal;
+	bool ran;		/* false: not started (a run before it stopped) */
+	int rc;			/* 0 or an enum tlbsim_err */
+	char err[TLBSIM_ERRLEN];
+};
+
+struct seed_pool {
+	struct seed_task *t;
+	int n;
+	int next;		/* the next task to start, under lock */
+	bool stop;		/* a run stopped or failed: start no more */
+	pthread_mutex_t lock;
+	uint64_t deadline;
+	uint64_t max_memory;
+};
+
+static void run_task(struct seed_pool *p, struct seed_task *t)
+{
+	struct core_opts co = {
+		.want_kind = -1,
+		.host_limit = p->max_memory,
+		.deadline_host_ns = p->deadline,
+		.interrupted = cli_pending_signal,
+	};
+	struct run_outcome out;
+	t->ran = true;
+	t->rc = tlbsim_resolve(&t->cfg, &t->res, t->err, sizeof(t->err));
+	if (!t->rc)
+		t->rc = tlbsim_run_one(&t->cfg, &t->res, &co, &out, t->err, sizeof(t->err));
+	if (!t->rc) {
+		t->m = out.m;
+		t->stopped = out.stopped;
+		t->stop_signal = out.stop_signal;
+	}
+}
+
+/* Host threads take tasks in index order; each simulation is independent
+ * (all state in its struct sim), so the results do not depend on --jobs. */
+static void *pool_worker(void *arg)
+{
+	struct seed_pool *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		int i = p->stop ? p->n : p->next++;
+		pthread_mutex_unlock(&p->lock);
+		if (i >= p->n)
+			return NULL;
+		struct seed_task *t = &p->t[i];
+		run_task(p, t);
+		if (t->rc || t->stopped) {
+			pthread_mutex_lock(&p->lock);
+			p->stop = true;
+			pthread_mutex_unlock(&p->lock);
+		}
+	}
+}
+
+/* Run every task, at most jobs at once (jobs 1: in this thread). */
+static void pool_run(struct seed_pool *p, int jobs)
+{
+	if (jobs > p->n)
+		jobs = p->n;
+	pthread_t th[64];
+	int started = 0;
+	if (jobs > 64)
+		jobs = 64;
+	for (int i = 1; i < jobs; i++) {
+		if (pthread_create(&th[started], NULL, pool_worker, p))
+			break;	/* fewer host threads: the others do the work */
+		started++;
+	}
+	pool_worker(p);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
+/* each metric's mean over the seeds that ran, rounded (integer metrics) */
+static void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (!n)
+		return;
+#define X(f)                                                                     \
+	{                                                                        \
+		unsigned __int128 sum = 0;                                       \
+		for (int k = 0; k < n; k++)                                      \
+			sum += v[k].f;                                           \
+		m->f = (uint64_t)((sum + (unsigned)n / 2) / (unsigned)n);        \
+	}
+	TLBSIM_METRICS(X)
+#undef X
+#define X(f)                                                                     \
+	{                                                                        \
+		unsigned __int128 sum = 0;                                       \
+		for (int k = 0; k < n; k++)                                      \
+			sum += v[k].tlbi.f;                                      \
+		m->tlbi.f = (uint64_t)((sum + (unsigned)n / 2) / (unsigned)n);   \
+	}
+	TLBSIM_TLBI_KINDS(X)
+#undef X
+	for (int k = 0; k < n; k++)
+		if (v[k].first_violation[0]) {
+			memcpy(m->first_violation, v[k].first_violation, sizeof(m->first_violation));
+			break;
+		}
+}
+
 int cmd_run(int argc, char **argv, bool compare)
 {
 	struct cli_opts o;
@@ -38,45 +157,101 @@ int cmd_run(int argc, char **argv, bool compare)
 		cli_opts_free(&o);
 		return cli_error("%s", err);
 	}
-	/* one result per column, on the heap (no static state; a few KiB each) */
+	int nruns = compare ? o.npolicies : 1, nseeds = o.seeds;
+	if (o.cfg.seed > (uint64_t)INT64_MAX - (uint64_t)(nseeds - 1)) {
+		cli_opts_free(&o);
+		return cli_error("--seed %" PRIu64 " --seeds %d: the last seed is past %lld",
+				 o.cfg.seed, nseeds, (long long)INT64_MAX);
+	}
+	/* results on the heap (no static state) */
 	struct run_result *runs = calloc(MAX_COLUMNS, sizeof(*runs));
-	if (!runs) {
+	struct seed_pool pool = {.n = nruns * nseeds};
+	pool.t = calloc((size_t)pool.n, sizeof(*pool.t));
+	struct tlbsim_metrics *seed_m = calloc((size_t)pool.n, sizeof(*seed_m));
+	if (!runs || !pool.t || !seed_m) {
+		free(runs);
+		free(pool.t);
+		free(seed_m);
 		cli_opts_free(&o);
 		return cli_error_code(EXIT_INTERNAL, "out of memory");
 	}
 	cli_block_signals();
-	uint64_t deadline = o.time_limit_ms ? sim_host_ns() + o.time_limit_ms * 1000000u : 0;
-	int nruns = compare ? o.npolicies : 1, done = 0, sig = 0;
-	for (int r = 0; r < nruns; r++) {
-		struct tlbsim_config cfg = o.cfg;
-		if (compare)
-			cfg.policy = o.policies[r];
-		runs[r].cfg = cfg;
-		runs[r].partial = NULL;
-		rc = tlbsim_resolve(&cfg, &runs[r].res, err, sizeof(err));
-		struct core_opts co = {
-			.want_kind = -1,
-			.host_limit = o.max_memory,
-			.deadline_host_ns = deadline,
-			.interrupted = cli_pending_signal,
-		};
-		struct run_outcome out;
-		if (!rc)
-			rc = tlbsim_run_one(&cfg, &runs[r].res, &co, &out, err, sizeof(err));
-		if (rc) {
+	pool.deadline = o.time_limit_ms ? sim_host_ns() + o.time_limit_ms * 1000000u : 0;
+	pool.max_memory = o.max_memory;
+	pthread_mutex_init(&pool.lock, NULL);
+	/* column-major: a stop leaves whole columns done first */
+	for (int r = 0; r < nruns; r++)
+		for (int k = 0; k < nseeds; k++) {
+			struct seed_task *t = &pool.t[r * nseeds + k];
+			t->cfg = o.cfg;
+			if (compare)
+				t->cfg.policy = o.policies[r];
+			t->cfg.seed = o.cfg.seed + (uint64_t)k;
+		}
+	pool_run(&pool, o.jobs);
+	pthread_mutex_destroy(&pool.lock);
+	/* the first failure in task order decides */
+	for (int i = 0; i < pool.n; i++) {
+		struct seed_task *t = &pool.t[i];
+		if (t->ran && t->rc) {
+			rc = t->rc;
+			snprintf(err, sizeof(err), "%s", t->err);
 			free(runs);
+			free(pool.t);
+			free(seed_m);
 			cli_opts_free(&o);
 			return cli_error_code(rc == TLBSIM_EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s",
 					      err);
 		}
-		runs[r].m = out.m;
-		done = r + 1;
-		if (out.stopped) {
-			runs[r].partial = stop_name(out.stopped, out.stop_signal);
-			if (out.stopped == SIM_STOP_SIGNAL)
-				sig = out.stop_signal;
-			break;
+	}
+	int done = 0, sig = 0;
+	for (int r = 0; r < nruns; r++) {
+		struct seed_task *t0 = &pool.t[r * nseeds];
+		int ran = 0;
+		const char *partial = NULL;
+		for (int k = 0; k < nseeds; k++) {
+			struct seed_task *t = &t0[k];
+			if (!t->ran)
+				break;
+			seed_m[r * nseeds + ran++] = t->m;
+			if (t->stopped) {
+				partial = stop_name(t->stopped, t->stop_signal);
+				if (t->stopped == SIM_STOP_SIGNAL)
+					sig = t->stop_signal;
+				break;
+			}
 		}
+		if (!ran)
+			break;
+		if (ran < nseeds && !partial)
+			partial = sig ? stop_name(SIM_STOP_SIGNAL, sig) : "time limit";
+		runs[r].cfg = t0->cfg;
+		runs[r].res = t0->res;
+		runs[r].partial = partial;
+		runs[r].nseeds = nseeds > 1 ? ran : 1;
+		if (nseeds > 1) {
+			runs[r].seed_m = &seed_m[r * nseeds];
+			mean_metrics(runs[r].seed_m, ran, &runs[r].m);
+		} else {
+			runs[r].m = seed_m[r * nseeds];
+		}
+		done = r + 1;
+		if (partial)
+			break;
+	}
+	if (!done) {
+		/* stopped before any simulation started */
+		free(runs);
+		free(pool.t);
+		free(seed_m);
+		cli_opts_free(&o);
+		sig = cli_pending_signal(NULL);
+		if (sig) {
+			fprintf(stderr, "tlbsim: note: stopped (%s) before a run started\n",
+				stop_name(SIM_STOP_SIGNAL, sig));
+			return 128 + sig;
+		}
+		return cli_error_code(EXIT_INTERNAL, "no run completed");
 	}
 	if (!sig)
 		sig = cli_pending_signal(NULL);
@@ -101,6 +276,8 @@ int cmd_run(int argc, char **argv, bool compare)
 			sig ? stop_name(SIM_STOP_SIGNAL, sig) : "time limit",
 			done - (runs[done - 1].partial ? 1 : 0), nruns);
 	free(runs);
+	free(pool.t);
+	free(seed_m);
 	cli_opts_free(&o);
 	if (sig)
 		return 128 + sig;

@@ -19,7 +19,8 @@
 enum opt_id {
 	O_PROFILE = 256, O_CPUS, O_THREADS, O_ITERS, O_POLICY, O_SEED, O_JSON, O_TIME_LIMIT,
 	O_MAX_MEMORY, O_FAIL_ON_VIOLATION, O_STRATEGY, O_RUNS, O_DEPTH, O_REPLAY, O_TRACE,
-	O_NO_MINIMISE, O_INVARIANT, O_MAX_STEPS, O_DURATION, O_W = 'w', O_D = 'D', O_HELP = 'h',
+	O_NO_MINIMISE, O_INVARIANT, O_MAX_STEPS, O_DURATION, O_SEEDS,
+	O_W = 'w', O_D = 'D', O_HELP = 'h', O_JOBS = 'j',
 };
 
 struct opt_def {
@@ -51,6 +52,11 @@ static const struct opt_def opts[] = {
 	{"policy", 0, 1, O_POLICY, C_COMPARE, "K=V[,K=V]",
 	 "one column per --policy, each starting from the defaults (tlbsim list policies)"},
 	{"seed", 0, 1, O_SEED, C_ALL, "S", "PRNG seed (default 1); same inputs + seed = same output"},
+	{"seeds", 0, 1, O_SEEDS, C_RUN | C_COMPARE, "N",
+	 "run seeds S..S+N-1 (1..1000, default 1) and print each metric's mean with its 95 % "
+	 "confidence interval; compare pairs the seeds of its columns for the ratio"},
+	{"jobs", 'j', 1, O_JOBS, C_RUN | C_COMPARE, "J",
+	 "simulate at most J runs at once on host threads (1..1024, default: the host's CPUs)"},
 	{NULL, 'D', 1, O_D, C_ALL, "NAME=VALUE",
 	 "override a cost/hardware parameter (tlbsim list params)"},
 	{"json", 0, 0, O_JSON, C_ALL, NULL, "print JSON (schema: docs/output.md) instead of text"},
@@ -397,6 +403,9 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	o->minimise = true;
 	o->want_kind = -1;
 	o->max_memory = cli_default_max_memory();
+	o->seeds = 1;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	o->jobs = ncpu < 1 ? 1 : ncpu > 1024 ? 1024 : (int)ncpu;
 	build_cmdline(o, argc, argv);	/* before getopt permutes argv */
 
 	struct option longopts[NOPTS + 1];
@@ -493,6 +502,16 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 				return cli_error("--duration %s: want simulated seconds from 0.000001 to "
 						 "3600 (e.g. 5 or 0.25)", optarg);
 			o->cfg.duration_ns = v;
+			break;
+		case O_SEEDS:
+			if (parse_uint("--seeds", optarg, 1, 1000, &v))
+				return EXIT_USAGE;
+			o->seeds = (int)v;
+			break;
+		case O_JOBS:
+			if (parse_uint("--jobs", optarg, 1, 1024, &v))
+				return EXIT_USAGE;
+			o->jobs = (int)v;
 			break;
 		case O_SEED:
 			if (parse_uint("--seed", optarg, 0, INT64_MAX, &v))

@@ -78,6 +78,11 @@ static int param_check(int id, int64_t v, char *err, size_t errlen)
 		snprintf(err, errlen, "parameter %s=%lld: want a factor 1..100", name, (long long)v);
 		return TLBSIM_EINVAL;
 	}
+	if (id == P_jitter && v > 50) {
+		snprintf(err, errlen, "parameter %s=%lld: want a percentage 0..50 (0: exact mode)",
+			 name, (long long)v);
+		return TLBSIM_EINVAL;
+	}
 	if (id == P_watchdog_thresh_s && v > 60) {
 		snprintf(err, errlen, "parameter %s=%lld s: want 0..60 (the kernel's range; 0: "
 			 "off)", name, (long long)v);

@@ -168,7 +168,13 @@
     "KASAN")                                                                     \
   X(watchdog_thresh_s, "s", 10, 10,                                              \
     "kernel default watchdog_thresh (kernel/watchdog.c); a soft lockup is a CPU " \
-    "that has not scheduled for 2 x watchdog_thresh while in kernel mode; 0: off")
+    "that has not scheduled for 2 x watchdog_thresh while in kernel mode; 0: off") \
+  X(jitter, "percent", 5, 5,                                                     \
+    "first principles: every charged operation cost and wake-up delay is drawn " \
+    "uniformly within +-jitter percent of its value (cache and TLB state, "      \
+    "interrupts, SMT and frequency make a real operation's time vary by a few "  \
+    "percent), so that no run phase-locks on exact costs; 0: exact mode "        \
+    "(run mode only; check explores orders, not times)")
 
 enum param_id {
 #define X(name, unit, x86, arm, src) P_##name,

@@ -4,6 +4,7 @@
  * hex strings (none are printed yet). The table uses thousands separators.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "cost/params.h"
@@ -50,6 +51,49 @@ void json_string(FILE *f, const char *str)
 		}
 	}
 	fputc('"', f);
+}
+
+static int run_seeds(const struct run_result *r);
+static void metric_ci(const struct run_result *r, uint64_t (*get)(const struct tlbsim_metrics *m),
+		      double *mean, double *ci);
+
+/* --seeds N: "seeds": N, "stats": {metric: {"mean", "ci95", "values": [per seed]}}
+ * ("metrics" holds the rounded means) */
+#define GETTER(n) static uint64_t jget_##n(const struct tlbsim_metrics *m) { return m->n; }
+TLBSIM_METRICS(GETTER)
+#undef GETTER
+#define GETTER(n) static uint64_t jget_tlbi_##n(const struct tlbsim_metrics *m) { return m->tlbi.n; }
+TLBSIM_TLBI_KINDS(GETTER)
+#undef GETTER
+
+static void json_stat(FILE *f, const struct run_result *r, const char *name,
+		      uint64_t (*get)(const struct tlbsim_metrics *m), const char *sep)
+{
+	double mean, ci;
+	metric_ci(r, get, &mean, &ci);
+	fprintf(f, "%s\"%s\":{\"mean\":%.3f,\"ci95\":%.3f,\"values\":[", sep, name, mean, ci);
+	for (int k = 0; k < r->nseeds; k++)
+		fprintf(f, "%s%" PRIu64, k ? "," : "", get(&r->seed_m[k]));
+	fprintf(f, "]}");
+}
+
+static void json_stats(FILE *f, const struct run_result *r)
+{
+	fprintf(f, ",\"seeds\":%d,\"stats\":{", r->nseeds);
+	const char *sep = "";
+#define X(n)                                                                     \
+	json_stat(f, r, #n, jget_##n, sep);                                      \
+	sep = ",";
+	TLBSIM_METRICS(X)
+#undef X
+	fprintf(f, ",\"tlbi\":{");
+	sep = "";
+#define X(n)                                                                     \
+	json_stat(f, r, #n, jget_tlbi_##n, sep);                                 \
+	sep = ",";
+	TLBSIM_TLBI_KINDS(X)
+#undef X
+	fprintf(f, "}}");
 }
 
 static void json_run(FILE *f, const char *cmdline, const struct run_result *r)
@@ -107,7 +151,10 @@ static void json_run(FILE *f, const char *cmdline, const struct run_result *r)
 	sep = ",";
 	TLBSIM_TLBI_KINDS(X)
 #undef X
-	fprintf(f, "}}}");
+	fprintf(f, "}}");
+	if (run_seeds(r) > 1)
+		json_stats(f, r);
+	fprintf(f, "}");
 }
 
 void out_json(FILE *f, const char *cmdline, const struct run_result *runs, int n, bool compare)
@@ -151,9 +198,9 @@ struct row {
 	const char *name;
 	bool time;
 	uint64_t (*get)(const struct tlbsim_metrics *m);
-	/* false: always shown; true: left out when zero in every column, or
-	 * for SHOWN_WITH_KERNEL rows when no column has seed-003 activity
-	 * (a kbuild table says "softlockups 0") */
+	/* false: always shown; true: left out when zero in every column
+	 * (rows for which shown_with_kernel() holds are shown as 0 in a run
+	 * with seed-003 activity: a kbuild table says "softlockups 0") */
 	bool hide_zero;
 };
 
@@ -221,6 +268,103 @@ static const struct row rows[] = {
 	{"violations", false, get_violations, false}, {"events", false, get_events, false},
 };
 
+/* columns a UTF-8 string takes (continuation bytes take none) */
+static int display_width(const char *p)
+{
+	int w = 0;
+	for (; *p; p++)
+		w += ((unsigned char)*p & 0xc0) != 0x80;
+	return w;
+}
+
+/* " " then s right-aligned in width columns */
+static void put_padded(FILE *f, const char *s, int width)
+{
+	fputc(' ', f);
+	for (int w = display_width(s); w < width; w++)
+		fputc(' ', f);
+	fputs(s, f);
+}
+
+/* ---- several seeds: mean and 95 % confidence interval ---- */
+
+/* Student's t, two-sided 95 %, by degrees of freedom (1..30; 1.96 past) */
+static double t95(int df)
+{
+	static const double t[] = {0,      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+				   2.306,  2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+				   2.120,  2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+				   2.064,  2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+	if (df < 1)
+		return 0;
+	return df <= 30 ? t[df] : 1.960;
+}
+
+/* mean and half-width of the 95 % interval of x[0..n) (summed in order:
+ * the same inputs give the same bits) */
+static void mean_ci(const double *x, int n, double *mean, double *ci)
+{
+	double sum = 0, ss = 0;
+	for (int k = 0; k < n; k++)
+		sum += x[k];
+	*mean = n ? sum / n : 0;
+	for (int k = 0; k < n; k++)
+		ss += (x[k] - *mean) * (x[k] - *mean);
+	*ci = n > 1 ? t95(n - 1) * sqrt(ss / (n - 1)) / sqrt((double)n) : 0;
+}
+
+static int run_seeds(const struct run_result *r)
+{
+	return r->nseeds > 1 && r->seed_m ? r->nseeds : 1;
+}
+
+static double seed_value(const struct run_result *r, uint64_t (*get)(const struct tlbsim_metrics *m),
+			 int k)
+{
+	return (double)get(run_seeds(r) > 1 ? &r->seed_m[k] : &r->m);
+}
+
+static void metric_ci(const struct run_result *r, uint64_t (*get)(const struct tlbsim_metrics *m),
+		      double *mean, double *ci)
+{
+	double x[1000];
+	int n = run_seeds(r);
+	for (int k = 0; k < n; k++)
+		x[k] = seed_value(r, get, k);
+	mean_ci(x, n, mean, ci);
+}
+
+/* compare: the ratio last/first per seed (seed k of both columns: paired),
+ * its mean and interval; false when some seed has a zero first value */
+static bool ratio_ci(const struct run_result *a, const struct run_result *b,
+		     uint64_t (*get)(const struct tlbsim_metrics *m), double *mean, double *ci)
+{
+	double x[1000];
+	int n = run_seeds(a) < run_seeds(b) ? run_seeds(a) : run_seeds(b);
+	for (int k = 0; k < n; k++) {
+		double va = seed_value(a, get, k), vb = seed_value(b, get, k);
+		if (va == 0)
+			return false;
+		x[k] = vb / va;
+	}
+	mean_ci(x, n, mean, ci);
+	return true;
+}
+
+/* "1,234 ± 56" or "1.234567 s ± 0.012345" (len >= 96) */
+static const char *cell_ci(double mean, double ci, bool time, char *buf, size_t len)
+{
+	if (time) {
+		snprintf(buf, len, "%.6f s \u00b1 %.6f", mean / 1e9, ci / 1e9);
+		return buf;
+	}
+	char a[32], b[32];
+	thousands((uint64_t)(mean + 0.5), a, sizeof(a));
+	thousands((uint64_t)(ci + 0.5), b, sizeof(b));
+	snprintf(buf, len, "%.31s \u00b1 %.31s", a, b);
+	return buf;
+}
+
 /* Column labels: the first column shows its value of every knob that some
  * column changes; every other column the knobs it sets differently from the
  * first (or "(same)"). */
@@ -254,21 +398,27 @@ static void column_label(const struct run_result *runs, int n, int col, char *bu
 void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 {
 	const struct tlbsim_resolved *r0 = &runs[0].res;
+	char seedtxt[64];
+	if (run_seeds(&runs[0]) > 1)
+		snprintf(seedtxt, sizeof(seedtxt), "seeds %" PRIu64 "..%" PRIu64, runs[0].cfg.seed,
+			 runs[0].cfg.seed + (uint64_t)run_seeds(&runs[0]) - 1);
+	else
+		snprintf(seedtxt, sizeof(seedtxt), "seed %" PRIu64, runs[0].cfg.seed);
 	fprintf(f, "workload %s (", r0->workload->name);
 	for (int i = 0; i < r0->nwparams; i++)
 		fprintf(f, "%s%s=%s", i ? " " : "", r0->wparams[i].name, r0->wparams[i].value);
 	if (!r0->workload->timed) {
-		fprintf(f, "), profile %s, %d CPUs, %d threads x %" PRId64 " iters, seed %" PRIu64
-			"\n", r0->profile->name, r0->cpus, r0->threads, r0->iters, runs[0].cfg.seed);
+		fprintf(f, "), profile %s, %d CPUs, %d threads x %" PRId64 " iters, %s\n",
+			r0->profile->name, r0->cpus, r0->threads, r0->iters, seedtxt);
 	} else if (r0->duration_ns) {
 		char d[48];
-		fprintf(f, "), profile %s, %d CPUs, %d tasks, warm-up round then %s measured, seed %"
-			PRIu64 "\n", r0->profile->name, r0->cpus, r0->threads,
-			secs(r0->duration_ns, d, sizeof(d)), runs[0].cfg.seed);
+		fprintf(f, "), profile %s, %d CPUs, %d tasks, warm-up round then %s measured, %s\n",
+			r0->profile->name, r0->cpus, r0->threads, secs(r0->duration_ns, d, sizeof(d)),
+			seedtxt);
 	} else {
 		fprintf(f, "), profile %s, %d CPUs, %d tasks, warm-up round then %" PRId64
-			" measured round%s per task, seed %" PRIu64 "\n", r0->profile->name, r0->cpus,
-			r0->threads, r0->iters, r0->iters == 1 ? "" : "s", runs[0].cfg.seed);
+			" measured round%s per task, %s\n", r0->profile->name, r0->cpus, r0->threads,
+			r0->iters, r0->iters == 1 ? "" : "s", seedtxt);
 	}
 	for (int i = 0; i < n; i++) {
 		if (!runs[i].partial)
@@ -288,6 +438,20 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 		if (l > width)
 			width = l;
 	}
+	bool multi = false;
+	for (int i = 0; i < n; i++)
+		multi |= run_seeds(&runs[i]) > 1;
+	if (multi)
+		for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++)
+			for (int i = 0; i < n; i++) {
+				char cb[96];
+				double mean, ci;
+				metric_ci(&runs[i], rows[k].get, &mean, &ci);
+				int l = display_width(cell_ci(mean, ci, rows[k].time, cb, sizeof(cb)));
+				if (l > width)
+					width = l;
+			}
+	int rwidth = multi ? 15 : 9;
 	/* knobs no column changes: one line */
 	fprintf(f, "policy:");
 	int shown = 0;
@@ -313,7 +477,7 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 	for (int i = 0; i < n; i++)
 		fprintf(f, " %*s", width, labels[i]);
 	if (compare)
-		fprintf(f, " %9s", "ratio");
+		fprintf(f, " %*s", rwidth, "ratio");
 	fputc('\n', f);
 	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
 		if (rows[k].hide_zero) {
@@ -325,6 +489,26 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 				continue;
 		}
 		fprintf(f, "%-18s", rows[k].name);
+		if (multi) {
+			for (int i = 0; i < n; i++) {
+				char cb[96];
+				double mean, ci;
+				metric_ci(&runs[i], rows[k].get, &mean, &ci);
+				put_padded(f, cell_ci(mean, ci, rows[k].time, cb, sizeof(cb)), width);
+			}
+			if (compare) {
+				char rb[64];
+				double mean, ci;
+				if (ratio_ci(&runs[0], &runs[n - 1], rows[k].get, &mean, &ci))
+					snprintf(rb, sizeof(rb), "%.2f \u00b1 %.2f", mean, ci);
+				else
+					snprintf(rb, sizeof(rb), "%s",
+						 rows[k].get(&runs[n - 1].m) ? "inf" : "-");
+				put_padded(f, rb, rwidth);
+			}
+			fputc('\n', f);
+			continue;
+		}
 		for (int i = 0; i < n; i++) {
 			uint64_t v = rows[k].get(&runs[i].m);
 			fprintf(f, " %*s", width, rows[k].time ? secs(v, buf, sizeof(buf))
@@ -344,5 +528,9 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 		fputc('\n', f);
 	}
 	if (compare && n > 1)
-		fprintf(f, "ratio = %s / %s\n", labels[n - 1], labels[0]);
+		fprintf(f, "ratio = %s / %s%s\n", labels[n - 1], labels[0],
+			multi ? " (per seed, paired; mean \u00b1 95 % interval)" : "");
+	if (multi)
+		fprintf(f, "\u00b1: half-width of the 95 %% confidence interval of the mean over "
+			"%d seeds (Student's t)\n", run_seeds(&runs[0]));
 }

@@ -12,7 +12,11 @@
 struct run_result {
 	struct tlbsim_config cfg;
 	struct tlbsim_resolved res;
+	/* one seed: its metrics; several (--seeds): each metric's mean over the
+	 * seeds, rounded to an integer, with the per-seed values in seed_m */
 	struct tlbsim_metrics m;
+	int nseeds;			/* 0 or 1: a single run */
+	const struct tlbsim_metrics *seed_m;	/* nseeds entries when nseeds > 1 */
 	/* the run was stopped before its threads finished: "time limit",
 	 * "SIGINT", ...; NULL when it ran to completion */
 	const char *partial;

@@ -140,11 +140,34 @@ void sim_stop_schedule(struct sim *s)
 }
 
 /* ---- accounting ---- */
+
+/* An operation's cost or a wake-up delay drawn uniformly in
+ * [ns - a, ns + a], a = ns x jitter / 100 (the jitter parameter; run mode
+ * only: check mode explores orders and keeps exact times). xorshift64* on
+ * the sim's own jitter stream. */
+static inline uint64_t jittered(struct sim *s, uint64_t ns)
+{
+	if (__builtin_expect(!s->jitter_pct, 0) || s->ex || !ns)
+		return ns;
+	uint64_t amp = ns * s->jitter_pct / 100;
+	if (!amp)
+		return ns;
+	uint64_t x = s->jit_state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	s->jit_state = x;
+	uint64_t r = (x * 0x2545F4914F6CDD1Dull) >> 32;	/* 32 random bits */
+	uint64_t off = (uint64_t)(((unsigned __int128)(2 * amp + 1) * r) >> 32);
+	return ns - amp + off;
+}
+
 void sim_charge(struct sim *s, uint64_t ns)
 {
 	struct sim_thread *t = s->curr;
 	if (!t)
 		return;
+	ns = jittered(s, ns);
 	struct sim_cpu *c = &s->cpus[t->cpu];
 	if (t->mode == MODE_USER)
 		c->user_ns += ns;
@@ -158,6 +181,7 @@ void sim_charge_sys(struct sim *s, uint64_t ns)
 	struct sim_thread *t = s->curr;
 	if (!t)
 		return;
+	ns = jittered(s, ns);
 	s->cpus[t->cpu].sys_ns += ns;
 	t->pending_ns += ns;
 }
@@ -483,7 +507,7 @@ void sim_cond_resched(struct sim *s)
 void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns)
 {
 	SIM_BUG_ON(s, t->state != TS_SLEEPING);
-	uint64_t at = s->now + delay_ns;
+	uint64_t at = s->now + jittered(s, delay_ns);
 	if (s->curr)
 		at += s->curr->pending_ns;	/* the waker's charged time has elapsed */
 	cpu_enqueue(s, t, at, true);
@@ -684,6 +708,12 @@ int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed)
 	s->slow_countdown = 1;
 	s->poll_at = SIM_POLL_PERIOD;
 	rng_seed(&s->rng, seed);
+	s->jitter_pct = (uint32_t)params[P_jitter];
+	/* splitmix64 of the seed: a non-zero xorshift state apart from rng */
+	uint64_t z = seed + 0x9E3779B97F4A7C15ull * 3;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	s->jit_state = (z ^ (z >> 31)) | 1;
 	coro_init_main(&s->main_co);
 	s->cpus = calloc((size_t)nr_cpus, sizeof(*s->cpus));
 	s->wd = calloc((size_t)nr_cpus, sizeof(*s->wd));

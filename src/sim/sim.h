@@ -149,6 +149,10 @@ struct sim {
 	const struct sched_ops *sched;
 	struct explore *ex;		/* non-NULL in check mode */
 	struct rng rng;
+	/* jitter (run mode): its own stream, so the workloads' draws do not
+	 * depend on it; jitter_pct 0 = exact mode */
+	uint64_t jit_state;
+	uint32_t jitter_pct;
 	size_t stack_size;
 	int error;			/* enum tlbsim_err */
 	char errmsg[TLBSIM_ERRLEN];

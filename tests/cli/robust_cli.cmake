@@ -109,3 +109,8 @@ if(TLBSIM_SANITIZE)
   tlbsim_robust(robust_long_s11 robust-long 11 900 1800)
   tlbsim_robust(robust_long_s12 robust-long 12 900 1800)
 endif()
+# --seeds, --jobs and the jitter parameter: means equal the per-seed runs,
+# output independent of --jobs, jitter=0 the exact mode, bad values exit 2
+add_test(NAME cli_seeds COMMAND bash ${TLBSIM_CLI_DIR}/seeds.sh $<TARGET_FILE:tlbsim>)
+set_tests_properties(cli_seeds PROPERTIES LABELS cli TIMEOUT 300
+  PASS_REGULAR_EXPRESSION "seeds: PASS" FAIL_REGULAR_EXPRESSION "seeds: FAIL")

@@ -565,6 +565,8 @@ class Gen:
         if name == "fault_around_bytes":
             return self.ch(["1073741825", "-1", "99999999999"] if odd else
                            ["0", "4096", "65536", "1048576", "1073741824", str(dflt)])
+        if name == "jitter":
+            return self.ch(["51", "100", "-1"] if odd else ["0", "1", "5", "20", "50"])
         if name == "asid_bits":
             return self.ch(["0", "1", "17", "1000000", "-1"] if odd else
                            ["2", "7", "8", "9", "16", "16"])
@@ -1278,6 +1280,8 @@ def param_ok(name, unit, x):
         return "writeback_bw_mbs"
     if name == "flush_ceiling" and x > 2**36:
         return "flush_ceiling"
+    if name == "jitter" and x > 50:
+        return "jitter"
     if name == "asid_bits" and (x < 2 or x > 16):
         return "asid_bits"
     if name == "kasan_slowdown" and (x < 1 or x > 100):

@@ -214,6 +214,56 @@ static void test_spin_wake(void **state)
 	tsim_free(s);
 }
 
+struct jit {
+	uint64_t d[2000];
+	int n;
+};
+
+static void jit_thread(struct sim *s, struct sim_thread *t)
+{
+	struct jit *j = t->arg;
+	for (j->n = 0; j->n < 2000; j->n++) {
+		uint64_t t0 = s->now + t->pending_ns;
+		sim_charge(s, 10000);
+		j->d[j->n] = s->now + t->pending_ns - t0;
+	}
+}
+
+static void run_jit(int64_t pct, uint64_t seed, struct jit *j)
+{
+	const int64_t ov[] = {P_jitter, pct, -1};
+	struct sim *s = tsim_new_p("x86-24", 1, NESTED_FULLMM, ov);
+	rng_seed(&s->rng, seed);
+	s->jit_state = seed * 0x9E3779B97F4A7C15ull | 1;
+	tsim_spawn(s, jit_thread, j, 0);
+	tsim_run(s);
+	tsim_free(s);
+}
+
+/* The jitter rule: a charged cost c is drawn uniformly in [c - c x J/100,
+ * c + c x J/100]: every draw inside, both ends of the range reached to
+ * within 1 %, the mean within 1 % of c; J = 0 charges c exactly; the same
+ * stream state gives the same draws. */
+static void test_jitter_bounds(void **state)
+{
+	(void)state;
+	struct jit a, b, z;
+	run_jit(5, 3, &a);
+	run_jit(5, 3, &b);
+	run_jit(0, 3, &z);
+	uint64_t lo = ~0ull, hi = 0, sum = 0;
+	for (int i = 0; i < 2000; i++) {
+		assert_true(a.d[i] >= 9500 && a.d[i] <= 10500);
+		lo = a.d[i] < lo ? a.d[i] : lo;
+		hi = a.d[i] > hi ? a.d[i] : hi;
+		sum += a.d[i];
+		assert_int_equal(z.d[i], 10000);
+	}
+	assert_true(lo < 9600 && hi > 10400);
+	assert_true(sum / 2000 > 9900 && sum / 2000 < 10100);
+	assert_memory_equal(a.d, b.d, sizeof(a.d));
+}
+
 struct st {
 	struct sim_thread *spinner;
 	uint64_t spin_at, resume_at, steal_at, wake_at;
@@ -925,6 +975,7 @@ int main(void)
 		cmocka_unit_test(test_time_slice_not_in_kernel),
 		cmocka_unit_test(test_cond_resched_wakeup_preempts),
 		cmocka_unit_test(test_steal_from_spinner),
+		cmocka_unit_test(test_jitter_bounds),
 		cmocka_unit_test(test_cond_resched_none_no_preemption),
 		cmocka_unit_test(test_cond_resched_new_thread_waits),
 		cmocka_unit_test(test_time_slice_determinism),

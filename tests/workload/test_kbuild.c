@@ -44,6 +44,8 @@ static void run_kbuild(int cpus, int slots, int64_t iters, uint64_t seed, const 
 	cfg.threads = slots;
 	cfg.iters = iters;
 	cfg.seed = seed;
+	cfg.overrides[cfg.noverrides].param = P_jitter;	/* exact job times */
+	cfg.overrides[cfg.noverrides++].value = 0;
 	for (int i = 0; w && w[i]; i += 2)
 		set_w(&cfg, w[i], w[i + 1]);
 	struct tlbsim_resolved res;

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# seeds.sh TLBSIM - --seeds N, --jobs J and the jitter parameter (run mode):
+#   * --seeds prints "mean ± interval" per metric and "seeds S..S+N-1";
+#   * the JSON "metrics" are the rounded means of the per-seed runs, which
+#     equal the single runs with --seed S+k; "stats" has n values each;
+#   * output is the same for every --jobs (host threads) and on a rerun;
+#   * -D jitter=0 is the exact mode: every seed gives the same numbers (a
+#     zero interval), and jitter > 0 makes seeds differ;
+#   * compare's ratio is per seed and paired.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+failmsg() { echo "seeds: FAIL: $*"; fail=1; }
+W=(mmap8 --iters 30 --threads 3 --profile x86-24)
+
+"$bin" run "${W[@]}" --seeds 4 >"$tmp/t" 2>&1 || failmsg "run --seeds 4 exit $?"
+grep -q "seeds 1\.\.4$" "$tmp/t" || failmsg "header does not say seeds 1..4"
+grep -qE "^wall +[0-9.]+ s ± [0-9.]+$" "$tmp/t" || failmsg "no 'wall X s ± Y' row"
+grep -qE "^ops +90 ± 0$" "$tmp/t" || failmsg "ops is not '90 ± 0'"
+
+# the means are the per-seed runs' means
+"$bin" run "${W[@]}" --seeds 4 --seed 7 --json >"$tmp/j" || failmsg "json exit $?"
+for k in 0 1 2 3; do
+	"$bin" run "${W[@]}" --seed $((7 + k)) --json >"$tmp/s$k" || failmsg "seed run exit $?"
+done
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+j = json.load(open(d + "/j"))
+single = [json.load(open("%s/s%d" % (d, k)))["metrics"] for k in range(4)]
+bad = 0
+if j.get("seeds") != 4 or j.get("seed") != 7:
+    print("seeds: FAIL: seeds/seed keys: %r %r" % (j.get("seeds"), j.get("seed"))); bad = 1
+for key in ("wall_ns", "sys_ns", "events", "lock_wait_ns"):
+    vals = [m[key] for m in single]
+    st = j["stats"][key]
+    if st["values"] != vals:
+        print("seeds: FAIL: %s values %r, single runs %r" % (key, st["values"], vals)); bad = 1
+    mean = sum(vals) / 4
+    if abs(st["mean"] - mean) > 0.001 or j["metrics"][key] != int(mean + 0.5):
+        print("seeds: FAIL: %s mean %r / %r, want %r" % (key, st["mean"], j["metrics"][key], mean)); bad = 1
+if len(set(m["wall_ns"] for m in single)) < 2:
+    print("seeds: FAIL: jitter made no difference between seeds"); bad = 1
+sys.exit(bad)
+PY
+
+# the same for any --jobs, and on a rerun
+"$bin" compare "${W[@]}" --seeds 3 -j 1 --policy nested=v2 --policy nested=fullmm >"$tmp/c1" || failmsg "compare -j 1"
+"$bin" compare "${W[@]}" --seeds 3 -j 2 --policy nested=v2 --policy nested=fullmm >"$tmp/c2" || failmsg "compare -j 2"
+"$bin" compare "${W[@]}" --seeds 3 --jobs 3 --policy nested=v2 --policy nested=fullmm >"$tmp/c3" || failmsg "compare -j 3"
+cmp -s "$tmp/c1" "$tmp/c2" || failmsg "compare -j 1 and -j 2 differ"
+cmp -s "$tmp/c1" "$tmp/c3" || failmsg "compare -j 1 and -j 3 differ"
+grep -qE "^wall .* ± .* ± .* ± " "$tmp/c1" || failmsg "compare row has no ratio interval"
+grep -q "per seed, paired" "$tmp/c1" || failmsg "compare does not say the ratio is paired"
+
+# exact mode: jitter=0 gives every seed the same numbers in workloads that
+# draw nothing themselves (mmap8 draws its user-loop overhead per iteration)
+for w in "madv_race" "page_fault3 --tasks 2 -w size=64K"; do
+	"$bin" run $w --seeds 3 -D jitter=0 --json >"$tmp/z" || failmsg "$w jitter=0 exit"
+	"$bin" run $w --seeds 3 --json >"$tmp/z5" || failmsg "$w jitter=5 exit"
+	python3 - "$tmp/z" "$tmp/z5" "$w" <<'PY' || fail=1
+import json, sys
+j = json.load(open(sys.argv[1]))
+j5 = json.load(open(sys.argv[2]))
+bad = [k for k, v in j["stats"].items() if k != "tlbi" and len(set(v["values"])) != 1]
+if bad:
+    print("seeds: FAIL: %s: jitter=0 seeds differ in %r" % (sys.argv[3], bad)); sys.exit(1)
+if len(set(j5["stats"]["wall_ns"]["values"])) == 1:
+    print("seeds: FAIL: %s: the default jitter left every seed equal" % sys.argv[3]); sys.exit(1)
+PY
+done
+
+# bad input: one line, exit 2
+for a in "--seeds 0" "--seeds 1001" "--seeds x" "-j 0" "--jobs 1025"; do
+	"$bin" run mmap8 $a >"$tmp/o" 2>"$tmp/e"
+	rc=$?
+	[ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] || failmsg "'$a': exit $rc, $(head -c 200 "$tmp/e")"
+done
+"$bin" check mmap5 --seeds 2 >"$tmp/o" 2>"$tmp/e"; [ $? = 2 ] || failmsg "check accepted --seeds"
+"$bin" run mmap8 -D jitter=51 >"$tmp/o" 2>"$tmp/e"; [ $? = 2 ] || failmsg "jitter=51 accepted"
+"$bin" run mmap8 --seed 9223372036854775807 --seeds 2 >"$tmp/o" 2>"$tmp/e"
+[ $? = 2 ] || failmsg "a last seed past INT64_MAX was accepted"
+
+if [ $fail = 0 ]; then
+	echo "seeds: PASS"
+	exit 0
+fi
+exit 1
