@@ -112,6 +112,24 @@ const struct tlbsim_knob *tlbsim_knob_get(int i);
 int tlbsim_policy_set(struct tlbsim_policy *pol, const char *knob, const char *value,
 		      char *err, size_t errlen);
 void tlbsim_policy_default(struct tlbsim_policy *pol);
+
+/* ---- kernel-version presets (--kernel) ---- */
+/* What one kernel release did, as knob values; `unmodelled` names what that
+ * release does that no knob expresses (the model runs the knobs' paths). */
+struct tlbsim_kernel_preset {
+	const char *version;		/* "5.1" */
+	const char *policy;		/* every knob: "nested=prefix,nested_check=on,..." */
+	const char *why;		/* the commits that set those values */
+	const char *unmodelled;		/* NULL: nothing known */
+};
+int tlbsim_kernel_count(void);
+const struct tlbsim_kernel_preset *tlbsim_kernel_get(int i);
+/* "5.1" or "v5.1"; NULL if there is no such preset */
+const struct tlbsim_kernel_preset *tlbsim_kernel_find(const char *version);
+/* Set every knob not yet given (tlbsim_policy_set) to the preset's value and
+ * mark it given, so an explicit --policy wins and a workload's own kernel
+ * default does not replace the release's value. */
+void tlbsim_policy_apply_kernel(struct tlbsim_policy *pol, const struct tlbsim_kernel_preset *k);
 /* The knobs of pol not set by tlbsim_policy_set take the workload's own
  * defaults (its default_policy: the kernel version it models). tlbsim_run
  * applies this itself; a front end calls it to print what will run. */
@@ -182,6 +200,7 @@ struct tlbsim_config {
 	int64_t iters;		/* 0: workload default */
 	uint64_t duration_ns;	/* timed workloads: measured window; 0: by rounds */
 	uint64_t seed;
+	const char *kernel;	/* --kernel VERSION (its knobs are in policy); NULL: none */
 	struct tlbsim_policy policy;
 	int nwparams;
 	struct tlbsim_kv wparams[TLBSIM_MAX_WPARAMS];

@@ -1,4 +1,4 @@
-/* cmd_list.c - `tlbsim list {workloads|policies|profiles|params}`. */
+/* cmd_list.c - `tlbsim list {workloads|policies|profiles|params|kernels}`. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -7,15 +7,25 @@
 int cmd_list(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_error("list: missing what to list (workloads, policies, profiles or "
-				 "params)");
+		return cli_error("list: missing what to list (workloads, policies, profiles, params "
+				 "or kernels)");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		printf("usage: tlbsim list {workloads|policies|profiles|params}\n");
+		printf("usage: tlbsim list {workloads|policies|profiles|params|kernels}\n");
 		return 0;
 	}
 	if (argc > 2)
 		return cli_error("list: unexpected argument '%s'", argv[2]);
 	const char *what = argv[1];
+	if (strcmp(what, "kernels") == 0) {
+		for (int i = 0; i < tlbsim_kernel_count(); i++) {
+			const struct tlbsim_kernel_preset *k = tlbsim_kernel_get(i);
+			printf("%-6s %s\n", k->version, k->policy);
+			printf("       %s\n", k->why);
+			if (k->unmodelled)
+				printf("       not modelled: %s\n", k->unmodelled);
+		}
+		return 0;
+	}
 	if (strcmp(what, "workloads") == 0) {
 		for (int i = 0; i < tlbsim_workload_count(); i++) {
 			const struct tlbsim_workload_desc *d = tlbsim_workload_get(i);

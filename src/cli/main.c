@@ -24,7 +24,7 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"list", cmd_list, "list {workloads|policies|profiles|params}", "show what can be simulated"},
+	{"list", cmd_list, "list {workloads|policies|profiles|params|kernels}", "show what can be simulated"},
 	{"run", run_cmd, "run WORKLOAD [options]", "simulate one configuration"},
 	{"compare", compare_cmd, "compare WORKLOAD --policy K=A --policy K=B",
 	 "simulate each policy, print a table"},

@@ -19,7 +19,7 @@
 enum opt_id {
 	O_PROFILE = 256, O_CPUS, O_THREADS, O_ITERS, O_POLICY, O_SEED, O_JSON, O_TIME_LIMIT,
 	O_MAX_MEMORY, O_FAIL_ON_VIOLATION, O_STRATEGY, O_RUNS, O_DEPTH, O_REPLAY, O_TRACE,
-	O_NO_MINIMISE, O_INVARIANT, O_MAX_STEPS, O_DURATION, O_SEEDS,
+	O_NO_MINIMISE, O_INVARIANT, O_MAX_STEPS, O_DURATION, O_SEEDS, O_KERNEL,
 	O_W = 'w', O_D = 'D', O_HELP = 'h', O_JOBS = 'j',
 };
 
@@ -51,6 +51,9 @@ static const struct opt_def opts[] = {
 	 "set policy knobs (tlbsim list policies)"},
 	{"policy", 0, 1, O_POLICY, C_COMPARE, "K=V[,K=V]",
 	 "one column per --policy, each starting from the defaults (tlbsim list policies)"},
+	{"kernel", 0, 1, O_KERNEL, C_ALL, "VERSION",
+	 "set every knob to what that kernel release did (tlbsim list kernels); an explicit "
+	 "--policy wins"},
 	{"seed", 0, 1, O_SEED, C_ALL, "S", "PRNG seed (default 1); same inputs + seed = same output"},
 	{"seeds", 0, 1, O_SEEDS, C_RUN | C_COMPARE, "N",
 	 "run seeds S..S+N-1 (1..1000, default 1) and print each metric's mean with its 95 % "
@@ -503,6 +506,12 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 						 "3600 (e.g. 5 or 0.25)", optarg);
 			o->cfg.duration_ns = v;
 			break;
+		case O_KERNEL:
+			if (!tlbsim_kernel_find(optarg))
+				return cli_error("--kernel %s: no such preset (tlbsim list kernels)",
+						 optarg);
+			o->cfg.kernel = optarg;
+			break;
 		case O_SEEDS:
 			if (parse_uint("--seeds", optarg, 1, 1000, &v))
 				return EXIT_USAGE;
@@ -606,6 +615,13 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	if (!workload)
 		return cli_error("%s: missing WORKLOAD (see tlbsim list workloads)", o->cmd);
 	o->cfg.workload = workload;
+	/* a kernel preset fills the knobs no --policy set */
+	if (o->cfg.kernel) {
+		const struct tlbsim_kernel_preset *kp = tlbsim_kernel_find(o->cfg.kernel);
+		tlbsim_policy_apply_kernel(&o->cfg.policy, kp);
+		for (int i = 0; i < o->npolicies; i++)
+			tlbsim_policy_apply_kernel(&o->policies[i], kp);
+	}
 	/* what will run: the workload's own kernel defaults under the user's knobs */
 	tlbsim_policy_apply_workload(&o->cfg.policy, workload);
 	for (int i = 0; i < o->npolicies; i++)
@@ -718,6 +734,8 @@ char *cli_replay_command(const struct cli_opts *o, const char *token)
 		snprintf(num, sizeof(num), "%" PRIu64, o->cfg.seed);
 		sb_opt(&b, "--seed", num);
 	}
+	if (o->cfg.kernel)
+		sb_opt(&b, "--kernel", o->cfg.kernel);
 	if (o->want_kind >= 0)
 		sb_opt(&b, "--invariant", inv_name(o->want_kind));
 	if (o->max_steps) {

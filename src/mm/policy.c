@@ -186,3 +186,137 @@ void tlbsim_policy_apply_workload(struct tlbsim_policy *pol, const char *workloa
 		}
 	}
 }
+
+/*
+ * Kernel-version presets: every knob as that release had it, from the
+ * commits each knob value names (tlbsim list policies):
+ *   nested_check  on from v4.14 (99baac21e458);
+ *   nested        v4.14..v4.19 widened the range on a nested finish with no
+ *                 level bits to lose (v1); v4.20 added the level tracking and
+ *                 __tlb_reset_range, the 000 bug (prefix); fixed by
+ *                 7a30df49f63a in v5.2-rc5/rc6 (fullmm);
+ *   x86_lazy      lazy CPUs get flush IPIs when tables were freed from v4.20
+ *                 (b956575bed91); never before;
+ *   fault_retry   89b15332af7c in v5.8 (dirty_throttle); VM_FAULT_COMPLETED
+ *                 from v6.0 (d92725256b4f);
+ *   spurious_flush broadcast up to v5.8; b7333b58f358 in v5.9 (skip_tried);
+ *                 arm64's no-op spurious hook from v5.10 (noop); local from
+ *                 v6.19 (cb1fa2e99955);
+ *   vmap_purge    one lazy tree up to v6.8 (global); nodes from v6.9
+ *                 (282631cb2447);
+ *   kasan_flush   one flush per area up to v6.12 (per_area); 9e9e085effe9 for
+ *                 v6.13 (per_node).
+ */
+#define K_OLD_VMAP "vmap_purge=global,kasan_flush=per_area"
+#define K_X86_6X                                                                 \
+	"x86: lazy CPUs leaving mm_cpumask after a flush IPI and switch-away, the "\
+	"should_flush_tlb()/tlb_gen checks that skip IPIs, RCU table freeing and "  \
+	"concurrent local and remote flushes are not modelled (the v5.1 x86 paths "\
+	"run); faults under per-VMA locks (v6.4+) are not modelled: faults take "  \
+	"mmap_lock"
+static const struct tlbsim_kernel_preset kernels[] = {
+	{"4.14",
+	 "nested=v1,nested_check=on,x86_lazy=never,fault_retry=none,spurious_flush=broadcast,"
+	 K_OLD_VMAP,
+	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
+	 "arm64 flushed every range with page-stride all-level VAE1IS (no level tracking before "
+	 "v4.20); the model picks VALE1IS/VAE1IS from the level bits"},
+	{"4.20",
+	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
+	 "spurious_flush=broadcast," K_OLD_VMAP,
+	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
+	 "b956575bed91",
+	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
+	 "PTRS_PER_PTE"},
+	{"5.1",
+	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
+	 "spurious_flush=broadcast," K_OLD_VMAP,
+	 "the seed-000 kernel: the nested finish resets the level bits", NULL},
+	{"5.2",
+	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
+	 "spurious_flush=broadcast," K_OLD_VMAP,
+	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", NULL},
+	{"5.8",
+	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
+	 "spurious_flush=broadcast," K_OLD_VMAP,
+	 "89b15332af7c (the seed-001 kernel: retried write faults)", NULL},
+	{"5.9",
+	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
+	 "spurious_flush=skip_tried," K_OLD_VMAP,
+	 "b7333b58f358 (the 001 fix)", NULL},
+	{"5.10",
+	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
+	 "spurious_flush=noop," K_OLD_VMAP,
+	 "arm64's no-op spurious fault hook", NULL},
+	{"6.0",
+	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
+	 "spurious_flush=noop," K_OLD_VMAP,
+	 "d92725256b4f (VM_FAULT_COMPLETED)", K_X86_6X},
+	{"6.6",
+	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
+	 "spurious_flush=noop," K_OLD_VMAP,
+	 "the v6.3..v6.8 vmalloc purge", K_X86_6X},
+	{"6.10",
+	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area",
+	 "282631cb2447 (vmap nodes: the seed-003 kernel)", K_X86_6X},
+	{"6.11",
+	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area",
+	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X},
+	{"6.18",
+	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node",
+	 "9e9e085effe9 (the 003 fix, v6.13)", K_X86_6X},
+};
+
+int tlbsim_kernel_count(void)
+{
+	return (int)(sizeof(kernels) / sizeof(kernels[0]));
+}
+
+const struct tlbsim_kernel_preset *tlbsim_kernel_get(int i)
+{
+	return i >= 0 && i < tlbsim_kernel_count() ? &kernels[i] : NULL;
+}
+
+const struct tlbsim_kernel_preset *tlbsim_kernel_find(const char *version)
+{
+	if (!version)
+		return NULL;
+	if (version[0] == 'v')
+		version++;
+	for (int i = 0; i < tlbsim_kernel_count(); i++)
+		if (strcmp(kernels[i].version, version) == 0)
+			return &kernels[i];
+	return NULL;
+}
+
+void tlbsim_policy_apply_kernel(struct tlbsim_policy *pol, const struct tlbsim_kernel_preset *k)
+{
+	const char *p = k->policy;
+	while (*p) {
+		char kn[64], v[64];
+		size_t kl = strcspn(p, "="), vl;
+		if (kl >= sizeof(kn) || p[kl] != '=')
+			return;
+		memcpy(kn, p, kl);
+		kn[kl] = 0;
+		p += kl + 1;
+		vl = strcspn(p, ",");
+		if (vl >= sizeof(v))
+			return;
+		memcpy(v, p, vl);
+		v[vl] = 0;
+		p += vl + (p[vl] == ',');
+		for (int i = 0; i < tlbsim_knob_count(); i++) {
+			if (strcmp(knobs[i].name, kn) != 0 || (pol->given & (1u << i)))
+				continue;
+			for (int j = 0; j < knobs[i].nvalues; j++)
+				if (strcmp(knobs[i].values[j].name, v) == 0) {
+					*knob_slot(pol, i) = j;
+					pol->given |= 1u << i;
+				}
+		}
+	}
+}

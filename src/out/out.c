@@ -112,6 +112,11 @@ static void json_run(FILE *f, const char *cmdline, const struct run_result *r)
 	}
 	fprintf(f, "},\"profile\":");
 	json_string(f, res->profile->name);
+	fprintf(f, ",\"kernel\":");
+	if (r->cfg.kernel)
+		json_string(f, r->cfg.kernel);
+	else
+		fprintf(f, "null");
 	fprintf(f, ",\"arch\":\"%s\",\"page_size\":%llu,\"cpus\":%d,\"threads\":%d,"
 		   "\"iters\":%" PRId64 ",\"duration_ns\":%" PRIu64 ",\"seed\":%" PRIu64
 		   ",\"policy\":{",
@@ -454,6 +459,8 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 	int rwidth = multi ? 15 : 9;
 	/* knobs no column changes: one line */
 	fprintf(f, "policy:");
+	if (runs[0].cfg.kernel)
+		fprintf(f, " kernel %s:", runs[0].cfg.kernel);
 	int shown = 0;
 	bool any_varies = false;
 	for (int k = 0; k < tlbsim_knob_count(); k++)

@@ -114,3 +114,9 @@ endif()
 add_test(NAME cli_seeds COMMAND bash ${TLBSIM_CLI_DIR}/seeds.sh $<TARGET_FILE:tlbsim>)
 set_tests_properties(cli_seeds PROPERTIES LABELS cli TIMEOUT 300
   PASS_REGULAR_EXPRESSION "seeds: PASS" FAIL_REGULAR_EXPRESSION "seeds: FAIL")
+# --kernel presets: what each release did (000 bug in 5.1, fixed in 5.2; the
+# 001 flush in 5.8, skipped in 5.9; no retry from 6.0), --policy wins, every
+# preset on every workload
+add_test(NAME cli_kernel COMMAND bash ${TLBSIM_CLI_DIR}/kernel.sh $<TARGET_FILE:tlbsim>)
+set_tests_properties(cli_kernel PROPERTIES LABELS cli TIMEOUT 300
+  PASS_REGULAR_EXPRESSION "kernel: PASS" FAIL_REGULAR_EXPRESSION "kernel: FAIL")
