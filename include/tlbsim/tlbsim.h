@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define TLBSIM_MAX_WPARAMS 16
 #define TLBSIM_MAX_OVERRIDES 64
@@ -139,17 +140,43 @@ const char *tlbsim_policy_value_name(const struct tlbsim_policy *pol, int knob);
 /* ---- profiles ---- */
 enum tlbsim_arch { ARCH_X86_64, ARCH_ARM64 };
 
+/* one cost-parameter value (-D name=value, or a profile file's line) */
+struct tlbsim_override {
+	int param;		/* enum param_id */
+	int64_t value;
+};
+
 struct tlbsim_profile {
 	const char *name;
 	const char *description;
 	enum tlbsim_arch arch;
 	int page_shift;		/* 12, 14, 16 */
 	int nr_cpus;
-	int64_t (*overrides)[2];	/* unused for now */
+	/* cost parameters of this machine over the arch defaults (a profile
+	 * file's; -D overrides these in turn) */
+	const struct tlbsim_override *params;
+	int nparams;
 };
 int tlbsim_profile_count(void);
 const struct tlbsim_profile *tlbsim_profile_get(int i);
 const struct tlbsim_profile *tlbsim_profile_find(const char *name);
+
+/* A profile read from a text file (--profile FILE): "key = value" lines, '#'
+ * comments; keys name, description, arch (x86-64 | arm64), page_size, cpus and
+ * any cost parameter (tlbsim list params). tlbsim list profiles --dump NAME
+ * writes a built-in one in this format. */
+#define TLBSIM_PROFILE_MAX_PARAMS 128
+struct tlbsim_profile_file {
+	struct tlbsim_profile prof;
+	char name[64];
+	char description[256];
+	struct tlbsim_override params[TLBSIM_PROFILE_MAX_PARAMS];
+};
+/* 0, or TLBSIM_EINVAL with "FILE:LINE: ..." in err (or a read error) */
+int tlbsim_profile_load(const char *path, struct tlbsim_profile_file *pf, char *err,
+			size_t errlen);
+/* the file text of profile prof (with every parameter, its unit and source) */
+void tlbsim_profile_dump(FILE *f, const struct tlbsim_profile *prof);
 
 /* ---- workloads ---- */
 struct tlbsim_wparam_desc {
@@ -187,14 +214,12 @@ struct tlbsim_kv {
 	char name[48];
 	char value[80];
 };
-struct tlbsim_override {
-	int param;		/* enum param_id */
-	int64_t value;
-};
 
 struct tlbsim_config {
 	const char *workload;
 	const char *profile;	/* NULL: the workload's default profile */
+	/* a profile loaded from a file (owned by the caller); NULL: by name */
+	const struct tlbsim_profile *profile_def;
 	int cpus;		/* 0: profile default */
 	int threads;		/* 0: workload default */
 	int64_t iters;		/* 0: workload default */

@@ -53,6 +53,7 @@ struct cli_opts {
 	bool minimise;
 	int want_kind;			/* -1: any */
 	uint64_t max_steps;		/* 0: default */
+	struct tlbsim_profile_file *profile_file;	/* --profile FILE; NULL: built-in */
 	char cmdline[8192];		/* for JSON; see cli_cmdline */
 	char *cmdline_heap;		/* when the command line is longer */
 };

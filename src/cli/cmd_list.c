@@ -1,5 +1,6 @@
 /* cmd_list.c - `tlbsim list {workloads|policies|profiles|params|kernels}`. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -10,12 +11,36 @@ int cmd_list(int argc, char **argv)
 		return cli_error("list: missing what to list (workloads, policies, profiles, params "
 				 "or kernels)");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		printf("usage: tlbsim list {workloads|policies|profiles|params|kernels}\n");
+		printf("usage: tlbsim list {workloads|policies|profiles|params|kernels}\n"
+		       "       tlbsim list profiles --dump NAME   (a profile as a file for --profile FILE)\n");
+		return 0;
+	}
+	const char *what = argv[1];
+	if (strcmp(what, "profiles") == 0 && argc >= 3 && strcmp(argv[2], "--dump") == 0) {
+		if (argc < 4)
+			return cli_error("list profiles --dump: missing NAME (a profile or a file)");
+		if (argc > 4)
+			return cli_error("list: unexpected argument '%s'", argv[4]);
+		const struct tlbsim_profile *p = tlbsim_profile_find(argv[3]);
+		struct tlbsim_profile_file *pf = NULL;
+		if (!p) {
+			char err[TLBSIM_ERRLEN];
+			pf = malloc(sizeof(*pf));
+			if (!pf)
+				return cli_error_code(EXIT_INTERNAL, "out of memory");
+			if (tlbsim_profile_load(argv[3], pf, err, sizeof(err))) {
+				free(pf);
+				return cli_error("list profiles --dump %s: not a built-in profile (tlbsim "
+						 "list profiles), and as a file: %s", argv[3], err);
+			}
+			p = &pf->prof;
+		}
+		tlbsim_profile_dump(stdout, p);
+		free(pf);
 		return 0;
 	}
 	if (argc > 2)
 		return cli_error("list: unexpected argument '%s'", argv[2]);
-	const char *what = argv[1];
 	if (strcmp(what, "kernels") == 0) {
 		for (int i = 0; i < tlbsim_kernel_count(); i++) {
 			const struct tlbsim_kernel_preset *k = tlbsim_kernel_get(i);

@@ -392,6 +392,8 @@ void cli_opts_free(struct cli_opts *o)
 {
 	free(o->cmdline_heap);
 	o->cmdline_heap = NULL;
+	free(o->profile_file);
+	o->profile_file = NULL;
 }
 
 int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
@@ -615,6 +617,19 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	if (!workload)
 		return cli_error("%s: missing WORKLOAD (see tlbsim list workloads)", o->cmd);
 	o->cfg.workload = workload;
+	/* --profile: a built-in name, or else a profile file */
+	if (o->cfg.profile && !tlbsim_profile_find(o->cfg.profile)) {
+		char err[TLBSIM_ERRLEN];
+		o->profile_file = malloc(sizeof(*o->profile_file));
+		if (!o->profile_file)
+			return cli_error_code(EXIT_INTERNAL, "out of memory");
+		if (access(o->cfg.profile, F_OK) != 0)
+			return cli_error("unknown profile '%s' (see tlbsim list profiles), and no such "
+					 "profile file", o->cfg.profile);
+		if (tlbsim_profile_load(o->cfg.profile, o->profile_file, err, sizeof(err)))
+			return cli_error("--profile %s: %s", o->cfg.profile, err);
+		o->cfg.profile_def = &o->profile_file->prof;
+	}
 	/* a kernel preset fills the knobs no --policy set */
 	if (o->cfg.kernel) {
 		const struct tlbsim_kernel_preset *kp = tlbsim_kernel_find(o->cfg.kernel);

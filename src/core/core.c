@@ -108,10 +108,25 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 	}
 	res->workload = w->desc;
 	const char *pname = cfg->profile ? cfg->profile : w->desc->default_profile;
-	res->profile = tlbsim_profile_find(pname);
+	res->profile = cfg->profile_def ? cfg->profile_def : tlbsim_profile_find(pname);
 	if (!res->profile) {
-		snprintf(err, errlen, "unknown profile '%s' (see tlbsim list profiles)", pname);
+		snprintf(err, errlen, "unknown profile '%s' (see tlbsim list profiles; or a profile "
+			 "file)", pname);
 		return TLBSIM_EINVAL;
+	}
+	for (int j = 0; j < res->profile->nparams; j++) {
+		int id = res->profile->params[j].param;
+		int64_t def = res->profile->arch == ARCH_X86_64 ? tlbsim_param_desc[id].x86_default
+								: tlbsim_param_desc[id].arm64_default;
+		if (res->profile->params[j].value == def)
+			continue;	/* a dumped file restates every default */
+		int rc = param_check(id, res->profile->params[j].value, err, errlen);
+		if (rc) {
+			char why[TLBSIM_ERRLEN];
+			snprintf(why, sizeof(why), "%s", err);
+			snprintf(err, errlen, "profile %s: %s", res->profile->name, why);
+			return rc;
+		}
 	}
 	res->cpus = cfg->cpus ? cfg->cpus : res->profile->nr_cpus;
 	if (res->cpus < 1 || res->cpus > 1024) {
@@ -237,6 +252,8 @@ void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_co
 	for (int i = 0; i < P_COUNT; i++)
 		p[i] = prof->arch == ARCH_X86_64 ? tlbsim_param_desc[i].x86_default
 						 : tlbsim_param_desc[i].arm64_default;
+	for (int j = 0; j < prof->nparams; j++)
+		p[prof->params[j].param] = prof->params[j].value;
 	for (int j = 0; cfg && j < cfg->noverrides; j++)
 		p[cfg->overrides[j].param] = cfg->overrides[j].value;
 }

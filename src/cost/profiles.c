@@ -1,24 +1,30 @@
 /* profiles.c - machine profiles (architecture, granule, CPU count). Cost
- * parameters come from the params table (params.h) by architecture. */
+ * parameters come from the params table (params.h) by architecture, then
+ * from the profile's own list (a profile file's), then from -D. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cost/params.h"
 #include "tlbsim/tlbsim.h"
 
 static const struct tlbsim_profile profiles[] = {
 	{"x86-24", "24-CPU x86-64, 4K pages, PCID (the 24-core x86 VM of the 2019 nested-flush "
 	 "report)",
-	 ARCH_X86_64, 12, 24, NULL},
+	 ARCH_X86_64, 12, 24, NULL, 0},
 	{"falkor-46", "46-CPU arm64 Qualcomm Falkor, 64K pages, 3 levels (the host of the 2019 "
 	 "nested-flush report)",
-	 ARCH_ARM64, 16, 46, NULL},
+	 ARCH_ARM64, 16, 46, NULL, 0},
 	{"arm64-4k", "46-CPU arm64, 4K pages, 4 levels (falkor-46 costs)", ARCH_ARM64, 12, 46,
-	 NULL},
+	 NULL, 0},
 	{"arm64-16k", "46-CPU arm64, 16K pages, 4 levels (falkor-46 costs)", ARCH_ARM64, 14, 46,
-	 NULL},
+	 NULL, 0},
 	{"x86-256", "256-CPU x86-64, 2 sockets, 4K pages, PCID, no PTI (the AMD Zen machine of "
-	 "the 2024 vmalloc purge soft lockups; x86-24 costs)", ARCH_X86_64, 12, 256, NULL},
+	 "the 2024 vmalloc purge soft lockups; x86-24 costs)", ARCH_X86_64, 12, 256, NULL, 0},
 	{"arm64-128", "128-CPU arm64, 4K pages, 4 levels (falkor-46 costs)", ARCH_ARM64, 12, 128,
-	 NULL},
+	 NULL, 0},
 };
 
 int tlbsim_profile_count(void)
@@ -37,4 +43,177 @@ const struct tlbsim_profile *tlbsim_profile_find(const char *name)
 		if (strcmp(profiles[i].name, name) == 0)
 			return &profiles[i];
 	return NULL;
+}
+
+/* ---- profile files ---- */
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+		*--e = 0;
+	return s;
+}
+
+/* digits only, at most INT64_MAX */
+static int parse_int(const char *v, int64_t *out)
+{
+	if (!*v)
+		return -1;
+	for (const char *p = v; *p; p++)
+		if (*p < '0' || *p > '9')
+			return -1;
+	errno = 0;
+	char *end;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno || *end || x > (unsigned long long)INT64_MAX)
+		return -1;
+	*out = (int64_t)x;
+	return 0;
+}
+
+int tlbsim_profile_load(const char *path, struct tlbsim_profile_file *pf, char *err,
+			size_t errlen)
+{
+	memset(pf, 0, sizeof(*pf));
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "profile %s: %s", path, strerror(errno));
+		return TLBSIM_EINVAL;
+	}
+	char line[1024];
+	int lineno = 0, rc = 0;
+	bool have_arch = false, have_page = false, have_cpus = false;
+	bool seen[P_COUNT] = {false};
+	int64_t page = 0;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, errlen, "%s:%d: line longer than %zu bytes", path, lineno,
+				 sizeof(line) - 2);
+			rc = TLBSIM_EINVAL;
+			break;
+		}
+		char *hash = strchr(line, '#');
+		if (hash && !(strncmp(trim(line), "description", 11) == 0))
+			*hash = 0;
+		char *l = trim(line);
+		if (!*l)
+			continue;
+		char *eq = strchr(l, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%d: want KEY = VALUE", path, lineno);
+			rc = TLBSIM_EINVAL;
+			break;
+		}
+		*eq = 0;
+		char *k = trim(l), *v = trim(eq + 1);
+		int64_t x;
+		if (strcmp(k, "name") == 0) {
+			if (!*v || strlen(v) >= sizeof(pf->name) || strspn(v, "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != strlen(v)) {
+				snprintf(err, errlen, "%s:%d: name: want 1..63 characters of "
+					 "[A-Za-z0-9-_.]", path, lineno);
+				rc = TLBSIM_EINVAL;
+				break;
+			}
+			snprintf(pf->name, sizeof(pf->name), "%s", v);
+		} else if (strcmp(k, "description") == 0) {
+			snprintf(pf->description, sizeof(pf->description), "%s", v);
+		} else if (strcmp(k, "arch") == 0) {
+			if (strcmp(v, "x86-64") == 0 || strcmp(v, "x86_64") == 0)
+				pf->prof.arch = ARCH_X86_64;
+			else if (strcmp(v, "arm64") == 0)
+				pf->prof.arch = ARCH_ARM64;
+			else {
+				snprintf(err, errlen, "%s:%d: arch %s: want x86-64 or arm64", path,
+					 lineno, v);
+				rc = TLBSIM_EINVAL;
+				break;
+			}
+			have_arch = true;
+		} else if (strcmp(k, "page_size") == 0) {
+			if (parse_int(v, &page) || (page != 4096 && page != 16384 && page != 65536)) {
+				snprintf(err, errlen, "%s:%d: page_size %s: want 4096, 16384 or 65536",
+					 path, lineno, v);
+				rc = TLBSIM_EINVAL;
+				break;
+			}
+			have_page = true;
+		} else if (strcmp(k, "cpus") == 0) {
+			if (parse_int(v, &x) || x < 1 || x > 1024) {
+				snprintf(err, errlen, "%s:%d: cpus %s: want 1..1024", path, lineno, v);
+				rc = TLBSIM_EINVAL;
+				break;
+			}
+			pf->prof.nr_cpus = (int)x;
+			have_cpus = true;
+		} else {
+			int id = param_lookup(k);
+			if (id < 0) {
+				snprintf(err, errlen, "%s:%d: unknown key '%s' (name, description, arch, "
+					 "page_size, cpus, or a parameter of tlbsim list params)", path,
+					 lineno, k);
+				rc = TLBSIM_EINVAL;
+				break;
+			}
+			if (seen[id]) {
+				snprintf(err, errlen, "%s:%d: %s given twice", path, lineno, k);
+				rc = TLBSIM_EINVAL;
+				break;
+			}
+			if (parse_int(v, &x)) {
+				snprintf(err, errlen, "%s:%d: %s = %s: want a non-negative integer",
+					 path, lineno, k, v);
+				rc = TLBSIM_EINVAL;
+				break;
+			}
+			seen[id] = true;
+			pf->params[pf->prof.nparams++] = (struct tlbsim_override){id, x};
+		}
+	}
+	if (!rc && ferror(f)) {
+		snprintf(err, errlen, "profile %s: read error", path);
+		rc = TLBSIM_EINVAL;
+	}
+	fclose(f);
+	if (rc)
+		return rc;
+	if (!pf->name[0] || !have_arch || !have_page || !have_cpus) {
+		snprintf(err, errlen, "profile %s: missing %s", path,
+			 !pf->name[0] ? "name" : !have_arch ? "arch" : !have_page ? "page_size"
+										  : "cpus");
+		return TLBSIM_EINVAL;
+	}
+	if (pf->prof.arch == ARCH_X86_64 && page != 4096) {
+		snprintf(err, errlen, "profile %s: x86-64 has 4096-byte pages only", path);
+		return TLBSIM_EINVAL;
+	}
+	pf->prof.page_shift = page == 4096 ? 12 : page == 16384 ? 14 : 16;
+	pf->prof.name = pf->name;
+	pf->prof.description = pf->description[0] ? pf->description : pf->name;
+	pf->prof.params = pf->params;
+	return 0;
+}
+
+void tlbsim_profile_dump(FILE *f, const struct tlbsim_profile *prof)
+{
+	fprintf(f, "# tlbsim machine profile (load with --profile FILE)\n");
+	fprintf(f, "name = %s\n", prof->name);
+	fprintf(f, "description = %s\n", prof->description);
+	fprintf(f, "arch = %s\n", prof->arch == ARCH_X86_64 ? "x86-64" : "arm64");
+	fprintf(f, "page_size = %d\n", 1 << prof->page_shift);
+	fprintf(f, "cpus = %d\n", prof->nr_cpus);
+	fprintf(f, "# cost parameters: value, then unit and source\n");
+	for (int i = 0; i < P_COUNT; i++) {
+		int64_t v = prof->arch == ARCH_X86_64 ? tlbsim_param_desc[i].x86_default
+						     : tlbsim_param_desc[i].arm64_default;
+		for (int j = 0; j < prof->nparams; j++)
+			if (prof->params[j].param == i)
+				v = prof->params[j].value;
+		fprintf(f, "%s = %" PRId64 "  # %s; %s\n", tlbsim_param_desc[i].name, v,
+			tlbsim_param_desc[i].unit, tlbsim_param_desc[i].source);
+	}
 }

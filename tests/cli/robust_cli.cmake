@@ -120,3 +120,8 @@ set_tests_properties(cli_seeds PROPERTIES LABELS cli TIMEOUT 300
 add_test(NAME cli_kernel COMMAND bash ${TLBSIM_CLI_DIR}/kernel.sh $<TARGET_FILE:tlbsim>)
 set_tests_properties(cli_kernel PROPERTIES LABELS cli TIMEOUT 300
   PASS_REGULAR_EXPRESSION "kernel: PASS" FAIL_REGULAR_EXPRESSION "kernel: FAIL")
+# --profile FILE and list profiles --dump: round trip of every built-in
+# profile, file parameters under -D, one-line errors naming the line
+add_test(NAME cli_profile_file COMMAND bash ${TLBSIM_CLI_DIR}/profile_file.sh $<TARGET_FILE:tlbsim>)
+set_tests_properties(cli_profile_file PROPERTIES LABELS cli TIMEOUT 300
+  PASS_REGULAR_EXPRESSION "profile_file: PASS" FAIL_REGULAR_EXPRESSION "profile_file: FAIL")
