@@ -24,7 +24,8 @@
 #define C_RUN 0x1u
 #define C_COMPARE 0x2u
 #define C_CHECK 0x4u
-#define C_ALL (C_RUN | C_COMPARE | C_CHECK)
+#define C_SENS 0x8u
+#define C_ALL (C_RUN | C_COMPARE | C_CHECK | C_SENS)
 
 struct cli_opts {
 	const char *cmd;		/* "run", "compare", "check" */
@@ -54,6 +55,10 @@ struct cli_opts {
 	int want_kind;			/* -1: any */
 	uint64_t max_steps;		/* 0: default */
 	struct tlbsim_profile_file *profile_file;	/* --profile FILE; NULL: built-in */
+	/* sensitivity */
+	const char *metric;		/* NULL: the workload's headline metric */
+	int perturb_pct;
+	const char *svg_file;
 	char cmdline[8192];		/* for JSON; see cli_cmdline */
 	char *cmdline_heap;		/* when the command line is longer */
 };
@@ -87,5 +92,6 @@ uint64_t cli_default_max_memory(void);
 int cmd_list(int argc, char **argv);
 int cmd_run(int argc, char **argv, bool compare);
 int cmd_check(int argc, char **argv);
+int cmd_sensitivity(int argc, char **argv);
 
 #endif

@@ -13,12 +13,12 @@
  * not depend on J.
  */
 #include <inttypes.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/pool.h"
 #include "out/out.h"
 
 static const char *stop_name(enum sim_stop st, int sig)
@@ -28,119 +28,6 @@ static const char *stop_name(enum sim_stop st, int sig)
 	if (st == SIM_STOP_SIGNAL)
 		return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
 	return NULL;
-}
-
-/* One simulation of the seed runner: column col, seed index k. */
-struct seed_task {
-	struct tlbsim_config cfg;
-	struct tlbsim_resolved res;
-	struct tlbsim_metrics m;
-	enum sim_stop stopped;
-	int stop_signal;
-	bool ran;		/* false: not started (a run before it stopped) */
-	int rc;			/* 0 or an enum tlbsim_err */
-	char err[TLBSIM_ERRLEN];
-};
-
-struct seed_pool {
-	struct seed_task *t;
-	int n;
-	int next;		/* the next task to start, under lock */
-	bool stop;		/* a run stopped or failed: start no more */
-	pthread_mutex_t lock;
-	uint64_t deadline;
-	uint64_t max_memory;
-};
-
-static void run_task(struct seed_pool *p, struct seed_task *t)
-{
-	struct core_opts co = {
-		.want_kind = -1,
-		.host_limit = p->max_memory,
-		.deadline_host_ns = p->deadline,
-		.interrupted = cli_pending_signal,
-	};
-	struct run_outcome out;
-	t->ran = true;
-	t->rc = tlbsim_resolve(&t->cfg, &t->res, t->err, sizeof(t->err));
-	if (!t->rc)
-		t->rc = tlbsim_run_one(&t->cfg, &t->res, &co, &out, t->err, sizeof(t->err));
-	if (!t->rc) {
-		t->m = out.m;
-		t->stopped = out.stopped;
-		t->stop_signal = out.stop_signal;
-	}
-}
-
-/* Host threads take tasks in index order; each simulation is independent
- * (all state in its struct sim), so the results do not depend on --jobs. */
-static void *pool_worker(void *arg)
-{
-	struct seed_pool *p = arg;
-	for (;;) {
-		pthread_mutex_lock(&p->lock);
-		int i = p->stop ? p->n : p->next++;
-		pthread_mutex_unlock(&p->lock);
-		if (i >= p->n)
-			return NULL;
-		struct seed_task *t = &p->t[i];
-		run_task(p, t);
-		if (t->rc || t->stopped) {
-			pthread_mutex_lock(&p->lock);
-			p->stop = true;
-			pthread_mutex_unlock(&p->lock);
-		}
-	}
-}
-
-/* Run every task, at most jobs at once (jobs 1: in this thread). */
-static void pool_run(struct seed_pool *p, int jobs)
-{
-	if (jobs > p->n)
-		jobs = p->n;
-	pthread_t th[64];
-	int started = 0;
-	if (jobs > 64)
-		jobs = 64;
-	for (int i = 1; i < jobs; i++) {
-		if (pthread_create(&th[started], NULL, pool_worker, p))
-			break;	/* fewer host threads: the others do the work */
-		started++;
-	}
-	pool_worker(p);
-	for (int i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
-}
-
-/* each metric's mean over the seeds that ran, rounded (integer metrics) */
-static void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *m)
-{
-	memset(m, 0, sizeof(*m));
-	if (!n)
-		return;
-#define X(f)                                                                     \
-	{                                                                        \
-		unsigned __int128 sum = 0;                                       \
-		for (int k = 0; k < n; k++)                                      \
-			sum += v[k].f;                                           \
-		m->f = (uint64_t)((sum + (unsigned)n / 2) / (unsigned)n);        \
-	}
-	TLBSIM_METRICS(X)
-#undef X
-#define X(f)                                                                     \
-	{                                                                        \
-		unsigned __int128 sum = 0;                                       \
-		for (int k = 0; k < n; k++)                                      \
-			sum += v[k].tlbi.f;                                      \
-		m->tlbi.f = (uint64_t)((sum + (unsigned)n / 2) / (unsigned)n);   \
-	}
-	TLBSIM_TLBI_KINDS(X)
-#undef X
-	for (int k = 0; k < n; k++)
-		if (v[k].first_violation[0]) {
-			memcpy(m->first_violation, v[k].first_violation, sizeof(m->first_violation));
-			break;
-		}
 }
 
 int cmd_run(int argc, char **argv, bool compare)

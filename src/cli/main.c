@@ -30,6 +30,8 @@ static const struct command commands[] = {
 	 "simulate each policy, print a table"},
 	{"check", cmd_check, "check WORKLOAD [options]",
 	 "explore interleavings for a stale translation; exit 1 if one is found"},
+	{"sensitivity", cmd_sensitivity, "sensitivity WORKLOAD [--policy A [--policy B]]",
+	 "rank the cost parameters by how much +-20 % of each moves a metric or a ratio"},
 };
 
 static void main_help(FILE *f)

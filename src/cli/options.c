@@ -19,7 +19,8 @@
 enum opt_id {
 	O_PROFILE = 256, O_CPUS, O_THREADS, O_ITERS, O_POLICY, O_SEED, O_JSON, O_TIME_LIMIT,
 	O_MAX_MEMORY, O_FAIL_ON_VIOLATION, O_STRATEGY, O_RUNS, O_DEPTH, O_REPLAY, O_TRACE,
-	O_NO_MINIMISE, O_INVARIANT, O_MAX_STEPS, O_DURATION, O_SEEDS, O_KERNEL,
+	O_NO_MINIMISE, O_INVARIANT, O_MAX_STEPS, O_DURATION, O_SEEDS, O_KERNEL, O_METRIC,
+	O_PERTURB, O_SVG,
 	O_W = 'w', O_D = 'D', O_HELP = 'h', O_JOBS = 'j',
 };
 
@@ -43,7 +44,7 @@ static const struct opt_def opts[] = {
 	 "the same as --threads (will-it-scale: processes or threads, by -w mode)"},
 	{"iters", 0, 1, O_ITERS, C_ALL, "N",
 	 "iterations per thread (mmap5: rounds; will-it-scale: measured rounds per task)"},
-	{"duration", 0, 1, O_DURATION, C_RUN | C_COMPARE, "S",
+	{"duration", 0, 1, O_DURATION, C_RUN | C_COMPARE | C_SENS, "S",
 	 "will-it-scale: measure S simulated seconds after the warm-up round instead of --iters "
 	 "rounds (0.000001..3600)"},
 	{NULL, 'w', 1, O_W, C_ALL, "NAME=VALUE", "set a workload parameter (tlbsim list workloads)"},
@@ -51,19 +52,27 @@ static const struct opt_def opts[] = {
 	 "set policy knobs (tlbsim list policies)"},
 	{"policy", 0, 1, O_POLICY, C_COMPARE, "K=V[,K=V]",
 	 "one column per --policy, each starting from the defaults (tlbsim list policies)"},
+	{"policy", 0, 1, O_POLICY, C_SENS, "K=V[,K=V]",
+	 "one policy (the metric) or two (the metric's ratio, second over first); each starts "
+	 "from the defaults"},
+	{"metric", 0, 1, O_METRIC, C_SENS, "NAME",
+	 "the metric (a JSON metrics key; default ops_per_sec for will-it-scale, else wall_ns)"},
+	{"perturb", 0, 1, O_PERTURB, C_SENS, "PCT",
+	 "move each cost parameter down and up by PCT percent (1..90, default 20)"},
+	{"svg", 0, 1, O_SVG, C_SENS, "FILE", "write the tornado chart there (default sensitivity.svg)"},
 	{"kernel", 0, 1, O_KERNEL, C_ALL, "VERSION",
 	 "set every knob to what that kernel release did (tlbsim list kernels); an explicit "
 	 "--policy wins"},
 	{"seed", 0, 1, O_SEED, C_ALL, "S", "PRNG seed (default 1); same inputs + seed = same output"},
-	{"seeds", 0, 1, O_SEEDS, C_RUN | C_COMPARE, "N",
+	{"seeds", 0, 1, O_SEEDS, C_RUN | C_COMPARE | C_SENS, "N",
 	 "run seeds S..S+N-1 (1..1000, default 1) and print each metric's mean with its 95 % "
 	 "confidence interval; compare pairs the seeds of its columns for the ratio"},
-	{"jobs", 'j', 1, O_JOBS, C_RUN | C_COMPARE, "J",
+	{"jobs", 'j', 1, O_JOBS, C_RUN | C_COMPARE | C_SENS, "J",
 	 "simulate at most J runs at once on host threads (1..1024, default: the host's CPUs)"},
 	{NULL, 'D', 1, O_D, C_ALL, "NAME=VALUE",
 	 "override a cost/hardware parameter (tlbsim list params)"},
 	{"json", 0, 0, O_JSON, C_ALL, NULL, "print JSON (schema: docs/output.md) instead of text"},
-	{"time-limit", 0, 1, O_TIME_LIMIT, C_RUN | C_COMPARE, "S",
+	{"time-limit", 0, 1, O_TIME_LIMIT, C_RUN | C_COMPARE | C_SENS, "S",
 	 "stop after S host seconds (1..86400) and print what was measured, marked partial"},
 	{"time-limit", 0, 1, O_TIME_LIMIT, C_CHECK, "S", "host-time budget in seconds (default 10)"},
 	{"max-memory", 0, 1, O_MAX_MEMORY, C_ALL, "SIZE",
@@ -329,6 +338,13 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 			   "clean, I5 kernel VA reused before its flush, stale walk, livelock). Exit 1 with a\n"
 			   "minimised counterexample and a replay "
 			   "token, 0 if nothing is found within the budget, 2 on bad input.\n");
+	else if (cmd_bit == C_SENS)
+		fprintf(f, "usage: tlbsim sensitivity WORKLOAD [--policy A [--policy B]] [--metric M] "
+			   "[options]\n\n"
+			   "Move each cost parameter (unit ns, non-zero on this machine) down and up by\n"
+			   "--perturb percent, one at a time, and rank the parameters by how much they move\n"
+			   "the metric - or, with two policies, the ratio of the metric (second over first).\n"
+			   "Prints the ranked table and writes a tornado chart (SVG).\n");
 	else if (cmd_bit == C_COMPARE)
 		fprintf(f, "usage: tlbsim compare WORKLOAD --policy K=V --policy K=V [options]\n\n"
 			   "Simulate WORKLOAD once per --policy and print the metrics side by side\n"
@@ -409,6 +425,8 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	o->want_kind = -1;
 	o->max_memory = cli_default_max_memory();
 	o->seeds = 1;
+	o->perturb_pct = 20;
+	o->svg_file = "sensitivity.svg";
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	o->jobs = ncpu < 1 ? 1 : ncpu > 1024 ? 1024 : (int)ncpu;
 	build_cmdline(o, argc, argv);	/* before getopt permutes argv */
@@ -508,6 +526,19 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 						 "3600 (e.g. 5 or 0.25)", optarg);
 			o->cfg.duration_ns = v;
 			break;
+		case O_METRIC:
+			o->metric = optarg;
+			break;
+		case O_PERTURB:
+			if (parse_uint("--perturb", optarg, 1, 90, &v))
+				return EXIT_USAGE;
+			o->perturb_pct = (int)v;
+			break;
+		case O_SVG:
+			if (!*optarg)
+				return cli_error("--svg: want a file name");
+			o->svg_file = optarg;
+			break;
 		case O_KERNEL:
 			if (!tlbsim_kernel_find(optarg))
 				return cli_error("--kernel %s: no such preset (tlbsim list kernels)",
@@ -542,7 +573,7 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 				return EXIT_USAGE;
 			break;
 		case O_POLICY:
-			if (cmd_bit == C_COMPARE) {
+			if (cmd_bit == C_COMPARE || cmd_bit == C_SENS) {
 				if (o->npolicies >= MAX_COLUMNS)
 					return cli_error("too many --policy options (at most %d)",
 							 MAX_COLUMNS);
@@ -643,6 +674,9 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 		tlbsim_policy_apply_workload(&o->policies[i], workload);
 	if (cmd_bit == C_COMPARE && o->npolicies < 2)
 		return cli_error("compare: give at least two --policy KNOB=VALUE options");
+	if (cmd_bit == C_SENS && o->npolicies > 2)
+		return cli_error("sensitivity: at most two --policy options (the metric, or its "
+				 "ratio)");
 	return 0;
 }
 

@@ -125,3 +125,8 @@ set_tests_properties(cli_kernel PROPERTIES LABELS cli TIMEOUT 300
 add_test(NAME cli_profile_file COMMAND bash ${TLBSIM_CLI_DIR}/profile_file.sh $<TARGET_FILE:tlbsim>)
 set_tests_properties(cli_profile_file PROPERTIES LABELS cli TIMEOUT 300
   PASS_REGULAR_EXPRESSION "profile_file: PASS" FAIL_REGULAR_EXPRESSION "profile_file: FAIL")
+# tlbsim sensitivity: rows equal plain runs with one parameter moved, ranked;
+# ratio of two policies; the SVG chart; -j independence; bad input exit 2
+add_test(NAME cli_sensitivity COMMAND bash ${TLBSIM_CLI_DIR}/sensitivity.sh $<TARGET_FILE:tlbsim>)
+set_tests_properties(cli_sensitivity PROPERTIES LABELS cli TIMEOUT 300
+  PASS_REGULAR_EXPRESSION "sensitivity: PASS" FAIL_REGULAR_EXPRESSION "sensitivity: FAIL")

@@ -1,0 +1,391 @@
+/*
+ * cmd_sens.c - `tlbsim sensitivity`: which cost parameters a result rests on.
+ *
+ * Every cost parameter with unit ns that is non-zero on the machine (after
+ * the profile and -D) is moved down and up by --perturb percent, one at a
+ * time, everything else held; the quantity is a metric of one policy, or the
+ * ratio of the metric under two policies (second over first). Parameters are
+ * ranked by the larger relative change of the quantity. With --seeds N every
+ * variant runs the same N seeds and the quantity is the mean over them (so
+ * the comparison is paired: common random numbers). All runs go through the
+ * host-thread pool (pool.h), so the output does not depend on --jobs.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/pool.h"
+#include "cost/params.h"
+#include "out/out.h"
+
+struct metric_def {
+	const char *name;
+	size_t off;
+};
+
+static const struct metric_def metric_defs[] = {
+#define X(n) {#n, offsetof(struct tlbsim_metrics, n)},
+	TLBSIM_METRICS(X)
+#undef X
+};
+
+static const struct metric_def *metric_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(metric_defs) / sizeof(metric_defs[0]); i++)
+		if (strcmp(metric_defs[i].name, name) == 0)
+			return &metric_defs[i];
+	return NULL;
+}
+
+static double metric_of(const struct tlbsim_metrics *m, const struct metric_def *d)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)m + d->off, sizeof(v));
+	return (double)v;
+}
+
+struct sens_row {
+	int param;
+	int64_t value, lo, hi;
+	double q_lo, q_hi, effect;	/* effect: the larger |change| in percent */
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct sens_row *x = a, *y = b;
+	if (x->effect != y->effect)
+		return x->effect < y->effect ? 1 : -1;
+	return strcmp(tlbsim_param_desc[x->param].name, tlbsim_param_desc[y->param].name);
+}
+
+/* the quantity of variant v: metric (mean over seeds) or its ratio */
+static double quantity(const struct seed_pool *p, int ncol, int nvar, int nseeds, int v,
+		       const struct metric_def *md, bool *ok)
+{
+	double q[2];
+	for (int c = 0; c < ncol; c++) {
+		double sum = 0;
+		for (int k = 0; k < nseeds; k++) {
+			const struct seed_task *t = &p->t[(c * nvar + v) * nseeds + k];
+			if (!t->ran || t->rc || t->stopped) {
+				*ok = false;
+				return 0;
+			}
+			sum += metric_of(&t->m, md);
+		}
+		q[c] = sum / nseeds;
+	}
+	if (ncol == 1)
+		return q[0];
+	if (q[0] == 0) {
+		*ok = false;
+		return 0;
+	}
+	return q[1] / q[0];
+}
+
+static void svg_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '<')
+			fputs("&lt;", f);
+		else if (*s == '>')
+			fputs("&gt;", f);
+		else if (*s == '&')
+			fputs("&amp;", f);
+		else if (*s == '"')
+			fputs("&quot;", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* A tornado chart: one bar per parameter (at most 25, most influential on
+ * top) from the baseline to the quantity at -PCT (left colour) and +PCT. */
+static void write_svg(FILE *f, const char *title, const char *qname, double q0,
+		      const struct sens_row *r, int n, int pct)
+{
+	if (n > 25)
+		n = 25;
+	double span = 0;
+	for (int i = 0; i < n; i++) {
+		span = fmax(span, fabs(r[i].q_lo - q0));
+		span = fmax(span, fabs(r[i].q_hi - q0));
+	}
+	if (span == 0)
+		span = q0 ? fabs(q0) * 0.01 : 1;
+	const int W = 900, left = 210, barw = 560, rowh = 22, top = 70;
+	int H = top + n * rowh + 50;
+	double cx = left + barw / 2.0, scale = (barw / 2.0 - 10) / span;
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		   "font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
+	fprintf(f, "<text x=\"10\" y=\"22\" font-size=\"15\">");
+	svg_text(f, title);
+	fprintf(f, "</text>\n<text x=\"10\" y=\"42\">");
+	svg_text(f, qname);
+	fprintf(f, " at each parameter -%d %% (blue) and +%d %% (orange); baseline %.6g</text>\n",
+		pct, pct, q0);
+	fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333\"/>\n", cx,
+		top - 8, cx, top + n * rowh);
+	for (int i = 0; i < n; i++) {
+		int y = top + i * rowh;
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left - 8,
+			y + 14, tlbsim_param_desc[r[i].param].name);
+		double xs[2] = {cx + (r[i].q_lo - q0) * scale, cx + (r[i].q_hi - q0) * scale};
+		const char *col[2] = {"#4878cf", "#f28e2b"};
+		for (int j = 0; j < 2; j++) {
+			double x0 = fmin(cx, xs[j]), w = fabs(xs[j] - cx);
+			fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+				   "fill=\"%s\" opacity=\"0.8\"/>\n", x0, y + 3 + j * 8, w < 0.5 ? 0.5 : w,
+				8, col[j]);
+		}
+		fprintf(f, "<text x=\"%d\" y=\"%d\">%.2f %%</text>\n", left + barw + 8, y + 14,
+			r[i].effect);
+	}
+	fprintf(f, "</svg>\n");
+}
+
+/* write the chart next to its target and rename it over (never a half file) */
+static int write_svg_file(const char *path, const char *title, const char *qname, double q0,
+			  const struct sens_row *r, int n, int pct)
+{
+	size_t l = strlen(path);
+	char *tmp = malloc(l + 16);
+	if (!tmp)
+		return -1;
+	snprintf(tmp, l + 16, "%s.tmp%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		free(tmp);
+		return -1;
+	}
+	write_svg(f, title, qname, q0, r, n, pct);
+	int bad = ferror(f);
+	bad |= fclose(f);
+	if (bad || rename(tmp, path)) {
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	free(tmp);
+	return 0;
+}
+
+int cmd_sensitivity(int argc, char **argv)
+{
+	struct cli_opts o;
+	int rc = cli_parse(argc, argv, C_SENS, &o);
+	if (rc) {
+		cli_opts_free(&o);
+		return rc < 0 ? 0 : rc;
+	}
+	char err[TLBSIM_ERRLEN];
+	struct tlbsim_resolved res;
+	if (tlbsim_resolve(&o.cfg, &res, err, sizeof(err))) {
+		cli_opts_free(&o);
+		return cli_error("%s", err);
+	}
+	const char *mname = o.metric ? o.metric : res.workload->timed ? "ops_per_sec" : "wall_ns";
+	const struct metric_def *md = metric_find(mname);
+	if (!md) {
+		cli_opts_free(&o);
+		return cli_error("--metric %s: not a metric (the keys of the JSON \"metrics\" object, "
+				 "docs/output.md)", mname);
+	}
+	int ncol = o.npolicies ? o.npolicies : 1, nseeds = o.seeds;
+	struct tlbsim_policy pols[2];
+	for (int c = 0; c < ncol; c++)
+		pols[c] = o.npolicies ? o.policies[c] : o.cfg.policy;
+	/* the parameters: unit ns, non-zero on this machine */
+	int64_t p[P_COUNT];
+	tlbsim_params_for(res.profile, &o.cfg, p);
+	int params[P_COUNT], np = 0;
+	for (int i = 0; i < P_COUNT; i++)
+		if (strcmp(tlbsim_param_desc[i].unit, "ns") == 0 && p[i] > 0)
+			params[np++] = i;
+	int nvar = 1 + 2 * np;
+	if (o.cfg.noverrides >= TLBSIM_MAX_OVERRIDES) {
+		cli_opts_free(&o);
+		return cli_error("sensitivity: too many -D options (at most %d)",
+				 TLBSIM_MAX_OVERRIDES - 1);
+	}
+	struct seed_pool pool = {.n = ncol * nvar * nseeds};
+	pool.t = calloc((size_t)pool.n, sizeof(*pool.t));
+	struct sens_row *rows = calloc((size_t)np + 1, sizeof(*rows));
+	if (!pool.t || !rows) {
+		free(pool.t);
+		free(rows);
+		cli_opts_free(&o);
+		return cli_error_code(EXIT_INTERNAL, "out of memory");
+	}
+	for (int j = 0; j < np; j++) {
+		int64_t v = p[params[j]], d = v * o.perturb_pct / 100;
+		rows[j].param = params[j];
+		rows[j].value = v;
+		rows[j].lo = v - (d ? d : 1);
+		rows[j].hi = v + (d ? d : 1);
+	}
+	for (int c = 0; c < ncol; c++)
+		for (int v = 0; v < nvar; v++)
+			for (int k = 0; k < nseeds; k++) {
+				struct seed_task *t = &pool.t[(c * nvar + v) * nseeds + k];
+				t->cfg = o.cfg;
+				t->cfg.policy = pols[c];
+				t->cfg.seed = o.cfg.seed + (uint64_t)k;
+				if (v > 0) {
+					const struct sens_row *r = &rows[(v - 1) / 2];
+					int64_t val = (v - 1) % 2 ? r->hi : r->lo;
+					int i;
+					for (i = 0; i < t->cfg.noverrides; i++)
+						if (t->cfg.overrides[i].param == r->param)
+							break;
+					t->cfg.overrides[i].param = r->param;
+					t->cfg.overrides[i].value = val;
+					if (i == t->cfg.noverrides)
+						t->cfg.noverrides++;
+				}
+			}
+	/* the chart's directory must take a file: find out before the runs */
+	{
+		size_t l = strlen(o.svg_file);
+		char *probe = malloc(l + 24);
+		FILE *f = probe ? (snprintf(probe, l + 24, "%s.probe%ld", o.svg_file,
+					     (long)getpid()), fopen(probe, "w")) : NULL;
+		if (!f) {
+			int e = errno;
+			free(probe);
+			free(pool.t);
+			free(rows);
+			cli_opts_free(&o);
+			return cli_error("--svg %s: cannot write there: %s", o.svg_file, strerror(e));
+		}
+		fclose(f);
+		unlink(probe);
+		free(probe);
+	}
+	cli_block_signals();
+	pool.deadline = o.time_limit_ms ? sim_host_ns() + o.time_limit_ms * 1000000u : 0;
+	pool.max_memory = o.max_memory;
+	pthread_mutex_init(&pool.lock, NULL);
+	pool_run(&pool, o.jobs);
+	pthread_mutex_destroy(&pool.lock);
+	for (int i = 0; i < pool.n; i++)
+		if (pool.t[i].ran && pool.t[i].rc) {
+			rc = pool.t[i].rc;
+			snprintf(err, sizeof(err), "%s", pool.t[i].err);
+			free(pool.t);
+			free(rows);
+			cli_opts_free(&o);
+			return cli_error_code(rc == TLBSIM_EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s",
+					      err);
+		}
+	bool ok = true;
+	double q0 = quantity(&pool, ncol, nvar, nseeds, 0, md, &ok);
+	int nrows = 0, missing = 0;
+	if (ok)
+		for (int j = 0; j < np; j++) {
+			bool okj = true;
+			struct sens_row r = rows[j];
+			r.q_lo = quantity(&pool, ncol, nvar, nseeds, 1 + 2 * j, md, &okj);
+			r.q_hi = quantity(&pool, ncol, nvar, nseeds, 2 + 2 * j, md, &okj);
+			if (!okj) {
+				missing++;
+				continue;
+			}
+			r.effect = q0 ? fmax(fabs(r.q_lo - q0), fabs(r.q_hi - q0)) / fabs(q0) * 100 : 0;
+			rows[nrows++] = r;
+		}
+	qsort(rows, (size_t)nrows, sizeof(*rows), row_cmp);
+	int sig = cli_pending_signal(NULL);
+	char qname[160];
+	if (ncol == 2) {
+		snprintf(qname, sizeof(qname), "%s ratio (second / first --policy)", mname);
+	} else {
+		snprintf(qname, sizeof(qname), "%s", mname);
+	}
+	if (!ok) {
+		free(pool.t);
+		free(rows);
+		cli_opts_free(&o);
+		fprintf(stderr, "tlbsim: note: stopped early (%s) before the baseline finished; "
+			"nothing to rank\n", sig ? (sig == SIGINT ? "SIGINT" : "SIGTERM")
+						 : "time limit");
+		return sig ? 128 + sig : 0;
+	}
+	char title[256];
+	snprintf(title, sizeof(title), "tlbsim sensitivity %s, profile %s, %d CPUs, +-%d %%%s",
+		 res.workload->name, res.profile->name, res.cpus, o.perturb_pct,
+		 nseeds > 1 ? ", mean over seeds" : "");
+	if (o.json) {
+		printf("{\"tool\":\"tlbsim\",\"version\":\"%s\",\"command\":", TLBSIM_VERSION);
+		json_string(stdout, cli_cmdline(&o));
+		printf(",\"workload\":");
+		json_string(stdout, res.workload->name);
+		printf(",\"profile\":");
+		json_string(stdout, res.profile->name);
+		printf(",\"metric\":\"%s\",\"ratio\":%s,\"perturb_pct\":%d,\"seeds\":%d,"
+		       "\"baseline\":%.17g,\"partial\":%s,\"params\":[",
+		       mname, ncol == 2 ? "true" : "false", o.perturb_pct, nseeds, q0,
+		       missing ? "true" : "false");
+		for (int i = 0; i < nrows; i++)
+			printf("%s{\"name\":\"%s\",\"value\":%" PRId64 ",\"low\":%" PRId64
+			       ",\"high\":%" PRId64 ",\"at_low\":%.17g,\"at_high\":%.17g,"
+			       "\"change_pct\":%.4f}", i ? "," : "", tlbsim_param_desc[rows[i].param].name,
+			       rows[i].value, rows[i].lo, rows[i].hi, rows[i].q_lo, rows[i].q_hi,
+			       rows[i].effect);
+		printf("]}\n");
+	} else {
+		printf("%s\n", title);
+		if (ncol == 2) {
+			printf("quantity: %s under", mname);
+			for (int c = 1; c >= 0; c--) {
+				const char *sep = " ";
+				for (int k = 0; k < tlbsim_knob_count(); k++) {
+					const char *v = tlbsim_policy_value_name(&pols[c], k);
+					const char *w = tlbsim_policy_value_name(&pols[1 - c], k);
+					if (strcmp(v, w)) {
+						printf("%s%s=%s", sep, tlbsim_knob_get(k)->name, v);
+						sep = ",";
+					}
+				}
+				if (c)
+					printf(" over");
+			}
+			printf("\n");
+		} else {
+			printf("quantity: %s\n", mname);
+		}
+		printf("baseline: %.6g\n", q0);
+		printf("%-22s %12s %14s %14s %10s %10s\n", "parameter", "value", "at -", "at +",
+		       "change -", "change +");
+		for (int i = 0; i < nrows; i++) {
+			const struct sens_row *r = &rows[i];
+			printf("%-22s %12" PRId64 " %14.6g %14.6g %+9.2f%% %+9.2f%%\n",
+			       tlbsim_param_desc[r->param].name, r->value, r->q_lo, r->q_hi,
+			       q0 ? (r->q_lo - q0) / fabs(q0) * 100 : 0,
+			       q0 ? (r->q_hi - q0) / fabs(q0) * 100 : 0);
+		}
+		if (missing)
+			printf("PARTIAL: %d parameter(s) not measured (stopped early)\n", missing);
+	}
+	fflush(stdout);
+	rc = 0;
+	if (write_svg_file(o.svg_file, title, qname, q0, rows, nrows, o.perturb_pct)) {
+		fprintf(stderr, "tlbsim: cannot write the chart %s: %s\n", o.svg_file,
+			strerror(errno));
+		rc = EXIT_INTERNAL;
+	} else {
+		fprintf(stderr, "tlbsim: chart: %s\n", o.svg_file);
+	}
+	free(pool.t);
+	free(rows);
+	cli_opts_free(&o);
+	if (sig)
+		return 128 + sig;
+	return rc;
+}

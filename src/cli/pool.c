@@ -1,0 +1,96 @@
+/* pool.c - simulations on host threads (pool.h). */
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/pool.h"
+
+static void run_task(struct seed_pool *p, struct seed_task *t)
+{
+	struct core_opts co = {
+		.want_kind = -1,
+		.host_limit = p->max_memory,
+		.deadline_host_ns = p->deadline,
+		.interrupted = cli_pending_signal,
+	};
+	struct run_outcome out;
+	t->ran = true;
+	t->rc = tlbsim_resolve(&t->cfg, &t->res, t->err, sizeof(t->err));
+	if (!t->rc)
+		t->rc = tlbsim_run_one(&t->cfg, &t->res, &co, &out, t->err, sizeof(t->err));
+	if (!t->rc) {
+		t->m = out.m;
+		t->stopped = out.stopped;
+		t->stop_signal = out.stop_signal;
+	}
+}
+
+/* Host threads take tasks in index order; each simulation is independent
+ * (all state in its struct sim), so the results do not depend on --jobs. */
+static void *pool_worker(void *arg)
+{
+	struct seed_pool *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		int i = p->stop ? p->n : p->next++;
+		pthread_mutex_unlock(&p->lock);
+		if (i >= p->n)
+			return NULL;
+		struct seed_task *t = &p->t[i];
+		run_task(p, t);
+		if (t->rc || t->stopped) {
+			pthread_mutex_lock(&p->lock);
+			p->stop = true;
+			pthread_mutex_unlock(&p->lock);
+		}
+	}
+}
+
+void pool_run(struct seed_pool *p, int jobs)
+{
+	if (jobs > p->n)
+		jobs = p->n;
+	pthread_t th[64];
+	int started = 0;
+	if (jobs > 64)
+		jobs = 64;
+	for (int i = 1; i < jobs; i++) {
+		if (pthread_create(&th[started], NULL, pool_worker, p))
+			break;	/* fewer host threads: the others do the work */
+		started++;
+	}
+	pool_worker(p);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
+/* each metric's mean over the seeds that ran, rounded (integer metrics) */
+void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (!n)
+		return;
+#define X(f)                                                                     \
+	{                                                                        \
+		unsigned __int128 sum = 0;                                       \
+		for (int k = 0; k < n; k++)                                      \
+			sum += v[k].f;                                           \
+		m->f = (uint64_t)((sum + (unsigned)n / 2) / (unsigned)n);        \
+	}
+	TLBSIM_METRICS(X)
+#undef X
+#define X(f)                                                                     \
+	{                                                                        \
+		unsigned __int128 sum = 0;                                       \
+		for (int k = 0; k < n; k++)                                      \
+			sum += v[k].tlbi.f;                                      \
+		m->tlbi.f = (uint64_t)((sum + (unsigned)n / 2) / (unsigned)n);   \
+	}
+	TLBSIM_TLBI_KINDS(X)
+#undef X
+	for (int k = 0; k < n; k++)
+		if (v[k].first_violation[0]) {
+			memcpy(m->first_violation, v[k].first_violation, sizeof(m->first_violation));
+			break;
+		}
+}
+

@@ -1,0 +1,40 @@
+/* pool.h - simulations on host threads (run/compare --seeds, sensitivity). */
+#ifndef TLBSIM_CLI_POOL_H
+#define TLBSIM_CLI_POOL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "core/core.h"
+
+/* One simulation: a configuration (its seed, policy, overrides) and what it
+ * gave. */
+struct seed_task {
+	struct tlbsim_config cfg;
+	struct tlbsim_resolved res;
+	struct tlbsim_metrics m;
+	enum sim_stop stopped;
+	int stop_signal;
+	bool ran;		/* false: not started (a run before it stopped) */
+	int rc;			/* 0 or an enum tlbsim_err */
+	char err[TLBSIM_ERRLEN];
+};
+
+struct seed_pool {
+	struct seed_task *t;
+	int n;
+	int next;		/* the next task to start, under lock */
+	bool stop;		/* a run stopped or failed: start no more */
+	pthread_mutex_t lock;
+	uint64_t deadline;
+	uint64_t max_memory;
+};
+
+/* Run every task of p in index order, at most jobs at once (jobs 1: in this
+ * thread). Each simulation owns all its state, so results do not depend on
+ * jobs. A failed or stopped task stops the start of further ones. */
+void pool_run(struct seed_pool *p, int jobs);
+/* each metric's mean over v[0..n), rounded; the first violation text */
+void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *m);
+
+#endif

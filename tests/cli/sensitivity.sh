@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# sensitivity.sh TLBSIM - tlbsim sensitivity:
+#   * each row's "at -"/"at +" is the metric of a plain run with that one
+#     parameter moved (exact mode, one seed), and rows are ranked by change;
+#   * with two policies the quantity is the ratio (second over first);
+#   * the chart is well-formed SVG with a bar pair per ranked parameter;
+#   * the output does not depend on --jobs; bad input exits 2 in one line.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+failmsg() { echo "sensitivity: FAIL: $*"; fail=1; }
+W=(mmap8 --iters 40 --threads 3 -D jitter=0)
+
+"$bin" sensitivity "${W[@]}" --policy nested=fullmm --json --svg "$tmp/a.svg" >"$tmp/j" 2>"$tmp/e" ||
+	failmsg "one policy: exit $?: $(head -c 300 "$tmp/e")"
+python3 - "$tmp/j" "$bin" <<'PY' || fail=1
+import json, subprocess, sys
+d = json.load(open(sys.argv[1]))
+bin = sys.argv[2]
+bad = 0
+ps = d["params"]
+if d["metric"] != "wall_ns" or d["ratio"] or len(ps) < 20:
+    print("sensitivity: FAIL: header %r, %d params" % ({k: d[k] for k in ("metric", "ratio")}, len(ps))); bad = 1
+if [p["change_pct"] for p in ps] != sorted((p["change_pct"] for p in ps), reverse=True):
+    print("sensitivity: FAIL: not ranked by change"); bad = 1
+def wall(extra):
+    out = subprocess.run([bin, "run", "mmap8", "--iters", "40", "--threads", "3", "-D", "jitter=0",
+                          "--policy", "nested=fullmm", "--json"] + extra, capture_output=True)
+    return json.loads(out.stdout)["metrics"]["wall_ns"]
+base = wall([])
+if base != d["baseline"]:
+    print("sensitivity: FAIL: baseline %r, a plain run %r" % (d["baseline"], base)); bad = 1
+for p in ps[:3] + ps[-1:]:
+    lo = wall(["-D", "%s=%d" % (p["name"], p["low"])])
+    hi = wall(["-D", "%s=%d" % (p["name"], p["high"])])
+    if lo != p["at_low"] or hi != p["at_high"]:
+        print("sensitivity: FAIL: %s: at_low/high %r/%r, plain runs %r/%r" % (p["name"], p["at_low"], p["at_high"], lo, hi)); bad = 1
+    if p["low"] != p["value"] - max(p["value"] * 20 // 100, 1):
+        print("sensitivity: FAIL: %s low %r for value %r" % (p["name"], p["low"], p["value"])); bad = 1
+sys.exit(bad)
+PY
+
+# two policies: the ratio; the table and the chart
+"$bin" sensitivity "${W[@]}" --policy nested=v2 --policy nested=fullmm -j 1 --svg "$tmp/b.svg" \
+	>"$tmp/t1" 2>/dev/null || failmsg "two policies, -j 1"
+"$bin" sensitivity "${W[@]}" --policy nested=v2 --policy nested=fullmm -j 2 --svg "$tmp/c.svg" \
+	>"$tmp/t2" 2>/dev/null || failmsg "two policies, -j 2"
+cmp -s "$tmp/t1" "$tmp/t2" || failmsg "-j 1 and -j 2 differ"
+cmp -s "$tmp/b.svg" "$tmp/c.svg" || failmsg "the charts of -j 1 and -j 2 differ"
+grep -q "^quantity: wall_ns under nested=fullmm over nested=v2$" "$tmp/t1" || failmsg "quantity line"
+python3 - "$tmp/b.svg" "$tmp/t1" <<'PY' || fail=1
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+rows = [l for l in open(sys.argv[2]) if l.split() and l.split()[0].endswith("_ns") and "%" in l]
+rects = [e for e in root.iter() if e.tag.endswith("rect")]
+if len(rects) != 2 * min(25, len(rows)) or not rows:
+    print("sensitivity: FAIL: %d bars for %d rows" % (len(rects), len(rows))); sys.exit(1)
+PY
+
+for a in "--metric nosuch" "--perturb 0" "--perturb 91" "--policy nested=v1 --policy nested=v2 --policy nested=fullmm" "--svg $tmp/nodir/x.svg"; do
+	"$bin" sensitivity mmap8 --iters 2 $a >"$tmp/o" 2>"$tmp/e"
+	rc=$?
+	[ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] || failmsg "'$a': exit $rc, $(head -c 200 "$tmp/e")"
+done
+[ ! -e "$tmp/nodir" ] || failmsg "created a directory"
+
+if [ $fail = 0 ]; then
+	echo "sensitivity: PASS"
+	exit 0
+fi
+exit 1
