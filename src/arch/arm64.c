@@ -8,7 +8,8 @@
  *
  * Invalidation is broadcast by hardware: the effect of each TLBI is applied to
  * every CPU's caches at issue. The cost is charged as one event per batch:
- * the batch occupies a single serialising DVM resource for n x tlbi_op_ns
+ * the batch occupies a single serialising DVM resource for
+ * n x tlbi_op_ns x dvm_occupancy_pct / 100 (100 by default: fully serial)
  * (queueing behind other CPUs' batches), and the issuing CPU then waits
  * dsb_ns for DSB ISH completion. Contention arises from that queue alone.
  *
@@ -75,9 +76,19 @@ static void arm64_tlbi_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
 	uint64_t t0 = s->now;
 	uint64_t start = mc->dvm_free_at > t0 ? mc->dvm_free_at : t0;
 	s->m.dvm_wait_ns += start - t0;
-	mc->dvm_free_at = start + ntlbi * per;
-	uint64_t done = mc->dvm_free_at + (uint64_t)P(s, P_dsb_ns) * (1 + extra_dsb);
+	/* the issuer's latency is ntlbi x per; the shared DVM path is held for
+	 * dvm_occupancy_pct of it (100: the whole, fully serial) */
+	mc->dvm_free_at = start + ntlbi * per * (uint64_t)P(s, P_dvm_occupancy_pct) / 100;
+	uint64_t done = start + ntlbi * per + (uint64_t)P(s, P_dsb_ns) * (1 + extra_dsb);
 	sim_charge_sys(s, done - t0);
+	uint64_t recv = (uint64_t)P(s, P_tlbi_recv_ns);
+	if (recv) {
+		/* every other running CPU handles each broadcast op */
+		int self = cur_cpu(s);
+		for (int c = 0; c < s->nr_cpus; c++)
+			if (c != self && !sim_cpu_idle(s, c))
+				sim_steal(s, c, ntlbi * recv);
+	}
 	sim_step(s, YP_DSB, 0);
 }
 

@@ -57,7 +57,8 @@ static int param_check(int id, int64_t v, char *err, size_t errlen)
 		snprintf(err, errlen, "parameter %s=%lld: want 2..100000000", name, (long long)v);
 		return TLBSIM_EINVAL;
 	}
-	if ((id == P_dirty_ratio || id == P_dirty_background_ratio) && v > 100) {
+	if ((id == P_dirty_ratio || id == P_dirty_background_ratio || id == P_dvm_occupancy_pct) &&
+	    v > 100) {
 		snprintf(err, errlen, "parameter %s=%lld: want a percentage 0..100", name, (long long)v);
 		return TLBSIM_EINVAL;
 	}

@@ -97,8 +97,18 @@
   X(thread_create_ns, "ns", 20000, 20000,                                        \
     "first principles: clone() + stack setup ~50k cycles")                       \
   X(tlbi_op_ns, "ns", 0, 468,                                                    \
-    "C1: 468 ns per broadcast TLBI VA op (least squares, 1-256 pages); also "    \
-    "the DVM occupancy per op")                                                  \
+    "C1: 468 ns per broadcast TLBI VA op (least squares, 1-256 pages): the "     \
+    "issuing CPU's latency per op")                                              \
+  X(dvm_occupancy_pct, "percent", 0, 100,                                        \
+    "first principles: the share of each broadcast op's issuer latency during "  \
+    "which the shared DVM path is held, so other CPUs' broadcasts queue; C1 "    \
+    "measures the issuer only and no figure separates the two: 100 = fully "     \
+    "serial (every broadcast waits for all earlier ones; the upper bound), 0 = " \
+    "no contention (docs/sensitivity.md has the sweep)")                         \
+  X(tlbi_recv_ns, "ns", 0, 0,                                                    \
+    "no per-operation figure: time a running CPU loses per broadcast TLBI op it " \
+    "receives (its TLB and walk-cache lookup of the DVM message); 0 until "      \
+    "measured")                                                                  \
   X(tlbi_asid_ns, "ns", 0, 547,                                                  \
     "C1: full ASID flush 1508 ns minus the 961 ns fixed part")                   \
   X(tlbi_all_ns, "ns", 0, 547,                                                   \

@@ -341,6 +341,74 @@ static void test_dvm_queueing_overlap(void **state)
 	assert_int_equal(p.dvm_wait, 0);
 }
 
+static struct pair run_pair_occ(uint64_t n_a, uint64_t n_b, int64_t occ_pct)
+{
+	const int64_t ov[] = {P_tlbi_op_ns, OP_NS,  P_tlbi_asid_ns, ASID_NS, P_dsb_ns, DSB_NS,
+			      P_lock_op_ns, 0,	    P_dvm_occupancy_pct, occ_pct, -1};
+	struct pair p = {.a = range_req(n_a, false), .b = range_req(n_b, true)};
+	struct sim *s = tsim_new_p("arm64-4k", 4, NESTED_FULLMM, ov);
+	tsim_spawn(s, flush_thread, &p.a, 0);
+	tsim_spawn(s, flush_thread, &p.b, 1);
+	tsim_run(s);
+	p.dvm_wait = s->m.dvm_wait_ns;
+	tsim_free(s);
+	return p;
+}
+
+/* dvm_occupancy_pct: the shared path is held for that share of each op's
+ * issuer latency. Two equal batches at the same instant: the second waits
+ * n x op x pct / 100; each issuer still takes n x op + dsb once started. */
+static void test_dvm_occupancy_split(void **state)
+{
+	(void)state;
+	const uint64_t n = 10;
+	for (int64_t pct = 0; pct <= 100; pct += 50) {
+		struct pair p = run_pair_occ(n, n, pct);
+		uint64_t wait = n * OP_NS * (uint64_t)pct / 100;
+		assert_int_equal(p.dvm_wait, wait);
+		uint64_t lo = p.a.elapsed < p.b.elapsed ? p.a.elapsed : p.b.elapsed;
+		uint64_t hi = p.a.elapsed < p.b.elapsed ? p.b.elapsed : p.a.elapsed;
+		assert_int_equal(lo, n * OP_NS + DSB_NS);
+		assert_int_equal(hi, wait + n * OP_NS + DSB_NS);
+	}
+}
+
+struct recv {
+	struct flush_req f;
+	uint64_t busy_end, idle_sys;
+};
+
+static void recv_busy(struct sim *s, struct sim_thread *t)
+{
+	struct recv *r = t->arg;
+	sim_step(s, YP_USER, 100000);	/* running while the other CPU flushes */
+	sim_step(s, YP_USER, 1);	/* stolen time elapses at the next yield */
+	r->busy_end = s->now;
+}
+
+/* tlbi_recv_ns: a running CPU loses that much per broadcast op it receives
+ * (its thread ends later by n x recv); an idle CPU is not charged. */
+static void test_tlbi_recv_cost(void **state)
+{
+	(void)state;
+	const uint64_t n = 10, recv_ns = 7;
+	uint64_t end[2];
+	for (int with = 0; with < 2; with++) {
+		const int64_t ov[] = {P_tlbi_op_ns, OP_NS, P_dsb_ns, DSB_NS, P_lock_op_ns, 0,
+				      P_tlbi_recv_ns, with ? (int64_t)recv_ns : 0, -1};
+		struct recv r = {.f = range_req(n, false)};
+		struct sim *s = tsim_new_p("arm64-4k", 4, NESTED_FULLMM, ov);
+		tsim_spawn(s, flush_thread, &r.f, 0);
+		tsim_spawn(s, recv_busy, &r, 1);
+		tsim_run(s);
+		end[with] = r.busy_end;
+		/* CPUs 2 and 3 stayed idle: no time charged */
+		assert_int_equal(s->cpus[2].sys_ns + s->cpus[3].sys_ns, 0);
+		tsim_free(s);
+	}
+	assert_int_equal(end[1], end[0] + n * recv_ns);
+}
+
 /* ---- broadcast ---- */
 
 struct bcast {
@@ -458,6 +526,8 @@ int main(void)
 		cmocka_unit_test(test_cost_uncontended),
 		cmocka_unit_test(test_dvm_queueing_same_instant),
 		cmocka_unit_test(test_dvm_queueing_overlap),
+		cmocka_unit_test(test_dvm_occupancy_split),
+		cmocka_unit_test(test_tlbi_recv_cost),
 		cmocka_unit_test(test_broadcast),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1270,7 +1270,7 @@ def param_ok(name, unit, x):
         return "ways"
     if name == "livelock_faults" and (x < 2 or x > 100000000):
         return "livelock"
-    if name in ("dirty_ratio", "dirty_background_ratio") and x > 100:
+    if name in ("dirty_ratio", "dirty_background_ratio", "dvm_occupancy_pct") and x > 100:
         return "percent"
     if name == "ram_mb" and (x < 1 or x > 2**30):
         return "ram_mb"
