@@ -89,6 +89,36 @@ static double quantity(const struct seed_pool *p, int ncol, int nvar, int nseeds
 	return q[1] / q[0];
 }
 
+/* the baseline's spread over the seeds: the half-width of the 95 % interval
+ * of the per-seed quantity (metric, or the per-seed paired ratio), as a
+ * percentage of the quantity; 0 with one seed */
+static double baseline_noise_pct(const struct seed_pool *p, int ncol, int nvar, int nseeds,
+				 const struct metric_def *md)
+{
+	if (nseeds < 2)
+		return 0;
+	static const double t[] = {0,	   12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+				   2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+				   2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+				   2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+	double sum = 0, ss = 0, x[1000];
+	for (int k = 0; k < nseeds; k++) {
+		double a = metric_of(&p->t[(0 * nvar) * nseeds + k].m, md);
+		x[k] = a;
+		if (ncol == 2) {
+			double b = metric_of(&p->t[(1 * nvar) * nseeds + k].m, md);
+			x[k] = a ? b / a : 0;
+		}
+		sum += x[k];
+	}
+	double mean = sum / nseeds;
+	for (int k = 0; k < nseeds; k++)
+		ss += (x[k] - mean) * (x[k] - mean);
+	double h = (nseeds - 1 <= 30 ? t[nseeds - 1] : 1.96) * sqrt(ss / (nseeds - 1)) /
+		   sqrt((double)nseeds);
+	return mean ? h / fabs(mean) * 100 : 0;
+}
+
 static void svg_text(FILE *f, const char *s)
 {
 	for (; *s; s++) {
@@ -301,6 +331,7 @@ int cmd_sensitivity(int argc, char **argv)
 			rows[nrows++] = r;
 		}
 	qsort(rows, (size_t)nrows, sizeof(*rows), row_cmp);
+	double noise = ok ? baseline_noise_pct(&pool, ncol, nvar, nseeds, md) : 0;
 	int sig = cli_pending_signal(NULL);
 	char qname[160];
 	if (ncol == 2) {
@@ -329,8 +360,8 @@ int cmd_sensitivity(int argc, char **argv)
 		printf(",\"profile\":");
 		json_string(stdout, res.profile->name);
 		printf(",\"metric\":\"%s\",\"ratio\":%s,\"perturb_pct\":%d,\"seeds\":%d,"
-		       "\"baseline\":%.17g,\"partial\":%s,\"params\":[",
-		       mname, ncol == 2 ? "true" : "false", o.perturb_pct, nseeds, q0,
+		       "\"baseline\":%.17g,\"noise_pct\":%.4f,\"partial\":%s,\"params\":[",
+		       mname, ncol == 2 ? "true" : "false", o.perturb_pct, nseeds, q0, noise,
 		       missing ? "true" : "false");
 		for (int i = 0; i < nrows; i++)
 			printf("%s{\"name\":\"%s\",\"value\":%" PRId64 ",\"low\":%" PRId64
@@ -361,14 +392,21 @@ int cmd_sensitivity(int argc, char **argv)
 			printf("quantity: %s\n", mname);
 		}
 		printf("baseline: %.6g\n", q0);
+		if (nseeds > 1)
+			printf("noise: +-%.2f %% (95 %% interval of the per-seed baseline over %d "
+			       "seeds); changes within it are not resolved (rows marked ~)\n", noise,
+			       nseeds);
+		else
+			printf("noise: one seed, not estimated (--seeds N measures it)\n");
 		printf("%-22s %12s %14s %14s %10s %10s\n", "parameter", "value", "at -", "at +",
 		       "change -", "change +");
 		for (int i = 0; i < nrows; i++) {
 			const struct sens_row *r = &rows[i];
-			printf("%-22s %12" PRId64 " %14.6g %14.6g %+9.2f%% %+9.2f%%\n",
+			printf("%-22s %12" PRId64 " %14.6g %14.6g %+9.2f%% %+9.2f%%%s\n",
 			       tlbsim_param_desc[r->param].name, r->value, r->q_lo, r->q_hi,
 			       q0 ? (r->q_lo - q0) / fabs(q0) * 100 : 0,
-			       q0 ? (r->q_hi - q0) / fabs(q0) * 100 : 0);
+			       q0 ? (r->q_hi - q0) / fabs(q0) * 100 : 0,
+			       nseeds > 1 && r->effect <= noise ? " ~" : "");
 		}
 		if (missing)
 			printf("PARTIAL: %d parameter(s) not measured (stopped early)\n", missing);

@@ -21,7 +21,7 @@ d = json.load(open(sys.argv[1]))
 bin = sys.argv[2]
 bad = 0
 ps = d["params"]
-if d["metric"] != "wall_ns" or d["ratio"] or len(ps) < 20:
+if d["metric"] != "wall_ns" or d["ratio"] or len(ps) < 20 or d["noise_pct"] != 0:
     print("sensitivity: FAIL: header %r, %d params" % ({k: d[k] for k in ("metric", "ratio")}, len(ps))); bad = 1
 if [p["change_pct"] for p in ps] != sorted((p["change_pct"] for p in ps), reverse=True):
     print("sensitivity: FAIL: not ranked by change"); bad = 1
