@@ -434,7 +434,11 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	struct option longopts[NOPTS + 1];
 	size_t nl = 0;
 	char shortopts[16] = "+";
+	/* only this command's options: an abbreviation is then ambiguous only
+	 * among them (run's --see: --seed or --seeds; check's --see: --seed) */
 	for (size_t i = 0; i < NOPTS; i++) {
+		if (!(opts[i].cmds & cmd_bit))
+			continue;
 		if (opts[i].name) {
 			bool dup = false;
 			for (size_t j = 0; j < nl; j++)
@@ -482,6 +486,30 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 		}
 		if (c == '?' || c == ':') {
 			const char *what = argv[optind - 1];
+			if (strncmp(what, "--", 2) == 0) {
+				/* another command's option: say so */
+				size_t l = strcspn(what + 2, "=");
+				for (size_t i = 0; i < NOPTS; i++)
+					if (opts[i].name && strlen(opts[i].name) == l &&
+					    strncmp(opts[i].name, what + 2, l) == 0 &&
+					    !find_opt(opts[i].id, cmd_bit))
+						return cli_error("%s: option --%s does not apply here",
+								 o->cmd, opts[i].name);
+				/* an abbreviation of several of this command's options */
+				const char *m1 = NULL, *m2 = NULL;
+				for (size_t i = 0; i < NOPTS; i++)
+					if (opts[i].name && (opts[i].cmds & cmd_bit) && l &&
+					    strncmp(opts[i].name, what + 2, l) == 0 &&
+					    (!m1 || strcmp(m1, opts[i].name))) {
+						if (!m1)
+							m1 = opts[i].name;
+						else if (!m2)
+							m2 = opts[i].name;
+					}
+				if (m2)
+					return cli_error("%s: option '%.*s' is ambiguous (--%s, --%s, ...)",
+							 o->cmd, (int)(l + 2), what, m1, m2);
+			}
 			if (optopt && optopt < 256)
 				return cli_error("%s: option '-%c' is unknown or needs a value", o->cmd,
 						 optopt);

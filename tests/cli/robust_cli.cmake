@@ -130,3 +130,8 @@ set_tests_properties(cli_profile_file PROPERTIES LABELS cli TIMEOUT 300
 add_test(NAME cli_sensitivity COMMAND bash ${TLBSIM_CLI_DIR}/sensitivity.sh $<TARGET_FILE:tlbsim>)
 set_tests_properties(cli_sensitivity PROPERTIES LABELS cli TIMEOUT 300
   PASS_REGULAR_EXPRESSION "sensitivity: PASS" FAIL_REGULAR_EXPRESSION "sensitivity: FAIL")
+# run/compare have --seed and --seeds: an abbreviation of both is ambiguous
+# and says so; check has only --seed, so --see is --seed there
+tlbsim_cli(err_ambiguous_seed 2 STDERR "option '--see' is ambiguous" "--seeds"
+           ARGS run mmap8 --see 7 --iters 1)
+tlbsim_cli(check_seed_abbrev 0 STDOUT "no violation" ARGS check mmap5 --see 7 --runs 3)

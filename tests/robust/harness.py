@@ -669,6 +669,9 @@ class Gen:
             out.append(self.group("help", [self.ch(["-h", "--help", "--he"])]))
         elif choice < 0.52 and cmd == "check":
             out.append(self.group("unknown_opt", [self.ch(["--t", "--s", "--m"])]))  # ambiguous
+        elif choice < 0.52:
+            # ambiguous in run/compare: --seed/--seeds
+            out.append(self.group("unknown_opt", [self.ch(["--se", "--see"]), "7"]))
         elif choice < 0.6:
             # an option of the other commands
             if cmd == "check":
@@ -747,7 +750,9 @@ class Gen:
         if self.p(0.3):
             v = self.int_value([0, 1, 2, 7, 12345, INT64_MAX, 2**32, "007"],
                                [-1, INT64_MAX + 1])
-            groups.append(self.opt_group("seed", "seed", v, ("se", "see")))
+            # run/compare also have --seeds: there --se and --see are ambiguous
+            groups.append(self.opt_group("seed", "seed", v,
+                                         ("se", "see") if cmd == "check" else ()))
         nw = self.ch([0, 0, 1, 1, 2, 3])
         if self.p(0.02):
             nw = self.ch([12, 16] if self.mode == "valid" else [12, 13, 16, 17])
