@@ -114,6 +114,7 @@ FALLBACK = {
         "arm64-16k": {"arch": "arm64", "page": 16384, "cpus": 46},
         "x86-256": {"arch": "x86", "page": 4096, "cpus": 256},
         "arm64-128": {"arch": "arm64", "page": 4096, "cpus": 128},
+        "kvm16": {"arch": "x86", "page": 4096, "cpus": 16},
     },
 }
 
