@@ -121,8 +121,12 @@
     "ID_AA64MMFR0_EL1.ASIDBits: 16 on Falkor and most v8.1+ parts; 8 on some "   \
     "older cores")                                                               \
   X(kpti, "bool", 0, 0,                                                          \
-    "unknown on the 2019 Falkor host (not Meltdown-affected); off (doubles user "     \
-    "TLBIs when on)")                                                            \
+    "page-table isolation (arm64 KPTI, x86 PTI): unknown on the 2019 hosts; off; " \
+    "when on, every syscall pays pti_syscall_ns and arm64 doubles user TLBIs")   \
+  X(pti_syscall_ns, "ns", 139, 0,                                                \
+    "x86: getppid 339 ns -> 478 ns with PTI and PCID on Haswell with INVPCID "   \
+    "(FreeBSD review D13985): the CR3 switches of entry and exit; arm64: no "    \
+    "published figure for the KPTI trampoline (0)")                              \
   X(repeat_tlbi, "bool", 0, 0,                                                   \
     "C8: Falkor part 0xc00 is not in the 2019 REPEAT_TLBI list; TLBI;DSB;TLBI "  \
     "when on")                                                                   \

@@ -123,7 +123,7 @@ void do_exit(struct sim *s)
 	struct task *tk = current_task(s);
 	struct kernel *k = kernel_of(s);
 	sim_set_mode(s, MODE_SYS);
-	sim_step_arg(s, &tp_exit_enter, (uint64_t)P(s, P_syscall_ns), (uint64_t)tk->thread.id, 0);
+	sim_step_arg(s, &tp_exit_enter, syscall_cost(s), (uint64_t)tk->thread.id, 0);
 	kernel_entry(s);
 	exit_mm(s, tk);
 	sim_charge(s, kasan_cost(s, P(s, P_exit_ns)));
@@ -150,7 +150,7 @@ struct task *sys_wait4(struct sim *s)
 	struct kernel *k = kernel_of(s);
 	struct task *reaped = NULL;
 	sim_set_mode(s, MODE_SYS);
-	sim_step(s, &tp_wait_enter, (uint64_t)P(s, P_syscall_ns));
+	sim_step(s, &tp_wait_enter, syscall_cost(s));
 	kernel_entry(s);
 	/* add_wait_queue(&current->signal->wait_chldexit) */
 	tk->wait_chld = true;

@@ -418,7 +418,7 @@ struct task *sys_fork(struct sim *s, size_t size, thread_fn fn, void *arg, int c
 	struct task *parent = current_task(s);
 	SIM_BUG_ON(s, size < sizeof(struct task));
 	sim_set_mode(s, MODE_SYS);
-	sim_step(s, &tp_fork_enter, (uint64_t)P(s, P_syscall_ns));
+	sim_step(s, &tp_fork_enter, syscall_cost(s));
 	kernel_entry(s);
 	/* dup_task_struct() and the copy_* of copy_process() */
 	sim_charge(s, kasan_cost(s, P(s, P_thread_create_ns)));
@@ -471,7 +471,7 @@ void sys_execve(struct sim *s)
 	struct task *tk = current_task(s);
 	struct kernel *k = kernel_of(s);
 	sim_set_mode(s, MODE_SYS);
-	sim_step(s, &tp_exec, (uint64_t)P(s, P_syscall_ns));
+	sim_step(s, &tp_exec, syscall_cost(s));
 	kernel_entry(s);
 	sim_charge(s, kasan_cost(s, P(s, P_exec_ns)));
 	struct mm_struct *mm = mm_alloc(s);	/* bprm_mm_init() */

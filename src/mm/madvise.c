@@ -49,7 +49,7 @@ int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len)
 	uint64_t ps = hw_of(s)->geom.page_size;
 	int ret = 0;
 	sim_set_mode(s, MODE_SYS);
-	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MADVISE_DONTNEED, addr);
+	sim_step_arg(s, YP_SYSCALL, syscall_cost(s), SYS_MADVISE_DONTNEED, addr);
 	kernel_entry(s);
 	uint64_t cookie = k->hooks && k->hooks->syscall_enter
 				  ? k->hooks->syscall_enter(k->hooks_ctx, SYS_MADVISE_DONTNEED) : 0;
@@ -135,7 +135,7 @@ int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len)
 	};
 	int ret = 0;
 	sim_set_mode(s, MODE_SYS);
-	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MADVISE_FREE, addr);
+	sim_step_arg(s, YP_SYSCALL, syscall_cost(s), SYS_MADVISE_FREE, addr);
 	kernel_entry(s);
 	if (addr & (ps - 1)) {
 		ret = -1;

@@ -316,6 +316,13 @@ struct kernel {
 	void *hooks_ctx;
 };
 
+/* syscall entry + exit (arch/x86/entry, arch/arm64/kernel/entry.S): with
+ * page-table isolation (kpti) the trampoline's CR3/TTBR switches on both */
+static inline uint64_t syscall_cost(struct sim *s)
+{
+	return (uint64_t)P(s, P_syscall_ns) + (P(s, P_kpti) ? (uint64_t)P(s, P_pti_syscall_ns) : 0);
+}
+
 static inline struct kernel *kernel_of(struct sim *s)
 {
 	return container_of(machine_of(s), struct kernel, mach);

@@ -164,7 +164,7 @@ static uint64_t do_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags, s
 uint64_t sys_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags)
 {
 	sim_set_mode(s, MODE_SYS);
-	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MMAP, hint);
+	sim_step_arg(s, YP_SYSCALL, syscall_cost(s), SYS_MMAP, hint);
 	kernel_entry(s);
 	uint64_t addr = do_mmap(s, hint, len, flags, NULL, 0);
 	sim_set_mode(s, MODE_USER);
@@ -177,7 +177,7 @@ uint64_t sys_mmap_file(struct sim *s, uint64_t hint, uint64_t len, int flags, st
 		       uint64_t pgoff)
 {
 	sim_set_mode(s, MODE_SYS);
-	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MMAP, hint);
+	sim_step_arg(s, YP_SYSCALL, syscall_cost(s), SYS_MMAP, hint);
 	kernel_entry(s);
 	uint64_t addr = do_mmap(s, hint, len, flags, file, pgoff);
 	sim_set_mode(s, MODE_USER);
@@ -190,7 +190,7 @@ uint64_t sys_mmap_file(struct sim *s, uint64_t hint, uint64_t len, int flags, st
 struct inode *sys_tmpfile(struct sim *s, const struct fs_type *fs, uint64_t size)
 {
 	sim_set_mode(s, MODE_SYS);
-	sim_step(s, YP_SYSCALL, 3 * (uint64_t)P(s, P_syscall_ns));
+	sim_step(s, YP_SYSCALL, 3 * syscall_cost(s));
 	kernel_entry(s);
 	struct inode *ino = inode_new(s, fs, size);
 	sim_set_mode(s, MODE_USER);
@@ -201,7 +201,7 @@ struct inode *sys_tmpfile(struct sim *s, const struct fs_type *fs, uint64_t size
 void sys_close(struct sim *s, struct inode *file)
 {
 	sim_set_mode(s, MODE_SYS);
-	sim_step(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns));
+	sim_step(s, YP_SYSCALL, syscall_cost(s));
 	kernel_entry(s);
 	iput(s, file);
 	sim_set_mode(s, MODE_USER);
@@ -211,7 +211,7 @@ void sys_close(struct sim *s, struct inode *file)
 void sys_fsync(struct sim *s, struct inode *file)
 {
 	sim_set_mode(s, MODE_SYS);
-	sim_step(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns));
+	sim_step(s, YP_SYSCALL, syscall_cost(s));
 	kernel_entry(s);
 	writeback_inode(s, file);
 	sim_set_mode(s, MODE_USER);
@@ -262,7 +262,7 @@ int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
 	uint64_t ps = hw_of(s)->geom.page_size;
 	int ret = 0;
 	sim_set_mode(s, MODE_SYS);
-	sim_step_arg(s, YP_SYSCALL, (uint64_t)P(s, P_syscall_ns), SYS_MUNMAP, addr);
+	sim_step_arg(s, YP_SYSCALL, syscall_cost(s), SYS_MUNMAP, addr);
 	kernel_entry(s);
 	uint64_t cookie = k->hooks && k->hooks->syscall_enter
 				  ? k->hooks->syscall_enter(k->hooks_ctx, SYS_MUNMAP) : 0;
