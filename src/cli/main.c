@@ -40,7 +40,7 @@ static void main_help(FILE *f)
 		   "A deterministic simulator of the Linux kernel's TLB-flush machinery. Times are\n"
 		   "simulated (the modelled machine's), never the host's.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-44s %s\n", commands[i].usage, commands[i].summary);
+		fprintf(f, "  %-50s %s\n", commands[i].usage, commands[i].summary);
 	fprintf(f, "\nRun 'tlbsim <command> --help' for the options of a command.\n");
 }
 
