@@ -1,5 +1,6 @@
 /* policy.c - the policy knobs and their named values (kernel-model 9.6). */
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "tlbsim/tlbsim.h"
@@ -157,12 +158,11 @@ int tlbsim_policy_set(struct tlbsim_policy *pol, const char *knob, const char *v
 	return TLBSIM_EINVAL;
 }
 
-void tlbsim_policy_apply_workload(struct tlbsim_policy *pol, const char *workload)
+/* Set the knobs of a "k=v,k=v" list that are not given yet; mark them given
+ * when `mark` (a kernel preset), leave them free when not (a workload's own
+ * kernel default). Malformed text ends the list. */
+static void apply_kv_list(struct tlbsim_policy *pol, const char *p, bool mark)
 {
-	const struct tlbsim_workload_desc *w = workload ? tlbsim_workload_find(workload) : NULL;
-	if (!w || !w->default_policy)
-		return;
-	const char *p = w->default_policy;
 	while (*p) {
 		char k[64], v[64];
 		size_t kl = strcspn(p, "="), vl;
@@ -181,10 +181,20 @@ void tlbsim_policy_apply_workload(struct tlbsim_policy *pol, const char *workloa
 			if (strcmp(knobs[i].name, k) != 0 || (pol->given & (1u << i)))
 				continue;
 			for (int j = 0; j < knobs[i].nvalues; j++)
-				if (strcmp(knobs[i].values[j].name, v) == 0)
+				if (strcmp(knobs[i].values[j].name, v) == 0) {
 					*knob_slot(pol, i) = j;
+					if (mark)
+						pol->given |= 1u << i;
+				}
 		}
 	}
+}
+
+void tlbsim_policy_apply_workload(struct tlbsim_policy *pol, const char *workload)
+{
+	const struct tlbsim_workload_desc *w = workload ? tlbsim_workload_find(workload) : NULL;
+	if (w && w->default_policy)
+		apply_kv_list(pol, w->default_policy, false);
 }
 
 /*
@@ -294,29 +304,5 @@ const struct tlbsim_kernel_preset *tlbsim_kernel_find(const char *version)
 
 void tlbsim_policy_apply_kernel(struct tlbsim_policy *pol, const struct tlbsim_kernel_preset *k)
 {
-	const char *p = k->policy;
-	while (*p) {
-		char kn[64], v[64];
-		size_t kl = strcspn(p, "="), vl;
-		if (kl >= sizeof(kn) || p[kl] != '=')
-			return;
-		memcpy(kn, p, kl);
-		kn[kl] = 0;
-		p += kl + 1;
-		vl = strcspn(p, ",");
-		if (vl >= sizeof(v))
-			return;
-		memcpy(v, p, vl);
-		v[vl] = 0;
-		p += vl + (p[vl] == ',');
-		for (int i = 0; i < tlbsim_knob_count(); i++) {
-			if (strcmp(knobs[i].name, kn) != 0 || (pol->given & (1u << i)))
-				continue;
-			for (int j = 0; j < knobs[i].nvalues; j++)
-				if (strcmp(knobs[i].values[j].name, v) == 0) {
-					*knob_slot(pol, i) = j;
-					pol->given |= 1u << i;
-				}
-		}
-	}
+	apply_kv_list(pol, k->policy, true);
 }
