@@ -88,9 +88,9 @@ static int ivl_insert(struct freespace *f, uint32_t ci, uint32_t i, struct ivl x
 	return 0;
 }
 
-int fs_init(struct freespace *f, uint64_t s, uint64_t e)
+/* the first interval of an empty set */
+static int fs_first(struct freespace *f, uint64_t s, uint64_t e)
 {
-	memset(f, 0, sizeof(*f));
 	struct fs_chunk *c = chunk_insert(f, 0);
 	if (!c)
 		return -1;
@@ -99,6 +99,12 @@ int fs_init(struct freespace *f, uint64_t s, uint64_t e)
 	c->maxlen = e - s;
 	f->count = 1;
 	return 0;
+}
+
+int fs_init(struct freespace *f, uint64_t s, uint64_t e)
+{
+	memset(f, 0, sizeof(*f));
+	return fs_first(f, s, e);
 }
 
 void fs_destroy(struct freespace *f)
@@ -179,16 +185,8 @@ static uint32_t index_at(const struct fs_chunk *c, uint64_t s)
 
 int fs_add(struct freespace *f, uint64_t s, uint64_t e)
 {
-	if (!f->nc) {
-		struct fs_chunk *c = chunk_insert(f, 0);
-		if (!c)
-			return -1;
-		c->v[0] = (struct ivl){s, e};
-		c->n = 1;
-		c->maxlen = e - s;
-		f->count = 1;
-		return 0;
-	}
+	if (!f->nc)
+		return fs_first(f, s, e);
 	uint32_t ci = chunk_below(f, s);
 	struct fs_chunk *c = f->c[ci];
 	uint32_t lo = index_at(c, s);
