@@ -92,22 +92,12 @@ static const struct sim_point tp_stack = {"thread_stack", fmt_stack, SP_QUIET};
 
 static void qrw_append(struct qrwlock *l, struct task *t)
 {
-	t->wait_next = NULL;
-	if (l->wait_tail)
-		l->wait_tail->wait_next = t;
-	else
-		l->wait_head = t;
-	l->wait_tail = t;
+	q_append(&l->wait_head, &l->wait_tail, t);
 }
 
 static struct task *qrw_pop(struct qrwlock *l)
 {
-	struct task *t = l->wait_head;
-	l->wait_head = t->wait_next;
-	if (!l->wait_head)
-		l->wait_tail = NULL;
-	t->wait_next = NULL;
-	return t;
+	return q_pop(&l->wait_head, &l->wait_tail);
 }
 
 /* t got the lock: it stops spinning (unless it is the caller itself, which

@@ -179,6 +179,28 @@ struct task {
 #define EXIT_DEAD 0x10
 #define EXIT_ZOMBIE 0x20
 
+/* A FIFO of waiting tasks linked through wait_next (the lock wait lists of
+ * rwsem, tasklist_lock and the vmalloc locks). */
+static inline void q_append(struct task **head, struct task **tail, struct task *t)
+{
+	t->wait_next = NULL;
+	if (*tail)
+		(*tail)->wait_next = t;
+	else
+		*head = t;
+	*tail = t;
+}
+
+static inline struct task *q_pop(struct task **head, struct task **tail)
+{
+	struct task *t = *head;
+	*head = t->wait_next;
+	if (!*head)
+		*tail = NULL;
+	t->wait_next = NULL;
+	return t;
+}
+
 static inline struct task *task_of(struct sim_thread *t)
 {
 	return container_of(t, struct task, thread);

@@ -25,26 +25,6 @@
 #include "mm/mm.h"
 #include "mm/points.h"
 
-static void q_append(struct task **head, struct task **tail, struct task *t)
-{
-	t->wait_next = NULL;
-	if (*tail)
-		(*tail)->wait_next = t;
-	else
-		*head = t;
-	*tail = t;
-}
-
-static struct task *q_pop(struct task **head, struct task **tail)
-{
-	struct task *t = *head;
-	*head = t->wait_next;
-	if (!*head)
-		*tail = NULL;
-	t->wait_next = NULL;
-	return t;
-}
-
 /* __rwsem_mark_wake(RWSEM_WAKE_ANY) for the v5.1 queue */
 static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 {

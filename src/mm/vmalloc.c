@@ -142,27 +142,17 @@ static void spin_lock(struct sim *s, struct spinlock *l)
 		l->held = true;
 		return;
 	}
-	struct task *t = current_task(s);
-	t->wait_next = NULL;
-	if (l->wait_tail)
-		l->wait_tail->wait_next = t;
-	else
-		l->wait_head = t;
-	l->wait_tail = t;
+	q_append(&l->wait_head, &l->wait_tail, current_task(s));
 	sim_spin_wait(s);	/* the unlocker hands the lock over */
 }
 
 static void spin_unlock(struct sim *s, struct spinlock *l)
 {
-	struct task *t = l->wait_head;
-	if (!t) {
+	if (!l->wait_head) {
 		l->held = false;
 		return;
 	}
-	l->wait_head = t->wait_next;
-	if (!l->wait_head)
-		l->wait_tail = NULL;
-	t->wait_next = NULL;
+	struct task *t = q_pop(&l->wait_head, &l->wait_tail);
 	sim_wake(s, &t->thread, (uint64_t)P(s, P_lock_op_ns));
 }
 
@@ -173,27 +163,17 @@ static void mutex_lock(struct sim *s, struct mutex *m)
 		m->held = true;
 		return;
 	}
-	struct task *t = current_task(s);
-	t->wait_next = NULL;
-	if (m->wait_tail)
-		m->wait_tail->wait_next = t;
-	else
-		m->wait_head = t;
-	m->wait_tail = t;
+	q_append(&m->wait_head, &m->wait_tail, current_task(s));
 	sim_sleep(s);		/* the unlocker hands the mutex over */
 }
 
 static void mutex_unlock(struct sim *s, struct mutex *m)
 {
-	struct task *t = m->wait_head;
-	if (!t) {
+	if (!m->wait_head) {
 		m->held = false;
 		return;
 	}
-	m->wait_head = t->wait_next;
-	if (!m->wait_head)
-		m->wait_tail = NULL;
-	t->wait_next = NULL;
+	struct task *t = q_pop(&m->wait_head, &m->wait_tail);
 	sim_wake(s, &t->thread, (uint64_t)P(s, P_wakeup_ns));
 }
 
