@@ -97,11 +97,7 @@ static double baseline_noise_pct(const struct seed_pool *p, int ncol, int nvar, 
 {
 	if (nseeds < 2)
 		return 0;
-	static const double t[] = {0,	   12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
-				   2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-				   2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
-				   2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
-	double sum = 0, ss = 0, x[1000];
+	double x[1000], mean, h;
 	for (int k = 0; k < nseeds; k++) {
 		double a = metric_of(&p->t[(0 * nvar) * nseeds + k].m, md);
 		x[k] = a;
@@ -109,13 +105,8 @@ static double baseline_noise_pct(const struct seed_pool *p, int ncol, int nvar, 
 			double b = metric_of(&p->t[(1 * nvar) * nseeds + k].m, md);
 			x[k] = a ? b / a : 0;
 		}
-		sum += x[k];
 	}
-	double mean = sum / nseeds;
-	for (int k = 0; k < nseeds; k++)
-		ss += (x[k] - mean) * (x[k] - mean);
-	double h = (nseeds - 1 <= 30 ? t[nseeds - 1] : 1.96) * sqrt(ss / (nseeds - 1)) /
-		   sqrt((double)nseeds);
+	out_mean_ci(x, nseeds, &mean, &h);
 	return mean ? h / fabs(mean) * 100 : 0;
 }
 

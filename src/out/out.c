@@ -305,9 +305,7 @@ static double t95(int df)
 	return df <= 30 ? t[df] : 1.960;
 }
 
-/* mean and half-width of the 95 % interval of x[0..n) (summed in order:
- * the same inputs give the same bits) */
-static void mean_ci(const double *x, int n, double *mean, double *ci)
+void out_mean_ci(const double *x, int n, double *mean, double *ci)
 {
 	double sum = 0, ss = 0;
 	for (int k = 0; k < n; k++)
@@ -336,7 +334,7 @@ static void metric_ci(const struct run_result *r, uint64_t (*get)(const struct t
 	int n = run_seeds(r);
 	for (int k = 0; k < n; k++)
 		x[k] = seed_value(r, get, k);
-	mean_ci(x, n, mean, ci);
+	out_mean_ci(x, n, mean, ci);
 }
 
 /* compare: the ratio last/first per seed (seed k of both columns: paired),
@@ -352,7 +350,7 @@ static bool ratio_ci(const struct run_result *a, const struct run_result *b,
 			return false;
 		x[k] = vb / va;
 	}
-	mean_ci(x, n, mean, ci);
+	out_mean_ci(x, n, mean, ci);
 	return true;
 }
 

@@ -24,6 +24,9 @@ struct run_result {
 
 #define MAX_TABLE_COLUMNS 16
 
+/* mean and half-width of the 95 % confidence interval (Student's t) of
+ * x[0..n); summed in order, so the same inputs give the same bits */
+void out_mean_ci(const double *x, int n, double *mean, double *ci);
 void out_json(FILE *f, const char *cmdline, const struct run_result *runs, int n, bool compare);
 void out_table(FILE *f, const struct run_result *runs, int n, bool compare);
 /* JSON string escaping into f (control characters escaped, invalid UTF-8
