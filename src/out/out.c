@@ -199,23 +199,25 @@ static const char *secs(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+/* when a row is left out of the table */
+enum row_hide {
+	ROW_SHOWN = 0,		/* always */
+	ROW_HIDE_ZERO = 1,	/* when zero in every column */
+	ROW_HIDE_NO_KERNEL = 2,	/* when zero and no column used the kernel address
+				 * space: a kbuild table says "softlockups 0" */
+};
+
 struct row {
 	const char *name;
 	bool time;
 	uint64_t (*get)(const struct tlbsim_metrics *m);
-	/* false: always shown; true: left out when zero in every column
-	 * (rows for which shown_with_kernel() holds are shown as 0 in a run
-	 * with seed-003 activity: a kbuild table says "softlockups 0") */
-	bool hide_zero;
+	unsigned char hide;	/* enum row_hide (false/true read as the first two) */
 };
 
-static uint64_t get_softlockups(const struct tlbsim_metrics *m);
-/* rows shown with a zero value when the run used the kernel address space */
-static bool shown_with_kernel(uint64_t (*get)(const struct tlbsim_metrics *m),
-			      const struct tlbsim_metrics *m)
+/* a run with seed-003 activity: purges, kernel flushes, tasklist_lock */
+static bool kernel_activity(const struct tlbsim_metrics *m)
 {
-	return get == get_softlockups &&
-	       (m->purges | m->kernel_flushes | m->tasklist_lock_waits) != 0;
+	return (m->purges | m->kernel_flushes | m->tasklist_lock_waits) != 0;
 }
 
 #define GETTER(n) static uint64_t get_##n(const struct tlbsim_metrics *m) { return m->n; }
@@ -269,7 +271,7 @@ static const struct row rows[] = {
 	{"tasklist_wait", true, get_tasklist_lock_wait_ns, true},
 	{"tasklist_wait_mean", true, get_tasklist_wait_mean, true},
 	{"tasklist_wait_max", true, get_tasklist_lock_wait_max_ns, true},
-	{"softlockups", false, get_softlockups, true},
+	{"softlockups", false, get_softlockups, ROW_HIDE_NO_KERNEL},
 	{"violations", false, get_violations, false}, {"events", false, get_events, false},
 };
 
@@ -485,11 +487,12 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 		fprintf(f, " %*s", rwidth, "ratio");
 	fputc('\n', f);
 	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
-		if (rows[k].hide_zero) {
+		if (rows[k].hide != ROW_SHOWN) {
 			bool any = false;
 			for (int i = 0; i < n; i++)
 				any |= rows[k].get(&runs[i].m) != 0 ||
-				       shown_with_kernel(rows[k].get, &runs[i].m);
+				       (rows[k].hide == ROW_HIDE_NO_KERNEL &&
+					kernel_activity(&runs[i].m));
 			if (!any)
 				continue;
 		}
