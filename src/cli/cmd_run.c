@@ -45,11 +45,6 @@ int cmd_run(int argc, char **argv, bool compare)
 		return cli_error("%s", err);
 	}
 	int nruns = compare ? o.npolicies : 1, nseeds = o.seeds;
-	if (o.cfg.seed > (uint64_t)INT64_MAX - (uint64_t)(nseeds - 1)) {
-		cli_opts_free(&o);
-		return cli_error("--seed %" PRIu64 " --seeds %d: the last seed is past %lld",
-				 o.cfg.seed, nseeds, (long long)INT64_MAX);
-	}
 	/* results on the heap (no static state) */
 	struct run_result *runs = calloc(MAX_COLUMNS, sizeof(*runs));
 	struct seed_pool pool = {.n = nruns * nseeds};
@@ -62,10 +57,6 @@ int cmd_run(int argc, char **argv, bool compare)
 		cli_opts_free(&o);
 		return cli_error_code(EXIT_INTERNAL, "out of memory");
 	}
-	cli_block_signals();
-	pool.deadline = o.time_limit_ms ? sim_host_ns() + o.time_limit_ms * 1000000u : 0;
-	pool.max_memory = o.max_memory;
-	pthread_mutex_init(&pool.lock, NULL);
 	/* column-major: a stop leaves whole columns done first */
 	for (int r = 0; r < nruns; r++)
 		for (int k = 0; k < nseeds; k++) {
@@ -75,21 +66,13 @@ int cmd_run(int argc, char **argv, bool compare)
 				t->cfg.policy = o.policies[r];
 			t->cfg.seed = o.cfg.seed + (uint64_t)k;
 		}
-	pool_run(&pool, o.jobs);
-	pthread_mutex_destroy(&pool.lock);
-	/* the first failure in task order decides */
-	for (int i = 0; i < pool.n; i++) {
-		struct seed_task *t = &pool.t[i];
-		if (t->ran && t->rc) {
-			rc = t->rc;
-			snprintf(err, sizeof(err), "%s", t->err);
-			free(runs);
-			free(pool.t);
-			free(seed_m);
-			cli_opts_free(&o);
-			return cli_error_code(rc == TLBSIM_EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s",
-					      err);
-		}
+	rc = pool_run_opts(&pool, &o, err, sizeof(err));
+	if (rc) {
+		free(runs);
+		free(pool.t);
+		free(seed_m);
+		cli_opts_free(&o);
+		return cli_error_code(rc == TLBSIM_EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s", err);
 	}
 	int done = 0, sig = 0;
 	for (int r = 0; r < nruns; r++) {

@@ -289,22 +289,13 @@ int cmd_sensitivity(int argc, char **argv)
 		unlink(probe);
 		free(probe);
 	}
-	cli_block_signals();
-	pool.deadline = o.time_limit_ms ? sim_host_ns() + o.time_limit_ms * 1000000u : 0;
-	pool.max_memory = o.max_memory;
-	pthread_mutex_init(&pool.lock, NULL);
-	pool_run(&pool, o.jobs);
-	pthread_mutex_destroy(&pool.lock);
-	for (int i = 0; i < pool.n; i++)
-		if (pool.t[i].ran && pool.t[i].rc) {
-			rc = pool.t[i].rc;
-			snprintf(err, sizeof(err), "%s", pool.t[i].err);
-			free(pool.t);
-			free(rows);
-			cli_opts_free(&o);
-			return cli_error_code(rc == TLBSIM_EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s",
-					      err);
-		}
+	rc = pool_run_opts(&pool, &o, err, sizeof(err));
+	if (rc) {
+		free(pool.t);
+		free(rows);
+		cli_opts_free(&o);
+		return cli_error_code(rc == TLBSIM_EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s", err);
+	}
 	bool ok = true;
 	double q0 = quantity(&pool, ncol, nvar, nseeds, 0, md, &ok);
 	int nrows = 0, missing = 0;

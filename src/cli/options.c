@@ -702,6 +702,9 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 		tlbsim_policy_apply_workload(&o->policies[i], workload);
 	if (cmd_bit == C_COMPARE && o->npolicies < 2)
 		return cli_error("compare: give at least two --policy KNOB=VALUE options");
+	if (o->seeds > 1 && o->cfg.seed > (uint64_t)INT64_MAX - (uint64_t)(o->seeds - 1))
+		return cli_error("--seed %" PRIu64 " --seeds %d: the last seed is past %lld",
+				 o->cfg.seed, o->seeds, (long long)INT64_MAX);
 	if (cmd_bit == C_SENS && o->npolicies > 2)
 		return cli_error("sensitivity: at most two --policy options (the metric, or its "
 				 "ratio)");

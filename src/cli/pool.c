@@ -63,6 +63,22 @@ void pool_run(struct seed_pool *p, int jobs)
 		pthread_join(th[i], NULL);
 }
 
+int pool_run_opts(struct seed_pool *p, const struct cli_opts *o, char *err, size_t errlen)
+{
+	cli_block_signals();
+	p->deadline = o->time_limit_ms ? sim_host_ns() + o->time_limit_ms * 1000000u : 0;
+	p->max_memory = o->max_memory;
+	pthread_mutex_init(&p->lock, NULL);
+	pool_run(p, o->jobs);
+	pthread_mutex_destroy(&p->lock);
+	for (int i = 0; i < p->n; i++)
+		if (p->t[i].ran && p->t[i].rc) {
+			snprintf(err, errlen, "%s", p->t[i].err);
+			return p->t[i].rc;
+		}
+	return 0;
+}
+
 /* each metric's mean over the seeds that ran, rounded (integer metrics) */
 void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *m)
 {

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "cli/cli.h"
 #include "core/core.h"
 
 /* One simulation: a configuration (its seed, policy, overrides) and what it
@@ -34,6 +35,10 @@ struct seed_pool {
  * thread). Each simulation owns all its state, so results do not depend on
  * jobs. A failed or stopped task stops the start of further ones. */
 void pool_run(struct seed_pool *p, int jobs);
+/* The command's run: SIGINT/SIGTERM blocked (polled by the runs), its
+ * --time-limit and --max-memory, --jobs threads; then the first failure in
+ * task order: 0, or its enum tlbsim_err with its text in err. */
+int pool_run_opts(struct seed_pool *p, const struct cli_opts *o, char *err, size_t errlen);
 /* each metric's mean over v[0..n), rounded; the first violation text */
 void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *m);
 
