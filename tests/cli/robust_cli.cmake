@@ -34,24 +34,23 @@ tlbsim_cli(err_list_extra 2 STDERR "unexpected argument 'bogus'" ARGS list workl
 # an option that belongs to another command
 tlbsim_cli(err_option_wrong_command 2 STDERR "--strategy does not apply" ARGS run mmap8 --strategy dfs)
 
-add_test(NAME cli_partial COMMAND bash ${TLBSIM_CLI_DIR}/partial.sh $<TARGET_FILE:tlbsim>)
-add_test(NAME cli_table_and_json COMMAND bash ${TLBSIM_CLI_DIR}/table_json.sh $<TARGET_FILE:tlbsim>)
-set_tests_properties(cli_partial cli_table_and_json PROPERTIES LABELS cli TIMEOUT 120)
-set_tests_properties(cli_partial PROPERTIES
-  PASS_REGULAR_EXPRESSION "partial: PASS" FAIL_REGULAR_EXPRESSION "partial: FAIL")
-set_tests_properties(cli_table_and_json PROPERTIES
-  PASS_REGULAR_EXPRESSION "table_json: PASS" FAIL_REGULAR_EXPRESSION "table_json: FAIL")
+# A script test: tests/cli/SCRIPT.sh TLBSIM [ARGS...] prints "TAG: PASS" or
+# "TAG: FAIL: ..." (TAG is the script's name).
+function(tlbsim_cli_script name script timeout labels)
+  add_test(NAME ${name} COMMAND bash ${TLBSIM_CLI_DIR}/${script}.sh $<TARGET_FILE:tlbsim> ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout}
+    PASS_REGULAR_EXPRESSION "${script}: PASS" FAIL_REGULAR_EXPRESSION "${script}: FAIL")
+endfunction()
+
+tlbsim_cli_script(cli_partial partial 120 cli)
+tlbsim_cli_script(cli_table_and_json table_json 120 cli)
 
 # The seed pair at bench size (iterations cut) on every profile, in every
 # preset: under asan this is the sanitizer run of the main job.
-add_test(NAME cli_seed_pair COMMAND bash ${TLBSIM_CLI_DIR}/seed_pair.sh $<TARGET_FILE:tlbsim> 3000)
-set_tests_properties(cli_seed_pair PROPERTIES LABELS "cli;seed" TIMEOUT 600
-  PASS_REGULAR_EXPRESSION "seed_pair: PASS" FAIL_REGULAR_EXPRESSION "seed_pair: FAIL")
+tlbsim_cli_script(cli_seed_pair seed_pair 600 "cli;seed" 3000)
 
 # user + sys + idle == wall x cpus, also with a large x86 CR3 cost.
-add_test(NAME cli_time_identity COMMAND bash ${TLBSIM_CLI_DIR}/time_identity.sh $<TARGET_FILE:tlbsim>)
-set_tests_properties(cli_time_identity PROPERTIES LABELS cli TIMEOUT 120
-  PASS_REGULAR_EXPRESSION "time_identity: PASS" FAIL_REGULAR_EXPRESSION "time_identity: FAIL")
+tlbsim_cli_script(cli_time_identity time_identity 120 cli)
 
 # A later -D or -w of the same name replaces the earlier one: no duplicate
 # JSON keys, and repeating one name never counts against the -w/-D limits.
@@ -111,25 +110,17 @@ if(TLBSIM_SANITIZE)
 endif()
 # --seeds, --jobs and the jitter parameter: means equal the per-seed runs,
 # output independent of --jobs, jitter=0 the exact mode, bad values exit 2
-add_test(NAME cli_seeds COMMAND bash ${TLBSIM_CLI_DIR}/seeds.sh $<TARGET_FILE:tlbsim>)
-set_tests_properties(cli_seeds PROPERTIES LABELS cli TIMEOUT 300
-  PASS_REGULAR_EXPRESSION "seeds: PASS" FAIL_REGULAR_EXPRESSION "seeds: FAIL")
+tlbsim_cli_script(cli_seeds seeds 300 cli)
 # --kernel presets: what each release did (000 bug in 5.1, fixed in 5.2; the
 # 001 flush in 5.8, skipped in 5.9; no retry from 6.0), --policy wins, every
 # preset on every workload
-add_test(NAME cli_kernel COMMAND bash ${TLBSIM_CLI_DIR}/kernel.sh $<TARGET_FILE:tlbsim>)
-set_tests_properties(cli_kernel PROPERTIES LABELS cli TIMEOUT 300
-  PASS_REGULAR_EXPRESSION "kernel: PASS" FAIL_REGULAR_EXPRESSION "kernel: FAIL")
+tlbsim_cli_script(cli_kernel kernel 300 cli)
 # --profile FILE and list profiles --dump: round trip of every built-in
 # profile, file parameters under -D, one-line errors naming the line
-add_test(NAME cli_profile_file COMMAND bash ${TLBSIM_CLI_DIR}/profile_file.sh $<TARGET_FILE:tlbsim>)
-set_tests_properties(cli_profile_file PROPERTIES LABELS cli TIMEOUT 300
-  PASS_REGULAR_EXPRESSION "profile_file: PASS" FAIL_REGULAR_EXPRESSION "profile_file: FAIL")
+tlbsim_cli_script(cli_profile_file profile_file 300 cli)
 # tlbsim sensitivity: rows equal plain runs with one parameter moved, ranked;
 # ratio of two policies; the SVG chart; -j independence; bad input exit 2
-add_test(NAME cli_sensitivity COMMAND bash ${TLBSIM_CLI_DIR}/sensitivity.sh $<TARGET_FILE:tlbsim>)
-set_tests_properties(cli_sensitivity PROPERTIES LABELS cli TIMEOUT 300
-  PASS_REGULAR_EXPRESSION "sensitivity: PASS" FAIL_REGULAR_EXPRESSION "sensitivity: FAIL")
+tlbsim_cli_script(cli_sensitivity sensitivity 300 cli)
 # run/compare have --seed and --seeds: an abbreviation of both is ambiguous
 # and says so; check has only --seed, so --see is --seed there
 tlbsim_cli(err_ambiguous_seed 2 STDERR "option '--see' is ambiguous" "--seeds"
