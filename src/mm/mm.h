@@ -338,8 +338,10 @@ struct kernel {
 	void *hooks_ctx;
 };
 
-/* syscall entry + exit (arch/x86/entry, arch/arm64/kernel/entry.S): with
- * page-table isolation (kpti) the trampoline's CR3/TTBR switches on both */
+/* syscall entry + exit: entry_SYSCALL_64 (arch/x86/entry/entry_64.S) and
+ * el0_svc (arch/arm64/kernel/entry.S), v5.1; with page-table isolation (x86
+ * PTI since v4.15, arm64 KPTI since v4.16: kpti=1) the trampoline's CR3 or
+ * TTBR switches on both ways cost pti_syscall_ns more */
 static inline uint64_t syscall_cost(struct sim *s)
 {
 	return (uint64_t)P(s, P_syscall_ns) + (P(s, P_kpti) ? (uint64_t)P(s, P_pti_syscall_ns) : 0);
