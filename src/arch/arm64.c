@@ -64,10 +64,14 @@ static void arm64_tlbi_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
 				       .stride = inv->stride, .cpu = cur_cpu(s)};
 		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
 	}
-	for (int c = 0; c < s->nr_cpus; c++) {
-		uint32_t removed = hw_invalidate_cpu(&mc->hw, c, inv);
-		if (removed)
-			sim_trace(s, TR_TLBI_HIT, (uint64_t)c, removed);
+	/* every CPU receives it; only those that may hold a match do any work */
+	for (uint32_t wi = 0; wi < mc->hw.cpu_words; wi++) {
+		for (uint64_t m = hw_inv_cpus_word(&mc->hw, inv, wi); m; m &= m - 1) {
+			int c = (int)(wi * 64) + __builtin_ctzll(m);
+			uint32_t removed = hw_invalidate_cpu(&mc->hw, c, inv);
+			if (removed)
+				sim_trace(s, TR_TLBI_HIT, (uint64_t)c, removed);
+		}
 	}
 
 	uint64_t per = (kind == TLBI_ASIDE1IS) ? (uint64_t)P(s, P_tlbi_asid_ns)

@@ -20,8 +20,11 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 	hw->free_head = NO_FRAME;
 	hw->nr_cpus = nr_cpus;
 	hw->cpu = calloc((size_t)nr_cpus, sizeof(*hw->cpu));
-	hw->tlb_busy = calloc(((size_t)nr_cpus + 63) / 64, sizeof(uint64_t));
-	if (!hw->cpu || !hw->tlb_busy)
+	hw->cpu_words = ((uint32_t)nr_cpus + 63) / 64;
+	hw->tlb_busy = calloc(hw->cpu_words, sizeof(uint64_t));
+	hw->tlb_tagcpus = calloc((size_t)TC_TAGCNT * hw->cpu_words, sizeof(uint64_t));
+	hw->wc_tagcpus = calloc((size_t)TC_TAGCNT * hw->cpu_words, sizeof(uint64_t));
+	if (!hw->cpu || !hw->tlb_busy || !hw->tlb_tagcpus || !hw->wc_tagcpus)
 		return TLBSIM_ENOMEM;
 	for (int i = 0; i < nr_cpus; i++) {
 		if (tcache_init(&hw->cpu[i].tlb, cg->tlb_sets, cg->tlb_ways) ||
@@ -30,6 +33,10 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 			return TLBSIM_ENOMEM;
 		hw->cpu[i].tlb.busy_word = &hw->tlb_busy[i / 64];
 		hw->cpu[i].tlb.busy_bit = 1ull << (i % 64);
+		hw->cpu[i].tlb.tag_word = &hw->tlb_tagcpus[i / 64];
+		hw->cpu[i].wc.tag_word = &hw->wc_tagcpus[i / 64];
+		hw->cpu[i].tlb.tag_stride = hw->cpu[i].wc.tag_stride = hw->cpu_words;
+		hw->cpu[i].wc.busy_bit = hw->cpu[i].tlb.busy_bit;
 	}
 	return 0;
 }
@@ -53,6 +60,8 @@ void hw_destroy(struct hw *hw)
 		}
 	free(hw->cpu);
 	free(hw->tlb_busy);
+	free(hw->tlb_tagcpus);
+	free(hw->wc_tagcpus);
 	memset(hw, 0, sizeof(*hw));
 }
 

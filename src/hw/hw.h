@@ -185,6 +185,12 @@ struct tcache {
 	 * bit in hw.tlb_busy), so scans over CPUs can skip empty TLBs */
 	uint64_t *busy_word;
 	uint64_t busy_bit;
+	/* optional: the CPU's word in row 0 of its kind's per-tag CPU bitmap
+	 * (hw.tlb_tagcpus / hw.wc_tagcpus); the bit of row h (stride
+	 * tag_stride words) is kept set while tagcnt[h] != 0, so a broadcast
+	 * invalidation of one tag visits only the CPUs that hold some of it */
+	uint64_t *tag_word;
+	uint32_t tag_stride;
 	/* optional (leaf TLBs): a counting filter of the (key, tag) pairs held,
 	 * so a by-address invalidation skips a CPU without touching its sets
 	 * (a broadcast TLBI visits every CPU). filt[tc_filt_slot()] counts the
@@ -295,6 +301,10 @@ struct hw {
 	struct hw_cpu *cpu;
 	int nr_cpus;
 	uint64_t *tlb_busy;	/* bitmap: CPUs whose leaf TLB holds an entry */
+	/* TC_TAGCNT rows of cpu_words words: row h has the bit of each CPU whose
+	 * leaf TLB (walk cache) holds an entry whose tag hashes to h */
+	uint64_t *tlb_tagcpus, *wc_tagcpus;
+	uint32_t cpu_words;
 	struct tlbsim_metrics *m;	/* counters: tlb_misses, page_walks, *_freed */
 	const struct hw_hooks *hooks;
 	void *hooks_ctx;
@@ -324,6 +334,32 @@ static inline int hw_next_busy_tlb(const struct hw *hw, int from)
 	}
 	return hw->nr_cpus;
 }
+/* Word wi of the bitmap of CPUs whose caches may hold an entry that op
+ * removes: for ops that match by tag, the CPUs holding an entry whose tag
+ * hashes like op's (INVLPG: or a global one); else every CPU. A superset:
+ * hw_invalidate_cpu() on a CPU outside it would remove nothing. */
+static inline uint64_t hw_inv_cpus_word(const struct hw *hw, const struct inv_op *op, uint32_t wi)
+{
+	uint32_t h = op->tag & (TC_TAGCNT - 1), W = hw->cpu_words;
+	switch (op->kind) {
+	case INV_VA_LEAF:
+		return hw->tlb_tagcpus[(size_t)h * W + wi];
+	case INV_VA_ALL:
+	case INV_TAG:
+	case INV_TAG_NONGLOBAL:
+		return hw->tlb_tagcpus[(size_t)h * W + wi] | hw->wc_tagcpus[(size_t)h * W + wi];
+	case INV_X86_INVLPG: {
+		uint32_t g = TC_TAG_GLOBAL & (TC_TAGCNT - 1);
+		return hw->tlb_tagcpus[(size_t)h * W + wi] | hw->wc_tagcpus[(size_t)h * W + wi] |
+		       hw->tlb_tagcpus[(size_t)g * W + wi];
+	}
+	default:
+		break;
+	}
+	int rest = hw->nr_cpus - (int)wi * 64;
+	return rest >= 64 ? ~0ull : (1ull << rest) - 1;
+}
+
 /* Geometry of the caches of every CPU. */
 struct hw_cache_geom {
 	uint32_t tlb_sets, tlb_ways, wc_sets, wc_ways;

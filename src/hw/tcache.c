@@ -60,7 +60,9 @@ void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e)
 	SIM_BUG_ON(hw->sim, !e->valid);
 	frame_of(hw, e->frame)->tlb_refs--;
 	e->valid = 0;
-	tc->tagcnt[e->tag & (TC_TAGCNT - 1)]--;
+	uint32_t h = e->tag & (TC_TAGCNT - 1);
+	if (--tc->tagcnt[h] == 0 && tc->tag_word)
+		tc->tag_word[(size_t)h * tc->tag_stride] &= ~tc->busy_bit;
 	if (tc->filt) {
 		uint8_t *c = &tc->filt[tc_filt_slot(tc, e->key, e->tag)];
 		if (*c != UINT8_MAX)
@@ -116,7 +118,9 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
 	if (!tc->ndense && tc->busy_word)
 		*tc->busy_word |= tc->busy_bit;
 	tc->dense[tc->ndense++] = (uint32_t)(e - tc->e);
-	tc->tagcnt[tag & (TC_TAGCNT - 1)]++;
+	uint32_t h = tag & (TC_TAGCNT - 1);
+	if (tc->tagcnt[h]++ == 0 && tc->tag_word)
+		tc->tag_word[(size_t)h * tc->tag_stride] |= tc->busy_bit;
 	if (tc->filt) {
 		uint8_t *c = &tc->filt[tc_filt_slot(tc, key, tag)];
 		if (*c != UINT8_MAX)

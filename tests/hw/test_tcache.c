@@ -10,7 +10,11 @@
  *    tag; refilling the same identity replaces it (no duplicate, no eviction);
  *  - the dense list holds exactly the valid entries, each knowing its slot;
  *  - frame.tlb_refs counts the cache entries holding the frame: +1 per fill,
- *    -1 per removal or eviction.
+ *    -1 per removal or eviction;
+ *  - hw.tlb_tagcpus / hw.wc_tagcpus row h has a CPU's bit exactly while that
+ *    CPU's cache holds an entry whose tag hashes to h, so a broadcast
+ *    invalidation that visits only hw_inv_cpus_word() misses no CPU that
+ *    holds something it removes.
  */
 #include "test_util.h"
 
@@ -333,6 +337,53 @@ static void test_tlb_refs_across_caches(void **state)
 	tsim_free(s);
 }
 
+static bool tagbit(const uint64_t *rows, const struct hw *hw, uint32_t h, int cpu)
+{
+	return rows[(size_t)h * hw->cpu_words + (uint32_t)cpu / 64] >> (cpu % 64) & 1;
+}
+
+static void test_tag_cpus_exact(void **state)
+{
+	(void)state;
+	struct sim *s = tsim_new("x86-24", 70, NESTED_FULLMM);	/* two bitmap words */
+	struct hw *hw = hw_of(s);
+	assert_int_equal(hw->cpu_words, 2);
+	uint32_t f = frame_alloc(hw, FRAME_DATA, 0);
+	/* tags 3 and 67 share a hash row; TC_TAG_GLOBAL has its own */
+	const uint32_t tags[] = {3, 67, 5, TC_TAG_GLOBAL};
+	uint64_t x = 99;
+	for (int round = 0; round < 6000; round++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int cpu = (int)((x >> 40) % (uint64_t)hw->nr_cpus);
+		struct tcache *tc = (x >> 35) & 1 ? &hw->cpu[cpu].wc : &hw->cpu[cpu].tlb;
+		uint32_t tag = tags[(x >> 30) % 4];
+		int depth = tc == &hw->cpu[cpu].wc ? 1 : hw->geom.levels - 1;
+		if ((x >> 60) < 9 || !tc->ndense)
+			tc_fill(hw, tc, (x >> 8) % 40, depth, tag, f, 0);
+		else if ((x >> 60) < 15)
+			tc_remove(hw, tc, &tc->e[tc->dense[(x >> 8) % tc->ndense]]);
+		else {
+			/* an invalidation of one tag: CPUs outside the candidate
+			 * set must hold nothing it removes */
+			struct inv_op op = {.kind = (x >> 20) & 1 ? INV_TAG : INV_X86_INVLPG,
+					    .tag = tag == TC_TAG_GLOBAL ? 5 : tag,
+					    .start = 0, .end = 40ull << hw->geom.page_shift,
+					    .stride = 1ull << hw->geom.page_shift};
+			for (int c = 0; c < hw->nr_cpus; c++)
+				if (!(hw_inv_cpus_word(hw, &op, (uint32_t)c / 64) >> (c % 64) & 1))
+					assert_int_equal(hw_invalidate_cpu(hw, c, &op), 0);
+		}
+		for (int c = 0; c < hw->nr_cpus; c++)
+			for (uint32_t h = 0; h < TC_TAGCNT; h++) {
+				assert_int_equal(tagbit(hw->tlb_tagcpus, hw, h, c),
+						 hw->cpu[c].tlb.tagcnt[h] != 0);
+				assert_int_equal(tagbit(hw->wc_tagcpus, hw, h, c),
+						 hw->cpu[c].wc.tagcnt[h] != 0);
+			}
+	}
+	tsim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_remove_keeps_dense_consistent),
 		cmocka_unit_test(test_tlb_refs_across_caches),
 		cmocka_unit_test(test_filter_never_hides),
+		cmocka_unit_test(test_tag_cpus_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
