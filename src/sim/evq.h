@@ -1,8 +1,9 @@
 /*
  * evq.h - the engine's queue of pending entities.
  *
- * Time-ordered mode: a binary heap ordered by (time, seq), seq being the
- * insertion counter, so equal times run in queueing order.
+ * Time-ordered mode: heaps ordered by (time, seq), seq being the insertion
+ * counter, so equal times run in queueing order (the order is total, so
+ * how the pending events are stored does not change which one runs next).
  * Check mode: an unordered ready list; the exploration strategy picks.
  * Events are copied in and out: nothing points into the arrays (grow.h).
  */
@@ -14,6 +15,7 @@
 #include <stdint.h>
 
 struct sim;
+struct sim_thread;
 enum ev_kind { EV_RESUME, EV_CALL };
 typedef void (*ev_fn)(struct sim *s, void *arg, uint64_t data);
 
@@ -27,62 +29,122 @@ struct event {
 	uint64_t data;
 };
 
+/* A resume: 24 bytes, so a sift moves little (thread events are the bulk). */
+struct evq_node {
+	uint64_t time;
+	uint64_t seq;
+	struct sim_thread *t;
+};
+
+/* Two binary min-heaps on (time, seq): thread resumes, and callbacks (rare,
+ * but many sit far in the future, e.g. RCU grace periods, and would deepen
+ * the resume heap). The next event is the earlier of the two tops, so the
+ * order is exactly one heap's. */
 struct evq {
-	struct event *heap;
+	struct evq_node *heap;	/* EV_RESUME */
 	uint32_t nheap;
 	size_t cap_heap;
+	struct event *calls;	/* EV_CALL */
+	uint32_t ncalls;
+	size_t cap_calls;
 	struct event *ready;	/* check mode */
 	uint32_t nready;
 	size_t cap_ready;
 };
 
-static inline bool ev_before(const struct event *a, const struct event *b)
-{
-	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
-}
+#define EVQ_BEFORE(a, b) ((a)->time < (b)->time || ((a)->time == (b)->time && (a)->seq < (b)->seq))
 
 int evq_heap_grow(struct evq *q);
+int evq_calls_grow(struct evq *q);
+
+static inline bool evq_empty(const struct evq *q)
+{
+	return q->nheap == 0 && q->ncalls == 0;
+}
+static inline uint32_t evq_count(const struct evq *q)
+{
+	return q->nheap + q->ncalls;
+}
+/* Time of the next event (the queue is not empty). */
+static inline uint64_t evq_top_time(const struct evq *q)
+{
+	if (!q->ncalls)
+		return q->heap[0].time;
+	if (!q->nheap)
+		return q->calls[0].time;
+	return q->heap[0].time < q->calls[0].time ? q->heap[0].time : q->calls[0].time;
+}
+/* Pending event i (0 <= i < evq_count()), in no particular order. */
+static inline struct event evq_at(const struct evq *q, uint32_t i)
+{
+	if (i >= q->nheap)
+		return q->calls[i - q->nheap];
+	const struct evq_node *n = &q->heap[i];
+	return (struct event){.time = n->time, .seq = n->seq, .kind = EV_RESUME, .ptr = n->t};
+}
+
+#define EVQ_SIFT_UP(arr, i, x)                                  \
+	do {                                                    \
+		while (i > 0) {                                 \
+			uint32_t parent_ = (i - 1) / 2;         \
+			if (!EVQ_BEFORE(&(x), &(arr)[parent_]))  \
+				break;                          \
+			(arr)[i] = (arr)[parent_];              \
+			i = parent_;                            \
+		}                                               \
+		(arr)[i] = (x);                                 \
+	} while (0)
+
+#define EVQ_SIFT_DOWN(arr, n, last)                                          \
+	do {                                                                 \
+		uint32_t i_ = 0;                                             \
+		for (;;) {                                                   \
+			uint32_t l_ = 2 * i_ + 1, r_ = l_ + 1, m_ = i_;      \
+			if (l_ < (n) && EVQ_BEFORE(&(arr)[l_], &(last)))     \
+				m_ = l_;                                     \
+			if (r_ < (n) && EVQ_BEFORE(&(arr)[r_], m_ == i_ ? &(last) : &(arr)[l_])) \
+				m_ = r_;                                     \
+			if (m_ == i_)                                        \
+				break;                                       \
+			(arr)[i_] = (arr)[m_];                               \
+			i_ = m_;                                             \
+		}                                                            \
+		if ((n) > 0)                                                 \
+			(arr)[i_] = (last);                                  \
+	} while (0)
 
 /* 0, or -1 when the host allocation fails */
 static inline int evq_heap_push(struct evq *q, const struct event *evp)
 {
+	if (evp->kind == EV_CALL) {
+		if (q->ncalls == q->cap_calls && evq_calls_grow(q))
+			return -1;
+		struct event ev = *evp;
+		uint32_t i = q->ncalls++;
+		EVQ_SIFT_UP(q->calls, i, ev);
+		return 0;
+	}
 	if (q->nheap == q->cap_heap && evq_heap_grow(q))
 		return -1;
-	struct event ev = *evp;
+	struct evq_node nd = {.time = evp->time, .seq = evp->seq, .t = evp->ptr};
 	uint32_t i = q->nheap++;
-	while (i > 0) {
-		uint32_t parent = (i - 1) / 2;
-		if (!ev_before(&ev, &q->heap[parent]))
-			break;
-		q->heap[i] = q->heap[parent];
-		i = parent;
-	}
-	q->heap[i] = ev;
+	EVQ_SIFT_UP(q->heap, i, nd);
 	return 0;
 }
 
+/* The next event, removed (the queue is not empty). */
 static inline struct event evq_heap_pop(struct evq *q)
 {
-	struct event top = q->heap[0];
-	struct event last = q->heap[--q->nheap];
-	uint32_t i = 0, n = q->nheap;
-	for (;;) {
-		uint32_t l = 2 * i + 1, r = l + 1, m = i;
-		const struct event *best = &last;
-		if (l < n && ev_before(&q->heap[l], best)) {
-			m = l;
-			best = &q->heap[l];
-		}
-		if (r < n && ev_before(&q->heap[r], best))
-			m = r;
-		if (m == i)
-			break;
-		q->heap[i] = q->heap[m];
-		i = m;
+	if (q->ncalls && (!q->nheap || EVQ_BEFORE(&q->calls[0], &q->heap[0]))) {
+		struct event top = q->calls[0];
+		struct event last = q->calls[--q->ncalls];
+		EVQ_SIFT_DOWN(q->calls, q->ncalls, last);
+		return top;
 	}
-	if (n > 0)
-		q->heap[i] = last;
-	return top;
+	struct evq_node top = q->heap[0];
+	struct evq_node last = q->heap[--q->nheap];
+	EVQ_SIFT_DOWN(q->heap, q->nheap, last);
+	return (struct event){.time = top.time, .seq = top.seq, .kind = EV_RESUME, .ptr = top.t};
 }
 
 int evq_ready_push(struct evq *q, const struct event *ev);

@@ -7,7 +7,7 @@ static bool time_ordered_yield(struct sim *s, struct sim_thread *t, const struct
 	uint64_t wake = s->now + t->pending_ns;
 	/* Keep running if we would be the next event anyway: an event already
 	 * queued at the same time was queued first and wins the tie. */
-	if (s->q.nheap == 0 || wake < s->q.heap[0].time) {
+	if (evq_empty(&s->q) || wake < evq_top_time(&s->q)) {
 		s->now = wake;
 		t->pending_ns = 0;
 		return false;

@@ -326,7 +326,7 @@ static void slow_path_every_step(struct sim *s)
 	if (!s->ex && s->slow_countdown > 1) {
 		s->steps -= s->slow_countdown - 1;
 		s->slow_countdown = 1;
-	s->poll_at = SIM_POLL_PERIOD;
+		s->poll_at = SIM_POLL_PERIOD;
 	}
 }
 
@@ -664,7 +664,7 @@ int sim_run(struct sim *s)
 {
 	if (s->ex)
 		return explore_run(s);
-	while (s->q.nheap > 0 && !s->error && !s->stopped) {
+	while (!evq_empty(&s->q) && !s->error && !s->stopped) {
 		struct event ev = evq_heap_pop(&s->q);
 		SIM_BUG_ON(s, ev.time < s->now);
 		s->now = ev.time;
@@ -687,13 +687,13 @@ int sim_run(struct sim *s)
 uint64_t sim_charged_until(const struct sim *s)
 {
 	uint64_t t = s->now;
-	for (uint32_t i = 0; i < s->q.nheap; i++) {
-		const struct event *ev = &s->q.heap[i];
-		if (ev->kind != EV_RESUME)
+	for (uint32_t i = 0; i < evq_count(&s->q); i++) {
+		struct event ev = evq_at(&s->q, i);
+		if (ev.kind != EV_RESUME)
 			continue;
-		const struct sim_thread *th = ev->ptr;
-		if (ev->time + th->pending_ns > t)
-			t = ev->time + th->pending_ns;
+		const struct sim_thread *th = ev.ptr;
+		if (ev.time + th->pending_ns > t)
+			t = ev.time + th->pending_ns;
 	}
 	return t;
 }
@@ -733,7 +733,10 @@ static void drop_pending(struct sim *s, const struct event *e, uint32_t n)
 
 void sim_destroy(struct sim *s)
 {
-	drop_pending(s, s->q.heap, s->q.nheap);
+	for (uint32_t i = 0; i < evq_count(&s->q); i++) {
+		struct event ev = evq_at(&s->q, i);
+		drop_pending(s, &ev, 1);
+	}
 	drop_pending(s, s->q.ready, s->q.nready);
 	for (int i = 0; i < s->nthreads; i++) {
 		struct sim_thread *t = s->threads[i];
