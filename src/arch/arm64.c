@@ -42,6 +42,11 @@ static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
  * Issue nops broadcast TLBIs of one kind (DSB ISHST; TLBI x n; DSB ISH) and
  * apply inv to every CPU. One analytic event; see the file comment.
  */
+static void tlbi_hit(void *ctx, int cpu, uint32_t removed)
+{
+	sim_trace(ctx, TR_TLBI_HIT, (uint64_t)cpu, removed);
+}
+
 static void arm64_tlbi_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
 			     const struct inv_op *inv, bool user)
 {
@@ -64,15 +69,7 @@ static void arm64_tlbi_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
 				       .stride = inv->stride, .cpu = cur_cpu(s)};
 		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
 	}
-	/* every CPU receives it; only those that may hold a match do any work */
-	for (uint32_t wi = 0; wi < mc->hw.cpu_words; wi++) {
-		for (uint64_t m = hw_inv_cpus_word(&mc->hw, inv, wi); m; m &= m - 1) {
-			int c = (int)(wi * 64) + __builtin_ctzll(m);
-			uint32_t removed = hw_invalidate_cpu(&mc->hw, c, inv);
-			if (removed)
-				sim_trace(s, TR_TLBI_HIT, (uint64_t)c, removed);
-		}
-	}
+	hw_invalidate_bcast(&mc->hw, inv, tlbi_hit, s);
 
 	uint64_t per = (kind == TLBI_ASIDE1IS) ? (uint64_t)P(s, P_tlbi_asid_ns)
 		     : (kind == TLBI_VMALLE1IS) ? (uint64_t)P(s, P_tlbi_all_ns)

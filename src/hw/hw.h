@@ -382,6 +382,11 @@ void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e);
 
 /* Apply an invalidation to one CPU's caches. Returns entries removed. */
 uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op);
+/* Apply a broadcast invalidation to every CPU, in CPU order, visiting only
+ * those hw_inv_cpus_word() names; hit(ctx, cpu, removed) for each CPU that
+ * lost entries. */
+void hw_invalidate_bcast(struct hw *hw, const struct inv_op *op,
+			 void (*hit)(void *ctx, int cpu, uint32_t removed), void *ctx);
 
 /* The live PTE slot for va under root, or NULL if a table is missing. */
 pte_t *hw_pte_lookup(const struct hw *hw, uint32_t root, uint64_t va);

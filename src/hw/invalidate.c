@@ -15,6 +15,11 @@ static bool op_hits(const struct inv_op *op, uint64_t lo, uint64_t size)
 {
 	if (op->start >= op->end || lo >= op->end || lo + size <= op->start)
 		return false;	/* disjoint: the common case, no division */
+	/* overlapping, op addresses every size bytes from a size-aligned start
+	 * and lo size-aligned (a page-by-page flush of leaf entries): lo itself
+	 * is an op address */
+	if (op->stride == size && ((op->start | lo) & (size - 1)) == 0)
+		return true;
 	unsigned __int128 a;
 	if (lo <= op->start) {
 		a = op->start;
@@ -157,16 +162,20 @@ static inline bool may_hold_tag(const struct tcache *tc, const struct inv_op *op
 	}
 }
 
-uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op)
+/* op addresses of a by-address op (0 for an empty one), else 0 */
+static uint64_t inv_nops(const struct inv_op *op)
+{
+	if (!op_is_by_address(op->kind) || op->start >= op->end)
+		return 0;
+	return (op->end - op->start - 1) / op->stride + 1;
+}
+
+static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, uint64_t nops)
 {
 	struct hw_cpu *hc = &hw->cpu[cpu];
 	uint32_t removed = 0;
-	uint64_t nops = 0;
-	if (op_is_by_address(op->kind)) {
-		if (op->start >= op->end)
-			return 0;
-		nops = (op->end - op->start - 1) / op->stride + 1;
-	}
+	if (op_is_by_address(op->kind) && nops == 0)
+		return 0;
 	/* leaf TLB */
 	if (hc->tlb.ndense && may_hold_tag(&hc->tlb, op, true)) {
 		if (op_is_by_address(op->kind) && nops < hc->tlb.ndense)
@@ -185,4 +194,24 @@ uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op)
 			removed += inv_dense(hw, &hc->wc, op, false);
 	}
 	return removed;
+}
+
+uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op)
+{
+	return invalidate_cpu(hw, cpu, op, inv_nops(op));
+}
+
+void hw_invalidate_bcast(struct hw *hw, const struct inv_op *op,
+			 void (*hit)(void *ctx, int cpu, uint32_t removed), void *ctx)
+{
+	uint64_t nops = inv_nops(op);
+	if (op_is_by_address(op->kind) && nops == 0)
+		return;
+	for (uint32_t wi = 0; wi < hw->cpu_words; wi++)
+		for (uint64_t m = hw_inv_cpus_word(hw, op, wi); m; m &= m - 1) {
+			int c = (int)(wi * 64) + __builtin_ctzll(m);
+			uint32_t removed = invalidate_cpu(hw, c, op, nops);
+			if (removed && hit)
+				hit(ctx, c, removed);
+		}
 }
