@@ -37,6 +37,13 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 		hw->cpu[i].wc.tag_word = &hw->wc_tagcpus[i / 64];
 		hw->cpu[i].tlb.tag_stride = hw->cpu[i].wc.tag_stride = hw->cpu_words;
 		hw->cpu[i].wc.busy_bit = hw->cpu[i].tlb.busy_bit;
+		if (!hw->tlb_slotcpus) {
+			hw->tlb_slotcpus = calloc(((size_t)hw->cpu[i].tlb.filt_mask + 1) *
+						  hw->cpu_words, sizeof(uint64_t));
+			if (!hw->tlb_slotcpus)
+				return TLBSIM_ENOMEM;
+		}
+		hw->cpu[i].tlb.slot_word = &hw->tlb_slotcpus[i / 64];
 	}
 	return 0;
 }
@@ -62,6 +69,7 @@ void hw_destroy(struct hw *hw)
 	free(hw->tlb_busy);
 	free(hw->tlb_tagcpus);
 	free(hw->wc_tagcpus);
+	free(hw->tlb_slotcpus);
 	memset(hw, 0, sizeof(*hw));
 }
 

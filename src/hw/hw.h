@@ -191,6 +191,10 @@ struct tcache {
 	 * invalidation of one tag visits only the CPUs that hold some of it */
 	uint64_t *tag_word;
 	uint32_t tag_stride;
+	/* optional (leaf TLBs with a filter): the CPU's word in row 0 of
+	 * hw.tlb_slotcpus; the bit of row k (stride tag_stride) is kept set
+	 * while filt[k] != 0 */
+	uint64_t *slot_word;
 	/* optional (leaf TLBs): a counting filter of the (key, tag) pairs held,
 	 * so a by-address invalidation skips a CPU without touching its sets
 	 * (a broadcast TLBI visits every CPU). filt[tc_filt_slot()] counts the
@@ -304,6 +308,12 @@ struct hw {
 	/* TC_TAGCNT rows of cpu_words words: row h has the bit of each CPU whose
 	 * leaf TLB (walk cache) holds an entry whose tag hashes to h */
 	uint64_t *tlb_tagcpus, *wc_tagcpus;
+	/* filt_mask + 1 rows of cpu_words words: row k has the bit of each CPU
+	 * whose leaf TLB's filter slot k is non-zero (every CPU's TLB has the
+	 * same geometry, so the same slot function), so a broadcast
+	 * invalidation of a few addresses of one tag finds the CPUs that may
+	 * hold one of them without visiting the others */
+	uint64_t *tlb_slotcpus;
 	uint32_t cpu_words;
 	struct tlbsim_metrics *m;	/* counters: tlb_misses, page_walks, *_freed */
 	const struct hw_hooks *hooks;

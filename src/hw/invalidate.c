@@ -170,22 +170,26 @@ static uint64_t inv_nops(const struct inv_op *op)
 	return (op->end - op->start - 1) / op->stride + 1;
 }
 
-static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, uint64_t nops)
+/* What of one CPU's caches an invalidation may touch */
+enum { INV_PART_LEAF = 1, INV_PART_WALK = 2 };
+
+static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, uint64_t nops,
+			       unsigned parts)
 {
 	struct hw_cpu *hc = &hw->cpu[cpu];
 	uint32_t removed = 0;
 	if (op_is_by_address(op->kind) && nops == 0)
 		return 0;
 	/* leaf TLB */
-	if (hc->tlb.ndense && may_hold_tag(&hc->tlb, op, true)) {
+	if ((parts & INV_PART_LEAF) && hc->tlb.ndense && may_hold_tag(&hc->tlb, op, true)) {
 		if (op_is_by_address(op->kind) && nops < hc->tlb.ndense)
 			removed += inv_by_address(hw, &hc->tlb, op, true);
 		else
 			removed += inv_dense(hw, &hc->tlb, op, true);
 	}
 	/* walk cache */
-	if (hc->wc.ndense && op->kind != INV_VA_LEAF && op->kind != INV_VA_LEAF_ANYTAG &&
-	    may_hold_tag(&hc->wc, op, false)) {
+	if ((parts & INV_PART_WALK) && hc->wc.ndense && op->kind != INV_VA_LEAF &&
+	    op->kind != INV_VA_LEAF_ANYTAG && may_hold_tag(&hc->wc, op, false)) {
 		uint32_t levels = (uint32_t)hw->geom.levels;
 		if (op->kind != INV_X86_INVLPG && op_is_by_address(op->kind) &&
 		    nops * (levels - 1) < hc->wc.ndense)
@@ -198,8 +202,12 @@ static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, 
 
 uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op)
 {
-	return invalidate_cpu(hw, cpu, op, inv_nops(op));
+	return invalidate_cpu(hw, cpu, op, inv_nops(op), INV_PART_LEAF | INV_PART_WALK);
 }
+
+/* Above this many op addresses a broadcast visits the CPUs by tag instead
+ * of looking each address up in hw.tlb_slotcpus */
+#define BCAST_SLOT_OPS 64u
 
 void hw_invalidate_bcast(struct hw *hw, const struct inv_op *op,
 			 void (*hit)(void *ctx, int cpu, uint32_t removed), void *ctx)
@@ -207,11 +215,40 @@ void hw_invalidate_bcast(struct hw *hw, const struct inv_op *op,
 	uint64_t nops = inv_nops(op);
 	if (op_is_by_address(op->kind) && nops == 0)
 		return;
-	for (uint32_t wi = 0; wi < hw->cpu_words; wi++)
-		for (uint64_t m = hw_inv_cpus_word(hw, op, wi); m; m &= m - 1) {
+	const uint32_t W = hw->cpu_words;
+	bool by_slot = (op->kind == INV_VA_LEAF || op->kind == INV_VA_ALL) && hw->tlb_slotcpus &&
+		       hw->nr_cpus > 0 && nops <= BCAST_SLOT_OPS;
+	uint64_t leafm[4] = {0};
+	if (by_slot && W > 4)
+		by_slot = false;	/* more than 256 CPUs: by tag */
+	if (by_slot) {
+		/* the CPUs whose leaf TLB may hold one of the op's (key, tag) */
+		const struct tcache *tc0 = &hw->cpu[0].tlb;
+		int sh = hw->geom.page_shift;
+		for (uint64_t k = 0, a = op->start; k < nops; k++, a += op->stride) {
+			const uint64_t *row =
+				&hw->tlb_slotcpus[(size_t)tc_filt_slot(tc0, a >> sh, op->tag) * W];
+			for (uint32_t wi = 0; wi < W; wi++)
+				leafm[wi] |= row[wi];
+		}
+	}
+	for (uint32_t wi = 0; wi < W; wi++) {
+		uint64_t all, leaf, walk;
+		if (by_slot) {
+			leaf = leafm[wi];
+			walk = op->kind == INV_VA_ALL ? hw->wc_tagcpus[(size_t)(op->tag & (TC_TAGCNT - 1)) * W + wi]
+						      : 0;
+			all = leaf | walk;
+		} else {
+			all = leaf = walk = hw_inv_cpus_word(hw, op, wi);
+		}
+		for (uint64_t m = all; m; m &= m - 1) {
+			uint64_t bit = m & -m;
 			int c = (int)(wi * 64) + __builtin_ctzll(m);
-			uint32_t removed = invalidate_cpu(hw, c, op, nops);
+			unsigned parts = ((leaf & bit) ? INV_PART_LEAF : 0) | ((walk & bit) ? INV_PART_WALK : 0);
+			uint32_t removed = invalidate_cpu(hw, c, op, nops, parts);
 			if (removed && hit)
 				hit(ctx, c, removed);
 		}
+	}
 }

@@ -64,9 +64,10 @@ void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e)
 	if (--tc->tagcnt[h] == 0 && tc->tag_word)
 		tc->tag_word[(size_t)h * tc->tag_stride] &= ~tc->busy_bit;
 	if (tc->filt) {
-		uint8_t *c = &tc->filt[tc_filt_slot(tc, e->key, e->tag)];
-		if (*c != UINT8_MAX)
-			(*c)--;
+		uint32_t k = tc_filt_slot(tc, e->key, e->tag);
+		uint8_t *c = &tc->filt[k];
+		if (*c != UINT8_MAX && --(*c) == 0 && tc->slot_word)
+			tc->slot_word[(size_t)k * tc->tag_stride] &= ~tc->busy_bit;
 	}
 	uint32_t i = e->dense;
 	uint32_t last = tc->dense[--tc->ndense];
@@ -122,7 +123,10 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
 	if (tc->tagcnt[h]++ == 0 && tc->tag_word)
 		tc->tag_word[(size_t)h * tc->tag_stride] |= tc->busy_bit;
 	if (tc->filt) {
-		uint8_t *c = &tc->filt[tc_filt_slot(tc, key, tag)];
+		uint32_t k = tc_filt_slot(tc, key, tag);
+		uint8_t *c = &tc->filt[k];
+		if (*c == 0 && tc->slot_word)
+			tc->slot_word[(size_t)k * tc->tag_stride] |= tc->busy_bit;
 		if (*c != UINT8_MAX)
 			(*c)++;
 	}

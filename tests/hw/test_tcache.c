@@ -12,9 +12,10 @@
  *  - frame.tlb_refs counts the cache entries holding the frame: +1 per fill,
  *    -1 per removal or eviction;
  *  - hw.tlb_tagcpus / hw.wc_tagcpus row h has a CPU's bit exactly while that
- *    CPU's cache holds an entry whose tag hashes to h, so a broadcast
- *    invalidation that visits only hw_inv_cpus_word() misses no CPU that
- *    holds something it removes.
+ *    CPU's cache holds an entry whose tag hashes to h, and hw.tlb_slotcpus
+ *    row k exactly while its leaf TLB's filter slot k is non-zero, so a
+ *    broadcast invalidation that visits only the CPUs these name
+ *    (hw_invalidate_bcast) misses no CPU that holds something it removes.
  */
 #include "test_util.h"
 
@@ -362,7 +363,18 @@ static void test_tag_cpus_exact(void **state)
 			tc_fill(hw, tc, (x >> 8) % 40, depth, tag, f, 0);
 		else if ((x >> 60) < 15)
 			tc_remove(hw, tc, &tc->e[tc->dense[(x >> 8) % tc->ndense]]);
-		else {
+		else if ((x >> 62) == 3 && (x & 1)) {
+			/* a broadcast of a few addresses (by hw.tlb_slotcpus) or
+			 * many (by tag) leaves nothing it removes anywhere */
+			uint64_t ps = 1ull << hw->geom.page_shift, k0 = (x >> 4) % 40;
+			struct inv_op op = {.kind = (x >> 21) & 1 ? INV_VA_ALL : INV_VA_LEAF,
+					    .tag = tag == TC_TAG_GLOBAL ? 67 : tag,
+					    .start = k0 * ps, .end = (k0 + 1 + (x >> 10) % 70) * ps,
+					    .stride = ps};
+			hw_invalidate_bcast(hw, &op, NULL, NULL);
+			for (int c = 0; c < hw->nr_cpus; c++)
+				assert_int_equal(hw_invalidate_cpu(hw, c, &op), 0);
+		} else {
 			/* an invalidation of one tag: CPUs outside the candidate
 			 * set must hold nothing it removes */
 			struct inv_op op = {.kind = (x >> 20) & 1 ? INV_TAG : INV_X86_INVLPG,
@@ -373,6 +385,11 @@ static void test_tag_cpus_exact(void **state)
 				if (!(hw_inv_cpus_word(hw, &op, (uint32_t)c / 64) >> (c % 64) & 1))
 					assert_int_equal(hw_invalidate_cpu(hw, c, &op), 0);
 		}
+		if (round % 500 == 0)
+			for (int c = 0; c < hw->nr_cpus; c++)
+				for (uint32_t k = 0; k <= hw->cpu[c].tlb.filt_mask; k++)
+					assert_int_equal(tagbit(hw->tlb_slotcpus, hw, k, c),
+							 hw->cpu[c].tlb.filt[k] != 0);
 		for (int c = 0; c < hw->nr_cpus; c++)
 			for (uint32_t h = 0; h < TC_TAGCNT; h++) {
 				assert_int_equal(tagbit(hw->tlb_tagcpus, hw, h, c),
