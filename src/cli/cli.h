@@ -19,6 +19,7 @@
 #define EXIT_USAGE 2
 #define EXIT_INTERNAL 3
 #define MAX_COLUMNS 16
+#define CLI_COMPARE_SEEDS 5	/* compare's default --seeds */
 
 /* which commands accept an option */
 #define C_RUN 0x1u
@@ -39,7 +40,7 @@ struct cli_opts {
 	bool json;
 	/* run/compare: seeds cfg.seed .. cfg.seed + seeds - 1 per column, at
 	 * most jobs of them at once (host threads) */
-	int seeds;
+	int seeds;		/* --seeds (0 until cli_parse ends: not given) */
 	int jobs;
 	uint64_t time_limit_ms;		/* 0: none (check: its default) */
 	bool time_limit_given;

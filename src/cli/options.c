@@ -65,8 +65,9 @@ static const struct opt_def opts[] = {
 	 "--policy wins"},
 	{"seed", 0, 1, O_SEED, C_ALL, "S", "PRNG seed (default 1); same inputs + seed = same output"},
 	{"seeds", 0, 1, O_SEEDS, C_RUN | C_COMPARE | C_SENS, "N",
-	 "run seeds S..S+N-1 (1..1000, default 1) and print each metric's mean with its 95 % "
-	 "confidence interval; compare pairs the seeds of its columns for the ratio"},
+	 "run seeds S..S+N-1 (1..1000; default 1 for run and sensitivity, 5 for compare) and "
+	 "print each metric's mean with its 95 % confidence interval; compare pairs the seeds "
+	 "of its columns for the ratio"},
 	{"jobs", 'j', 1, O_JOBS, C_RUN | C_COMPARE | C_SENS, "J",
 	 "simulate at most J runs at once on host threads (1..1024, default: the host's CPUs)"},
 	{NULL, 'D', 1, O_D, C_ALL, "NAME=VALUE",
@@ -424,7 +425,7 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	o->minimise = true;
 	o->want_kind = -1;
 	o->max_memory = cli_default_max_memory();
-	o->seeds = 1;
+	o->seeds = 0;	/* not given: see the end of cli_parse */
 	o->perturb_pct = 20;
 	o->svg_file = "sensitivity.svg";
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -702,6 +703,16 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 		tlbsim_policy_apply_workload(&o->policies[i], workload);
 	if (cmd_bit == C_COMPARE && o->npolicies < 2)
 		return cli_error("compare: give at least two --policy KNOB=VALUE options");
+	/* compare's default is five seeds, so its ratio comes with an interval
+	 * (the model's jitter makes single runs move; docs/output.md) */
+	bool seeds_default = !o->seeds;
+	if (!o->seeds)
+		o->seeds = cmd_bit == C_COMPARE ? CLI_COMPARE_SEEDS : 1;
+	if (o->seeds > 1 && o->cfg.seed > (uint64_t)INT64_MAX - (uint64_t)(o->seeds - 1) &&
+	    seeds_default)
+		return cli_error("--seed %" PRIu64 ": compare's default %d seeds run past %lld "
+				 "(give --seeds 1, or a smaller --seed)",
+				 o->cfg.seed, o->seeds, (long long)INT64_MAX);
 	if (o->seeds > 1 && o->cfg.seed > (uint64_t)INT64_MAX - (uint64_t)(o->seeds - 1))
 		return cli_error("--seed %" PRIu64 " --seeds %d: the last seed is past %lld",
 				 o->cfg.seed, o->seeds, (long long)INT64_MAX);

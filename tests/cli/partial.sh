@@ -53,7 +53,7 @@ grep -q "^PARTIAL: the run stopped early (SIGTERM)" "$tmp/out" || failmsg "SIGTE
 signal_run INT 130 table check mmap5 --policy nested=fullmm --runs 100000000 --time-limit 600
 grep -q "^no violation: [0-9]* schedules" "$tmp/out" || failmsg "check SIGINT: no summary"
 grep -q "interrupted" "$tmp/out" || failmsg "check SIGINT: the summary does not say it was interrupted"
-"$bin" compare mmap8 --iters 1000000000 --policy nested=v2 --policy nested=fullmm \
+"$bin" compare mmap8 --iters 1000000000 --seeds 1 --policy nested=v2 --policy nested=fullmm \
 	--policy nested=prefix --time-limit 1 --json >"$tmp/out" 2>"$tmp/err"
 python3 - "$tmp/out" <<'PY' || failmsg "compare time limit: JSON"
 import json, sys

@@ -126,3 +126,6 @@ tlbsim_cli_script(cli_sensitivity sensitivity 300 cli)
 tlbsim_cli(err_ambiguous_seed 2 STDERR "option '--see' is ambiguous" "--seeds"
            ARGS run mmap8 --see 7 --iters 1)
 tlbsim_cli(check_seed_abbrev 0 STDOUT "no violation" ARGS check mmap5 --see 7 --runs 3)
+# compare's default of five seeds S..S+4 must fit under INT64_MAX
+tlbsim_cli(err_compare_default_seeds_overflow 2 STDERR "compare's default 5 seeds run past"
+           ARGS compare mmap8 --seed 9223372036854775807 --policy nested=v2 --policy nested=fullmm)

@@ -29,7 +29,7 @@ for r in d.get("runs", [d]):
 PY
 }
 for p in falkor-46 arm64-4k arm64-16k x86-24; do
-	one "pair-$p" compare mmap8 --profile "$p" --iters "$iters" \
+	one "pair-$p" compare mmap8 --profile "$p" --iters "$iters" --seeds 1 \
 		--policy nested=v2 --policy nested=fullmm
 done
 one touch64 run mmap8 -w touch=64 --iters $(( iters / 10 + 1 ))

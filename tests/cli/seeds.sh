@@ -6,7 +6,8 @@
 #   * output is the same for every --jobs (host threads) and on a rerun;
 #   * -D jitter=0 is the exact mode: every seed gives the same numbers (a
 #     zero interval), and jitter > 0 makes seeds differ;
-#   * compare's ratio is per seed and paired.
+#   * compare's ratio is per seed and paired;
+#   * compare runs 5 seeds unless --seeds is given; run runs one.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -54,6 +55,26 @@ cmp -s "$tmp/c1" "$tmp/c2" || failmsg "compare -j 1 and -j 2 differ"
 cmp -s "$tmp/c1" "$tmp/c3" || failmsg "compare -j 1 and -j 3 differ"
 grep -qE "^wall .* ± .* ± .* ± " "$tmp/c1" || failmsg "compare row has no ratio interval"
 grep -q "per seed, paired" "$tmp/c1" || failmsg "compare does not say the ratio is paired"
+
+# compare's default is 5 seeds, run's 1; --seeds 1 gives compare one run
+"$bin" compare "${W[@]}" --policy nested=v2 --policy nested=fullmm --json >"$tmp/cd" || failmsg "compare default exit"
+"$bin" compare "${W[@]}" --seeds 1 --policy nested=v2 --policy nested=fullmm --json >"$tmp/c1j" || failmsg "compare --seeds 1 exit"
+"$bin" run "${W[@]}" --json >"$tmp/rd" || failmsg "run default exit"
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+cd = json.load(open(d + "/cd"))["runs"]
+c1 = json.load(open(d + "/c1j"))["runs"]
+rd = json.load(open(d + "/rd"))
+bad = 0
+if [r.get("seeds") for r in cd] != [5, 5] or any(len(r["stats"]["wall_ns"]["values"]) != 5 for r in cd):
+    print("seeds: FAIL: compare without --seeds did not run 5 seeds: %r" % [r.get("seeds") for r in cd]); bad = 1
+if any("seeds" in r or "stats" in r for r in c1) or "seeds" in rd or "stats" in rd:
+    print("seeds: FAIL: compare --seeds 1 or run without --seeds is not a single run"); bad = 1
+sys.exit(bad)
+PY
+"$bin" compare "${W[@]}" --policy nested=v2 --policy nested=fullmm | grep -q "seeds 1\.\.5$" ||
+	failmsg "compare's default table header does not say seeds 1..5"
 
 # exact mode: jitter=0 gives every seed the same numbers in workloads that
 # draw nothing themselves (mmap8 draws its user-loop overhead per iteration)

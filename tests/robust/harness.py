@@ -1488,6 +1488,9 @@ def meta_of(cfg, cat):
         bad.append("too many -w (%d)" % len(wnames))
     if len(dnames) > (MAX_OVERRIDES - (1 if cmd == "check" else 0)):
         bad.append("too many -D (%d)" % len(dnames))
+    if cmd == "compare" and M["seed"] is not None and M["seed"] > INT64_MAX - 4:
+        # compare runs seeds S..S+4 by default (the harness never gives --seeds)
+        bad.append("compare --seed %d: the default 5 seeds pass INT64_MAX" % M["seed"])
     if cmd == "compare" and not M["partial_run"]:
         npol = len([g for g in cfg["groups"] if g["k"] == "policy"])
         if npol < 2:
@@ -1980,18 +1983,29 @@ class Checker:
         meta = self.meta
         try:
             m = ro["metrics"]
-            lhs = m["user_ns"] + m["sys_ns"] + m["idle_ns"]
-            rhs = m["wall_ns"] * ro["cpus"]
-        except (KeyError, TypeError) as e:
+            if ro.get("seeds", 1) > 1:
+                # means are rounded: the identity holds seed by seed
+                st = ro["stats"]
+                per = [dict((k, st[k]["values"][j]) for k in
+                            ("user_ns", "sys_ns", "idle_ns", "wall_ns"))
+                       for j in range(len(st["wall_ns"]["values"]))]
+            else:
+                per = [m]
+        except (KeyError, TypeError, IndexError) as e:
             self.fail("run JSON misses a documented key", "missing %s in run %d" % (e, i), argv)
             return
-        if lhs != rhs:
+        for pm in per:
+            lhs = pm["user_ns"] + pm["sys_ns"] + pm["idle_ns"]
+            rhs = pm["wall_ns"] * ro["cpus"]
+            if lhs == rhs:
+                continue
             over = lhs - rhs
             self.fail("time identity user+sys+idle != wall*cpus (%s)" % (
                 "sum too large" if over > 0 else "sum too small"),
                 "run %d: user %d + sys %d + idle %d = %d, wall %d x %d cpus = %d (diff %+d)" % (
-                    i, m["user_ns"], m["sys_ns"], m["idle_ns"], lhs, m["wall_ns"], ro["cpus"],
+                    i, pm["user_ns"], pm["sys_ns"], pm["idle_ns"], lhs, pm["wall_ns"], ro["cpus"],
                     rhs, over), argv)
+            break
         for key in ("tool", "version", "command", "workload", "params", "profile", "arch",
                     "page_size", "cpus", "threads", "iters", "seed", "policy", "overrides",
                     "first_violation", "partial", "metrics"):
