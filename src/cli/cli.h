@@ -101,6 +101,7 @@ int cmd_native(int argc, char **argv);
 /* compare --native (cmd_native.c): run the workload on the host and print
  * the n model columns beside it; returns the exit status */
 struct run_result;
+int native_check(const struct cli_opts *o);	/* before the model runs: 0 or EXIT_USAGE */
 int native_compare(const struct cli_opts *o, const struct run_result *runs, int n);
 
 #endif

@@ -64,7 +64,10 @@ static int native_prepare(const struct cli_opts *o, struct native_job *j)
 		return cli_error("workload parameter size=%s: want a size from 1 byte to 64G on the "
 				 "host", v);
 	if (c->wl == NATIVE_MMAP8) {
-		c->shared = strcmp(wparam(&j->res, "map"), "shared") == 0;
+		v = wparam(&j->res, "map");
+		if (strcmp(v, "shared") && strcmp(v, "private"))
+			return cli_error("workload parameter map=%s: want shared or private", v);
+		c->shared = strcmp(v, "shared") == 0;
 		v = wparam(&j->res, "touch");
 		if (parse_u64(v, &c->touch) || c->touch > (c->size + ps - 1) / ps)
 			return cli_error("workload parameter touch=%s: want 0..%llu (pages of the "
@@ -72,8 +75,14 @@ static int native_prepare(const struct cli_opts *o, struct native_job *j)
 					 (unsigned long long)((c->size + ps - 1) / ps));
 	} else {
 		c->size = (c->size + ps - 1) & ~(ps - 1);
-		c->processes = strcmp(wparam(&j->res, "mode"), "processes") == 0;
-		c->tmpfs = strcmp(wparam(&j->res, "fs"), "tmpfs") == 0;
+		v = wparam(&j->res, "mode");
+		if (strcmp(v, "processes") && strcmp(v, "threads"))
+			return cli_error("workload parameter mode=%s: want processes or threads", v);
+		c->processes = strcmp(v, "processes") == 0;
+		v = wparam(&j->res, "fs");
+		if (strcmp(v, "ext4") && strcmp(v, "tmpfs"))
+			return cli_error("workload parameter fs=%s: want ext4 or tmpfs", v);
+		c->tmpfs = strcmp(v, "tmpfs") == 0;
 	}
 	return 0;
 }
@@ -161,6 +170,12 @@ static void native_json(FILE *f, const char *cmdline, const struct native_job *j
 	fprintf(f, ",\"ipi_source\":");
 	json_string(f, r->have_ipis ? "TLB shootdowns line of /proc/interrupts, summed over CPUs, "
 				      "system-wide" : r->ipi_note);
+	fprintf(f, ",\"ipi_note\":");
+	if (r->have_ipis && !r->tlb_ipis && r->ops)
+		json_string(f, "0 can also mean this kernel flushes remote TLBs without IPIs (a "
+			       "paravirtual hypercall, AMD INVLPGB): tlbsim calibrate says which");
+	else
+		fprintf(f, "null");
 	fprintf(f, ",\"minor_faults\":%" PRIu64 ",\"major_faults\":%" PRIu64
 		   ",\"voluntary_switches\":%" PRIu64 ",\"involuntary_switches\":%" PRIu64
 		   ",\"window_ops\":%" PRIu64 ",\"fs\":", r->minflt, r->majflt, r->nvcsw, r->nivcsw,
@@ -272,7 +287,9 @@ static void native_footer(FILE *f, const struct native_job *j, const struct nati
 {
 	if (r->have_ipis)
 		fprintf(f, "ipi_received: the TLB shootdowns line of /proc/interrupts over the run, "
-			   "every CPU and process (system-wide)\n");
+			   "every CPU and process (system-wide)%s\n", r->tlb_ipis || !r->ops ? "" :
+			"; 0 can also mean this kernel flushes remote TLBs without IPIs (a "
+			"paravirtual hypercall, AMD INVLPGB): tlbsim calibrate says which");
 	else
 		fprintf(f, "ipi_received: not available (%s)\n", r->ipi_note);
 	fprintf(f, "native context_switches: getrusage voluntary + involuntary (%" PRIu64 " + %"
@@ -352,6 +369,12 @@ int cmd_native(int argc, char **argv)
 	return 0;
 }
 
+int native_check(const struct cli_opts *o)
+{
+	struct native_job j;
+	return native_prepare(o, &j);
+}
+
 /* compare --native: the model columns already ran */
 int native_compare(const struct cli_opts *o, const struct run_result *runs, int n)
 {
@@ -391,13 +414,15 @@ int native_compare(const struct cli_opts *o, const struct run_result *runs, int 
 	labels[n] = "native";
 	const struct run_result *r0 = &runs[0];
 	native_header(stdout, &j, &r);
-	printf("model: profile %s (%s), %d CPUs, %s%s; ",
-	       r0->res.profile->name, r0->res.profile->arch == ARCH_X86_64 ? "x86-64" : "arm64",
-	       r0->res.cpus, r0->nseeds > 1 ? "mean over seeds from " : "seed ",
-	       r0->nseeds > 1 ? "" : "");
-	printf("%" PRIu64 "%s\n", r0->cfg.seed, r0->nseeds > 1 ? " on" : "");
+	printf("model: profile %s (%s), %d CPUs, ", r0->res.profile->name,
+	       r0->res.profile->arch == ARCH_X86_64 ? "x86-64" : "arm64", r0->res.cpus);
+	if (r0->nseeds > 1)
+		printf("mean over seeds %" PRIu64 "..%" PRIu64 "\n", r0->cfg.seed,
+		       r0->cfg.seed + (uint64_t)r0->nseeds - 1);
+	else
+		printf("seed %" PRIu64 "\n", r0->cfg.seed);
 	for (int i = 0; i < n; i++) {
-		printf("model%s policy:", o->npolicies > 1 ? "" : "");
+		printf("model policy:");
 		if (o->npolicies > 1)
 			printf(" (%d)", i + 1);
 		for (int k = 0; k < tlbsim_knob_count(); k++)

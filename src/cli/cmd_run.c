@@ -44,6 +44,10 @@ int cmd_run(int argc, char **argv, bool compare)
 		cli_opts_free(&o);
 		return cli_error("%s", err);
 	}
+	if (o.native && (rc = native_check(&o))) {
+		cli_opts_free(&o);
+		return rc;
+	}
 	/* compare --native without --policy: one model column of the default knobs */
 	int nruns = compare && o.npolicies ? o.npolicies : 1, nseeds = o.seeds;
 	/* results on the heap (no static state) */

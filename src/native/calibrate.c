@@ -259,11 +259,11 @@ static void m_zero(struct ctx *x)
 	const struct native_host *h = &x->c->host;
 	size_t ps = (size_t)h->page_size;
 	long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-	size_t len = llc > 0 ? 4 * (size_t)llc : 64u << 20;
+	size_t len = llc > 0 ? 2 * (size_t)llc : 64u << 20;
 	if (len < (16u << 20))
 		len = 16u << 20;
-	if (len > (256u << 20))
-		len = 256u << 20;
+	if (len > (64u << 20))
+		len = 64u << 20;	/* faulting it in costs time on a slow-fault VM */
 	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
 		note(x, "zero: mmap of %zu bytes failed (%s); not measured", len, strerror(errno));
@@ -298,8 +298,9 @@ static void m_zero(struct ctx *x)
 	munmap(p, len);
 	fig_add(x, "zero_page", &cold, "memset(0) of one %zu-byte page (glibc: rep stosb on x86 "
 		"with ERMS, DC ZVA on arm64, as the kernel's clear_page) walking a %zu MiB "
-		"buffer (4 x the last-level cache, so the lines come from memory); per page",
-		ps, len >> 20);
+		"buffer page by page (twice the last-level cache of %ld KiB, 16..64 MiB: the "
+		"lines are not in L1 or L2, and come from memory when the LLC is smaller than "
+		"the buffer); per page", ps, len >> 20, llc > 0 ? llc >> 10 : -1L);
 	fig_add(x, "zero_page_warm", &warm, "memset(0) of the same %zu-byte page over and over "
 		"(cache-warm); per page", ps);
 }
@@ -469,7 +470,7 @@ static int pingpong_run(struct ctx *x, struct samples *s, int cpu_a, int cpu_b, 
 
 static void m_futex(struct ctx *x)
 {
-	enum { N = 200 };
+	enum { N = 50 };
 	int ncpus = x->c->host.ncpus;
 	struct samples cross, same;
 	if (ncpus >= 2) {
@@ -744,6 +745,14 @@ int native_calibrate(struct native_calib *c, unsigned budget_ms, FILE *diag, cha
 	if (!x.pinned)
 		note(&x, "sched_setaffinity: %s; measuring without pinning threads to "
 		     "CPUs (cross-CPU figures may then be same-CPU ones)", strerror(errno));
+	double load;
+	FILE *lf = fopen("/proc/loadavg", "r");
+	if (lf) {
+		if (fscanf(lf, "%lf", &load) == 1 && load > 0.5 * h->ncpus)
+			note(&x, "load average %.2f on %d CPUs: other work is running, and the figures "
+			     "will carry some of it", load, h->ncpus);
+		fclose(lf);
+	}
 	uint64_t dummy;
 	char why[160];
 	if (native_tlb_shootdowns(&dummy, why, sizeof(why)))

@@ -126,3 +126,10 @@ tlbsim_cli_script(cli_sensitivity sensitivity 300 cli)
 tlbsim_cli(err_ambiguous_seed 2 STDERR "option '--see' is ambiguous" "--seeds"
            ARGS run mmap8 --see 7 --iters 1)
 tlbsim_cli(check_seed_abbrev 0 STDOUT "no violation" ARGS check mmap5 --see 7 --runs 3)
+
+# The host side (docs/native.md): calibrate writes a loadable profile, native
+# runs mmap8 and page_fault3 on the host, compare --native puts model and
+# machine side by side; bad input exits 2. Sanity and structure, not values.
+tlbsim_cli_script(cli_native_calibrate native 60 "cli;native" calibrate)
+tlbsim_cli_script(cli_native_run native 60 "cli;native" run)
+tlbsim_cli_script(cli_native_errors native 60 "cli;native" errors)
