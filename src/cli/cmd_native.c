@@ -37,7 +37,7 @@ static int native_prepare(const struct cli_opts *o, struct native_job *j)
 	 * rejects unknown names); the profile plays no part in a host run */
 	struct tlbsim_config cfg = o->cfg;
 	if (o->cmd_bit == C_NATIVE)
-		cfg.cpus = 0;
+		cfg.cpus = 0;	/* the host's CPUs, checked by native_run */
 	if (tlbsim_resolve(&cfg, &j->res, err, sizeof(err)))
 		return cli_error("%s", err);
 	native_host_probe(&j->host);
@@ -53,7 +53,8 @@ static int native_prepare(const struct cli_opts *o, struct native_job *j)
 #if !defined(__x86_64__) && !defined(__aarch64__)
 	return cli_error("%s: native runs on x86-64 and arm64 Linux hosts only", o->cmd);
 #endif
-	c->cpus = o->cmd_bit == C_NATIVE ? o->cfg.cpus : 0;
+	/* compare: --cpus is the model's, and the host run uses as many when given */
+	c->cpus = o->cmd_bit == C_NATIVE || o->cpus_given ? o->cfg.cpus : 0;
 	c->threads = j->res.threads;
 	if (!o->threads_given && !j->res.workload->default_threads)
 		c->threads = c->cpus ? c->cpus : j->host.ncpus;	/* one task per CPU */
