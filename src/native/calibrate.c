@@ -34,6 +34,9 @@ struct ctx {
 	FILE *diag;
 	uint64_t slice_ns;		/* time share of one measurement */
 	bool pinned;			/* sched_setaffinity works */
+	cpu_set_t allowed;		/* the CPUs the process may use */
+	int ncpu;			/* how many: cpu[0..ncpu) */
+	int cpu[65];
 };
 
 /* ---- samples ---- */
@@ -170,13 +173,9 @@ static int pin_to(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-static void unpin(int ncpus)
+static void unpin(const struct ctx *x)
 {
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	for (int i = 0; i < ncpus && i < CPU_SETSIZE; i++)
-		CPU_SET(i, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	sched_setaffinity(0, sizeof(x->allowed), &x->allowed);
 }
 
 /* keep the compiler from dropping stores it thinks nobody reads */
@@ -400,7 +399,7 @@ static void m_flush_local(struct ctx *x)
 			 (double)(i1 - i0) / (2.0 * N * present.n));
 	fig_add(x, "mprotect_present", &present, "mprotect of one present page, RO then RW, on "
 		"a single-threaded mm%s: PTE change and a one-page local flush (%s); per call%s",
-		x->pinned ? " pinned to CPU 0" : "", x->c->host.x86 ? "INVLPG" : "TLBI VALE1IS",
+		x->pinned ? " pinned to one CPU" : "", x->c->host.x86 ? "INVLPG" : "TLBI VALE1IS",
 		ipitxt);
 	fig_add(x, "mprotect_absent", &absent, "the same on a never-touched page of the same "
 		"page table: no PTE, so no flush; per call");
@@ -444,9 +443,9 @@ static void *pong(void *arg)
 /* half a round trip of A wakes B, B wakes A; per half */
 static int pingpong_run(struct ctx *x, struct samples *s, int cpu_a, int cpu_b, int n)
 {
-	struct pingpong pp = {.cpu = cpu_b, .pin = x->pinned};
+	struct pingpong pp = {.cpu = x->cpu[cpu_b], .pin = x->pinned};
 	if (x->pinned)
-		pin_to(cpu_a);
+		pin_to(x->cpu[cpu_a]);
 	pthread_t t;
 	if (pthread_create(&t, NULL, pong, &pp))
 		return -1;
@@ -471,29 +470,30 @@ static int pingpong_run(struct ctx *x, struct samples *s, int cpu_a, int cpu_b, 
 static void m_futex(struct ctx *x)
 {
 	enum { N = 50 };
-	int ncpus = x->c->host.ncpus;
 	struct samples cross, same;
-	if (ncpus >= 2) {
+	if (x->ncpu >= 2) {
 		samples_start(&cross, x);
 		cross.deadline -= x->slice_ns / 2;
 		if (pingpong_run(x, &cross, 0, 1, N) == 0)
-			fig_add(x, "futex_cross", &cross, "futex ping-pong between two threads %s: "
-				"each wakes the other (FUTEX_WAKE) and sleeps (FUTEX_WAIT) while the "
-				"other CPU idles; half a round trip = wake syscall + wake-to-run "
-				"latency of an idle CPU + return to user; %d round trips a batch",
-				x->pinned ? "pinned to CPUs 0 and 1" : "(not pinned)", N);
+			fig_add(x, "futex_cross", &cross, "futex ping-pong between two threads %s "
+				"CPUs %d and %d: each wakes the other (FUTEX_WAKE) and sleeps "
+				"(FUTEX_WAIT) while the other CPU idles; half a round trip = wake "
+				"syscall + wake-to-run latency of an idle CPU + return to user; %d "
+				"round trips a batch", x->pinned ? "pinned to" : "not pinned, on",
+				x->cpu[0], x->cpu[1], N);
 	} else {
-		note(x, "one CPU: no cross-CPU wake-up to measure");
+		note(x, "one CPU allowed: no cross-CPU wake-up to measure");
 	}
 	samples_start(&same, x);
 	same.deadline -= x->slice_ns / 2;
 	if (x->pinned && pingpong_run(x, &same, 0, 0, N) == 0)
 		fig_add(x, "futex_same", &same, "the same ping-pong with both threads pinned to "
-			"CPU 0: half a round trip = wake syscall + wait syscall + one context switch");
+			"CPU %d: half a round trip = wake syscall + wait syscall + one context switch",
+			x->cpu[0]);
 	else if (!x->pinned)
 		note(x, "sched_setaffinity refused: the same-CPU context switch is not measured");
 	if (x->pinned)
-		unpin(ncpus);
+		unpin(x);
 }
 
 /* ---- 7. shootdown: mprotect with threads of the mm spinning on other CPUs ---- */
@@ -522,13 +522,13 @@ static void shootdown(struct ctx *x, int targets)
 	if (!p)
 		return;
 	if (x->pinned)
-		pin_to(0);
+		pin_to(x->cpu[0]);
 	_Atomic int stop = 0, running = 0;
 	struct spinner sp[64];
 	pthread_t th[64];
 	int n = 0;
 	for (; n < targets && n < 64; n++) {
-		sp[n] = (struct spinner){&stop, &running, 1 + n, x->pinned};
+		sp[n] = (struct spinner){&stop, &running, x->cpu[1 + n], x->pinned};
 		if (pthread_create(&th[n], NULL, spin, &sp[n]))
 			break;
 	}
@@ -548,7 +548,7 @@ static void shootdown(struct ctx *x, int targets)
 		pthread_join(th[i], NULL);
 	munmap(p, 2 * ps);
 	if (x->pinned)
-		unpin(x->c->host.ncpus);
+		unpin(x);
 	char ipitxt[200];
 	if (ipis) {
 		double per = (double)(i1 - i0) / (2.0 * N * s.n);
@@ -566,19 +566,19 @@ static void shootdown(struct ctx *x, int targets)
 	snprintf(name, sizeof(name), "mprotect_shootdown_%d", n);
 	fig_add(x, name, &s, "mprotect of one present page, RO then RW, with %d other thread(s) "
 		"of the mm spinning in user space%s, so every flush must reach them; %s; per call",
-		n, x->pinned ? " pinned to CPUs 1.." : " (not pinned)", ipitxt);
+		n, x->pinned ? " pinned to CPUs of their own" : " (not pinned)", ipitxt);
 }
 
 static void m_shootdown(struct ctx *x)
 {
-	int ncpus = x->c->host.ncpus;
+	int ncpus = x->ncpu;
 	if (ncpus < 2) {
-		note(x, "one CPU: no shootdown to measure");
+		note(x, "one CPU allowed: no shootdown to measure");
 		return;
 	}
 	shootdown(x, 1);
 	if (ncpus - 1 >= 2)
-		shootdown(x, ncpus - 1 > 64 ? 64 : ncpus - 1);
+		shootdown(x, ncpus - 1);
 	else
 		note(x, "%d CPUs: the N-target shootdown is the 1-target one (N = 1)", ncpus);
 }
@@ -739,9 +739,18 @@ int native_calibrate(struct native_calib *c, unsigned budget_ms, FILE *diag, cha
 	 * futex ones have two halves) */
 	x.slice_ns = (uint64_t)budget_ms * 1000000ull / 10;
 	uint64_t t0 = native_now_ns();
-	cpu_set_t old;
-	bool have_old = sched_getaffinity(0, sizeof(old), &old) == 0;
-	x.pinned = pin_to(0) == 0;
+	if (sched_getaffinity(0, sizeof(x.allowed), &x.allowed)) {
+		CPU_ZERO(&x.allowed);
+		for (int i = 0; i < h->ncpus && i < CPU_SETSIZE; i++)
+			CPU_SET(i, &x.allowed);
+	}
+	for (int i = 0; i < CPU_SETSIZE && x.ncpu < 65; i++)
+		if (CPU_ISSET(i, &x.allowed))
+			x.cpu[x.ncpu++] = i;
+	if (x.ncpu < h->ncpus)
+		note(&x, "the process may use %d of the %d online CPUs%s", CPU_COUNT(&x.allowed),
+		     h->ncpus, x.ncpu == 65 ? " (64 of them as shootdown targets)" : "");
+	x.pinned = pin_to(x.cpu[0]) == 0;
 	if (!x.pinned)
 		note(&x, "sched_setaffinity: %s; measuring without pinning threads to "
 		     "CPUs (cross-CPU figures may then be same-CPU ones)", strerror(errno));
@@ -764,8 +773,7 @@ int native_calibrate(struct native_calib *c, unsigned budget_ms, FILE *diag, cha
 	m_flush_local(&x);	/* before any thread exists: a single-threaded mm */
 	m_futex(&x);
 	m_shootdown(&x);
-	if (have_old)
-		sched_setaffinity(0, sizeof(old), &old);
+	unpin(&x);
 	c->elapsed_ns = native_now_ns() - t0;
 	derive(c);
 	return 0;
