@@ -687,14 +687,18 @@ static void derive(struct native_calib *c)
 	}
 	if (h->x86 && local > 0 && (f = fig_get(c, "mprotect_shootdown_1")) &&
 	    (g = fig_get(c, "mprotect_present"))) {
-		double d = val(f) - val(g);
+		/* medians: the least-disturbed batch of the shootdown may be one in
+		 * which the sibling was descheduled and no remote flush was needed */
+		double d = f->median_ns - g->median_ns;
 		double send = (double)base_value(c, P_ipi_send_ns),
 		       hand = (double)base_value(c, P_ipi_handler_ns);
 		double lat = d - send - hand - local;
 		param_set(c, P_ipi_latency_ns, lat > 0 ? lat : 0, "mprotect with one spinning "
-			  "sibling (min %.0f ns) - alone (min %.0f) = %.0f ns, the initiator's wait "
-			  "for one target: ipi_send_ns (%.0f) + ipi_latency_ns + ipi_handler_ns "
-			  "(%.0f) + invlpg_ns (%.0f); solved for ipi_latency_ns%s%s", val(f), val(g),
+			  "sibling (median %.0f ns) - alone (median %.0f) = %.0f ns, the initiator's "
+			  "wait for one target: ipi_send_ns (%.0f) + ipi_latency_ns + ipi_handler_ns "
+			  "(%.0f) + invlpg_ns (%.0f); solved for ipi_latency_ns (medians: in the "
+			  "least-disturbed batch the sibling may have been off its CPU)%s%s",
+			  f->median_ns, g->median_ns,
 			  d, send, hand, local, lat > 0 ? "" : " (negative: 0)",
 			  c->no_flush_ipis ? "; this kernel sent no flush IPIs (the remote flush "
 			  "went another way: a paravirtual hypercall or a broadcast INVLPGB), so "
@@ -706,11 +710,11 @@ static void derive(struct native_calib *c)
 			continue;
 		if (!(f = fig_get(c, "mprotect_shootdown_1")))
 			continue;
-		double per = (val(&c->fig[i]) - val(f)) / (n - 1);
+		double per = (c->fig[i].median_ns - f->median_ns) / (n - 1);
 		if (per > 0)
-			param_set(c, P_ipi_send_ns, per, "mprotect with %d spinning siblings (min %.0f "
-				  "ns) - with one (min %.0f), per extra target", n, val(&c->fig[i]),
-				  val(f));
+			param_set(c, P_ipi_send_ns, per, "mprotect with %d spinning siblings (median "
+				  "%.0f ns) - with one (median %.0f), per extra target", n,
+				  c->fig[i].median_ns, f->median_ns);
 	}
 }
 
