@@ -26,6 +26,7 @@
 #define C_COMPARE 0x2u
 #define C_CHECK 0x4u
 #define C_SENS 0x8u
+#define C_NATIVE 0x10u		/* tlbsim native: the workload on the host kernel */
 #define C_ALL (C_RUN | C_COMPARE | C_CHECK | C_SENS)
 
 struct cli_opts {
@@ -60,6 +61,8 @@ struct cli_opts {
 	const char *metric;		/* NULL: the workload's headline metric */
 	int perturb_pct;
 	const char *svg_file;
+	/* compare --native: the model columns, then the workload on the host */
+	bool native;
 	char cmdline[8192];		/* for JSON; see cli_cmdline */
 	char *cmdline_heap;		/* when the command line is longer */
 };
@@ -94,5 +97,12 @@ int cmd_list(int argc, char **argv);
 int cmd_run(int argc, char **argv, bool compare);
 int cmd_check(int argc, char **argv);
 int cmd_sensitivity(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_native(int argc, char **argv);
+/* compare --native (cmd_native.c): run the workload on the host and print
+ * the n model columns beside it; returns the exit status */
+struct run_result;
+int native_check(const struct cli_opts *o);	/* before the model runs: 0 or EXIT_USAGE */
+int native_compare(const struct cli_opts *o, const struct run_result *runs, int n);
 
 #endif

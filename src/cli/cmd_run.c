@@ -44,7 +44,12 @@ int cmd_run(int argc, char **argv, bool compare)
 		cli_opts_free(&o);
 		return cli_error("%s", err);
 	}
-	int nruns = compare ? o.npolicies : 1, nseeds = o.seeds;
+	if (o.native && (rc = native_check(&o))) {
+		cli_opts_free(&o);
+		return rc;
+	}
+	/* compare --native without --policy: one model column of the default knobs */
+	int nruns = compare && o.npolicies ? o.npolicies : 1, nseeds = o.seeds;
 	/* results on the heap (no static state) */
 	struct run_result *runs = calloc(MAX_COLUMNS, sizeof(*runs));
 	struct seed_pool pool = {.n = nruns * nseeds};
@@ -62,7 +67,7 @@ int cmd_run(int argc, char **argv, bool compare)
 		for (int k = 0; k < nseeds; k++) {
 			struct seed_task *t = &pool.t[r * nseeds + k];
 			t->cfg = o.cfg;
-			if (compare)
+			if (compare && o.npolicies)
 				t->cfg.policy = o.policies[r];
 			t->cfg.seed = o.cfg.seed + (uint64_t)k;
 		}
@@ -125,6 +130,14 @@ int cmd_run(int argc, char **argv, bool compare)
 	}
 	if (!sig)
 		sig = cli_pending_signal(NULL);
+	if (o.native && !sig && done == nruns && !runs[done - 1].partial) {
+		rc = native_compare(&o, runs, done);
+		free(runs);
+		free(pool.t);
+		free(seed_m);
+		cli_opts_free(&o);
+		return rc;
+	}
 	if (o.json)
 		out_json(stdout, cli_cmdline(&o), runs, done, compare);
 	else

@@ -32,13 +32,18 @@ static const struct command commands[] = {
 	 "explore interleavings for a stale translation; exit 1 if one is found"},
 	{"sensitivity", cmd_sensitivity, "sensitivity WORKLOAD [--policy A [--policy B]]",
 	 "rank the cost parameters by how much +-20 % of each moves a metric or a ratio"},
+	{"calibrate", cmd_calibrate, "calibrate [-o FILE]",
+	 "measure this host; write a profile file for --profile FILE"},
+	{"native", cmd_native, "native WORKLOAD [options]",
+	 "run the workload's shape on this host's kernel (mmap8, page_fault3)"},
 };
 
 static void main_help(FILE *f)
 {
 	fprintf(f, "usage: tlbsim <command> [options]\n\n"
 		   "A deterministic simulator of the Linux kernel's TLB-flush machinery. Times are\n"
-		   "simulated (the modelled machine's), never the host's.\n\ncommands:\n");
+		   "simulated (the modelled machine's), never the host's - except for calibrate and\n"
+		   "native, which measure the host (and compare --native's last column).\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-50s %s\n", commands[i].usage, commands[i].summary);
 	fprintf(f, "\nRun 'tlbsim <command> --help' for the options of a command.\n");

@@ -20,7 +20,7 @@ enum opt_id {
 	O_PROFILE = 256, O_CPUS, O_THREADS, O_ITERS, O_POLICY, O_SEED, O_JSON, O_TIME_LIMIT,
 	O_MAX_MEMORY, O_FAIL_ON_VIOLATION, O_STRATEGY, O_RUNS, O_DEPTH, O_REPLAY, O_TRACE,
 	O_NO_MINIMISE, O_INVARIANT, O_MAX_STEPS, O_DURATION, O_SEEDS, O_KERNEL, O_METRIC,
-	O_PERTURB, O_SVG,
+	O_PERTURB, O_SVG, O_NATIVE,
 	O_W = 'w', O_D = 'D', O_HELP = 'h', O_JOBS = 'j',
 };
 
@@ -38,16 +38,21 @@ static const struct opt_def opts[] = {
 	{"profile", 0, 1, O_PROFILE, C_ALL, "P",
 	 "machine profile (default: the workload's; tlbsim list profiles)"},
 	{"cpus", 0, 1, O_CPUS, C_ALL, "N", "override the profile's CPU count (1..1024)"},
-	{"threads", 0, 1, O_THREADS, C_ALL, "N",
+	{"cpus", 0, 1, O_CPUS, C_NATIVE, "N", "run on the first N CPUs the host allows (default: all)"},
+	{"threads", 0, 1, O_THREADS, C_ALL | C_NATIVE, "N",
 	 "worker threads or tasks (1..4096; workloads with their own thread structure refuse it)"},
-	{"tasks", 0, 1, O_THREADS, C_ALL, "N",
+	{"tasks", 0, 1, O_THREADS, C_ALL | C_NATIVE, "N",
 	 "the same as --threads (will-it-scale: processes or threads, by -w mode)"},
-	{"iters", 0, 1, O_ITERS, C_ALL, "N",
+	{"iters", 0, 1, O_ITERS, C_ALL | C_NATIVE, "N",
 	 "iterations per thread (mmap5: rounds; will-it-scale: measured rounds per task)"},
+	{"native", 0, 0, O_NATIVE, C_COMPARE, NULL,
+	 "add a column: the workload run on this host's kernel (tlbsim native); --policy is then "
+	 "optional (intended with --profile FILE from tlbsim calibrate)"},
 	{"duration", 0, 1, O_DURATION, C_RUN | C_COMPARE | C_SENS, "S",
 	 "will-it-scale: measure S simulated seconds after the warm-up round instead of --iters "
 	 "rounds (0.000001..3600)"},
-	{NULL, 'w', 1, O_W, C_ALL, "NAME=VALUE", "set a workload parameter (tlbsim list workloads)"},
+	{NULL, 'w', 1, O_W, C_ALL | C_NATIVE, "NAME=VALUE",
+	 "set a workload parameter (tlbsim list workloads)"},
 	{"policy", 0, 1, O_POLICY, C_RUN | C_CHECK, "K=V[,K=V]",
 	 "set policy knobs (tlbsim list policies)"},
 	{"policy", 0, 1, O_POLICY, C_COMPARE, "K=V[,K=V]",
@@ -72,7 +77,7 @@ static const struct opt_def opts[] = {
 	 "simulate at most J runs at once on host threads (1..1024, default: the host's CPUs)"},
 	{NULL, 'D', 1, O_D, C_ALL, "NAME=VALUE",
 	 "override a cost/hardware parameter (tlbsim list params)"},
-	{"json", 0, 0, O_JSON, C_ALL, NULL, "print JSON (schema: docs/output.md) instead of text"},
+	{"json", 0, 0, O_JSON, C_ALL | C_NATIVE, NULL, "print JSON (schema: docs/output.md) instead of text"},
 	{"time-limit", 0, 1, O_TIME_LIMIT, C_RUN | C_COMPARE | C_SENS, "S",
 	 "stop after S host seconds (1..86400) and print what was measured, marked partial"},
 	{"time-limit", 0, 1, O_TIME_LIMIT, C_CHECK, "S", "host-time budget in seconds (default 10)"},
@@ -93,7 +98,7 @@ static const struct opt_def opts[] = {
 	{"no-minimise", 0, 0, O_NO_MINIMISE, C_CHECK, NULL, "report the schedule as found"},
 	{"invariant", 0, 1, O_INVARIANT, C_CHECK, "NAME",
 	 "stop only at this invariant (I1, I1-realized, I2, I3, I5, stale-walk, livelock)"},
-	{"help", 'h', 0, O_HELP, C_ALL, NULL, "this help"},
+	{"help", 'h', 0, O_HELP, C_ALL | C_NATIVE, NULL, "this help"},
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -347,9 +352,17 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 			   "the metric - or, with two policies, the ratio of the metric (second over first).\n"
 			   "Prints the ranked table and writes a tornado chart (SVG).\n");
 	else if (cmd_bit == C_COMPARE)
-		fprintf(f, "usage: tlbsim compare WORKLOAD --policy K=V --policy K=V [options]\n\n"
+		fprintf(f, "usage: tlbsim compare WORKLOAD --policy K=V --policy K=V [options]\n"
+			   "       tlbsim compare --native WORKLOAD [--policy K=V] [options]\n\n"
 			   "Simulate WORKLOAD once per --policy and print the metrics side by side\n"
-			   "(simulated time; each column starts from the default knobs).\n");
+			   "(simulated time; each column starts from the default knobs). With --native,\n"
+			   "the last column is WORKLOAD run on this host (host time; mmap8, page_fault3).\n");
+	else if (cmd_bit == C_NATIVE)
+		fprintf(f, "usage: tlbsim native WORKLOAD [options]\n\n"
+			   "Run WORKLOAD's shape as real threads (or processes, -w mode=processes) on this\n"
+			   "host's kernel and print real/user/sys time, ops/s and flush IPIs per op (host\n"
+			   "time, not simulated; not deterministic). Workloads: mmap8, page_fault3.\n"
+			   "See docs/native.md.\n");
 	else
 		fprintf(f, "usage: tlbsim %s WORKLOAD [options]\n\n"
 			   "Simulate WORKLOAD and print its metrics (simulated time).\n", cmd);
@@ -368,6 +381,11 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 		else
 			snprintf(head, sizeof(head), "-%c %s", d->shortname, d->arg ? d->arg : "");
 		fprintf(f, "  %-22s %s\n", head, d->help);
+	}
+	if (cmd_bit == C_NATIVE) {
+		fprintf(f, "\nexit status: 0 ok, 2 bad input or a workload without a native shape, 3 a "
+			   "host failure\n");
+		return;
 	}
 	fprintf(f, "\nexit status: 0 ok, 1 violation found%s, 2 bad input, 3 internal error or host\n"
 		   "memory exhausted, 130/143 stopped by SIGINT/SIGTERM (what was measured is printed)\n",
@@ -627,6 +645,9 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 						 "M, G, T)", optarg);
 			o->max_memory = v;
 			break;
+		case O_NATIVE:
+			o->native = true;
+			break;
 		case O_FAIL_ON_VIOLATION:
 			o->fail_on_violation = true;
 			break;
@@ -701,7 +722,7 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	tlbsim_policy_apply_workload(&o->cfg.policy, workload);
 	for (int i = 0; i < o->npolicies; i++)
 		tlbsim_policy_apply_workload(&o->policies[i], workload);
-	if (cmd_bit == C_COMPARE && o->npolicies < 2)
+	if (cmd_bit == C_COMPARE && o->npolicies < 2 && !o->native)
 		return cli_error("compare: give at least two --policy KNOB=VALUE options");
 	/* compare's default is five seeds, so its ratio comes with an interval
 	 * (the model's jitter makes single runs move; docs/output.md) */

@@ -129,3 +129,10 @@ tlbsim_cli(check_seed_abbrev 0 STDOUT "no violation" ARGS check mmap5 --see 7 --
 # compare's default of five seeds S..S+4 must fit under INT64_MAX
 tlbsim_cli(err_compare_default_seeds_overflow 2 STDERR "compare's default 5 seeds run past"
            ARGS compare mmap8 --seed 9223372036854775807 --policy nested=v2 --policy nested=fullmm)
+
+# The host side (docs/native.md): calibrate writes a loadable profile, native
+# runs mmap8 and page_fault3 on the host, compare --native puts model and
+# machine side by side; bad input exits 2. Sanity and structure, not values.
+tlbsim_cli_script(cli_native_calibrate native 60 "cli;native" calibrate)
+tlbsim_cli_script(cli_native_run native 60 "cli;native" run)
+tlbsim_cli_script(cli_native_errors native 60 "cli;native" errors)
