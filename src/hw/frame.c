@@ -38,8 +38,9 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 		hw->cpu[i].tlb.tag_stride = hw->cpu[i].wc.tag_stride = hw->cpu_words;
 		hw->cpu[i].wc.busy_bit = hw->cpu[i].tlb.busy_bit;
 		if (!hw->tlb_slotcpus) {
-			hw->tlb_slotcpus = calloc(((size_t)hw->cpu[i].tlb.filt_mask + 1) *
-						  hw->cpu_words, sizeof(uint64_t));
+			hw->slotcpus_bytes = ((size_t)hw->cpu[i].tlb.filt_mask + 1) *
+					     hw->cpu_words * sizeof(uint64_t);
+			hw->tlb_slotcpus = hw_zalloc(hw->slotcpus_bytes);
 			if (!hw->tlb_slotcpus)
 				return TLBSIM_ENOMEM;
 		}
@@ -69,7 +70,7 @@ void hw_destroy(struct hw *hw)
 	free(hw->tlb_busy);
 	free(hw->tlb_tagcpus);
 	free(hw->wc_tagcpus);
-	free(hw->tlb_slotcpus);
+	hw_zfree(hw->tlb_slotcpus, hw->slotcpus_bytes);
 	memset(hw, 0, sizeof(*hw));
 }
 

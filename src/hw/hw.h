@@ -209,6 +209,9 @@ struct tcache {
 #define TC_TAGCNT 64u
 
 int tcache_init(struct tcache *tc, uint32_t sets, uint32_t ways);
+/* Zeroed arrays of any size; large ones are mapped lazily (tcache.c). */
+void *hw_zalloc(size_t bytes);
+void hw_zfree(void *p, size_t bytes);
 /* Turn the counting filter on (an empty cache only). 0 or -1. */
 int tcache_enable_filter(struct tcache *tc);
 static inline uint32_t tc_filt_slot(const struct tcache *tc, uint64_t key, uint32_t tag)
@@ -314,6 +317,7 @@ struct hw {
 	 * invalidation of a few addresses of one tag finds the CPUs that may
 	 * hold one of them without visiting the others */
 	uint64_t *tlb_slotcpus;
+	size_t slotcpus_bytes;
 	uint32_t cpu_words;
 	struct tlbsim_metrics *m;	/* counters: tlb_misses, page_walks, *_freed */
 	const struct hw_hooks *hooks;

@@ -3,10 +3,58 @@
  * set-associative with deterministic LRU (a per-cache stamp counter, lowest
  * way on ties), plus a dense list of valid entries for whole-cache scans.
  */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE 1	/* MAP_ANONYMOUS */
+#endif
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "hw/hw.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HW_ZALLOC_CALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HW_ZALLOC_CALLOC 1
+#endif
+#endif
+
+/*
+ * Large zeroed arrays (a CPU's TLB sets, its counting filter, the per-slot
+ * CPU bitmaps) come straight from anonymous mmap: the kernel hands out zero
+ * pages lazily, so a run touches only the sets it uses. Through calloc they
+ * would be cleared eagerly once glibc's adaptive mmap threshold has risen
+ * past them (it does after the first large free): a check of 1024 CPUs with
+ * 1024-set TLBs then wrote ~370 MB per schedule, half a second each. Under
+ * ASan calloc stays, so overflows of these arrays are still caught.
+ */
+#define HW_ZALLOC_MMAP_MIN (64u << 10)
+
+void *hw_zalloc(size_t bytes)
+{
+#ifndef HW_ZALLOC_CALLOC
+	if (bytes >= HW_ZALLOC_MMAP_MIN) {
+		void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		return p == MAP_FAILED ? NULL : p;
+	}
+#endif
+	return calloc(1, bytes ? bytes : 1);
+}
+
+void hw_zfree(void *p, size_t bytes)
+{
+	if (!p)
+		return;
+#ifndef HW_ZALLOC_CALLOC
+	if (bytes >= HW_ZALLOC_MMAP_MIN) {
+		munmap(p, bytes);
+		return;
+	}
+#endif
+	free(p);
+}
 
 int tcache_init(struct tcache *tc, uint32_t sets, uint32_t ways)
 {
@@ -15,8 +63,8 @@ int tcache_init(struct tcache *tc, uint32_t sets, uint32_t ways)
 		return -1;
 	tc->sets = sets;
 	tc->ways = ways;
-	tc->e = calloc((size_t)sets * ways, sizeof(*tc->e));
-	tc->dense = calloc((size_t)sets * ways, sizeof(*tc->dense));
+	tc->e = hw_zalloc((size_t)sets * ways * sizeof(*tc->e));
+	tc->dense = hw_zalloc((size_t)sets * ways * sizeof(*tc->dense));
 	return tc->e && tc->dense ? 0 : -1;
 }
 
@@ -27,16 +75,18 @@ int tcache_enable_filter(struct tcache *tc)
 		n <<= 1;
 	if (tc->ndense || n > (1u << 24))
 		return -1;
-	tc->filt = calloc(n, sizeof(*tc->filt));
+	tc->filt = hw_zalloc(n * sizeof(*tc->filt));
 	tc->filt_mask = n - 1;
 	return tc->filt ? 0 : -1;
 }
 
 void tcache_destroy(struct tcache *tc)
 {
-	free(tc->e);
-	free(tc->dense);
-	free(tc->filt);
+	size_t n = (size_t)tc->sets * tc->ways;
+	hw_zfree(tc->e, n * sizeof(*tc->e));
+	hw_zfree(tc->dense, n * sizeof(*tc->dense));
+	if (tc->filt)
+		hw_zfree(tc->filt, ((size_t)tc->filt_mask + 1) * sizeof(*tc->filt));
 	memset(tc, 0, sizeof(*tc));
 }
 
