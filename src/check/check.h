@@ -28,6 +28,9 @@ struct check_opts {
 	const char *replay;		/* token, or NULL */
 	bool minimise;
 	int want_kind;			/* stop only at this invariant (-1: any) */
+	/* thread stacks reused from schedule to schedule (tlbsim_check sets
+	 * it up; callers leave it NULL) */
+	struct sim_stack_pool *stack_pool;
 };
 
 /* How far the counterexample was minimised. */

@@ -137,7 +137,8 @@ static int run_schedule(const struct check_opts *opts, const struct tlbsim_confi
 	memset(o, 0, sizeof(*o));
 	struct core_opts co = {.ex = &ex, .want_kind = opts->want_kind,
 			       .trace = record ? &o->trace : NULL,
-			       .host_limit = opts->host_limit};
+			       .host_limit = opts->host_limit,
+			       .stack_pool = opts->stack_pool};
 	struct run_outcome out;
 	int rc = tlbsim_run_one(cfg, res, &co, &out, err, errlen);
 	if (rc) {
@@ -263,7 +264,23 @@ static int minimise_schedule(const struct check_opts *o, struct check_result *r,
 	return 0;
 }
 
+static int check_run(const struct check_opts *o, struct check_result *r, char *err,
+		     size_t errlen);
+
 int tlbsim_check(const struct check_opts *o, struct check_result *r, char *err, size_t errlen)
+{
+	struct check_opts oc = *o;
+	oc.stack_pool = calloc(1, sizeof(*oc.stack_pool));	/* NULL: no reuse */
+	int rc = check_run(&oc, r, err, errlen);
+	if (oc.stack_pool) {
+		sim_stack_pool_free(oc.stack_pool);
+		free(oc.stack_pool);
+	}
+	return rc;
+}
+
+static int check_run(const struct check_opts *o, struct check_result *r, char *err,
+		     size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
 	r->cfg = o->cfg;

@@ -43,6 +43,7 @@ struct core_opts {
 	uint64_t deadline_host_ns;	/* sim_host_ns() at which to stop (0: none) */
 	int (*interrupted)(void *ctx);	/* polled: non-zero stops the run */
 	void *interrupted_ctx;
+	struct sim_stack_pool *stack_pool;	/* reuse thread stacks (NULL: none) */
 };
 
 /* An estimate of the host memory (bytes) a run of res needs, known before it

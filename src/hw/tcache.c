@@ -29,7 +29,7 @@
  * 1024-set TLBs then wrote ~370 MB per schedule, half a second each. Under
  * ASan calloc stays, so overflows of these arrays are still caught.
  */
-#define HW_ZALLOC_MMAP_MIN (64u << 10)
+#define HW_ZALLOC_MMAP_MIN (128u << 10)
 
 void *hw_zalloc(size_t bytes)
 {

@@ -178,9 +178,9 @@ void coro_init_main(struct coro *c)
     memset(c, 0, sizeof *c);        /* no stack; ASan bounds learned later */
 }
 
-int coro_create(struct coro *c, size_t stack_size, void (*fn)(void *), void *arg)
+int coro_stack_map(struct coro_stack *st, size_t stack_size)
 {
-    memset(c, 0, sizeof *c);
+    memset(st, 0, sizeof *st);
     long pg = sysconf(_SC_PAGESIZE);
     size_t page = pg > 0 ? (size_t)pg : 4096;
 
@@ -209,7 +209,38 @@ int coro_create(struct coro *c, size_t stack_size, void (*fn)(void *), void *arg
         errno = e;
         return -1;
     }
+    st->base = base;
+    st->size = total;
+    st->guard = page;
+    return 0;
+}
 
+void coro_stack_unmap(struct coro_stack *st)
+{
+    if (st->base)
+        munmap(st->base, st->size);
+    memset(st, 0, sizeof *st);
+}
+
+int coro_create(struct coro *c, size_t stack_size, void (*fn)(void *), void *arg)
+{
+    struct coro_stack st;
+    if (coro_stack_map(&st, stack_size) != 0) {
+        memset(c, 0, sizeof *c);
+        return -1;
+    }
+    if (coro_create_on(c, &st, fn, arg) != 0) {
+        coro_stack_unmap(&st);
+        return -1;
+    }
+    return 0;
+}
+
+int coro_create_on(struct coro *c, const struct coro_stack *st, void (*fn)(void *), void *arg)
+{
+    memset(c, 0, sizeof *c);
+    char *base = st->base;
+    size_t total = st->size, page = st->guard, usable = total - page;
     char *lo = base + page, *top = base + total;
     asan_unpoison(lo, usable);      /* address may carry stale shadow */
 
@@ -226,7 +257,6 @@ int coro_create(struct coro *c, size_t stack_size, void (*fn)(void *), void *arg
     size_t ucsz = (sizeof(ucontext_t) + 63) & ~(size_t)63;
     ucontext_t *uc = (ucontext_t *)(void *)(top - ucsz);
     if (ucsz >= usable / 2 || uc_init(uc) != 0) {
-        munmap(base, total);
         memset(c, 0, sizeof *c);
         errno = ENOMEM;
         return -1;
@@ -256,8 +286,9 @@ void coro_switch(struct coro *from, struct coro *to)
     asan_after(from);
 }
 
-void coro_destroy(struct coro *c)
+void coro_release(struct coro *c, struct coro_stack *st)
 {
+    memset(st, 0, sizeof *st);
     if (c->stack_base == NULL)
         return;                     /* main context or already destroyed */
 #if CORO_VALGRIND
@@ -265,9 +296,18 @@ void coro_destroy(struct coro *c)
 #endif
     asan_unpoison((char *)c->stack_base + c->guard_size,
                   c->stack_size - c->guard_size);
-    munmap(c->stack_base, c->stack_size);
+    st->base = c->stack_base;
+    st->size = c->stack_size;
+    st->guard = c->guard_size;
     c->stack_base = NULL;
     c->stack_size = 0;
     c->sp = NULL;
     c->valgrind_id = 0;
+}
+
+void coro_destroy(struct coro *c)
+{
+    struct coro_stack st;
+    coro_release(c, &st);
+    coro_stack_unmap(&st);
 }

@@ -69,15 +69,32 @@ struct coro {           /* opaque-ish; fields are the module's business */
     struct coro *asan_prev;   /* context that switched to this one last */
 };
 
+/* A stack mapping: guard page (PROT_NONE) at base, then the usable stack. */
+struct coro_stack {
+    void *base;
+    size_t size;    /* whole mapping, guard included */
+    size_t guard;
+};
+/* Map a stack of stack_size usable bytes (rounded up to pages) plus a guard page.
+ * 0, or -1 with errno set. */
+int coro_stack_map(struct coro_stack *st, size_t stack_size);
+void coro_stack_unmap(struct coro_stack *st);
+
 /* Initialise a context representing the calling thread (main/scheduler); no stack allocated. */
 void coro_init_main(struct coro *c);
 /* Create a coroutine with its own stack of stack_size bytes (rounded up to pages, plus one guard page).
  * Returns 0 or -1 (errno set) on allocation failure. It starts running fn(arg) on the first coro_switch to it.
  * When fn returns, c->finished = 1 and control switches to c->return_to (must be set before). */
 int coro_create(struct coro *c, size_t stack_size, void (*fn)(void *), void *arg);
+/* As coro_create, on a stack mapped by coro_stack_map (or taken back by coro_release);
+ * the coroutine owns the mapping until coro_destroy or coro_release. */
+int coro_create_on(struct coro *c, const struct coro_stack *st, void (*fn)(void *), void *arg);
 /* Save the current context into `from` and resume `to`. Returns when someone switches back to `from`. */
 void coro_switch(struct coro *from, struct coro *to);
 /* Free the stack. Must not be called on the running coroutine. Safe on a finished coroutine or one never started. */
 void coro_destroy(struct coro *c);
+/* As coro_destroy, but hand the stack mapping to *st instead of unmapping it
+ * (st zeroed for a context without a stack). */
+void coro_release(struct coro *c, struct coro_stack *st);
 
 #endif /* TLBSIM_SIM_CORO_H */

@@ -615,7 +615,16 @@ int sim_thread_start(struct sim *s, struct sim_thread *t, thread_fn fn, void *ar
 		sim_oom(s, "thread stacks");
 		return TLBSIM_ENOMEM;
 	}
-	if (coro_create(&t->co, s->stack_size, thread_trampoline, t) != 0) {
+	struct sim_stack_pool *pool = s->stack_pool;
+	int crc;
+	if (pool && pool->n && pool->stack_size == s->stack_size) {
+		struct coro_stack st = pool->st[--pool->n];
+		crc = coro_create_on(&t->co, &st, thread_trampoline, t);
+		if (crc)
+			coro_stack_unmap(&st);
+	} else
+		crc = coro_create(&t->co, s->stack_size, thread_trampoline, t);
+	if (crc != 0) {
 		t->state = TS_DONE;	/* never ran: nothing to destroy */
 		sim_fail(s, TLBSIM_ENOMEM, "cannot allocate a coroutine stack");
 		return TLBSIM_ENOMEM;
@@ -639,6 +648,31 @@ void sim_join(struct sim *s, struct sim_thread *t)
 	sim_sleep(s);
 }
 
+/* ---- thread stacks ---- */
+
+/* t's stack back to the pool when there is one with room, else unmapped. */
+static void thread_stack_put(struct sim *s, struct sim_thread *t)
+{
+	struct sim_stack_pool *pool = s->stack_pool;
+	if (!pool || (pool->n && pool->stack_size != s->stack_size) ||
+	    pool->n == SIM_STACK_POOL_MAX) {
+		coro_destroy(&t->co);
+		return;
+	}
+	struct coro_stack st;
+	coro_release(&t->co, &st);
+	if (!st.base)
+		return;
+	pool->stack_size = s->stack_size;
+	pool->st[pool->n++] = st;
+}
+
+void sim_stack_pool_free(struct sim_stack_pool *p)
+{
+	while (p->n)
+		coro_stack_unmap(&p->st[--p->n]);
+}
+
 /* ---- main loop ---- */
 
 /* Run one event: a callback, or a thread until its next switch. */
@@ -655,7 +689,7 @@ void sim_dispatch(struct sim *s, const struct event *ev)
 	coro_switch(&s->main_co, &t->co);
 	s->curr = NULL;
 	if (t->state == TS_DONE) {
-		coro_destroy(&t->co);
+		thread_stack_put(s, t);
 		sim_host_release(s, s->stack_size);
 	}
 }
@@ -741,7 +775,7 @@ void sim_destroy(struct sim *s)
 	for (int i = 0; i < s->nthreads; i++) {
 		struct sim_thread *t = s->threads[i];
 		if (t->state != TS_DONE && t->state != TS_NEW)
-			coro_destroy(&t->co);
+			thread_stack_put(s, t);
 		free(t);
 	}
 	free(s->threads);

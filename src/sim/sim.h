@@ -154,6 +154,7 @@ struct sim {
 	uint64_t jit_state;
 	uint32_t jitter_pct;
 	size_t stack_size;
+	struct sim_stack_pool *stack_pool;	/* NULL: map and unmap each stack */
 	int error;			/* enum tlbsim_err */
 	char errmsg[TLBSIM_ERRLEN];
 	/* the caller's way to interrupt a run: a host-time deadline and a
@@ -180,6 +181,22 @@ struct sim {
 	struct trace_buf *trace;	/* non-NULL: record every yield point */
 	struct tlbsim_metrics m;	/* results, counted by every layer */
 };
+
+/*
+ * Thread stacks kept between simulations run one after another (the checker
+ * runs thousands of short schedules). Unmapping a used stack costs the host a
+ * TLB shootdown (on a paravirtualised guest a hypercall of tens of us): it was
+ * most of a check's host time. A simulation with a pool takes stacks from it
+ * and gives them back when its threads end; the owner frees the pool after
+ * the last simulation. Stack addresses never reach the model's results.
+ */
+#define SIM_STACK_POOL_MAX 256
+struct sim_stack_pool {
+	struct coro_stack st[SIM_STACK_POOL_MAX];
+	uint32_t n;
+	size_t stack_size;		/* the size the pooled stacks were mapped for */
+};
+void sim_stack_pool_free(struct sim_stack_pool *p);
 
 /* ---- lifecycle ---- */
 int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed);

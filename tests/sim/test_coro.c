@@ -6,7 +6,8 @@
  * returns, many coroutines created/destroyed (started, suspended and never
  * started), deep recursion with a suspension at maximum depth, longjmp
  * within a coroutine stack, two independent schedulers interleaved (flat and
- * nested), and the guard page.
+ * nested), the guard page, and a stack handed from one coroutine to the
+ * next (coro_release / coro_create_on), the first abandoned mid-run.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -438,6 +439,72 @@ static void test_guard_page(void **state)
     coro_destroy(&c);
 }
 
+/* ---- one stack, several coroutines --------------------------------------- */
+
+struct reuse {
+    struct coro *main;
+    struct coro self;
+    int depth, reached;
+};
+
+/* Recurse with padded frames, then suspend at the bottom for good. */
+static void reuse_deep(struct reuse *r, int d)
+{
+    volatile char pad[256];
+    pad[0] = (char)d;
+    if (d < r->depth)
+        reuse_deep(r, d + 1);
+    else {
+        r->reached = d;
+        coro_switch(&r->self, r->main);    /* never resumed */
+    }
+    pad[1] = pad[0];
+}
+
+static void reuse_fn(void *arg)
+{
+    struct reuse *r = arg;
+    reuse_deep(r, 0);
+}
+
+/* The pool in sim.c gives a finished or abandoned coroutine's stack to the
+ * next thread: the mapping must survive coro_release and run a new coroutine
+ * from its top, whatever the old one left on it. */
+static void test_stack_reuse(void **state)
+{
+    (void)state;
+    struct coro m;
+    coro_init_main(&m);
+    struct coro_stack st;
+    assert_int_equal(coro_stack_map(&st, STACK), 0);
+    void *base = st.base;
+    for (int round = 0; round < 3; round++) {
+        struct reuse r = {.main = &m, .depth = 20 + 10 * round};
+        assert_int_equal(coro_create_on(&r.self, &st, reuse_fn, &r), 0);
+        r.self.return_to = &m;
+        coro_switch(&m, &r.self);
+        assert_int_equal(r.reached, r.depth);
+        assert_false(r.self.finished);     /* abandoned mid-run */
+        coro_release(&r.self, &st);
+        assert_ptr_equal(st.base, base);   /* the same mapping back */
+        assert_null(r.self.stack_base);
+    }
+    /* and a coroutine that runs to its end on it */
+    struct coro c;
+    int flag = 0;
+    assert_int_equal(coro_create_on(&c, &st, set_flag, &flag), 0);
+    c.return_to = &m;
+    coro_switch(&m, &c);
+    assert_int_equal(flag, 1);
+    assert_true(c.finished);
+    coro_release(&c, &st);
+    assert_ptr_equal(st.base, base);
+    coro_stack_unmap(&st);
+    assert_null(st.base);
+    coro_release(&c, &st);              /* released twice: nothing to hand */
+    assert_null(st.base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_two_schedulers),
         cmocka_unit_test(test_nested_schedulers),
         cmocka_unit_test(test_guard_page),
+        cmocka_unit_test(test_stack_reuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
