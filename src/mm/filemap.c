@@ -116,8 +116,7 @@ uint32_t filemap_getpage(struct sim *s, struct inode *ino, uint64_t index)
 		sim_charge(s, (uint64_t)P(s, P_pagecache_lookup_ns));
 		return ino->pages[i].frame;
 	}
-	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_page_cost(s));
-	uint32_t f = alloc_frame(s, FRAME_DATA, 0);
+	uint32_t f = alloc_zeroed_frame(s, FRAME_DATA, 0, 0);
 	if (GROW(&ino->pages, &ino->cap, ino->nr, (size_t)ino->nr + 1, 8))
 		sim_oom(s, "a page cache");
 	memmove(&ino->pages[i + 1], &ino->pages[i], (size_t)(ino->nr - i) * sizeof(*ino->pages));

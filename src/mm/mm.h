@@ -589,9 +589,18 @@ static inline bool is_zero_frame(struct sim *s, uint32_t f)
 /* shmem.c */
 struct inode *shmem_zero_setup(struct sim *s, uint64_t size);
 
-static inline uint64_t zero_page_cost(struct sim *s)
+/* clear_page of frame f on the current CPU: zero_warm_4k_ns per 4 KiB when
+ * the CPU cleared f recently enough for its lines to be cached
+ * (frame_clear), else zero_4k_ns */
+static inline uint64_t zero_page_cost(struct sim *s, uint32_t f)
 {
-	return (uint64_t)P(s, P_zero_4k_ns) * (hw_of(s)->geom.page_size >> 12);
+	struct hw *hw = hw_of(s);
+	bool warm = frame_clear(hw, f, cur_cpu(s), (uint32_t)P(s, P_zero_cache_kb));
+	return (uint64_t)P(s, warm ? P_zero_warm_4k_ns : P_zero_4k_ns) * (hw->geom.page_size >> 12);
 }
+
+/* A page allocated and cleared (alloc_zeroed_user_highpage_movable,
+ * pte_alloc_one's __GFP_ZERO, ...): page_alloc_ns + extra_ns + the clear */
+uint32_t alloc_zeroed_frame(struct sim *s, enum frame_state st, int depth, uint64_t extra_ns);
 
 #endif

@@ -611,9 +611,13 @@ static void derive(struct native_calib *c)
 	if ((f = fig_get(c, "zero_page"))) {
 		zero = val(f);
 		param_set(c, P_zero_4k_ns, zero * 4096.0 / h->page_size, "memset(0) of a %d-byte "
-			  "page from memory (min %.0f ns, median %.0f; warm: see zero_page_warm), per "
-			  "4 KiB", h->page_size, f->min_ns, f->median_ns);
+			  "page from memory (min %.0f ns, median %.0f), per 4 KiB", h->page_size,
+			  f->min_ns, f->median_ns);
 	}
+	if ((f = fig_get(c, "zero_page_warm")))
+		param_set(c, P_zero_warm_4k_ns, val(f) * 4096.0 / h->page_size, "memset(0) of "
+			  "one %d-byte page over and over, in cache (min %.0f ns, median %.0f), "
+			  "per 4 KiB", h->page_size, f->min_ns, f->median_ns);
 	double rd = -1;
 	if ((f = fig_get(c, "fault_read")) && !c->no_zero_page) {
 		rd = val(f);
