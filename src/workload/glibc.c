@@ -21,6 +21,7 @@ struct glibc_proc {
 	uint64_t lo[STACK_CACHE_MAX], hi[STACK_CACHE_MAX];
 	int n;
 	int next_cpu;
+	uint64_t image, image_pages;	/* glibc_image_map; 0: none */
 };
 
 static void start_thread(struct sim *s, struct sim_thread *t)
@@ -121,6 +122,50 @@ struct sim_thread *glibc_fork_on(struct sim *s, thread_fn fn, void *arg, int cpu
 	u->user_fn = fn;
 	u->proc = g;
 	return &tk->thread;
+}
+
+/*
+ * The process's image: a private mapping standing for the program's and
+ * libc's text and data, which every thread of the process reads as part of
+ * its user working set. Mapped once, by the current thread, before the
+ * threads that use it start.
+ */
+int glibc_image_map(struct sim *s, uint64_t pages)
+{
+	struct glibc_proc *g = uthread_of(sim_current(s))->proc;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	if (!pages || g->image)
+		return 0;
+	uint64_t a = sys_mmap(s, 0, pages * ps, TLBSIM_MAP_PRIVATE);
+	if (a == TLBSIM_EINVAL_VA) {
+		sim_fail(s, TLBSIM_EINVAL, "cannot map the process image");
+		return TLBSIM_EINVAL;
+	}
+	g->image = a;
+	g->image_pages = pages;
+	return 0;
+}
+
+/*
+ * One iteration's user working set: the code and data a user loop touches
+ * besides the memory it works on - `pages` pages in all: the thread's stack
+ * top (written) and pages - 1 pages of the image (read: instruction fetches
+ * and libc data; the model has no separate iTLB, so a fetch is a read
+ * through the same TLB). Between flushes these hit the TLB at
+ * user_access_ns each; after a flush that removed them (a whole-ASID
+ * flush, an ASID rollover) each one costs a page walk again.
+ */
+void glibc_user_work(struct sim *s, uint64_t pages)
+{
+	if (!pages)
+		return;
+	struct uthread *u = uthread_of(sim_current(s));
+	struct glibc_proc *g = u->proc;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	for (uint64_t i = 0; i + 1 < pages && g->image; i++)
+		user_access(s, g->image + (i % g->image_pages) * ps, false);
+	if (u->stack_hi)
+		user_access(s, u->stack_hi - 64, true);
 }
 
 void glibc_pthread_join(struct sim *s, struct sim_thread *t)

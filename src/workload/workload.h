@@ -62,5 +62,11 @@ struct sim_thread *glibc_pthread_create_on(struct sim *s, thread_fn fn, void *ar
 /* fork() of a child pinned to cpu running fn(arg) in a new mm */
 struct sim_thread *glibc_fork_on(struct sim *s, thread_fn fn, void *arg, int cpu);
 void glibc_pthread_join(struct sim *s, struct sim_thread *t);
+/* map the current process's image of `pages` pages (program and libc text
+ * and data) for glibc_user_work; 0 or TLBSIM_EINVAL (the run failed) */
+int glibc_image_map(struct sim *s, uint64_t pages);
+/* one loop iteration's user working set: `pages` pages (the stack top and
+ * pages - 1 of the image) */
+void glibc_user_work(struct sim *s, uint64_t pages);
 
 #endif

@@ -69,7 +69,9 @@ static void run_config(const char *profile, const char *touch, int64_t iters)
 	cfg.iters = iters;
 	snprintf(cfg.wparams[0].name, sizeof(cfg.wparams[0].name), "touch");
 	snprintf(cfg.wparams[0].value, sizeof(cfg.wparams[0].value), "%s", touch);
-	cfg.nwparams = 1;
+	snprintf(cfg.wparams[1].name, sizeof(cfg.wparams[1].name), "uws");
+	snprintf(cfg.wparams[1].value, sizeof(cfg.wparams[1].value), "0");
+	cfg.nwparams = 2;
 	struct tlbsim_resolved res;
 	struct tlbsim_metrics m;
 	char err[TLBSIM_ERRLEN];
@@ -77,7 +79,8 @@ static void run_config(const char *profile, const char *touch, int64_t iters)
 	if (rc)
 		fail_msg("%s touch=%s: %s", profile, touch, err);
 	uint64_t touched = (uint64_t)atoll(touch) * 16 * (uint64_t)iters;
-	/* every touched page faulted once and was freed once */
+	/* every touched page faulted once and was freed once (no user
+	 * working set: uws=0) */
 	assert_int_equal(m.page_faults - 16 /* each thread's first stack write */, touched);
 	assert_true(m.pages_freed >= touched);
 	assert_int_equal(m.violations, 0);
