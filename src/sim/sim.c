@@ -217,6 +217,8 @@ void sim_set_mode(struct sim *s, enum cpu_mode mode)
 			softlockup_check(s, t);
 	}
 	t->mode = mode;
+	if (mode == MODE_USER && t->migrate_to)
+		sim_preempt_point(s);
 }
 
 void sim_steal(struct sim *s, int cpu, uint64_t ns)
@@ -481,6 +483,54 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at, bool w
 		c->need_resched = true;
 	if (s->nr_queued++ == 0)
 		slow_path_every_step(s);
+}
+
+/*
+ * Migration (sched_setaffinity -> __set_cpus_allowed_ptr, kernel/sched/
+ * core.c v5.1: a sleeping task is placed on an allowed CPU when it wakes; a
+ * running one is pushed off by the stopper, migration_cpu_stop, which can
+ * only run when the task is preemptible).
+ */
+void sim_migrate(struct sim *s, int cpu)
+{
+	struct sim_thread *t = s->curr;
+	SIM_BUG_ON(s, !t);
+	cpu %= s->nr_cpus;
+	t->migrate_to = 0;
+	if (cpu == t->cpu)
+		return;
+	uint64_t at = s->now + t->pending_ns;
+	sim_trace(s, &tp_sched_migrate, (uint64_t)t->cpu, (uint64_t)cpu);
+	t->pending_ns = 0;
+	t->state = TS_SLEEPING;
+	t->sleep_start = at;
+	cpu_pick_next(s, t->cpu, at);
+	t->cpu = cpu;
+	cpu_enqueue(s, t, at, false);
+	switch_to_scheduler(s);
+}
+
+void sim_request_migrate(struct sim *s, struct sim_thread *t, int cpu)
+{
+	cpu %= s->nr_cpus;
+	if (t == s->curr) {
+		sim_migrate(s, cpu);
+		return;
+	}
+	if (t->state == TS_SLEEPING && !t->spinning) {
+		t->cpu = cpu;
+		t->migrate_to = 0;
+		return;
+	}
+	if (t->state != TS_DONE)
+		t->migrate_to = cpu + 1;
+}
+
+void sim_preempt_point(struct sim *s)
+{
+	struct sim_thread *t = s->curr;
+	if (t && t->migrate_to)
+		sim_migrate(s, t->migrate_to - 1);
 }
 
 void sim_set_need_resched(struct sim *s, int cpu)

@@ -86,6 +86,8 @@ struct sim_thread {
 	uint64_t kernel_since;		/* when it last entered kernel mode (soft lockups) */
 	struct sim_thread *rq_next;	/* run queue link */
 	struct sim_thread *joiner;
+	int migrate_to;			/* 1 + a CPU it must move to at its next
+					 * preemption point (sim_request_migrate); 0: none */
 };
 
 /* 48 bytes: sim_charge indexes this array at every step */
@@ -250,6 +252,18 @@ void sim_charge(struct sim *s, uint64_t ns);
 /* Charge ns as sys time. */
 void sim_charge_sys(struct sim *s, uint64_t ns);
 void sim_set_mode(struct sim *s, enum cpu_mode mode);
+/* ---- migration ---- */
+/* The current thread moves to CPU cpu now: it leaves its CPU as if it slept
+ * and is enqueued on cpu as a woken thread is (an idle CPU runs it after
+ * idle_exit_ns). */
+void sim_migrate(struct sim *s, int cpu);
+/* Ask thread t to move to CPU cpu: a sleeping thread moves at once (it wakes
+ * there); a running or runnable one at its next preemption point: the
+ * return to user mode (sim_set_mode(MODE_USER)) or sim_preempt_point. */
+void sim_request_migrate(struct sim *s, struct sim_thread *t, int cpu);
+/* A point where the current thread may be preempted (a kernel with
+ * CONFIG_PREEMPT, outside preempt_disable): a pending migration happens here. */
+void sim_preempt_point(struct sim *s);
 /* A yield point: charge cost_ns (current mode), record (a, b) if tracing,
  * then let the scheduler decide whether another thread runs first. In run
  * mode a thread in user mode whose time slice (sched_slice_ns) is over while
