@@ -19,11 +19,31 @@
  *    by a spinner or a newcomer and sleep again, still at the front);
  *  - downgrade_write makes the lock reader-owned: spinners stop spinning and
  *    queue, and the readers at the front are admitted (rwsem_downgrade_wake).
- * A woken sleeper resumes wakeup_ns later (+ idle_exit_ns if its CPU idled);
- * a spinner resumes after lock_op_ns. Spinning time is charged as sys.
+ * Sleeping and waking cost time on both sides (v5.1 rwsem_down_*_failed ->
+ * schedule(); __rwsem_mark_wake -> wake_up_q -> try_to_wake_up):
+ *  - a sleeper pays schedule() out and its CPU, with nothing else to run,
+ *    idle entry (sim_sleep);
+ *  - the waker pays wake_per_task_ns (sys) for each task it wakes, one after
+ *    another: the k-th woken task's wake-up starts k x wake_per_task_ns into
+ *    the waker's release;
+ *  - readers own the lock from the moment they are chosen (the waker adds
+ *    their count before waking them), so a newcomer cannot take the lock
+ *    between the wake and the woken reader running;
+ *  - a woken task resumes wakeup_ns after its wake (the reschedule IPI), plus
+ *    idle exit and schedule() in if its CPU was idle (sim_wake).
+ * A spinner resumes after lock_op_ns and is not woken (it never slept).
+ * Spinning time is charged as sys.
  */
 #include "mm/mm.h"
 #include "mm/points.h"
+
+/* wake_q_add + try_to_wake_up of one sleeper by the current task (the waker
+ * pays wake_per_task_ns first; the wake-up leaves when that is done) */
+static void rwsem_wake_one(struct sim *s, struct task *t)
+{
+	sim_charge_sys(s, (uint64_t)P(s, P_wake_per_task_ns));
+	sim_wake(s, &t->thread, (uint64_t)P(s, P_wakeup_ns));
+}
 
 /* __rwsem_mark_wake(RWSEM_WAKE_ANY) for the v5.1 queue */
 static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
@@ -34,7 +54,7 @@ static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 	if (t->wait_write) {
 		if (sem->readers == 0 && !t->wait_woken) {
 			t->wait_woken = true;
-			sim_wake(s, &t->thread, (uint64_t)P(s, P_wakeup_ns));
+			rwsem_wake_one(s, t);
 		}
 		return;
 	}
@@ -42,7 +62,7 @@ static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 		struct task *r = q_pop(&sem->wait_head, &sem->wait_tail);
 		sem->readers++;
 		r->wait_granted = true;
-		sim_wake(s, &r->thread, (uint64_t)P(s, P_wakeup_ns));
+		rwsem_wake_one(s, r);
 	}
 }
 
@@ -153,6 +173,6 @@ void downgrade_write(struct sim *s, struct rw_semaphore *sem)
 		struct task *r = q_pop(&sem->wait_head, &sem->wait_tail);
 		sem->readers++;
 		r->wait_granted = true;
-		sim_wake(s, &r->thread, (uint64_t)P(s, P_wakeup_ns));
+		rwsem_wake_one(s, r);
 	}
 }

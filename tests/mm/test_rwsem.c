@@ -10,6 +10,12 @@
  *  - sleeping waiters are served in FIFO order;
  *  - up_write wakes every reader at the front of the queue up to the first
  *    writer (they then hold the lock together), or the front writer;
+ *  - costs of sleeping and waking (v5.1 __rwsem_mark_wake -> wake_up_q): the
+ *    waker pays wake_per_task_ns per woken task, N x for N readers, and wakes
+ *    them one after another; the readers own the lock from the wake (the
+ *    count is theirs before any of them runs); a woken reader on an idle CPU
+ *    runs wakeup_ns + idle_exit_ns + ctx_switch_ns / 2 (schedule() in) after
+ *    its wake;
  *  - downgrade_write turns the write hold into a read hold and admits the
  *    readers at the front of the queue but not a queued writer;
  *  - a sleeping waiter gives up its CPU (it goes idle);
@@ -49,6 +55,9 @@ struct actor {
 	struct sim_thread *probe;	/* sample this thread's CPU mid-hold */
 	/* results */
 	uint64_t t_req, t_acq, t_down, t_rel;
+	uint64_t t_rel_done;		/* up_read/up_write returned */
+	int sem_readers_after;		/* sem->readers then */
+	int running_readers_after;	/* readers that had run past down_read then */
 	bool probe_cpu_idle, probe_sleeping, probe_spinning;
 	bool ran_on_own_cpu;
 	bool done;
@@ -112,6 +121,9 @@ static void actor_fn(struct sim *s, struct sim_thread *t)
 		L->writers--;
 		up_write(s, sem);
 	}
+	a->t_rel_done = s->now + t->pending_ns;
+	a->sem_readers_after = sem->readers;
+	a->running_readers_after = L->readers;
 	a->done = true;
 }
 
@@ -263,7 +275,8 @@ static void test_up_write_wakes_front_readers(void **state)
 	assert_true(a[5].t_req < a[0].t_rel);
 	assert_true(a[1].t_acq >= a[0].t_rel);
 	assert_true(a[2].t_acq >= a[1].t_rel);
-	assert_int_equal(a[2].t_acq, a[3].t_acq);	/* woken by the same up_write */
+	/* woken by the same up_write, one wake_per_task_ns after the other */
+	assert_int_equal(a[3].t_acq - a[2].t_acq, (uint64_t)P(s, P_wake_per_task_ns));
 	assert_int_equal(L.max_readers, 2);
 	assert_true(a[4].t_acq >= a[2].t_rel && a[4].t_acq >= a[3].t_rel);
 	assert_true(a[5].t_acq >= a[4].t_rel);
@@ -384,6 +397,56 @@ static void test_writer_spins_on_writer_owner(void **state)
 	tsim_free(s);
 }
 
+/*
+ * The cost of waking readers. W0 holds for write while R1, R2, R3 queue
+ * (sleeping: a reader never spins). W0's up_write takes lock_op_ns plus one
+ * wake_per_task_ns per reader; the three readers own the lock when it
+ * returns, before any of them has run; reader k (k = 1..3, in queue order)
+ * is woken k x wake_per_task_ns into the release and runs wakeup_ns +
+ * idle_exit_ns + ctx_switch_ns / 2 after that (its CPU has long been idle).
+ */
+static void test_waker_pays_per_woken_reader(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[4] = {
+		{.write = true, .delay = 0, .hold = 30000},
+		{.write = false, .delay = 1000, .hold = 5000},
+		{.write = false, .delay = 2000, .hold = 5000},
+		{.write = false, .delay = 3000, .hold = 5000},
+	};
+	struct sim *s = run_actors(a, 4, &L);
+	uint64_t wpt = (uint64_t)P(s, P_wake_per_task_ns);
+	assert_true(wpt > 0);
+	assert_order(&L, (const int[]){0, 1, 2, 3}, 4);
+	assert_int_equal(a[0].t_rel_done - a[0].t_rel, lock_op(s) + 3 * wpt);
+	assert_int_equal(a[0].sem_readers_after, 3);
+	assert_int_equal(a[0].running_readers_after, 0);
+	uint64_t lat = (uint64_t)(P(s, P_wakeup_ns) + P(s, P_idle_exit_ns) +
+				  P(s, P_ctx_switch_ns) / 2);
+	for (int k = 1; k <= 3; k++)
+		assert_int_equal(a[k].t_acq, a[0].t_rel + lock_op(s) + (uint64_t)k * wpt + lat);
+	tsim_free(s);
+}
+
+/* A writer woken at the front costs its waker one wake_per_task_ns. R0 holds
+ * for read and W1 queues behind it (a reader-owned lock is not spinnable):
+ * R0's up_read takes lock_op_ns + wake_per_task_ns. */
+static void test_waker_pays_for_writer(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[2] = {
+		{.write = false, .delay = 0, .hold = 20000},
+		{.write = true, .delay = 1000, .hold = 5000},
+	};
+	struct sim *s = run_actors(a, 2, &L);
+	assert_int_equal(a[0].t_rel_done - a[0].t_rel,
+			 lock_op(s) + (uint64_t)P(s, P_wake_per_task_ns));
+	assert_int_equal(a[0].sem_readers_after, 0);	/* a writer is only woken */
+	tsim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +459,8 @@ int main(void)
 		cmocka_unit_test(test_downgrade_with_writer_at_front),
 		cmocka_unit_test(test_waiter_cpu_idle_and_wait_time),
 		cmocka_unit_test(test_writer_spins_on_writer_owner),
+		cmocka_unit_test(test_waker_pays_per_woken_reader),
+		cmocka_unit_test(test_waker_pays_for_writer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
