@@ -89,6 +89,21 @@
   X(copy_4k_ns, "ns", 1200, 1150,                                                \
     "first principles: a 4 KiB copy from a cache-warm page, taken equal to "     \
     "zero_4k_ns (twice the bytes of a clear, half of them reads); per 4 KiB")    \
+  X(shmem_setup_ns, "ns", 2000, 2000,                                            \
+    "first principles (calibration has no shmem file figure): shmem_zero_setup " \
+    "-> __shmem_file_setup (v5.1) under mmap_sem: shmem_acct_size "            \
+    "(vm_committed_as), shmem_get_inode (inode slab alloc and "                 \
+    "inode_init_always over ~10 lines, sb inode list and stat_lock), "          \
+    "d_alloc_pseudo, alloc_file_pseudo (file slab alloc, nr_files) and the "     \
+    "LSM alloc hooks: 3 slab objects and ~4 shared cache lines (C13 46-72 ns) "  \
+    "~5000 cycles at 2.5 GHz")                                                   \
+  X(shmem_evict_ns, "ns", 1500, 1500,                                            \
+    "first principles: the deferred final fput of a tmpfs file (task_work -> "   \
+    "__fput -> dput, iput -> evict -> shmem_evict_inode, v5.1) besides its "     \
+    "page frees (page_free_ns each): fsnotify, the pseudo dentry's kill, "       \
+    "shmem_unacct_size, the truncation's page-cache walk, shmem_free_inode, "    \
+    "the sb list removal, LSM frees and three call_rcu frees ~3750 cycles at "   \
+    "2.5 GHz")                                                                   \
   X(page_mkwrite_ns, "ns", 400, 400,                                             \
     "first principles: ext4_page_mkwrite on an allocated page: "                 \
     "sb_start_pagefault, file_update_time, i_mmap_sem, block_page_mkwrite "       \

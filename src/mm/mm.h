@@ -97,6 +97,7 @@ struct inode {
 	struct rw_semaphore i_mmap_rwsem;	/* taken for read by rmap walks */
 	uint64_t nr_dirty;		/* dirty pages in the page cache */
 	struct inode *next_free;
+	struct inode *fput_next;	/* a task's deferred final fputs */
 };
 
 /* ---- VMAs ---- */
@@ -153,6 +154,9 @@ struct task {
 	bool wait_granted;		/* reader: lock granted by the waker */
 	bool wait_woken;		/* writer: woken, will retry the lock */
 	uint32_t *gather_pages;		/* mmu_gather page batch storage */
+	/* task_work: files whose final fput waits for the return to user
+	 * mode (fput, filemap.c) */
+	struct inode *fput_work;
 	/* MADV_FREE's record of the pages it looked at (madvise.c); task-owned
 	 * so a run stopped inside the call frees it */
 	struct lazyfree_rec *lazyfree;
@@ -476,6 +480,13 @@ int vma_index(struct mm_struct *mm, uint64_t addr);
 /* filemap.c: inodes and their page cache */
 struct inode *inode_new(struct sim *s, const struct fs_type *fs, uint64_t size);
 void iput(struct sim *s, struct inode *ino);	/* drop a reference; the last frees */
+/* fput() (fs/file_table.c, v5.1): drop a file reference; the final one is
+ * deferred (task_work_add) to the current task's return to user mode, where
+ * task_work_run() does __fput: the inode's eviction and page frees. */
+void fput(struct sim *s, struct inode *ino);
+/* task_work_run() (kernel/task_work.c, v5.1): run the current task's
+ * deferred final fputs (syscall exit, do_exit's exit_task_work). */
+void task_work_run(struct sim *s);
 /* The page cache frame at index, or NO_FRAME (find_get_page). */
 uint32_t find_get_page(struct sim *s, struct inode *ino, uint64_t index);
 /* Find or allocate (zeroed, clean) the page at index; charges the lookup or

@@ -665,6 +665,18 @@ static void derive(struct native_calib *c)
 				  "and the VMA work in the base ratio %.0f:%.0f", val(f), ua, vo);
 		}
 	}
+	/* the shmem file of a shared anonymous mapping: what a shared mmap and
+	 * munmap take beyond the private ones (untouched: no pages to free) */
+	if ((f = fig_get(c, "mmap_shared")) && (g = fig_get(c, "mmap_private")) &&
+	    val(f) - val(g) > 0)
+		param_set(c, P_shmem_setup_ns, val(f) - val(g), "mmap of 16 MiB shared anonymous "
+			  "(min %.0f ns) - private anonymous (min %.0f): shmem_zero_setup",
+			  val(f), val(g));
+	if ((f = fig_get(c, "munmap_shared")) && (g = fig_get(c, "munmap_private")) &&
+	    val(f) - val(g) > 0)
+		param_set(c, P_shmem_evict_ns, val(f) - val(g), "munmap of an untouched 16 MiB "
+			  "shared anonymous mapping (min %.0f ns) - private (min %.0f): the final "
+			  "fput's __fput and shmem_evict_inode", val(f), val(g));
 	if ((f = fig_get(c, "futex_same")) && sys > 0 && val(f) - 2 * sys > 0)
 		param_set(c, P_ctx_switch_ns, val(f) - 2 * sys, "same-CPU futex ping-pong: "
 			  "half a round trip (min %.0f ns) - 2 x syscall_ns", val(f));
