@@ -24,6 +24,12 @@
     "first principles: syscall entry+exit ~250-400 cycles at 2.5-2.6 GHz")       \
   X(lock_op_ns, "ns", 20, 25,                                                    \
     "first principles: one uncontended atomic RMW on a shared line")             \
+  X(line_transfer_ns, "ns", 51, 72,                                             \
+    "C13 (core-to-core CAS ping-pong, round trip / 2, median): x86: Xeon "     \
+    "Platinum 8375C 51 ns within a socket; arm64: no Falkor figure, Kunpeng "   \
+    "920-6426 72 ns, the higher of the two 2019 arm64 server figures "          \
+    "(Graviton2 47 ns); paid on top of lock_op_ns by an atomic on a line last "  \
+    "written by another CPU")                                                    \
   X(vma_op_ns, "ns", 300, 300,                                                   \
     "first principles: find_vma + vm_area_struct alloc/link/free ~800 cycles")   \
   X(unmapped_area_ns, "ns", 200, 200,                                            \

@@ -40,7 +40,35 @@
 struct task;
 
 /* ---- rw_semaphore (mmap_sem) ---- */
+/*
+ * The cache line of a kernel object's hot word (an rwsem's count, an mm's
+ * tlb_flush_pending or rss_stat): the CPU that wrote it last. An atomic
+ * read-modify-write on a line another CPU wrote last first has to fetch it
+ * (line_transfer_ns, calibration C13) and then owns it; on a line it owns
+ * already it costs what an uncontended atomic costs (lock_op_ns, charged by
+ * the caller). Plain reads are not modelled (they would share the line).
+ */
+struct cacheline {
+	int32_t owner;			/* last writer's CPU + 1; 0: nobody yet */
+};
+
+/* The transfer cost an atomic RMW on l by CPU cpu pays now (0 or
+ * line_transfer_ns); the CPU owns the line afterwards. */
+static inline uint64_t line_rmw_on(struct sim *s, struct cacheline *l, int cpu)
+{
+	int32_t me = cpu + 1, prev = l->owner;
+	l->owner = me;
+	return prev && prev != me ? (uint64_t)P(s, P_line_transfer_ns) : 0;
+}
+
+/* line_rmw_on() by the current CPU */
+static inline uint64_t line_rmw(struct sim *s, struct cacheline *l)
+{
+	return line_rmw_on(s, l, cur_cpu(s));
+}
+
 struct rw_semaphore {
+	struct cacheline count;		/* sem->count (the owner field shares it) */
 	int readers;			/* active readers */
 	bool writer;			/* held for write */
 	struct task *wait_head;		/* FIFO of sleeping waiters */
@@ -133,6 +161,8 @@ struct mm_struct {
 	size_t cap_vmas;
 	struct rw_semaphore mmap_sem;
 	int tlb_flush_pending;		/* mm->tlb_flush_pending */
+	struct cacheline flush_pending_line;	/* its cache line */
+	struct cacheline rss_line;	/* mm->rss_stat (atomic_long_t counters) */
 	uint64_t mmap_base;
 	int users;			/* mm_users */
 	int count;			/* mm_count: 1 for all users + 1 per CPU whose
