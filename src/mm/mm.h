@@ -40,7 +40,35 @@
 struct task;
 
 /* ---- rw_semaphore (mmap_sem) ---- */
+/*
+ * The cache line of a kernel object's hot word (an rwsem's count, an mm's
+ * tlb_flush_pending or rss_stat): the CPU that wrote it last. An atomic
+ * read-modify-write on a line another CPU wrote last first has to fetch it
+ * (line_transfer_ns, calibration C13) and then owns it; on a line it owns
+ * already it costs what an uncontended atomic costs (lock_op_ns, charged by
+ * the caller). Plain reads are not modelled (they would share the line).
+ */
+struct cacheline {
+	int32_t owner;			/* last writer's CPU + 1; 0: nobody yet */
+};
+
+/* The transfer cost an atomic RMW on l by CPU cpu pays now (0 or
+ * line_transfer_ns); the CPU owns the line afterwards. */
+static inline uint64_t line_rmw_on(struct sim *s, struct cacheline *l, int cpu)
+{
+	int32_t me = cpu + 1, prev = l->owner;
+	l->owner = me;
+	return prev && prev != me ? (uint64_t)P(s, P_line_transfer_ns) : 0;
+}
+
+/* line_rmw_on() by the current CPU */
+static inline uint64_t line_rmw(struct sim *s, struct cacheline *l)
+{
+	return line_rmw_on(s, l, cur_cpu(s));
+}
+
 struct rw_semaphore {
+	struct cacheline count;		/* sem->count (the owner field shares it) */
 	int readers;			/* active readers */
 	bool writer;			/* held for write */
 	struct task *wait_head;		/* FIFO of sleeping waiters */
@@ -97,6 +125,7 @@ struct inode {
 	struct rw_semaphore i_mmap_rwsem;	/* taken for read by rmap walks */
 	uint64_t nr_dirty;		/* dirty pages in the page cache */
 	struct inode *next_free;
+	struct inode *fput_next;	/* a task's deferred final fputs */
 };
 
 /* ---- VMAs ---- */
@@ -132,6 +161,8 @@ struct mm_struct {
 	size_t cap_vmas;
 	struct rw_semaphore mmap_sem;
 	int tlb_flush_pending;		/* mm->tlb_flush_pending */
+	struct cacheline flush_pending_line;	/* its cache line */
+	struct cacheline rss_line;	/* mm->rss_stat (atomic_long_t counters) */
 	uint64_t mmap_base;
 	int users;			/* mm_users */
 	int count;			/* mm_count: 1 for all users + 1 per CPU whose
@@ -153,6 +184,9 @@ struct task {
 	bool wait_granted;		/* reader: lock granted by the waker */
 	bool wait_woken;		/* writer: woken, will retry the lock */
 	uint32_t *gather_pages;		/* mmu_gather page batch storage */
+	/* task_work: files whose final fput waits for the return to user
+	 * mode (fput, filemap.c) */
+	struct inode *fput_work;
 	/* MADV_FREE's record of the pages it looked at (madvise.c); task-owned
 	 * so a run stopped inside the call frees it */
 	struct lazyfree_rec *lazyfree;
@@ -476,6 +510,13 @@ int vma_index(struct mm_struct *mm, uint64_t addr);
 /* filemap.c: inodes and their page cache */
 struct inode *inode_new(struct sim *s, const struct fs_type *fs, uint64_t size);
 void iput(struct sim *s, struct inode *ino);	/* drop a reference; the last frees */
+/* fput() (fs/file_table.c, v5.1): drop a file reference; the final one is
+ * deferred (task_work_add) to the current task's return to user mode, where
+ * task_work_run() does __fput: the inode's eviction and page frees. */
+void fput(struct sim *s, struct inode *ino);
+/* task_work_run() (kernel/task_work.c, v5.1): run the current task's
+ * deferred final fputs (syscall exit, do_exit's exit_task_work). */
+void task_work_run(struct sim *s);
 /* The page cache frame at index, or NO_FRAME (find_get_page). */
 uint32_t find_get_page(struct sim *s, struct inode *ino, uint64_t index);
 /* Find or allocate (zeroed, clean) the page at index; charges the lookup or

@@ -283,6 +283,13 @@ static void sim_poll(struct sim *s)
 
 /* ---- switching ---- */
 
+/* schedule() out of a task to the idle task, or from it into a woken one:
+ * half a context switch each (ctx_switch_ns) */
+static inline uint64_t sched_half(const struct sim *s)
+{
+	return (uint64_t)P(s, P_ctx_switch_ns) / 2;
+}
+
 static inline void cpu_pick_next(struct sim *s, int cpu, uint64_t at);
 
 /* Run mode: is the time slice of t, running at a yield point, over while
@@ -403,6 +410,7 @@ static inline __attribute__((always_inline)) void cpu_pick_next(struct sim *s, i
 	s->wd[cpu].sched_at = at;
 	if (!n) {
 		c->curr = NULL;
+		c->idle_at = at + jittered(s, (uint64_t)P(s, P_idle_entry_ns));
 		if (s->cpu_ops)
 			s->cpu_ops->switch_to(s, cpu, NULL);
 		return;
@@ -428,6 +436,9 @@ void sim_sleep(struct sim *s)
 {
 	struct sim_thread *t = s->curr;
 	SIM_BUG_ON(s, !t);
+	/* nothing else to run: schedule() out to the idle task */
+	if (!s->cpus[t->cpu].rq_head)
+		sim_charge_sys(s, sched_half(s));
 	/* time charged so far elapses before the thread sleeps */
 	uint64_t at = s->now + t->pending_ns;
 	softlockup_check(s, t);
@@ -462,13 +473,19 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at, bool w
 		return;
 	}
 	if (!c->curr) {
-		uint64_t delay = (uint64_t)P(s, P_idle_exit_ns);
+		/* idle exit (or the rest of the idle entry, which then sees
+		 * need_resched and does not enter the idle state), then
+		 * schedule() in */
+		uint64_t start = at >= c->idle_at ? at + jittered(s, (uint64_t)P(s, P_idle_exit_ns))
+						  : c->idle_at;
+		uint64_t in = jittered(s, sched_half(s));
 		s->wd[t->cpu].sched_at = at;
 		c->curr = t;
 		if (s->cpu_ops)
 			s->cpu_ops->switch_to(s, t->cpu, t);
 		t->state = TS_RUNNABLE;
-		c->slice_start = at + delay;
+		c->sys_ns += in;
+		c->slice_start = start + in;
 		queue_resume(s, t, c->slice_start);
 		return;
 	}
@@ -499,6 +516,9 @@ void sim_migrate(struct sim *s, int cpu)
 	t->migrate_to = 0;
 	if (cpu == t->cpu)
 		return;
+	/* schedule() out, as a sleep: the old CPU runs its queue or idles */
+	if (!s->cpus[t->cpu].rq_head)
+		sim_charge_sys(s, sched_half(s));
 	uint64_t at = s->now + t->pending_ns;
 	sim_trace(s, &tp_sched_migrate, (uint64_t)t->cpu, (uint64_t)cpu);
 	t->pending_ns = 0;
@@ -601,6 +621,13 @@ void sim_spin_to_sleep(struct sim *s, struct sim_thread *t)
 		at = t->spin_irq_until;
 	t->spinning = false;
 	s->cpus[t->cpu].sys_ns += at - t->spin_start;
+	if (!s->cpus[t->cpu].rq_head) {
+		/* schedule() out to the idle task */
+		uint64_t out = jittered(s, sched_half(s));
+		s->cpus[t->cpu].sys_ns += out;
+		at += out;
+	}
+	t->sleep_start = at;
 	cpu_pick_next(s, t->cpu, at);
 }
 

@@ -90,13 +90,17 @@ struct sim_thread {
 					 * preemption point (sim_request_migrate); 0: none */
 };
 
-/* 48 bytes: sim_charge indexes this array at every step */
+/* 64 bytes: sim_charge indexes this array at every step */
 struct sim_cpu {
 	struct sim_thread *curr;
 	struct sim_thread *rq_head, *rq_tail;
 	uint64_t slice_start;		/* when curr got the CPU (time slices) */
 	bool need_resched;		/* a thread was woken behind curr */
 	uint64_t user_ns, sys_ns;
+	uint64_t idle_at;		/* idle (curr NULL): when it finished entering
+					 * the idle state (idle_entry_ns after it
+					 * went idle); a wake-up before then skips
+					 * the idle exit */
 };
 
 /* The soft-lockup watchdog's view of a CPU (kernel/watchdog.c: the per-CPU
@@ -282,7 +286,13 @@ static inline void sim_trace(struct sim *s, const struct sim_point *pt, uint64_t
 		sim_trace_rec(s, pt, a, b);
 }
 /* Sleep the current thread until sim_wake(); its CPU runs something else or
- * goes idle. */
+ * goes idle. Idle (nothing queued): the thread first pays schedule() out
+ * (half of ctx_switch_ns, as sys) and the CPU then spends idle_entry_ns
+ * entering the idle state (do_idle -> cpuidle_idle_call, kernel/sched/idle.c,
+ * v5.1). A thread woken on an idle CPU resumes after the wake-up delay, the
+ * idle exit (idle_exit_ns; none if the wake-up came before the idle entry
+ * ended: it resumes when the entry ends) and schedule() in (the other half of
+ * ctx_switch_ns, as sys). */
 void sim_sleep(struct sim *s);
 void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns);
 /* cond_resched() / might_sleep() (kernel/sched/core.c, v6.10): a voluntary
