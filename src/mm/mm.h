@@ -422,6 +422,9 @@ struct inode *sys_tmpfile(struct sim *s, const struct fs_type *fs, uint64_t size
 void sys_close(struct sim *s, struct inode *file);
 /* fsync(): write back the file's dirty pages (page_mkclean each) */
 void sys_fsync(struct sim *s, struct inode *file);
+/* sched_setaffinity(t, {cpu}): t moves to cpu (at once if it sleeps, else at
+ * its next preemption point) */
+void sys_sched_setaffinity(struct sim *s, struct task *t, int cpu);
 int sys_munmap(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len);

@@ -218,6 +218,22 @@ void sys_fsync(struct sim *s, struct inode *file)
 	sim_set_mode(s, MODE_USER);
 }
 
+/*
+ * sched_setaffinity() with a one-CPU mask (kernel/sched/core.c, v5.1:
+ * __set_cpus_allowed_ptr): a task that is not running is placed on the CPU
+ * when it next wakes; a running one is pushed off by the stopper
+ * (migration_cpu_stop), which runs when the task is next preemptible - in
+ * the model its return to user mode or a sim_preempt_point.
+ */
+void sys_sched_setaffinity(struct sim *s, struct task *t, int cpu)
+{
+	sim_set_mode(s, MODE_SYS);
+	sim_step(s, YP_SYSCALL, syscall_cost(s));
+	kernel_entry(s);
+	sim_request_migrate(s, &t->thread, cpu);
+	sim_set_mode(s, MODE_USER);
+}
+
 /* __split_vma(): split vmas[i] at addr; the new VMA is the upper part. */
 static void split_vma(struct sim *s, struct mm_struct *mm, int i, uint64_t addr)
 {
