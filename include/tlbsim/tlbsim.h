@@ -198,7 +198,7 @@ struct tlbsim_workload_desc {
 	const char *name;
 	const char *description;
 	const char *default_profile;
-	int default_threads;	/* 0: one per CPU */
+	int default_threads;	/* 0: one per CPU; -k: k per CPU */
 	int fixed_threads;	/* 1: the workload has its own thread structure;
 				 * --threads does not apply (default_threads says
 				 * how many run at once) */
@@ -258,7 +258,7 @@ void tlbsim_config_init(struct tlbsim_config *cfg);
 	X(vfree_lazy) X(purges) X(purge_vmap_node_calls) X(purge_vmap_node_ns)    \
 	X(purge_vmap_node_max_ns) X(shadow_pages_freed) X(tasklist_lock_waits)    \
 	X(tasklist_lock_wait_ns) X(tasklist_lock_wait_max_ns) X(softlockups)     \
-	X(tlbi_local_skipped_broadcast)
+	X(tlbi_local_skipped_broadcast) X(records_per_sec)
 #define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local)
 
 struct tlbsim_metrics {
