@@ -293,6 +293,9 @@ void tlbsim_policy_apply_workload(struct tlbsim_policy *pol, const char *workloa
 #define K_X86_OLD                                                               \
 	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \
 	"x86_should_flush=not_lazy,x86_table_free=page"
+#define K_X86_513                                                               \
+	",x86_flush_local=concurrent,x86_tlb_gen=mm_gen,x86_cpumask=eager,"       \
+	"x86_should_flush=not_lazy,x86_table_free=page"
 #define K_X86_60                                                                \
 	",x86_flush_local=concurrent,x86_tlb_gen=new_gen,x86_cpumask=eager,"      \
 	"x86_should_flush=not_lazy,x86_table_free=page"
@@ -344,6 +347,10 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
 	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD,
 	 "arm64's no-op spurious fault hook", NULL},
+	{"5.13",
+	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_513,
+	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
 	 "spurious_flush=noop," K_OLD_VMAP K_X86_60,
