@@ -105,7 +105,8 @@ static const struct tlbsim_knob_value x86_cpumask_values[X86_CPUMASK_COUNT] = {
 static const struct tlbsim_knob_value x86_should_flush_values[X86_SHOULD_FLUSH_COUNT] = {
 	[X86_SHOULD_FLUSH_NOT_LAZY] = {"not_lazy", "a flush that freed no tables IPIs every CPU "
 						   "of mm_cpumask not in lazy TLB mode "
-						   "(tlb_is_not_lazy, v4.20..v6.13)"},
+						   "(native_flush_tlb_others, later "
+						   "tlb_is_not_lazy; v4.20..v6.13)"},
 	[X86_SHOULD_FLUSH_LOADED_MM] = {"loaded_mm", "should_flush_tlb also skips a CPU whose "
 						     "loaded_mm is another mm, except once a second "
 						     "per mm (6db2526c1d69 \"x86/mm/tlb: Only "
