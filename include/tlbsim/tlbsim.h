@@ -93,6 +93,34 @@ enum arm64_local_policy {
 	ARM64_LOCAL_COUNT
 };
 
+/* The x86 flush behaviours of 5.13..6.15 that v5.1 lacks (arch/x86/mm/tlb.c,
+ * arch/x86/include/asm/tlb.h); each defaults to the v5.1 behaviour. */
+enum x86_flush_local_policy {
+	X86_FLUSH_LOCAL_FIRST,		/* v4.20..v5.12: local flush, then the IPIs */
+	X86_FLUSH_LOCAL_CONCURRENT,	/* 4ce94eabac16 (v5.13): IPIs, local flush while in flight */
+	X86_FLUSH_LOCAL_COUNT
+};
+enum x86_tlb_gen_policy {
+	X86_TLB_GEN_MM,		/* flush_tlb_func compares with mm's tlb_gen only */
+	X86_TLB_GEN_NEW,	/* aa44284960d5 (v6.0): done if new_tlb_gen <= local gen */
+	X86_TLB_GEN_COUNT
+};
+enum x86_cpumask_policy {
+	X86_CPUMASK_EAGER,	/* switch_mm clears the CPU from prev's mm_cpumask */
+	X86_CPUMASK_LAZY,	/* 209954cbc7d0 + 953753db887f (v6.14): cleared at a flush */
+	X86_CPUMASK_COUNT
+};
+enum x86_should_flush_policy {
+	X86_SHOULD_FLUSH_NOT_LAZY,	/* tlb_is_not_lazy: every non-lazy CPU of the mask */
+	X86_SHOULD_FLUSH_LOADED_MM,	/* 6db2526c1d69 (v6.14): also skip other-mm CPUs */
+	X86_SHOULD_FLUSH_COUNT
+};
+enum x86_table_free_policy {
+	X86_TABLE_FREE_PAGE,	/* native: table pages freed with the data pages */
+	X86_TABLE_FREE_RCU,	/* a37259732a7d (v6.15): after an RCU grace period */
+	X86_TABLE_FREE_COUNT
+};
+
 struct tlbsim_policy {
 	enum nested_policy nested;
 	int nested_check;		/* 1: mm_tlb_flush_nested() check (99baac21e458, v4.14) */
@@ -101,6 +129,11 @@ struct tlbsim_policy {
 	enum spurious_flush_policy spurious_flush;
 	enum vmap_purge_policy vmap_purge;
 	enum kasan_flush_policy kasan_flush;
+	enum x86_flush_local_policy x86_flush_local;
+	enum x86_tlb_gen_policy x86_tlb_gen;
+	enum x86_cpumask_policy x86_cpumask;
+	enum x86_should_flush_policy x86_should_flush;
+	enum x86_table_free_policy x86_table_free;
 	enum arm64_local_policy arm64_local;
 	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
 };

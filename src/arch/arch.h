@@ -26,6 +26,9 @@
 
 #define TLB_NR_DYN_ASIDS 6
 #define TLB_FLUSH_ALL (~0ull)
+/* x86 should_trim_cpumask(): at most one trimming flush per mm per HZ
+ * jiffies, one second (6db2526c1d69, v6.14); a kernel constant, not a cost */
+#define X86_TRIM_PERIOD_NS 1000000000ull
 
 /* mm->context: the arch-owned part of an address space */
 typedef struct mm_context {
@@ -39,6 +42,9 @@ typedef struct mm_context {
 	uint64_t *cpumask;	/* mm_cpumask(mm) */
 	int32_t active_cpu;	/* arm64_local: 0 = never run, 1 + the only CPU it
 				 * ran on, -1 = several (switch_mm) */
+	/* x86: mm->context.next_trim_cpumask (6db2526c1d69, v6.14), as
+	 * simulated ns: jiffies + HZ at init, then one second after each trim */
+	uint64_t next_trim_ns;
 	bool live;		/* between init_new_context and destroy_context */
 } mm_context_t;
 
@@ -160,7 +166,7 @@ struct machine {
 	struct hw hw;
 	const struct tlbsim_profile *profile;
 	const struct arch_ops *arch;
-	struct tlbsim_policy policy;	/* every knob; the arch reads x86_lazy */
+	struct tlbsim_policy policy;	/* every knob; the arch reads the x86_* ones */
 	struct arch_cpu *cpu;		/* per CPU */
 	uint64_t dvm_free_at;		/* arm64 DVM resource busy until */
 	/* arm64 ASID allocator (arch/arm64/mm/context.c, v5.8): asid_generation
@@ -262,6 +268,15 @@ void ipi_round_wait(struct sim *s, struct ipi_round *r);
 static inline void flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_t end)
 {
 	machine_of(s)->arch->flush_tlb_kernel_range(s, start, end);
+}
+
+/* Are page-table pages freed through the RCU table batch (tlb_remove_table)?
+ * arm64 always; x86 with x86_table_free=rcu (a37259732a7d, v6.15). */
+static inline bool arch_rcu_table_free(struct sim *s)
+{
+	const struct machine *mc = machine_of(s);
+	return mc->arch->rcu_table_free ||
+	       (mc->arch == &arch_x86_64_ops && mc->policy.x86_table_free == X86_TABLE_FREE_RCU);
 }
 
 /* Which of the two back ends is this machine (for reports only). */

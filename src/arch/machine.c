@@ -78,6 +78,7 @@ int init_new_context(struct sim *s, mm_context_t *ctx, int id)
 	memset(ctx, 0, sizeof(*ctx));	/* arm64: context.id = 0, no ASID yet */
 	ctx->ctx_id = mc->next_ctx_id++;
 	ctx->tlb_gen = 1;
+	ctx->next_trim_ns = s->now + X86_TRIM_PERIOD_NS;	/* jiffies + HZ (6db2526c1d69) */
 	ctx->cpumask = calloc(mc->cpumask_words, sizeof(uint64_t));
 	if (!ctx->cpumask)
 		return TLBSIM_ENOMEM;

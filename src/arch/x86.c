@@ -4,7 +4,21 @@
  * Mirrors arch/x86/include/asm/tlb.h (tlb_flush), arch/x86/mm/tlb.c
  * (flush_tlb_mm_range, native_flush_tlb_others, flush_tlb_func_common,
  * switch_mm_irqs_off, choose_new_asid, enter_lazy_tlb) and
- * arch/x86/mm/pgtable.c (ptep_set_access_flags) as of v4.20..v5.1.
+ * arch/x86/mm/pgtable.c (ptep_set_access_flags) as of v4.20..v5.1, with the
+ * later behaviours as policy knobs (each defaults to v5.1):
+ *   x86_flush_local=concurrent  v5.13 native_flush_tlb_multi: the IPIs go out,
+ *                               then the local flush runs (4ce94eabac16);
+ *   x86_tlb_gen=new_gen         v6.0 flush_tlb_func: nothing to do when the
+ *                               CPU's gen reached the flush's new_tlb_gen
+ *                               (aa44284960d5);
+ *   x86_cpumask=lazy            v6.14 switch_mm_irqs_off keeps the CPU in
+ *                               prev's mm_cpumask; flush_tlb_func clears it
+ *                               when the mm is not loaded (209954cbc7d0,
+ *                               953753db887f);
+ *   x86_should_flush=loaded_mm  v6.14 should_flush_tlb: skip CPUs running
+ *                               another mm unless trimming (6db2526c1d69);
+ *   x86_table_free=rcu          v6.15: tables freed after a grace period
+ *                               (a37259732a7d; mm/mmu_gather.c).
  *
  * Remote invalidation needs IPIs. An IPI round is one analytic event for the
  * initiator: targets are sent to one after another (ipi_send_ns each), each
@@ -102,13 +116,18 @@ static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, mm_context_t *next)
 		new_asid = ac->loaded_mm_asid;
 		need_flush = true;
 	} else {
-		if (prev)
+		/* x86_cpumask=lazy (209954cbc7d0, v6.14): the CPU stays in prev's
+		 * mask until a flush finds prev not loaded; the bit of next is
+		 * set only if it is clear */
+		bool lazy_mask = machine_of(s)->policy.x86_cpumask == X86_CPUMASK_LAZY;
+		if (prev && !lazy_mask)
 			cpumask_clear(prev, cpu);
 		if (!next) {
 			ac->loaded_mm = NULL;
 			return (uint64_t)P(s, P_cr3_flush_ns);
 		}
-		cpumask_set(next, cpu);
+		if (!cpumask_test(next, cpu))
+			cpumask_set(next, cpu);
 		choose_new_asid(s, cpu, next, next->tlb_gen, &new_asid, &need_flush);
 	}
 	if (need_flush) {
@@ -151,21 +170,32 @@ struct flush_tlb_info {
 	uint64_t new_tlb_gen;
 	unsigned int stride_shift;
 	bool freed_tables;
+	bool trim_cpumask;	/* 6db2526c1d69: this flush also IPIs stale CPUs */
 };
 
 /*
  * flush_tlb_func_common(f, local, reason) (arch/x86/mm/tlb.c, v4.20..v5.1),
- * including the remote wrapper's "mm switched away" check. Runs on cpu.
- * Returns the flush work's cost.
+ * including the remote wrapper's "mm switched away" check; with the knobs,
+ * flush_tlb_func() of v6.0 (x86_tlb_gen=new_gen: the new_tlb_gen check) and
+ * v6.14 (x86_cpumask=lazy: a CPU that finds f->mm not loaded, remote or the
+ * initiator, clears itself from its mm_cpumask). Runs on cpu. Returns the
+ * flush work's cost.
  */
 static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush_tlb_info *f,
 				      bool local)
 {
+	struct machine *mc = machine_of(s);
 	struct arch_cpu *ac = arch_cpu(s, cpu);
 	mm_context_t *loaded = ac->loaded_mm;
 
-	if (!local && f->mm && f->mm != loaded)
+	if (f->mm && f->mm != loaded) {
+		/* v5.1: only a remote CPU can get here (the local call needs the
+		 * mm loaded); v6.14: the CPU was left in the mask: clear it */
+		if (mc->policy.x86_cpumask == X86_CPUMASK_LAZY)
+			cpumask_clear(f->mm, cpu);
 		return 0;
+	}
+	(void)local;
 	if (!loaded)
 		return 0;			/* init_mm */
 	if (ac->is_lazy) {
@@ -174,6 +204,10 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
 	}
 	int asid = ac->loaded_mm_asid;
 	uint64_t local_tlb_gen = ac->ctxs[asid].tlb_gen;
+	/* aa44284960d5 (v6.0): up to date with what this flush asks for; the
+	 * mm's tlb_gen (a cache line every flusher writes) is not even read */
+	if (mc->policy.x86_tlb_gen == X86_TLB_GEN_NEW && f->new_tlb_gen <= local_tlb_gen)
+		return 0;
 	uint64_t mm_tlb_gen = loaded->tlb_gen;
 	if (local_tlb_gen == mm_tlb_gen)
 		return 0;			/* already caught up */
@@ -204,12 +238,37 @@ static uint64_t flush_tlb_func_remote(struct sim *s, int cpu, const void *data)
 }
 
 /*
- * native_flush_tlb_others(cpumask, info) (arch/x86/mm/tlb.c, v4.20..v5.1):
- * with freed_tables every CPU in the mask gets the IPI, otherwise only CPUs
- * not in lazy TLB mode. The sender waits for all handlers (a CPU with IRQs
- * off runs its handler when it enables them: irq.c).
+ * Does cpu (in mm_cpumask, not the initiator) get the flush IPI? v4.20..v6.13
+ * (native_flush_tlb_others; v5.13 tlb_is_not_lazy): with freed_tables every
+ * CPU of the mask, otherwise only CPUs not in lazy TLB mode (x86_lazy=never:
+ * lazy CPUs never, the pre-b956575bed91 rule). v6.14 should_flush_tlb()
+ * (x86_should_flush=loaded_mm, 6db2526c1d69): a flush that freed no tables
+ * also skips a CPU whose loaded_mm is not the target mm, unless this flush
+ * trims the mask (once a second per mm).
  */
-static void native_flush_tlb_others(struct sim *s, int self, const struct flush_tlb_info *f)
+static bool x86_should_ipi(struct sim *s, int c, const struct flush_tlb_info *f)
+{
+	struct machine *mc = machine_of(s);
+	const struct arch_cpu *ac = &mc->cpu[c];
+	if (ac->is_lazy && (!f->freed_tables || mc->policy.x86_lazy == X86_LAZY_NEVER))
+		return false;
+	if (!f->freed_tables && mc->policy.x86_should_flush == X86_SHOULD_FLUSH_LOADED_MM &&
+	    ac->loaded_mm != f->mm && !f->trim_cpumask)
+		return false;
+	return true;
+}
+
+/*
+ * native_flush_tlb_others(cpumask, info) (arch/x86/mm/tlb.c, v4.20..v5.1) and,
+ * with run_local, native_flush_tlb_multi() of v5.13+ (4ce94eabac16,
+ * smp_call_function_many_cond with SCF_RUN_LOCAL): the IPIs go out first,
+ * then the initiator runs its own flush while they are in flight, then it
+ * waits for every handler. The targets: x86_should_ipi(). The sender waits
+ * for all handlers (a CPU with IRQs off runs its handler when it enables
+ * them: irq.c).
+ */
+static void native_flush_tlb_multi(struct sim *s, int self, const struct flush_tlb_info *f,
+				   bool run_local)
 {
 	struct machine *mc = machine_of(s);
 	mm_context_t *mm = f->mm;
@@ -218,12 +277,7 @@ static void native_flush_tlb_others(struct sim *s, int self, const struct flush_
 	uint64_t k = 0;
 	struct ipi_round r = {0};
 	for (int c = 0; c < s->nr_cpus; c++) {
-		if (c == self || !cpumask_test(mm, c))
-			continue;
-		/* lazy CPUs: skipped unless tables were freed (v4.20, Rik van
-		 * Riel); x86_lazy=never is the pre-b956575bed91 behaviour */
-		if (mc->cpu[c].is_lazy &&
-		    (!f->freed_tables || mc->policy.x86_lazy == X86_LAZY_NEVER))
+		if (c == self || !cpumask_test(mm, c) || !x86_should_ipi(s, c, f))
 			continue;
 		k++;
 		s->m.ipi_sent++;
@@ -240,6 +294,10 @@ static void native_flush_tlb_others(struct sim *s, int self, const struct flush_
 		mc->hooks->ipi_sent(mc->hooks_ctx, (int)k, f->freed_tables);
 	sim_trace(s, TR_IPI, k, f->freed_tables);
 	uint64_t sent = t0 + k * (uint64_t)P(s, P_ipi_send_ns);
+	/* the initiator's own flush_tlb_func, after the sends: the local CPU
+	 * runs it if it is in the mask and the condition holds for it */
+	if (run_local && cpumask_test(mm, self) && x86_should_ipi(s, self, f))
+		sent += flush_tlb_func_common(s, self, f, true);
 	if (sent > finish)
 		finish = sent;
 	if (finish > t0) {
@@ -252,8 +310,21 @@ static void native_flush_tlb_others(struct sim *s, int self, const struct flush_
 	}
 }
 
+/* should_trim_cpumask(mm) (arch/x86/mm/tlb.c, 6db2526c1d69, v6.14): true at
+ * most once per second per mm; it moves the next trim a second ahead */
+static bool should_trim_cpumask(struct sim *s, mm_context_t *mm)
+{
+	if (s->now > mm->next_trim_ns) {
+		mm->next_trim_ns = s->now + X86_TRIM_PERIOD_NS;
+		return true;
+	}
+	return false;
+}
+
 /* flush_tlb_mm_range(mm, start, end, stride_shift, freed_tables)
- * (arch/x86/mm/tlb.c, v4.20..v5.1) */
+ * (arch/x86/mm/tlb.c, v4.20..v5.1: local flush, then the IPIs;
+ * x86_flush_local=concurrent, v5.13+: flush_tlb_multi when another CPU is in
+ * the mask - local flush included - else the local flush alone) */
 void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
 			unsigned int stride_shift, bool freed_tables)
 {
@@ -274,7 +345,8 @@ void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_
 				       .cpu = cpu};
 		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
 	}
-	if (mc->cpu[cpu].loaded_mm == mm)
+	bool concurrent = mc->policy.x86_flush_local == X86_FLUSH_LOCAL_CONCURRENT;
+	if (!concurrent && mc->cpu[cpu].loaded_mm == mm)
 		sim_charge_sys(s, flush_tlb_func_common(s, cpu, &info, true));
 	bool others = false;
 	for (uint32_t w = 0; w < mc->cpumask_words && !others; w++) {
@@ -284,8 +356,12 @@ void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_
 		others = bits != 0;
 	}
 	if (others) {
+		if (mc->policy.x86_should_flush == X86_SHOULD_FLUSH_LOADED_MM)
+			info.trim_cpumask = should_trim_cpumask(s, mm);
 		sim_step(s, YP_IPI, 0);
-		native_flush_tlb_others(s, cpu, &info);
+		native_flush_tlb_multi(s, cpu, &info, concurrent);
+	} else if (concurrent && mc->cpu[cpu].loaded_mm == mm) {
+		sim_charge_sys(s, flush_tlb_func_common(s, cpu, &info, true));
 	}
 }
 

@@ -142,7 +142,7 @@ static void gather_put_page(struct sim *s, uint32_t f)
 /* tlb_flush_mmu_free() (v5.1): table flush, then free the page batches */
 static void tlb_flush_mmu_free(struct sim *s, struct mmu_gather *tlb)
 {
-	if (machine_of(s)->arch->rcu_table_free)
+	if (arch_rcu_table_free(s))
 		tlb_table_flush(s, tlb);
 	if (tlb->nr_pages) {
 		sim_step(s, YP_FREE_PAGES, tlb->nr_pages * (uint64_t)P(s, P_page_free_ns));
@@ -172,7 +172,7 @@ bool __tlb_remove_page(struct sim *s, struct mmu_gather *tlb, uint32_t frame)
  * tlb_remove_page (freed with the data pages after the flush). */
 static void arch_free_table(struct sim *s, struct mmu_gather *tlb, uint32_t table)
 {
-	if (machine_of(s)->arch->rcu_table_free) {
+	if (arch_rcu_table_free(s)) {
 		tlb_remove_table(s, tlb, table);
 	} else if (__tlb_remove_page(s, tlb, table)) {
 		tlb_flush_mmu(s, tlb);

@@ -91,6 +91,52 @@ static const struct tlbsim_knob_value arm64_local_values[ARM64_LOCAL_COUNT] = {
 								  "the proposal had to close)"},
 };
 
+static const struct tlbsim_knob_value x86_flush_local_values[X86_FLUSH_LOCAL_COUNT] = {
+	[X86_FLUSH_LOCAL_FIRST] = {"first", "flush_tlb_mm_range flushes the local TLB, then sends "
+					    "the IPIs and waits (v4.20..v5.12)"},
+	[X86_FLUSH_LOCAL_CONCURRENT] = {"concurrent", "the IPIs go out first and the local flush runs "
+						      "while they are in flight (4ce94eabac16 "
+						      "\"x86/mm/tlb: Flush remote and local TLBs "
+						      "concurrently\", v5.13)"},
+};
+
+static const struct tlbsim_knob_value x86_tlb_gen_values[X86_TLB_GEN_COUNT] = {
+	[X86_TLB_GEN_MM] = {"mm_gen", "flush_tlb_func does nothing only if the CPU caught up with "
+				      "the mm's tlb_gen (v4.14..v5.19)"},
+	[X86_TLB_GEN_NEW] = {"new_gen", "it also does nothing if the CPU caught up with the flush's "
+					"new_tlb_gen (aa44284960d5 \"x86/mm/tlb: Avoid reading "
+					"mm_tlb_gen when possible\", v6.0)"},
+};
+
+static const struct tlbsim_knob_value x86_cpumask_values[X86_CPUMASK_COUNT] = {
+	[X86_CPUMASK_EAGER] = {"eager", "switch_mm clears the CPU from the previous mm's mm_cpumask "
+					"(v4.20..v6.13)"},
+	[X86_CPUMASK_LAZY] = {"lazy", "the CPU stays in it; the first flush IPI that finds the mm "
+				      "not loaded clears it (209954cbc7d0 \"x86/mm/tlb: Update "
+				      "mm_cpumask lazily\"), on the initiating CPU too (953753db887f "
+				      "\"x86/mm/tlb: Also remove local CPU from mm_cpumask if "
+				      "stale\"), v6.14"},
+};
+
+static const struct tlbsim_knob_value x86_should_flush_values[X86_SHOULD_FLUSH_COUNT] = {
+	[X86_SHOULD_FLUSH_NOT_LAZY] = {"not_lazy", "a flush that freed no tables IPIs every CPU "
+						   "of mm_cpumask not in lazy TLB mode "
+						   "(native_flush_tlb_others, later "
+						   "tlb_is_not_lazy; v4.20..v6.13)"},
+	[X86_SHOULD_FLUSH_LOADED_MM] = {"loaded_mm", "should_flush_tlb also skips a CPU whose "
+						     "loaded_mm is another mm, except once a second "
+						     "per mm (6db2526c1d69 \"x86/mm/tlb: Only "
+						     "trim the mm_cpumask once a second\", v6.14)"},
+};
+
+static const struct tlbsim_knob_value x86_table_free_values[X86_TABLE_FREE_COUNT] = {
+	[X86_TABLE_FREE_PAGE] = {"page", "native x86 frees page-table pages with the data pages "
+					 "right after the flush (tlb_remove_page, v4.20..v6.14)"},
+	[X86_TABLE_FREE_RCU] = {"rcu", "page-table pages go to the RCU table batch and are freed "
+				       "after a grace period (a37259732a7d \"x86/mm: Make "
+				       "MMU_GATHER_RCU_TABLE_FREE unconditional\", v6.15)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -107,6 +153,16 @@ static const struct tlbsim_knob knobs[] = {
 	 VMAP_PURGE_NODES, vmap_purge_values},
 	{"kasan_flush", "when a vmalloc purge flushes the KASAN shadow it releases",
 	 KASAN_FLUSH_COUNT, KASAN_FLUSH_PER_NODE, kasan_flush_values},
+	{"x86_flush_local", "x86: whether the local flush runs before the IPIs or while they fly",
+	 X86_FLUSH_LOCAL_COUNT, X86_FLUSH_LOCAL_FIRST, x86_flush_local_values},
+	{"x86_tlb_gen", "x86: which tlb_gen tells a CPU's flush handler it has nothing to do",
+	 X86_TLB_GEN_COUNT, X86_TLB_GEN_MM, x86_tlb_gen_values},
+	{"x86_cpumask", "x86: when a CPU leaves the mm_cpumask of an mm it no longer runs",
+	 X86_CPUMASK_COUNT, X86_CPUMASK_EAGER, x86_cpumask_values},
+	{"x86_should_flush", "x86: which CPUs of mm_cpumask a flush that freed no tables IPIs",
+	 X86_SHOULD_FLUSH_COUNT, X86_SHOULD_FLUSH_NOT_LAZY, x86_should_flush_values},
+	{"x86_table_free", "x86: when a page-table page freed by munmap returns to the allocator",
+	 X86_TABLE_FREE_COUNT, X86_TABLE_FREE_PAGE, x86_table_free_values},
 	{"arm64_local", "arm64: whether a user flush of an mm that only ever ran on this CPU is "
 			"local (never upstream)", ARM64_LOCAL_COUNT, ARM64_LOCAL_OFF,
 	 arm64_local_values},
@@ -132,7 +188,12 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->spurious_flush = (enum spurious_flush_policy)knobs[4].default_value;
 	pol->vmap_purge = (enum vmap_purge_policy)knobs[5].default_value;
 	pol->kasan_flush = (enum kasan_flush_policy)knobs[6].default_value;
-	pol->arm64_local = (enum arm64_local_policy)knobs[7].default_value;
+	pol->x86_flush_local = (enum x86_flush_local_policy)knobs[7].default_value;
+	pol->x86_tlb_gen = (enum x86_tlb_gen_policy)knobs[8].default_value;
+	pol->x86_cpumask = (enum x86_cpumask_policy)knobs[9].default_value;
+	pol->x86_should_flush = (enum x86_should_flush_policy)knobs[10].default_value;
+	pol->x86_table_free = (enum x86_table_free_policy)knobs[11].default_value;
+	pol->arm64_local = (enum arm64_local_policy)knobs[12].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -145,7 +206,12 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 4: return (int *)&pol->spurious_flush;
 	case 5: return (int *)&pol->vmap_purge;
 	case 6: return (int *)&pol->kasan_flush;
-	case 7: return (int *)&pol->arm64_local;
+	case 7: return (int *)&pol->x86_flush_local;
+	case 8: return (int *)&pol->x86_tlb_gen;
+	case 9: return (int *)&pol->x86_cpumask;
+	case 10: return (int *)&pol->x86_should_flush;
+	case 11: return (int *)&pol->x86_table_free;
+	case 12: return (int *)&pol->arm64_local;
 	default: return NULL;
 	}
 }
@@ -236,69 +302,99 @@ void tlbsim_policy_apply_workload(struct tlbsim_policy *pol, const char *workloa
  *   vmap_purge    one lazy tree up to v6.8 (global); nodes from v6.9
  *                 (282631cb2447);
  *   kasan_flush   one flush per area up to v6.12 (per_area); 9e9e085effe9 for
- *                 v6.13 (per_node).
+ *                 v6.13 (per_node);
+ *   x86_flush_local first up to v5.12; concurrent from v5.13 (4ce94eabac16);
+ *   x86_tlb_gen   mm_gen up to v5.19; new_gen from v6.0 (aa44284960d5);
+ *   x86_cpumask   eager up to v6.13; lazy from v6.14 (209954cbc7d0,
+ *                 953753db887f);
+ *   x86_should_flush not_lazy up to v6.13; loaded_mm from v6.14
+ *                 (6db2526c1d69);
+ *   x86_table_free page up to v6.14; rcu from v6.15 (a37259732a7d).
  */
 #define K_OLD_VMAP "vmap_purge=global,kasan_flush=per_area"
-#define K_X86_6X                                                                 \
-	"x86: lazy CPUs leaving mm_cpumask after a flush IPI and switch-away, the "\
-	"should_flush_tlb()/tlb_gen checks that skip IPIs, RCU table freeing and "  \
-	"concurrent local and remote flushes are not modelled (the v5.1 x86 paths "\
-	"run); faults under per-VMA locks (v6.4+) are not modelled: faults take "  \
+#define K_X86_OLD                                                               \
+	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \
+	"x86_should_flush=not_lazy,x86_table_free=page"
+#define K_X86_513                                                               \
+	",x86_flush_local=concurrent,x86_tlb_gen=mm_gen,x86_cpumask=eager,"       \
+	"x86_should_flush=not_lazy,x86_table_free=page"
+#define K_X86_60                                                                \
+	",x86_flush_local=concurrent,x86_tlb_gen=new_gen,x86_cpumask=eager,"      \
+	"x86_should_flush=not_lazy,x86_table_free=page"
+#define K_X86_618                                                               \
+	",x86_flush_local=concurrent,x86_tlb_gen=new_gen,x86_cpumask=lazy,"       \
+	"x86_should_flush=loaded_mm,x86_table_free=rcu"
+#define K_VMA_LOCK                                                              \
+	"faults under per-VMA locks (v6.4+) are not modelled: faults take "        \
 	"mmap_lock"
+#define K_X86_6X                                                                \
+	"x86: the contended cache line of mm tlb_gen, which aa44284960d5 avoids "  \
+	"reading, is not charged; "
+#define K_X86_14                                                                \
+	"x86: the mm_cpumask atomics that 209954cbc7d0 saves at context switch "   \
+	"are not charged (only the IPIs to stale CPUs it adds are); INVLPGB "      \
+	"broadcast flushes with global ASIDs (AMD, v6.15) are not modelled: the "  \
+	"IPI path runs; "
 static const struct tlbsim_kernel_preset kernels[] = {
 	{"4.14",
 	 "nested=v1,nested_check=on,x86_lazy=never,fault_retry=none,spurious_flush=broadcast,"
-	 K_OLD_VMAP,
+	 K_OLD_VMAP K_X86_OLD,
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
 	 "arm64 flushed every range with page-stride all-level VAE1IS (no level tracking before "
 	 "v4.20); the model picks VALE1IS/VAE1IS from the level bits"},
 	{"4.20",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD,
 	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
 	 "b956575bed91",
 	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
 	 "PTRS_PER_PTE"},
 	{"5.1",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD,
 	 "the seed-000 kernel: the nested finish resets the level bits", NULL},
 	{"5.2",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD,
 	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", NULL},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=broadcast," K_OLD_VMAP,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD,
 	 "89b15332af7c (the seed-001 kernel: retried write faults)", NULL},
 	{"5.9",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=skip_tried," K_OLD_VMAP,
+	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD,
 	 "b7333b58f358 (the 001 fix)", NULL},
 	{"5.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD,
 	 "arm64's no-op spurious fault hook", NULL},
+	{"5.13",
+	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_513,
+	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP,
-	 "d92725256b4f (VM_FAULT_COMPLETED)", K_X86_6X},
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60,
+	 "d92725256b4f (VM_FAULT_COMPLETED); x86 4ce94eabac16 (v5.13), aa44284960d5",
+	 K_X86_6X K_VMA_LOCK},
 	{"6.6",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP,
-	 "the v6.3..v6.8 vmalloc purge", K_X86_6X},
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60,
+	 "the v6.3..v6.8 vmalloc purge", K_X86_6X K_VMA_LOCK},
 	{"6.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area",
-	 "282631cb2447 (vmap nodes: the seed-003 kernel)", K_X86_6X},
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60,
+	 "282631cb2447 (vmap nodes: the seed-003 kernel)", K_X86_6X K_VMA_LOCK},
 	{"6.11",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area",
-	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X},
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60,
+	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X K_VMA_LOCK},
 	{"6.18",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node",
-	 "9e9e085effe9 (the 003 fix, v6.13)", K_X86_6X},
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618,
+	 "9e9e085effe9 (the 003 fix, v6.13); x86 209954cbc7d0, 953753db887f, 6db2526c1d69 "
+	 "(v6.14), a37259732a7d (v6.15)", K_X86_6X K_X86_14 K_VMA_LOCK},
 };
 
 int tlbsim_kernel_count(void)

@@ -6,6 +6,8 @@
 #   * an explicit --policy wins, before or after --kernel; compare columns
 #     start from the preset; a workload's own kernel default does not
 #     replace the release's value;
+#   * x86: 5.13 flushes locally and remotely at once, 6.0 checks new_tlb_gen,
+#     6.18 has the lazy mm_cpumask, should_flush_tlb and RCU table freeing;
 #   * every preset runs every workload (check instance); unknown: exit 2.
 set -u
 bin=$1
@@ -48,6 +50,19 @@ ok = r[0]["policy"]["kasan_flush"] == "per_node" and r[0]["policy"]["nested"] ==
      and r[1]["policy"]["kasan_flush"] == "per_area" and r[1]["policy"]["nested"] == "prefix" \
      and r[0]["kernel"] == "6.10"
 sys.exit(0 if ok else 1)' || failmsg "compare columns do not start from the preset"
+
+# the x86 behaviours after v5.1 (tests/arch/test_x86_modern.c has their rules)
+x86k() {	# kernel -> the five x86 knobs it sets
+	"$bin" run mmap8 --iters 2 --threads 2 --kernel "$1" --json | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["policy"]
+print(" ".join(p[k] for k in ["x86_flush_local", "x86_tlb_gen", "x86_cpumask",
+                              "x86_should_flush", "x86_table_free"]))'
+}
+[ "$(x86k 5.10)" = "first mm_gen eager not_lazy page" ] || failmsg "5.10 x86 knobs: $(x86k 5.10)"
+[ "$(x86k 5.13)" = "concurrent mm_gen eager not_lazy page" ] || failmsg "5.13 x86 knobs: $(x86k 5.13)"
+[ "$(x86k 6.11)" = "concurrent new_gen eager not_lazy page" ] || failmsg "6.11 x86 knobs: $(x86k 6.11)"
+[ "$(x86k 6.18)" = "concurrent new_gen lazy loaded_mm rcu" ] || failmsg "6.18 x86 knobs: $(x86k 6.18)"
 
 # every preset on every workload (the small check instance): 0 or 1
 "$bin" list kernels | awk '/^[0-9]/ {print $1}' >"$tmp/k"

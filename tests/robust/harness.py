@@ -106,6 +106,11 @@ FALLBACK = {
         "spurious_flush": ["broadcast", "skip_tried", "skip_af_update", "noop", "local"],
         "vmap_purge": ["nodes", "global"],
         "kasan_flush": ["per_area", "per_node", "per_node_late"],
+        "x86_flush_local": ["first", "concurrent"],
+        "x86_tlb_gen": ["mm_gen", "new_gen"],
+        "x86_cpumask": ["eager", "lazy"],
+        "x86_should_flush": ["not_lazy", "loaded_mm"],
+        "x86_table_free": ["page", "rcu"],
     },
     "profiles": {
         "x86-24": {"arch": "x86", "page": 4096, "cpus": 24},
