@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/csv.h"
 #include "cli/pool.h"
 #include "out/out.h"
 
@@ -28,6 +29,37 @@ static const char *stop_name(enum sim_stop st, int sig)
 	if (st == SIM_STOP_SIGNAL)
 		return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
 	return NULL;
+}
+
+/* --csv: the columns of sweep's rows (csv.h), one row per column; policy is
+ * the --policy text of the column (run: every --policy, joined by commas) */
+static int print_csv(const struct cli_opts *o, const struct run_result *runs, int n, bool compare)
+{
+	struct csv_table t = {0};
+	struct csv_extra extra = {0};
+	bool stats = runs[0].nseeds > 1;
+	char label[1024];
+	int rc = csv_result_header(&t, &extra, stats);
+	for (int r = 0; r < n && !rc; r++) {
+		size_t l = 0;
+		label[0] = 0;
+		if (compare && o->npolicies)
+			snprintf(label, sizeof(label), "%s", o->policy_args[r]);
+		else
+			for (int i = 0; i < o->npolicy_args; i++)
+				l += (size_t)snprintf(label + l, l < sizeof(label) ? sizeof(label) - l : 0,
+						      "%s%s", i ? "," : "", o->policy_args[i]);
+		if (!label[0])
+			snprintf(label, sizeof(label), "%s%s", o->cfg.kernel ? "kernel=" : "default",
+				 o->cfg.kernel ? o->cfg.kernel : "");
+		char **row = csv_result_row(&t, &runs[r], &extra, label, stats);
+		if (!row || csv_add_row(&t, row))
+			rc = -1;
+	}
+	if (!rc)
+		csv_write(stdout, &t);
+	csv_free(&t);
+	return rc;
 }
 
 int cmd_run(int argc, char **argv, bool compare)
@@ -43,6 +75,10 @@ int cmd_run(int argc, char **argv, bool compare)
 	if (tlbsim_resolve(&o.cfg, &res, err, sizeof(err))) {
 		cli_opts_free(&o);
 		return cli_error("%s", err);
+	}
+	if (o.native && o.csv) {
+		cli_opts_free(&o);
+		return cli_error("compare: --csv does not apply with --native");
 	}
 	if (o.native && (rc = native_check(&o))) {
 		cli_opts_free(&o);
@@ -138,9 +174,16 @@ int cmd_run(int argc, char **argv, bool compare)
 		cli_opts_free(&o);
 		return rc;
 	}
+	if (o.csv && print_csv(&o, runs, done, compare)) {
+		free(runs);
+		free(pool.t);
+		free(seed_m);
+		cli_opts_free(&o);
+		return cli_error_code(EXIT_INTERNAL, "out of memory");
+	}
 	if (o.json)
 		out_json(stdout, cli_cmdline(&o), runs, done, compare);
-	else
+	else if (!o.csv)
 		out_table(stdout, runs, done, compare);
 	fflush(stdout);
 	bool violated = false;

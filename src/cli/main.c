@@ -58,6 +58,9 @@ static const struct command commands[] = {
 	 "measure this host; write a profile file for --profile FILE"},
 	{"native", cmd_native, "native WORKLOAD [options]",
 	 "run the workload's shape on this host's kernel (mmap8, page_fault3)"},
+	{"sweep", cmd_sweep, "sweep WORKLOAD --grid K=V1,V2 [-o F.csv]",
+	 "run the cross product of --grid values per --policy, write CSV rows"},
+	{"merge", cmd_merge, "merge A.csv B.csv ... [-o OUT.csv]", "join the CSV files of sweep shards"},
 };
 
 static void main_help(FILE *f)
