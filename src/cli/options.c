@@ -123,6 +123,8 @@ static const struct opt_def opts[] = {
 	 "shards' files"},
 	{"csv", 0, 0, O_CSV, C_RUN | C_COMPARE, NULL,
 	 "print CSV: one header line, one row per column (docs/output.md)"},
+	{"csv", 0, 0, O_CSV, C_CHECK, NULL,
+	 "print CSV: one header line, one row for the search (docs/output.md)"},
 	{"svg", 0, 1, O_SVG, C_COMPARE, "FILE",
 	 "also write a grouped bar chart of the main metrics, each relative to the first column"},
 	{"help", 'h', 0, O_HELP, C_ALL | C_NATIVE, NULL, "this help"},

@@ -43,3 +43,6 @@ tlbsim_cli(err_merge_not_csv 2 STDERR "daily_cli.cmake:2: 1 fields, the header h
 tlbsim_cli(err_merge_option 2 STDERR "merge: unknown option '--bogus'" ARGS merge --bogus a.csv)
 tlbsim_cli(err_csv_json 2 STDERR "--csv and --json exclude each other"
            ARGS run mmap8 --csv --json)
+tlbsim_cli_script(cli_list_json list_json 60 cli)
+tlbsim_cli(err_list_json_unknown 2 STDERR "unknown list 'foo'" ARGS list foo --json)
+tlbsim_cli_script(cli_csv csv 120 cli)
