@@ -60,6 +60,8 @@ static const struct command commands[] = {
 	 "run the workload's shape on this host's kernel (mmap8, page_fault3)"},
 	{"sweep", cmd_sweep, "sweep WORKLOAD --grid K=V1,V2 [-o F.csv]",
 	 "run the cross product of --grid values per --policy, write CSV rows"},
+	{"plot", cmd_plot, "plot F.csv --x COL --y COL [--by COL] [-o F.svg]",
+	 "draw a line chart (SVG) of a sweep's CSV"},
 	{"merge", cmd_merge, "merge A.csv B.csv ... [-o OUT.csv]", "join the CSV files of sweep shards"},
 };
 
