@@ -46,3 +46,6 @@ tlbsim_cli(err_csv_json 2 STDERR "--csv and --json exclude each other"
 tlbsim_cli_script(cli_list_json list_json 60 cli)
 tlbsim_cli(err_list_json_unknown 2 STDERR "unknown list 'foo'" ARGS list foo --json)
 tlbsim_cli_script(cli_csv csv 120 cli)
+tlbsim_cli_script(cli_plot plot 300 cli)
+tlbsim_cli(plot_help 0 STDOUT "usage: tlbsim plot FILE.csv --x COL --y COL" "--facet" ARGS plot --help)
+tlbsim_cli(err_plot_no_file 2 STDERR "plot: missing FILE.csv" ARGS plot --x threads --y wall)
