@@ -8,6 +8,7 @@
 #endif
 
 #include "cli/cli.h"
+#include "tlbsim_revision.h"	/* generated: cmake/revision.cmake */
 
 /*
  * Keep freed memory in the process. By default glibc returns the top of the
@@ -86,7 +87,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "--version") == 0) {
-		printf("tlbsim %s\n", TLBSIM_VERSION);
+		printf("tlbsim %s (revision %s)\n", TLBSIM_VERSION, TLBSIM_REVISION);
 		return 0;
 	}
 	if (strcmp(cmd, "calibrate") != 0 && strcmp(cmd, "native") != 0)
