@@ -50,3 +50,6 @@ tlbsim_cli_script(cli_plot plot 300 cli)
 tlbsim_cli(plot_help 0 STDOUT "usage: tlbsim plot FILE.csv --x COL --y COL" "--facet" ARGS plot --help)
 tlbsim_cli(err_plot_no_file 2 STDERR "plot: missing FILE.csv" ARGS plot --x threads --y wall)
 tlbsim_cli_script(cli_version_revision version 60 cli ${CMAKE_SOURCE_DIR})
+add_test(NAME cli_install COMMAND bash ${TLBSIM_CLI_DIR}/install.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(cli_install PROPERTIES LABELS cli TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "install: PASS" FAIL_REGULAR_EXPRESSION "install: FAIL")
