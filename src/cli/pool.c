@@ -37,11 +37,13 @@ static void *pool_worker(void *arg)
 			return NULL;
 		struct seed_task *t = &p->t[i];
 		run_task(p, t);
-		if (t->rc || t->stopped) {
-			pthread_mutex_lock(&p->lock);
+		pthread_mutex_lock(&p->lock);
+		if (t->rc || t->stopped)
 			p->stop = true;
-			pthread_mutex_unlock(&p->lock);
-		}
+		p->ndone++;
+		if (p->on_done)
+			p->on_done(p->on_done_arg, p->ndone, p->n);
+		pthread_mutex_unlock(&p->lock);
 	}
 }
 

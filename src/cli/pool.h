@@ -29,6 +29,11 @@ struct seed_pool {
 	pthread_mutex_t lock;
 	uint64_t deadline;
 	uint64_t max_memory;
+	/* called after each task ends, under lock, with the number ended so
+	 * far (NULL: none); sweep's progress line */
+	void (*on_done)(void *arg, int done, int n);
+	void *on_done_arg;
+	int ndone;
 };
 
 /* Run every task of p in index order, at most jobs at once (jobs 1: in this

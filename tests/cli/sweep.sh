@@ -127,6 +127,14 @@ cmp -s st.csv keep.csv || failmsg "a refused file was changed"
 "$bin" merge j1.csv st.csv >/dev/null 2>e
 [ $? = 2 ] && grep -q "columns differ" e || failmsg "merge of different columns: $(cat e)"
 
+# progress: a bar on stderr when it is a terminal (under script(1)), none otherwise
+if command -v script >/dev/null; then
+	script -qec "'$bin' sweep mmap8 --iters 30 --grid threads=1,2,3 -o pr.csv" /dev/null >pty.txt 2>&1
+	grep -q "3/3 runs" pty.txt || failmsg "no progress on a terminal: $(head -c 300 pty.txt)"
+fi
+"$bin" sweep mmap8 --iters 30 --grid threads=1,2,3 -o pr2.csv 2>e
+grep -q "runs," e && failmsg "progress on a stderr that is not a terminal"
+
 printf 'a,b\n1,2\n' >x.csv
 "$bin" merge x.csv >/dev/null 2>e
 [ $? = 2 ] && grep -q "not a tlbsim result file" e || failmsg "merge of a foreign CSV: $(cat e)"
