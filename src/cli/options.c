@@ -419,6 +419,12 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 			snprintf(head, sizeof(head), "-%c %s", d->shortname, d->arg ? d->arg : "");
 		fprintf(f, "  %-22s %s\n", head, d->help);
 	}
+	if (cmd_bit == C_SWEEP) {
+		fprintf(f, "\nexit status: 0 ok (also when --time-limit stopped it: the rows complete so far "
+			   "are written), 2 bad\ninput, 3 internal error or host memory exhausted, 130/143 "
+			   "stopped by SIGINT/SIGTERM\n(the rows complete so far are written)\n");
+		return;
+	}
 	if (cmd_bit == C_NATIVE) {
 		fprintf(f, "\nexit status: 0 ok, 2 bad input or a workload without a native shape, 3 a "
 			   "host failure\n");
