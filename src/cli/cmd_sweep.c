@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -277,7 +278,9 @@ int cmd_sweep(int argc, char **argv)
 		}
 	}
 	/* resume: the rows already in the output file */
-	if (o.output && !o.json && access(o.output, F_OK) == 0) {
+	struct stat st;
+	/* an empty file (touch, a shell redirection) holds no rows yet */
+	if (o.output && !o.json && stat(o.output, &st) == 0 && !(S_ISREG(st.st_mode) && st.st_size == 0)) {
 		if (csv_read(o.output, &old, err, sizeof(err))) {
 			rc = cli_error("-o %s: cannot resume from it: %s", o.output, err);
 			goto done;

@@ -127,6 +127,10 @@ cmp -s st.csv keep.csv || failmsg "a refused file was changed"
 "$bin" merge j1.csv st.csv >/dev/null 2>e
 [ $? = 2 ] && grep -q "columns differ" e || failmsg "merge of different columns: $(cat e)"
 
+: >empty.csv
+"$bin" sweep mmap8 --iters 30 --grid threads=1,2 -o empty.csv 2>/dev/null || failmsg "an empty -o file was refused"
+[ "$(wc -l <empty.csv)" = 3 ] || failmsg "an empty -o file did not get the rows"
+
 # progress: a bar on stderr when it is a terminal (under script(1)), none otherwise
 if command -v script >/dev/null; then
 	script -qec "'$bin' sweep mmap8 --iters 30 --grid threads=1,2,3 -o pr.csv" /dev/null >pty.txt 2>&1
