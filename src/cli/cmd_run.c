@@ -205,7 +205,10 @@ int cmd_run(int argc, char **argv, bool compare)
 				t->cfg.policy = o.policies[r];
 			t->cfg.seed = o.cfg.seed + (uint64_t)k;
 		}
+	struct pool_progress pg;
+	pool_progress_tty(&pool, &pg);
 	rc = pool_run_opts(&pool, &o, err, sizeof(err));
+	pool_progress_end(&pool);
 	if (rc) {
 		free(runs);
 		free(pool.t);

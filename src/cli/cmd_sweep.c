@@ -127,34 +127,6 @@ static void write_rows(FILE *f, const void *arg)
 	fprintf(f, "\n]}\n");
 }
 
-/* The progress line on stderr (only when it is a terminal): a bar, the runs
- * done, and the time left at the host rate so far. */
-struct progress {
-	uint64_t start_ns;
-	int last_pct;
-};
-
-static void progress_cb(void *arg, int done, int n)
-{
-	struct progress *pg = arg;
-	int pct = n ? done * 100 / n : 100;
-	if (pct == pg->last_pct && done != n)
-		return;
-	pg->last_pct = pct;
-	double el = (double)(sim_host_ns() - pg->start_ns) / 1e9;
-	double left = done ? el * (n - done) / done : 0;
-	char bar[31];
-	int fill = pct * 30 / 100;
-	for (int i = 0; i < 30; i++)
-		bar[i] = i < fill ? '#' : '.';
-	bar[30] = 0;
-	fprintf(stderr, "\r[%s] %3d%% %d/%d runs, %d:%02d left ", bar, pct, done, n, (int)left / 60,
-		(int)left % 60);
-	if (done == n)
-		fprintf(stderr, "\r%*s\r", 70, "");
-	fflush(stderr);
-}
-
 static void free_points(struct point *pts, int n, int ncols)
 {
 	for (int i = 0; i < n; i++)
@@ -322,15 +294,11 @@ int cmd_sweep(int argc, char **argv)
 		}
 	}
 	int run_rc = 0;
-	struct progress pg = {.start_ns = sim_host_ns(), .last_pct = -1};
-	if (isatty(STDERR_FILENO)) {
-		pool.on_done = progress_cb;
-		pool.on_done_arg = &pg;
-	}
+	struct pool_progress pg;
+	pool_progress_tty(&pool, &pg);
 	if (pool.n)
 		run_rc = pool_run_opts(&pool, &o, err, sizeof(err));
-	if (pool.on_done && pool.ndone < pool.n)
-		fprintf(stderr, "\n");	/* stopped early: keep the last progress line */
+	pool_progress_end(&pool);
 	/* the rows: the file's, then every point whose seeds all completed */
 	for (int r = 0; r < old.nrows; r++) {
 		if (csv_add_row(&out, old.rows[r])) {

@@ -135,6 +135,8 @@ cmp -s st.csv keep.csv || failmsg "a refused file was changed"
 if command -v script >/dev/null; then
 	script -qec "'$bin' sweep mmap8 --iters 30 --grid threads=1,2,3 -o pr.csv" /dev/null >pty.txt 2>&1
 	grep -q "3/3 runs" pty.txt || failmsg "no progress on a terminal: $(head -c 300 pty.txt)"
+	script -qec "'$bin' compare mmap8 --iters 30 --policy nested=v2 --policy nested=fullmm" /dev/null >ptc.txt 2>&1
+	grep -q "10/10 runs" ptc.txt || failmsg "compare shows no progress on a terminal"
 fi
 "$bin" sweep mmap8 --iters 30 --grid threads=1,2,3 -o pr2.csv 2>e
 grep -q "runs," e && failmsg "progress on a stderr that is not a terminal"
