@@ -27,7 +27,9 @@
 #define C_CHECK 0x4u
 #define C_SENS 0x8u
 #define C_NATIVE 0x10u		/* tlbsim native: the workload on the host kernel */
-#define C_ALL (C_RUN | C_COMPARE | C_CHECK | C_SENS)
+#define C_SWEEP 0x20u		/* tlbsim sweep: a grid of configurations */
+#define C_ALL (C_RUN | C_COMPARE | C_CHECK | C_SENS | C_SWEEP)
+#define MAX_GRID 8		/* sweep: --grid options */
 
 struct cli_opts {
 	const char *cmd;		/* "run", "compare", "check" */
@@ -63,6 +65,16 @@ struct cli_opts {
 	const char *svg_file;
 	/* compare --native: the model columns, then the workload on the host */
 	bool native;
+	/* run/compare/sweep: the --policy arguments as given (CSV "policy") */
+	const char *policy_args[MAX_COLUMNS];
+	int npolicy_args;
+	bool csv;			/* --csv */
+	bool svg_given;			/* compare --svg */
+	/* sweep */
+	const char *grid[MAX_GRID];	/* "KEY=V1,V2,..." as given */
+	int ngrid;
+	const char *output;		/* -o FILE; NULL: stdout */
+	int shard_k, shard_n;		/* --shard K/N; 0: the whole grid */
 	char cmdline[8192];		/* for JSON; see cli_cmdline */
 	char *cmdline_heap;		/* when the command line is longer */
 };
@@ -93,12 +105,20 @@ int cli_pending_signal(void *unused);
 /* Half of the physical memory: the default --max-memory. */
 uint64_t cli_default_max_memory(void);
 
+/* Set one configuration key of cfg as sweep's --grid does: threads (tasks),
+ * cpus, iters, profile (a built-in name), w:NAME, D:NAME. 0, or EXIT_USAGE
+ * after printing one line naming what (e.g. "--grid cpus=0"). */
+int cli_config_set(struct tlbsim_config *cfg, const char *key, const char *value);
+
 int cmd_list(int argc, char **argv);
 int cmd_run(int argc, char **argv, bool compare);
 int cmd_check(int argc, char **argv);
 int cmd_sensitivity(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_native(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 /* compare --native (cmd_native.c): run the workload on the host and print
  * the n model columns beside it; returns the exit status */
 struct run_result;

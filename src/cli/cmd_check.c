@@ -20,7 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <inttypes.h>
+
 #include "cli/cli.h"
+#include "cli/csv.h"
 #include "out/out.h"
 
 /* Where the trace really goes: "-" (stdout), a non-regular file written in
@@ -178,6 +181,49 @@ static int trace_write(const struct trace_dest *d, const struct check_result *r,
 	return 0;
 }
 
+/* --csv: one header line and one row (docs/output.md "check --csv") */
+static void print_check_csv(FILE *f, const struct cli_opts *o, const struct check_result *r)
+{
+	static const char *const strat[] = {[EX_RANDOM] = "random", [EX_PCT] = "pct", [EX_DFS] = "dfs"};
+	char label[1024], num[64];
+	size_t l = 0;
+	label[0] = 0;
+	for (int i = 0; i < o->npolicy_args; i++)
+		l += (size_t)snprintf(label + l, l < sizeof(label) ? sizeof(label) - l : 0, "%s%s",
+				      i ? "," : "", o->policy_args[i]);
+	if (!label[0])
+		snprintf(label, sizeof(label), "%s%s", o->cfg.kernel ? "kernel=" : "default",
+			 o->cfg.kernel ? o->cfg.kernel : "");
+	fprintf(f, "workload,profile,cpus,iters,policy,seed,strategy,schedules,steps,exhausted,"
+		   "cut_schedules,max_steps,stopped,invariant,cpu,va,preemptions,decisions,minimised,"
+		   "token,text\n");
+	csv_field(f, r->res.workload->name);
+	fputc(',', f);
+	csv_field(f, r->res.profile->name);
+	fprintf(f, ",%d,%" PRId64 ",", r->res.cpus, r->res.iters);
+	csv_field(f, label);
+	fprintf(f, ",%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",%" PRIu64 ",%s,",
+		r->cfg.seed, (unsigned)o->strategy < 3 ? strat[o->strategy] : "?", r->schedules,
+		r->steps, r->exhausted ? 1 : 0, r->cut_schedules, r->max_steps,
+		r->stop_signal ? "signal" : r->time_limited ? "time limit" : "");
+	if (!r->found) {
+		fprintf(f, ",,,,,,,\n");
+		return;
+	}
+	const struct violation_rec *v = &r->v;
+	csv_field(f, inv_name(v->kind));
+	fprintf(f, ",%d,", v->cpu);
+	if (v->has_va) {
+		snprintf(num, sizeof(num), "0x%" PRIx64, v->va);
+		fputs(num, f);
+	}
+	fprintf(f, ",%u,%u,%s,", r->preemptions, r->ndec, check_minimise_name(r->minimised));
+	csv_field(f, r->token ? r->token : "");
+	fputc(',', f);
+	csv_field(f, v->text);
+	fputc('\n', f);
+}
+
 int cmd_check(int argc, char **argv)
 {
 	struct cli_opts o;
@@ -239,6 +285,8 @@ int cmd_check(int argc, char **argv)
 	FILE *report = o.trace_file && dest.to_stdout ? stderr : stdout;
 	if (o.json)
 		check_print_json(report, &r, cli_cmdline(&o), replay);
+	else if (o.csv)
+		print_check_csv(report, &o, &r);
 	else
 		check_print_report(report, &r, replay);
 	fflush(report);

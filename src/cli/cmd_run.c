@@ -12,12 +12,15 @@
  * on host threads. Each simulation owns all its state, so the output does
  * not depend on J.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/chart.h"
 #include "cli/cli.h"
+#include "cli/csv.h"
 #include "cli/pool.h"
 #include "out/out.h"
 
@@ -28,6 +31,133 @@ static const char *stop_name(enum sim_stop st, int sig)
 	if (st == SIM_STOP_SIGNAL)
 		return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
 	return NULL;
+}
+
+/* --csv: the columns of sweep's rows (csv.h), one row per column; policy is
+ * the --policy text of the column (run: every --policy, joined by commas) */
+static int print_csv(const struct cli_opts *o, const struct run_result *runs, int n, bool compare)
+{
+	struct csv_table t = {0};
+	struct csv_extra extra = {0};
+	bool stats = runs[0].nseeds > 1;
+	char label[1024];
+	int rc = csv_result_header(&t, &extra, stats);
+	for (int r = 0; r < n && !rc; r++) {
+		size_t l = 0;
+		label[0] = 0;
+		if (compare && o->npolicies)
+			snprintf(label, sizeof(label), "%s", o->policy_args[r]);
+		else
+			for (int i = 0; i < o->npolicy_args; i++)
+				l += (size_t)snprintf(label + l, l < sizeof(label) ? sizeof(label) - l : 0,
+						      "%s%s", i ? "," : "", o->policy_args[i]);
+		if (!label[0])
+			snprintf(label, sizeof(label), "%s%s", o->cfg.kernel ? "kernel=" : "default",
+				 o->cfg.kernel ? o->cfg.kernel : "");
+		char **row = csv_result_row(&t, &runs[r], &extra, label, stats);
+		if (!row || csv_add_row(&t, row))
+			rc = -1;
+	}
+	if (!rc)
+		csv_write(stdout, &t);
+	csv_free(&t);
+	return rc;
+}
+
+/* compare --svg: a grouped bar chart of the main metrics, each column's mean
+ * over the first column's (chart.c); metrics zero in every column are left
+ * out, those zero only in the first are named in the subtitle */
+struct bar_metric {
+	const char *name;
+	bool time;
+	uint64_t (*get)(const struct tlbsim_metrics *m);
+};
+#define BGET(n) static uint64_t bget_##n(const struct tlbsim_metrics *m) { return m->n; }
+BGET(wall_ns) BGET(sys_ns) BGET(user_ns) BGET(ops_per_sec) BGET(page_faults) BGET(tlb_misses)
+BGET(ipi_sent) BGET(flush_local_pages) BGET(flush_full) BGET(dvm_wait_ns) BGET(lock_wait_ns)
+BGET(kernel_flushes) BGET(purge_vmap_node_ns) BGET(tasklist_lock_wait_ns)
+#undef BGET
+static uint64_t bget_tlbi(const struct tlbsim_metrics *m)
+{
+	return m->tlbi.vale1is + m->tlbi.vae1is + m->tlbi.aside1is + m->tlbi.vaale1is +
+	       m->tlbi.vmalle1is;
+}
+static const struct bar_metric bar_metrics[] = {
+	{"wall", true, bget_wall_ns}, {"sys", true, bget_sys_ns}, {"user", true, bget_user_ns},
+	{"ops_per_sec", false, bget_ops_per_sec}, {"page_faults", false, bget_page_faults},
+	{"tlb_misses", false, bget_tlb_misses}, {"ipi_sent", false, bget_ipi_sent},
+	{"flush_local_pages", false, bget_flush_local_pages}, {"flush_full", false, bget_flush_full},
+	{"tlbi (broadcast)", false, bget_tlbi}, {"dvm_wait", true, bget_dvm_wait_ns},
+	{"lock_wait", true, bget_lock_wait_ns}, {"kernel_flushes", false, bget_kernel_flushes},
+	{"purge_vmap_node", true, bget_purge_vmap_node_ns},
+	{"tasklist_wait", true, bget_tasklist_lock_wait_ns},
+};
+#define NBAR_METRICS (int)(sizeof(bar_metrics) / sizeof(bar_metrics[0]))
+
+static void write_bars(FILE *f, const void *arg)
+{
+	chart_bar_svg(f, arg);
+}
+
+static int write_compare_svg(const struct cli_opts *o, const struct run_result *runs, int n)
+{
+	double v[NBAR_METRICS * MAX_COLUMNS], ci[NBAR_METRICS * MAX_COLUMNS];
+	char lab[NBAR_METRICS * MAX_COLUMNS][32];
+	const char *labp[NBAR_METRICS * MAX_COLUMNS], *groups[NBAR_METRICS], *bars[MAX_COLUMNS];
+	char zero[512] = "";
+	size_t zl = 0;
+	int ng = 0;
+	for (int k = 0; k < NBAR_METRICS; k++) {
+		double mean[MAX_COLUMNS], h[MAX_COLUMNS];
+		bool any = false;
+		for (int c = 0; c < n; c++) {
+			int ns = runs[c].nseeds > 1 && runs[c].seed_m ? runs[c].nseeds : 1;
+			double x[1000];
+			for (int s = 0; s < ns; s++)
+				x[s] = (double)bar_metrics[k].get(ns > 1 ? &runs[c].seed_m[s] : &runs[c].m);
+			out_mean_ci(x, ns, &mean[c], &h[c]);
+			any |= mean[c] != 0;
+		}
+		if (!any)
+			continue;
+		if (mean[0] == 0) {
+			zl += (size_t)snprintf(zero + zl, zl < sizeof(zero) ? sizeof(zero) - zl : 0, "%s%s",
+					       zl ? ", " : "", bar_metrics[k].name);
+			continue;
+		}
+		groups[ng] = bar_metrics[k].name;
+		for (int c = 0; c < n; c++) {
+			int i = ng * n + c;
+			v[i] = mean[c] / mean[0];
+			ci[i] = h[c] / mean[0];
+			if (bar_metrics[k].time)
+				chart_time(mean[c], lab[i], sizeof(lab[i]));
+			else
+				chart_count(mean[c], lab[i], sizeof(lab[i]));
+			labp[i] = lab[i];
+		}
+		ng++;
+	}
+	for (int c = 0; c < n; c++)
+		bars[c] = o->npolicies ? o->policy_args[c] : "default";
+	const struct tlbsim_resolved *r0 = &runs[0].res;
+	char title[256], sub[1024], ylabel[300];
+	int ns = runs[0].nseeds > 1 ? runs[0].nseeds : 1;
+	snprintf(title, sizeof(title), "%s on %s: each policy relative to %s", r0->workload->name,
+		 r0->profile->name, bars[0]);
+	snprintf(sub, sizeof(sub), "%d CPUs, %d threads x %lld iters, %d seed%s; simulated time; bar "
+		 "labels: the values%s%s%s", r0->cpus, r0->threads, (long long)r0->iters, ns,
+		 ns > 1 ? "s (means, error bars: 95 % confidence interval)" : "",
+		 "", zl ? "; zero in the first column (not drawn): " : "", zl ? zero : "");
+	snprintf(ylabel, sizeof(ylabel), "relative to %s (= 1)", bars[0]);
+	struct bar_chart ch = {
+		.title = title, .subtitle = sub, .ylabel = ylabel, .ngroups = ng, .nbars = n,
+		.group = groups, .bar = bars, .v = v, .ci = ns > 1 ? ci : NULL, .label = labp, .ref = 1,
+	};
+	if (atomic_write(o->svg_file, write_bars, &ch))
+		return -1;
+	fprintf(stderr, "tlbsim: chart: %s\n", o->svg_file);
+	return 0;
 }
 
 int cmd_run(int argc, char **argv, bool compare)
@@ -43,6 +173,10 @@ int cmd_run(int argc, char **argv, bool compare)
 	if (tlbsim_resolve(&o.cfg, &res, err, sizeof(err))) {
 		cli_opts_free(&o);
 		return cli_error("%s", err);
+	}
+	if (o.native && o.csv) {
+		cli_opts_free(&o);
+		return cli_error("compare: --csv does not apply with --native");
 	}
 	if (o.native && (rc = native_check(&o))) {
 		cli_opts_free(&o);
@@ -71,7 +205,10 @@ int cmd_run(int argc, char **argv, bool compare)
 				t->cfg.policy = o.policies[r];
 			t->cfg.seed = o.cfg.seed + (uint64_t)k;
 		}
+	struct pool_progress pg;
+	pool_progress_tty(&pool, &pg);
 	rc = pool_run_opts(&pool, &o, err, sizeof(err));
+	pool_progress_end(&pool);
 	if (rc) {
 		free(runs);
 		free(pool.t);
@@ -138,11 +275,27 @@ int cmd_run(int argc, char **argv, bool compare)
 		cli_opts_free(&o);
 		return rc;
 	}
+	if (o.csv && print_csv(&o, runs, done, compare)) {
+		free(runs);
+		free(pool.t);
+		free(seed_m);
+		cli_opts_free(&o);
+		return cli_error_code(EXIT_INTERNAL, "out of memory");
+	}
 	if (o.json)
 		out_json(stdout, cli_cmdline(&o), runs, done, compare);
-	else
+	else if (!o.csv)
 		out_table(stdout, runs, done, compare);
 	fflush(stdout);
+	if (compare && o.svg_given && write_compare_svg(&o, runs, done)) {
+		int e = errno;
+		free(runs);
+		free(pool.t);
+		free(seed_m);
+		rc = cli_error_code(EXIT_INTERNAL, "--svg %s: cannot write: %s", o.svg_file, strerror(e));
+		cli_opts_free(&o);
+		return rc;
+	}
 	bool violated = false;
 	for (int r = 0; r < done; r++) {
 		if (!runs[r].m.violations)

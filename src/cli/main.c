@@ -8,6 +8,7 @@
 #endif
 
 #include "cli/cli.h"
+#include "tlbsim_revision.h"	/* generated: cmake/revision.cmake */
 
 /*
  * Keep freed memory in the process. By default glibc returns the top of the
@@ -58,6 +59,11 @@ static const struct command commands[] = {
 	 "measure this host; write a profile file for --profile FILE"},
 	{"native", cmd_native, "native WORKLOAD [options]",
 	 "run the workload's shape on this host's kernel (mmap8, page_fault3)"},
+	{"sweep", cmd_sweep, "sweep WORKLOAD --grid K=V1,V2 [-o F.csv]",
+	 "run the cross product of --grid values per --policy, write CSV rows"},
+	{"plot", cmd_plot, "plot F.csv --x COL --y COL [--by COL] [-o F.svg]",
+	 "draw a line chart (SVG) of a sweep's CSV"},
+	{"merge", cmd_merge, "merge A.csv B.csv ... [-o OUT.csv]", "join the CSV files of sweep shards"},
 };
 
 static void main_help(FILE *f)
@@ -81,7 +87,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "--version") == 0) {
-		printf("tlbsim %s\n", TLBSIM_VERSION);
+		printf("tlbsim %s (revision %s)\n", TLBSIM_VERSION, TLBSIM_REVISION);
 		return 0;
 	}
 	if (strcmp(cmd, "calibrate") != 0 && strcmp(cmd, "native") != 0)

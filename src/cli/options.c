@@ -21,6 +21,8 @@ enum opt_id {
 	O_MAX_MEMORY, O_FAIL_ON_VIOLATION, O_STRATEGY, O_RUNS, O_DEPTH, O_REPLAY, O_TRACE,
 	O_NO_MINIMISE, O_INVARIANT, O_MAX_STEPS, O_DURATION, O_SEEDS, O_KERNEL, O_METRIC,
 	O_PERTURB, O_SVG, O_NATIVE,
+	O_GRID, O_SHARD, O_CSV,
+	O_OUTPUT = 'o',
 	O_W = 'w', O_D = 'D', O_HELP = 'h', O_JOBS = 'j',
 };
 
@@ -98,6 +100,33 @@ static const struct opt_def opts[] = {
 	{"no-minimise", 0, 0, O_NO_MINIMISE, C_CHECK, NULL, "report the schedule as found"},
 	{"invariant", 0, 1, O_INVARIANT, C_CHECK, "NAME",
 	 "stop only at this invariant (I1, I1-realized, I2, I3, I5, stale-walk, livelock)"},
+	/* sweep (cmd_sweep.c) and the CSV/SVG outputs */
+	{"grid", 0, 1, O_GRID, C_SWEEP, "KEY=V1,V2,...",
+	 "a dimension of the grid (the cross product of every --grid is run): threads, cpus, "
+	 "iters, profile (built-in names), w:NAME (a workload parameter), D:NAME (a cost "
+	 "parameter)"},
+	{"policy", 0, 1, O_POLICY, C_SWEEP, "K=V[,K=V]",
+	 "one row per --policy at each grid point, each starting from the defaults"},
+	{"duration", 0, 1, O_DURATION, C_SWEEP, "S", "will-it-scale: measured simulated seconds"},
+	{"seeds", 0, 1, O_SEEDS, C_SWEEP, "N",
+	 "run seeds S..S+N-1 per row (1..1000, default 1); columns METRIC_mean and METRIC_ci95"},
+	{"jobs", 'j', 1, O_JOBS, C_SWEEP, "J",
+	 "simulate at most J runs at once on host threads (default: the host's CPUs); the "
+	 "output does not depend on J"},
+	{"time-limit", 0, 1, O_TIME_LIMIT, C_SWEEP, "S",
+	 "stop after S host seconds; the rows complete so far are written (run again to resume)"},
+	{"output", 'o', 1, O_OUTPUT, C_SWEEP, "FILE",
+	 "write the CSV there (atomically: a temporary file renamed at the end); rows already in "
+	 "FILE are kept and their configurations not run again (resume)"},
+	{"shard", 0, 1, O_SHARD, C_SWEEP, "K/N",
+	 "run only the rows K, K+N, K+2N, ... (1 <= K <= N) of the grid; tlbsim merge joins the "
+	 "shards' files"},
+	{"csv", 0, 0, O_CSV, C_RUN | C_COMPARE, NULL,
+	 "print CSV: one header line, one row per column (docs/output.md)"},
+	{"csv", 0, 0, O_CSV, C_CHECK, NULL,
+	 "print CSV: one header line, one row for the search (docs/output.md)"},
+	{"svg", 0, 1, O_SVG, C_COMPARE, "FILE",
+	 "also write a grouped bar chart of the main metrics, each relative to the first column"},
 	{"help", 'h', 0, O_HELP, C_ALL | C_NATIVE, NULL, "this help"},
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -357,6 +386,14 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 			   "Simulate WORKLOAD once per --policy and print the metrics side by side\n"
 			   "(simulated time; each column starts from the default knobs). With --native,\n"
 			   "the last column is WORKLOAD run on this host (host time; mmap8, page_fault3).\n");
+	else if (cmd_bit == C_SWEEP)
+		fprintf(f, "usage: tlbsim sweep WORKLOAD --grid KEY=V1,V2,... [--grid ...] [--policy K=V]... "
+			   "[-o FILE.csv] [options]\n\n"
+			   "Simulate WORKLOAD at every point of the cross product of the --grid options,\n"
+			   "once per --policy, and write one CSV row per point and policy: the\n"
+			   "configuration, then every metric (simulated time). Rows are sorted by the\n"
+			   "configuration columns, so the file is the same whatever -j, --shard or resume\n"
+			   "produced it (docs/output.md).\n");
 	else if (cmd_bit == C_NATIVE)
 		fprintf(f, "usage: tlbsim native WORKLOAD [options]\n\n"
 			   "Run WORKLOAD's shape as real threads (or processes, -w mode=processes) on this\n"
@@ -381,6 +418,12 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 		else
 			snprintf(head, sizeof(head), "-%c %s", d->shortname, d->arg ? d->arg : "");
 		fprintf(f, "  %-22s %s\n", head, d->help);
+	}
+	if (cmd_bit == C_SWEEP) {
+		fprintf(f, "\nexit status: 0 ok (also when --time-limit stopped it: the rows complete so far "
+			   "are written), 2 bad\ninput, 3 internal error or host memory exhausted, 130/143 "
+			   "stopped by SIGINT/SIGTERM\n(the rows complete so far are written)\n");
+		return;
 	}
 	if (cmd_bit == C_NATIVE) {
 		fprintf(f, "\nexit status: 0 ok, 2 bad input or a workload without a native shape, 3 a "
@@ -445,7 +488,7 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	o->max_memory = cli_default_max_memory();
 	o->seeds = 0;	/* not given: see the end of cli_parse */
 	o->perturb_pct = 20;
-	o->svg_file = "sensitivity.svg";
+	o->svg_file = cmd_bit == C_SENS ? "sensitivity.svg" : NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	o->jobs = ncpu < 1 ? 1 : ncpu > 1024 ? 1024 : (int)ncpu;
 	build_cmdline(o, argc, argv);	/* before getopt permutes argv */
@@ -585,7 +628,34 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			if (!*optarg)
 				return cli_error("--svg: want a file name");
 			o->svg_file = optarg;
+			o->svg_given = true;
 			break;
+		case O_CSV:
+			o->csv = true;
+			break;
+		case O_OUTPUT:
+			if (!*optarg)
+				return cli_error("-o: want a file name");
+			o->output = optarg;
+			break;
+		case O_GRID:
+			if (o->ngrid >= MAX_GRID)
+				return cli_error("too many --grid options (at most %d)", MAX_GRID);
+			o->grid[o->ngrid++] = optarg;
+			break;
+		case O_SHARD: {
+			unsigned long k, n;
+			int used = 0;
+			if (sscanf(optarg, "%lu/%lu%n", &k, &n, &used) != 2 || optarg[used] ||
+			    optarg[0] < '0' || optarg[0] > '9' || !strchr(optarg, '/') ||
+			    strchr(optarg, '/')[1] < '0' || strchr(optarg, '/')[1] > '9' || n < 1 ||
+			    n > 1000000 || k < 1 || k > n)
+				return cli_error("--shard %s: want K/N with 1 <= K <= N (e.g. 2/8)",
+						 optarg);
+			o->shard_k = (int)k;
+			o->shard_n = (int)n;
+			break;
+		}
 		case O_KERNEL:
 			if (!tlbsim_kernel_find(optarg))
 				return cli_error("--kernel %s: no such preset (tlbsim list kernels)",
@@ -620,7 +690,9 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 				return EXIT_USAGE;
 			break;
 		case O_POLICY:
-			if (cmd_bit == C_COMPARE || cmd_bit == C_SENS) {
+			if (o->npolicy_args < MAX_COLUMNS)
+				o->policy_args[o->npolicy_args++] = optarg;
+			if (cmd_bit == C_COMPARE || cmd_bit == C_SENS || cmd_bit == C_SWEEP) {
 				if (o->npolicies >= MAX_COLUMNS)
 					return cli_error("too many --policy options (at most %d)",
 							 MAX_COLUMNS);
@@ -724,6 +796,10 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 		tlbsim_policy_apply_workload(&o->policies[i], workload);
 	if (cmd_bit == C_COMPARE && o->npolicies < 2 && !o->native)
 		return cli_error("compare: give at least two --policy KNOB=VALUE options");
+	if (o->csv && o->json)
+		return cli_error("%s: --csv and --json exclude each other", o->cmd);
+	if (o->svg_given && cmd_bit == C_COMPARE && o->native)
+		return cli_error("compare: --svg does not apply with --native");
 	/* compare's default is five seeds, so its ratio comes with an interval
 	 * (the model's jitter makes single runs move; docs/output.md) */
 	bool seeds_default = !o->seeds;
@@ -740,6 +816,51 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	if (cmd_bit == C_SENS && o->npolicies > 2)
 		return cli_error("sensitivity: at most two --policy options (the metric, or its "
 				 "ratio)");
+	return 0;
+}
+
+int cli_config_set(struct tlbsim_config *cfg, const char *key, const char *value)
+{
+	char name[160];
+	uint64_t v;
+	snprintf(name, sizeof(name), "--grid %s", key);
+	if (strcmp(key, "threads") == 0 || strcmp(key, "tasks") == 0) {
+		if (parse_uint(name, value, 1, 4096, &v))
+			return EXIT_USAGE;
+		cfg->threads = (int)v;
+	} else if (strcmp(key, "cpus") == 0) {
+		if (parse_uint(name, value, 1, 1024, &v))
+			return EXIT_USAGE;
+		cfg->cpus = (int)v;
+	} else if (strcmp(key, "iters") == 0) {
+		if (parse_uint(name, value, 1, 1000000000, &v))
+			return EXIT_USAGE;
+		cfg->iters = (int64_t)v;
+	} else if (strcmp(key, "profile") == 0) {
+		if (!tlbsim_profile_find(value))
+			return cli_error("--grid profile=%s: unknown profile (a grid takes built-in "
+					 "profiles: tlbsim list profiles)", value);
+		cfg->profile = value;
+		cfg->profile_def = NULL;
+	} else if (strncmp(key, "w:", 2) == 0 && key[2]) {
+		char kv[256];
+		snprintf(kv, sizeof(kv), "%s=%s", key + 2, value);
+		if (add_wparam(cfg, kv, 0))
+			return EXIT_USAGE;
+	} else if (strncmp(key, "D:", 2) == 0 && key[2]) {
+		char kv[256];
+		if (param_lookup(key + 2) < 0)
+			return cli_error("--grid %s: unknown cost parameter '%s' (tlbsim list params)",
+					 key, key + 2);
+		if (parse_uint(name, value, 0, INT64_MAX, &v))
+			return EXIT_USAGE;
+		snprintf(kv, sizeof(kv), "%s=%s", key + 2, value);
+		if (add_override(cfg, kv, 0))
+			return EXIT_USAGE;
+	} else {
+		return cli_error("--grid %s: unknown key (want threads, cpus, iters, profile, "
+				 "w:NAME or D:NAME)", key);
+	}
 	return 0;
 }
 

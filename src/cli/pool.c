@@ -1,5 +1,6 @@
 /* pool.c - simulations on host threads (pool.h). */
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/pool.h"
@@ -37,11 +38,13 @@ static void *pool_worker(void *arg)
 			return NULL;
 		struct seed_task *t = &p->t[i];
 		run_task(p, t);
-		if (t->rc || t->stopped) {
-			pthread_mutex_lock(&p->lock);
+		pthread_mutex_lock(&p->lock);
+		if (t->rc || t->stopped)
 			p->stop = true;
-			pthread_mutex_unlock(&p->lock);
-		}
+		p->ndone++;
+		if (p->on_done)
+			p->on_done(p->on_done_arg, p->ndone, p->n);
+		pthread_mutex_unlock(&p->lock);
 	}
 }
 
@@ -110,3 +113,42 @@ void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *
 		}
 }
 
+
+/* The progress line (pool.h): a bar, the runs done, and the host time left
+ * at the rate so far; redrawn when the percentage changes, erased at the end. */
+static void progress_cb(void *arg, int done, int n)
+{
+	struct pool_progress *pg = arg;
+	int pct = n ? done * 100 / n : 100;
+	if (pct == pg->last_pct && done != n)
+		return;
+	pg->last_pct = pct;
+	double el = (double)(sim_host_ns() - pg->start_ns) / 1e9;
+	double left = done ? el * (n - done) / done : 0;
+	char bar[31];
+	int fill = pct * 30 / 100;
+	for (int i = 0; i < 30; i++)
+		bar[i] = i < fill ? '#' : '.';
+	bar[30] = 0;
+	fprintf(stderr, "\r[%s] %3d%% %d/%d runs, %d:%02d left ", bar, pct, done, n, (int)left / 60,
+		(int)left % 60);
+	if (done == n)
+		fprintf(stderr, "\r%*s\r", 70, "");
+	fflush(stderr);
+}
+
+void pool_progress_tty(struct seed_pool *p, struct pool_progress *pg)
+{
+	pg->start_ns = sim_host_ns();
+	pg->last_pct = -1;
+	if (p->n > 1 && isatty(STDERR_FILENO)) {
+		p->on_done = progress_cb;
+		p->on_done_arg = pg;
+	}
+}
+
+void pool_progress_end(struct seed_pool *p)
+{
+	if (p->on_done && p->ndone < p->n)
+		fprintf(stderr, "\n");	/* stopped early: keep the last line */
+}

@@ -29,6 +29,11 @@ struct seed_pool {
 	pthread_mutex_t lock;
 	uint64_t deadline;
 	uint64_t max_memory;
+	/* called after each task ends, under lock, with the number ended so
+	 * far (NULL: none); sweep's progress line */
+	void (*on_done)(void *arg, int done, int n);
+	void *on_done_arg;
+	int ndone;
 };
 
 /* Run every task of p in index order, at most jobs at once (jobs 1: in this
@@ -39,6 +44,15 @@ void pool_run(struct seed_pool *p, int jobs);
  * --time-limit and --max-memory, --jobs threads; then the first failure in
  * task order: 0, or its enum tlbsim_err with its text in err. */
 int pool_run_opts(struct seed_pool *p, const struct cli_opts *o, char *err, size_t errlen);
+/* Progress on stderr while the pool runs, only when stderr is a terminal
+ * and there is more than one run: call pool_progress_tty before
+ * pool_run(_opts), pool_progress_end after (pg must outlive the run). */
+struct pool_progress {
+	uint64_t start_ns;
+	int last_pct;
+};
+void pool_progress_tty(struct seed_pool *p, struct pool_progress *pg);
+void pool_progress_end(struct seed_pool *p);
 /* each metric's mean over v[0..n), rounded; the first violation text */
 void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *m);
 

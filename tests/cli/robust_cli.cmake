@@ -65,7 +65,7 @@ tlbsim_cli(w_repeated_replaces 0 STDOUT "\"params\":\\{\"size\":\"4096\",\"loops
 tlbsim_cli(err_no_command 2 STDERR "^tlbsim: missing command \\(see tlbsim --help\\)$" ARGS)
 # `list` refuses an extra argument after every list name.
 tlbsim_cli(err_list_profiles_extra 2 STDERR "unexpected argument 'extra'" ARGS list profiles extra)
-tlbsim_cli(err_list_params_extra 2 STDERR "unexpected argument '--json'" ARGS list params --json)
+tlbsim_cli(err_list_params_extra 2 STDERR "unexpected argument 'extra'" ARGS list params --json extra)
 # "--" ends the options: the workload may follow it (getopt used to hand the
 # workload over twice: "unexpected argument 'mmap5'"); what follows it is
 # never an option.

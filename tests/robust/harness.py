@@ -902,14 +902,16 @@ class Gen:
         r = self.rng.random()
         lists = ["workloads", "policies", "profiles", "params"]
         if r < 0.45:
-            return ["list", self.ch(lists)], "ok", None
+            # `list WHAT --json` prints the list as JSON
+            return ["list", self.ch(lists)] + (["--json"] if self.p(0.3) else []), "ok", None
         if r < 0.6:
             return ["list", self.ch(["", "workload", "WORKLOADS", "nosuch", "params\n",
                                      "\udcff", "--bogus"])], "error", "list: unknown list"
         if r < 0.66:
             return ["list"], "error", "list without a list name"
         if r < 0.72:
-            return (["list", self.ch(lists), self.ch(["extra", "workloads", "--json", ""])],
+            return (["list", self.ch(lists)] + (["--json"] if self.p(0.3) else [])
+                    + [self.ch(["extra", "workloads", "--jsonx", "--js", ""])],
                     "error", "list with an extra argument")
         if r < 0.8:
             return [self.ch(["--help", "-h", "help", "--version"])], "ok", None

@@ -1,0 +1,369 @@
+/* chart.c - hand-written SVG line and bar charts (chart.h). */
+#include <math.h>
+#include <string.h>
+
+#include "cli/chart.h"
+
+/* Okabe-Ito: distinguishable with the common colour-vision deficiencies */
+static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+				      "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+#define NPAL (int)(sizeof(palette) / sizeof(palette[0]))
+
+static void esc(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20)
+				fputc(*s, f);
+		}
+	}
+}
+
+static const char *three(double v, const char *unit, char *buf, size_t len)
+{
+	double a = fabs(v);
+	int dec = a >= 100 ? 0 : a >= 10 ? 1 : 2;
+	snprintf(buf, len, "%.*f%s%s", dec, v, *unit ? " " : "", unit);
+	return buf;
+}
+
+const char *chart_time(double ns, char *buf, size_t len)
+{
+	double a = fabs(ns);
+	if (a >= 1e9)
+		return three(ns / 1e9, "s", buf, len);
+	if (a >= 1e6)
+		return three(ns / 1e6, "ms", buf, len);
+	if (a >= 1e3)
+		return three(ns / 1e3, "\u00b5s", buf, len);
+	return three(ns, "ns", buf, len);
+}
+
+const char *chart_count(double v, char *buf, size_t len)
+{
+	double a = fabs(v);
+	if (a >= 1e9)
+		return three(v / 1e9, "G", buf, len);
+	if (a >= 1e6)
+		return three(v / 1e6, "M", buf, len);
+	if (a >= 1e4)
+		return three(v / 1e3, "K", buf, len);
+	snprintf(buf, len, "%.0f", v);
+	return buf;
+}
+
+static double nice_step(double range, int target)
+{
+	if (!(range > 0))
+		return 1;
+	double raw = range / target, mag = pow(10, floor(log10(raw))), r = raw / mag;
+	double s = r <= 1 ? 1 : r <= 2 ? 2 : r <= 2.5 ? 2.5 : r <= 5 ? 5 : 10;
+	return s * mag;
+}
+
+struct axis {
+	double lo, hi, step;
+};
+
+static void nice_axis(double lo, double hi, bool from_zero, struct axis *a)
+{
+	if (from_zero && lo > 0)
+		lo = 0;
+	if (hi <= lo)
+		hi = lo + 1;
+	a->step = nice_step(hi - lo, 5);
+	a->lo = floor(lo / a->step + 1e-9) * a->step;
+	a->hi = ceil(hi / a->step - 1e-9) * a->step;
+	if (a->hi <= a->lo)
+		a->hi = a->lo + a->step;
+}
+
+static void tick_text(double v, double step, char *buf, size_t len)
+{
+	if (fabs(v) < step * 1e-6)
+		v = 0;
+	snprintf(buf, len, "%g", v);
+}
+
+/* ---- line chart ---- */
+
+#define LW 760		/* width */
+#define LLEFT 90
+#define LRIGHT 200	/* the legend */
+#define LTOP 64		/* title and subtitle */
+#define PH 380		/* one panel */
+#define PTOP 34		/* panel title */
+#define PBOT 56		/* x ticks and label */
+
+static double xmap(const struct line_chart *c, double x)
+{
+	return c->logx ? log2(x) : x;
+}
+
+void chart_line_svg(FILE *f, const struct line_chart *c)
+{
+	int h = LTOP + c->npanels * PH + 8;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		   "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
+		   "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n",
+		LW, h, LW, h, LW, h);
+	fprintf(f, "<text class=\"title\" x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", LLEFT);
+	esc(f, c->title);
+	fprintf(f, "</text>\n");
+	if (c->subtitle) {
+		fprintf(f, "<text class=\"subtitle\" x=\"%d\" y=\"44\" fill=\"#444\">", LLEFT);
+		esc(f, c->subtitle);
+		fprintf(f, "</text>\n");
+	}
+	for (int p = 0; p < c->npanels; p++) {
+		const struct chart_panel *pn = &c->p[p];
+		int top = LTOP + p * PH + PTOP, bot = LTOP + (p + 1) * PH - PBOT;
+		int left = LLEFT, right = LW - LRIGHT;
+		/* ranges */
+		double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+		bool neg = false;
+		for (int s = 0; s < pn->nseries; s++)
+			for (int i = 0; i < pn->s[s].n; i++) {
+				double x = xmap(c, pn->s[s].x[i]), y = pn->s[s].y[i];
+				double e = pn->s[s].ci ? pn->s[s].ci[i] : 0;
+				xlo = fmin(xlo, x);
+				xhi = fmax(xhi, x);
+				ylo = fmin(ylo, y - e);
+				yhi = fmax(yhi, y + e);
+				neg |= y < 0;
+			}
+		if (xlo > xhi) {
+			xlo = 0;
+			xhi = 1;
+			ylo = 0;
+			yhi = 1;
+		}
+		struct axis ya, xa;
+		nice_axis(neg ? ylo : fmax(0, ylo), yhi, !neg, &ya);
+		if (c->ncat) {
+			xa.lo = -0.5;
+			xa.hi = c->ncat - 0.5;
+			xa.step = 1;
+		} else if (c->logx) {
+			xa.lo = xlo - 0.3;
+			xa.hi = xhi + 0.3;
+			xa.step = 1;
+		} else {
+			nice_axis(xlo, xhi, false, &xa);
+		}
+#define PX(x) (left + ((x) - xa.lo) / (xa.hi - xa.lo) * (right - left))
+#define PY(y) (bot - ((y) - ya.lo) / (ya.hi - ya.lo) * (bot - top))
+		if (pn->title) {
+			fprintf(f, "<text class=\"panel-title\" x=\"%d\" y=\"%d\" font-weight=\"bold\">", left,
+				top - 12);
+			esc(f, pn->title);
+			fprintf(f, "</text>\n");
+		}
+		/* grid and y ticks */
+		char tb[64];
+		for (double v = ya.lo; v <= ya.hi + ya.step * 1e-6; v += ya.step) {
+			double y = PY(v);
+			fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+				   "stroke=\"#e4e4e4\"/>\n", left, y, right, y);
+			tick_text(v, ya.step, tb, sizeof(tb));
+			fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+				left - 6, y + 4, tb);
+		}
+		/* x ticks */
+		if (c->ncat) {
+			for (int i = 0; i < c->ncat; i++) {
+				fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">",
+					PX(i), bot + 18);
+				esc(f, c->cat[i]);
+				fprintf(f, "</text>\n");
+			}
+		} else if (c->logx) {
+			for (int e = (int)ceil(xa.lo); e <= (int)floor(xa.hi); e++) {
+				tick_text(exp2(e), 1, tb, sizeof(tb));
+				fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+					   "stroke=\"#f0f0f0\"/>\n<text class=\"tick\" x=\"%.1f\" y=\"%d\" "
+					   "text-anchor=\"middle\">%s</text>\n", PX(e), top, PX(e), bot, PX(e),
+					bot + 18, tb);
+			}
+		} else {
+			for (double v = xa.lo; v <= xa.hi + xa.step * 1e-6; v += xa.step) {
+				tick_text(v, xa.step, tb, sizeof(tb));
+				fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333\"/>\n"
+					   "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s"
+					   "</text>\n", PX(v), bot, PX(v), bot + 5, PX(v), bot + 18, tb);
+			}
+		}
+		/* axes */
+		fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n",
+			left, bot, right, bot);
+		fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n",
+			left, top, left, bot);
+		fprintf(f, "<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
+			(left + right) / 2, bot + 40);
+		esc(f, c->xlabel);
+		fprintf(f, "</text>\n<text class=\"ylabel\" transform=\"translate(%d,%d) rotate(-90)\" "
+			   "text-anchor=\"middle\">", left - 62, (top + bot) / 2);
+		esc(f, c->ylabel);
+		fprintf(f, "</text>\n");
+		/* series */
+		for (int s = 0; s < pn->nseries; s++) {
+			const struct chart_series *se = &pn->s[s];
+			const char *col = palette[s % NPAL];
+			fprintf(f, "<g class=\"series-group\">\n<polyline class=\"series\" fill=\"none\" "
+				   "stroke=\"%s\" stroke-width=\"2\"%s points=\"", col,
+				s >= NPAL ? " stroke-dasharray=\"6 3\"" : "");
+			for (int i = 0; i < se->n; i++)
+				fprintf(f, "%s%.1f,%.1f", i ? " " : "", PX(xmap(c, se->x[i])), PY(se->y[i]));
+			fprintf(f, "\"><title>");
+			esc(f, se->name);
+			fprintf(f, "</title></polyline>\n");
+			for (int i = 0; i < se->n; i++) {
+				double x = PX(xmap(c, se->x[i]));
+				if (se->ci && se->ci[i] > 0) {
+					double y1 = PY(se->y[i] - se->ci[i]), y2 = PY(se->y[i] + se->ci[i]);
+					fprintf(f, "<line class=\"err\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+						   "y2=\"%.1f\" stroke=\"%s\"/>\n<line class=\"err\" x1=\"%.1f\" "
+						   "y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n<line "
+						   "class=\"err\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+						   "stroke=\"%s\"/>\n", x, y1, x, y2, col, x - 4, y1, x + 4, y1, col,
+						x - 4, y2, x + 4, y2, col);
+				}
+				fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", x,
+					PY(se->y[i]), col);
+			}
+			fprintf(f, "</g>\n");
+		}
+		/* legend */
+		int lx = right + 18, ly = top + 8;
+		if (c->legend_title) {
+			fprintf(f, "<text class=\"legend-title\" x=\"%d\" y=\"%d\" font-weight=\"bold\">",
+				lx, ly);
+			esc(f, c->legend_title);
+			fprintf(f, "</text>\n");
+			ly += 20;
+		}
+		for (int s = 0; s < pn->nseries; s++, ly += 20) {
+			const char *col = palette[s % NPAL];
+			fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+				   "stroke-width=\"2\"%s/>\n<circle cx=\"%d\" cy=\"%d\" r=\"3.5\" fill=\"%s\"/>\n",
+				lx, ly - 4, lx + 22, ly - 4, col, s >= NPAL ? " stroke-dasharray=\"6 3\"" : "",
+				lx + 11, ly - 4, col);
+			fprintf(f, "<text class=\"legend\" x=\"%d\" y=\"%d\">", lx + 28, ly);
+			esc(f, pn->s[s].name);
+			fprintf(f, "</text>\n");
+		}
+#undef PX
+#undef PY
+	}
+	fprintf(f, "</svg>\n");
+}
+
+/* ---- grouped bar chart ---- */
+
+void chart_bar_svg(FILE *f, const struct bar_chart *c)
+{
+	int bw = 24, gap = 34, left = 90, legend = 220;
+	int gw = c->nbars * bw + gap;
+	int w = left + c->ngroups * gw + legend;
+	if (w < 640)
+		w = 640;
+	int top = 96, bot = 396, h = 450;
+	int right = left + c->ngroups * gw;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		   "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
+		   "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n",
+		w, h, w, h, w, h);
+	fprintf(f, "<text class=\"title\" x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", left);
+	esc(f, c->title);
+	fprintf(f, "</text>\n");
+	if (c->subtitle) {
+		fprintf(f, "<text class=\"subtitle\" x=\"%d\" y=\"44\" fill=\"#444\">", left);
+		esc(f, c->subtitle);
+		fprintf(f, "</text>\n");
+	}
+	double hi = c->ref;
+	for (int g = 0; g < c->ngroups; g++)
+		for (int b = 0; b < c->nbars; b++) {
+			double v = c->v[g * c->nbars + b] + (c->ci ? c->ci[g * c->nbars + b] : 0);
+			if (isfinite(v))
+				hi = fmax(hi, v);
+		}
+	struct axis ya;
+	nice_axis(0, hi * 1.02, true, &ya);
+#define PY(y) (bot - ((y) - ya.lo) / (ya.hi - ya.lo) * (bot - top))
+	char tb[64];
+	for (double v = ya.lo; v <= ya.hi + ya.step * 1e-6; v += ya.step) {
+		double y = PY(v);
+		tick_text(v, ya.step, tb, sizeof(tb));
+		fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+			   "stroke=\"#e4e4e4\"/>\n<text class=\"tick\" x=\"%d\" y=\"%.1f\" "
+			   "text-anchor=\"end\">%s</text>\n", left, y, right, y, left - 6, y + 4, tb);
+	}
+	fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n",
+		left, bot, right, bot);
+	fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n",
+		left, top, left, bot);
+	fprintf(f, "<text class=\"ylabel\" transform=\"translate(%d,%d) rotate(-90)\" "
+		   "text-anchor=\"middle\">", left - 52, (top + bot) / 2);
+	esc(f, c->ylabel);
+	fprintf(f, "</text>\n");
+	for (int g = 0; g < c->ngroups; g++) {
+		int gx = left + g * gw + gap / 2;
+		fprintf(f, "<text class=\"group\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
+			gx + c->nbars * bw / 2, bot + 18);
+		esc(f, c->group[g]);
+		fprintf(f, "</text>\n");
+		for (int b = 0; b < c->nbars; b++) {
+			double v = c->v[g * c->nbars + b];
+			if (!isfinite(v))
+				continue;
+			double x = gx + b * bw, y = PY(v);
+			fprintf(f, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" "
+				   "fill=\"%s\"><title>", x, y, bw - 3, bot - y, palette[b % NPAL]);
+			esc(f, c->bar[b]);
+			fprintf(f, ": ");
+			esc(f, c->group[g]);
+			if (c->label) {
+				fprintf(f, " ");
+				esc(f, c->label[g * c->nbars + b]);
+			}
+			fprintf(f, "</title></rect>\n");
+			double e = c->ci ? c->ci[g * c->nbars + b] : 0;
+			double cx = x + (bw - 3) / 2.0;
+			if (e > 0) {
+				double y1 = PY(v - e < 0 ? 0 : v - e), y2 = PY(v + e);
+				fprintf(f, "<line class=\"err\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+					   "stroke=\"#222\"/>\n<line class=\"err\" x1=\"%.1f\" y1=\"%.1f\" "
+					   "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\"/>\n", cx, y1, cx, y2, cx - 4, y2,
+					cx + 4, y2);
+				y = fmin(y, y2);
+			}
+			if (c->label) {
+				fprintf(f, "<text class=\"value\" font-size=\"10\" transform=\"translate(%.1f,"
+					   "%.1f) rotate(-90)\">", cx + 3.5, y - 4);
+				esc(f, c->label[g * c->nbars + b]);
+				fprintf(f, "</text>\n");
+			}
+		}
+	}
+	if (c->ref > 0)
+		fprintf(f, "<line class=\"ref\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#888\" "
+			   "stroke-dasharray=\"5 4\"/>\n", left, PY(c->ref), right, PY(c->ref));
+	int lx = right + 20, ly = top + 8;
+	for (int b = 0; b < c->nbars; b++, ly += 20) {
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"12\" fill=\"%s\"/>\n", lx, ly - 10,
+			palette[b % NPAL]);
+		fprintf(f, "<text class=\"legend\" x=\"%d\" y=\"%d\">", lx + 20, ly);
+		esc(f, c->bar[b]);
+		fprintf(f, "</text>\n");
+	}
+#undef PY
+	fprintf(f, "</svg>\n");
+}

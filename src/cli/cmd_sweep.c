@@ -1,0 +1,497 @@
+/*
+ * cmd_sweep.c - `tlbsim sweep`: a workload over the cross product of --grid
+ * dimensions and --policy columns, one CSV row per point and policy; and
+ * `tlbsim merge`, which joins the files of a sweep's shards.
+ *
+ * The rows are sorted by their configuration columns (numbers as numbers),
+ * so the file does not depend on -j (the host-thread pool of pool.c runs
+ * every simulation independently), on --shard + merge, or on how many times
+ * an interrupted sweep was resumed: rows already in the -o file are kept
+ * and their configurations not run again. Files are written to a temporary
+ * name and renamed (csv.h atomic_write).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/csv.h"
+#include "cli/pool.h"
+
+#define MAX_GRID_VALUES 1024
+#define MAX_POINTS 100000
+
+struct gdim {
+	char key[64];
+	char *buf;			/* the values, split in place */
+	const char *vals[MAX_GRID_VALUES];
+	int nvals;
+};
+
+struct point {
+	struct tlbsim_config cfg;
+	struct tlbsim_resolved res;
+	const char *policy;		/* the label */
+	struct csv_extra extra;
+	char **key;			/* configuration columns */
+	bool have;			/* already in the -o file */
+};
+
+/* "KEY=V1,V2,..." into d; 0 or EXIT_USAGE */
+static int parse_grid(const char *arg, struct gdim *d)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg)
+		return cli_error("--grid %s: want KEY=V1,V2,... (keys: threads, cpus, iters, "
+				 "profile, w:NAME, D:NAME)", arg);
+	if ((size_t)(eq - arg) >= sizeof(d->key))
+		return cli_error("--grid %s: key too long", arg);
+	memcpy(d->key, arg, (size_t)(eq - arg));
+	d->key[eq - arg] = 0;
+	if (strcmp(d->key, "tasks") == 0)
+		strcpy(d->key, "threads");
+	if (!eq[1])
+		return cli_error("--grid %s: empty list of values", d->key);
+	d->buf = strdup(eq + 1);
+	if (!d->buf)
+		return cli_error_code(EXIT_INTERNAL, "out of memory");
+	char *p = d->buf;
+	for (;;) {
+		char *c = strchr(p, ',');
+		if (c)
+			*c = 0;
+		if (!*p)
+			return cli_error("--grid %s=%s: an empty value", d->key, eq + 1);
+		for (int i = 0; i < d->nvals; i++)
+			if (strcmp(d->vals[i], p) == 0)
+				return cli_error("--grid %s: value '%s' given twice", d->key, p);
+		if (d->nvals >= MAX_GRID_VALUES)
+			return cli_error("--grid %s: more than %d values", d->key, MAX_GRID_VALUES);
+		d->vals[d->nvals++] = p;
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return 0;
+}
+
+static bool extra_key(const char *key)
+{
+	return strncmp(key, "w:", 2) == 0 || strncmp(key, "D:", 2) == 0;
+}
+
+struct rows_out {
+	const struct csv_table *t;
+	bool json;
+	const char *cmdline;
+	int nconf;
+};
+
+static bool numeric_col(const char *name, int i, int nconf)
+{
+	if (i >= nconf)
+		return true;
+	return !(strcmp(name, "workload") == 0 || strcmp(name, "profile") == 0 ||
+		 strcmp(name, "policy") == 0 || strncmp(name, "w:", 2) == 0);
+}
+
+static void write_rows(FILE *f, const void *arg)
+{
+	const struct rows_out *ro = arg;
+	const struct csv_table *t = ro->t;
+	if (!ro->json) {
+		csv_write(f, t);
+		return;
+	}
+	fprintf(f, "{\"tool\":\"tlbsim\",\"version\":\"%s\",\"command\":", TLBSIM_VERSION);
+	json_string(f, ro->cmdline);
+	fprintf(f, ",\"rows\":[");
+	for (int r = 0; r < t->nrows; r++) {
+		fprintf(f, "%s\n{", r ? "," : "");
+		for (int c = 0; c < t->ncols; c++) {
+			fprintf(f, "%s", c ? "," : "");
+			json_string(f, t->cols[c]);
+			fputc(':', f);
+			if (numeric_col(t->cols[c], c, ro->nconf) && t->rows[r][c][0])
+				fputs(t->rows[r][c], f);
+			else
+				json_string(f, t->rows[r][c]);
+		}
+		fputc('}', f);
+	}
+	fprintf(f, "\n]}\n");
+}
+
+static void free_points(struct point *pts, int n, int ncols)
+{
+	for (int i = 0; i < n; i++)
+		csv_free_row(pts[i].key, ncols);
+	free(pts);
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	struct cli_opts o;
+	int rc = cli_parse(argc, argv, C_SWEEP, &o);
+	if (rc) {
+		cli_opts_free(&o);
+		return rc < 0 ? 0 : rc;
+	}
+	struct gdim *dims = calloc(MAX_GRID, sizeof(*dims));
+	struct csv_table out = {0}, old = {0};
+	struct point *pts = NULL;
+	struct seed_pool pool = {0};
+	struct tlbsim_metrics *seed_m = NULL;
+	int npts = 0, ncols = 0;
+	char err[TLBSIM_ERRLEN + 256];
+	rc = 0;
+	if (!dims) {
+		rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+		goto done;
+	}
+	if (!o.ngrid) {
+		rc = cli_error("sweep: give at least one --grid KEY=V1,V2,...");
+		goto done;
+	}
+	struct csv_extra extra = {0};
+	long total = 1;
+	for (int g = 0; g < o.ngrid; g++) {
+		if ((rc = parse_grid(o.grid[g], &dims[g])))
+			goto done;
+		for (int h = 0; h < g; h++)
+			if (strcmp(dims[h].key, dims[g].key) == 0) {
+				rc = cli_error("--grid %s given twice", dims[g].key);
+				goto done;
+			}
+		/* the key is checked on its first value (cli_config_set names it) */
+		struct tlbsim_config probe = o.cfg;
+		if ((rc = cli_config_set(&probe, dims[g].key, dims[g].vals[0])))
+			goto done;
+		if (extra_key(dims[g].key))
+			extra.names[extra.n++] = dims[g].key;
+		total *= dims[g].nvals;
+		if (total > MAX_POINTS) {
+			rc = cli_error("sweep: the grid has more than %d points", MAX_POINTS);
+			goto done;
+		}
+	}
+	int npol = o.npolicies ? o.npolicies : 1;
+	if (total * npol > MAX_POINTS) {
+		rc = cli_error("sweep: the grid has more than %d rows", MAX_POINTS);
+		goto done;
+	}
+	bool stats = o.seeds > 1;
+	if (csv_result_header(&out, &extra, stats)) {
+		rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+		goto done;
+	}
+	ncols = out.ncols;
+	int nconf = csv_config_cols(&out);
+	/* the points: the first --grid varies slowest, the policies fastest */
+	pts = calloc((size_t)(total * npol), sizeof(*pts));
+	if (!pts) {
+		rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+		goto done;
+	}
+	char label_default[64];
+	if (o.cfg.kernel)
+		snprintf(label_default, sizeof(label_default), "kernel=%s", o.cfg.kernel);
+	else
+		snprintf(label_default, sizeof(label_default), "default");
+	for (long i = 0; i < total; i++) {
+		long rest = i;
+		int idx[MAX_GRID];
+		for (int g = o.ngrid - 1; g >= 0; g--) {
+			idx[g] = (int)(rest % dims[g].nvals);
+			rest /= dims[g].nvals;
+		}
+		for (int p = 0; p < npol; p++) {
+			long n = i * npol + p;
+			if (o.shard_n && n % o.shard_n != o.shard_k - 1)
+				continue;
+			struct point *pt = &pts[npts];
+			pt->cfg = o.cfg;
+			if (o.npolicies)
+				pt->cfg.policy = o.policies[p];
+			pt->policy = o.npolicies ? o.policy_args[p] : label_default;
+			for (int g = 0; g < o.ngrid; g++) {
+				const char *v = dims[g].vals[idx[g]];
+				if ((rc = cli_config_set(&pt->cfg, dims[g].key, v)))
+					goto done;
+				if (extra_key(dims[g].key)) {
+					pt->extra.names[pt->extra.n] = dims[g].key;
+					pt->extra.values[pt->extra.n++] = v;
+				}
+			}
+			char rerr[TLBSIM_ERRLEN];
+			if (tlbsim_resolve(&pt->cfg, &pt->res, rerr, sizeof(rerr))) {
+				char where[512];
+				size_t w = 0;
+				where[0] = 0;
+				for (int g = 0; g < o.ngrid; g++)
+					w += (size_t)snprintf(where + w, w < sizeof(where) ? sizeof(where) - w : 0,
+							      "%s%s=%s", g ? " " : "", dims[g].key,
+							      dims[g].vals[idx[g]]);
+				rc = cli_error("sweep at %s: %s", where, rerr);
+				goto done;
+			}
+			pt->key = csv_config_row(&out, &pt->res, o.cfg.seed, o.seeds, &pt->extra,
+						 pt->policy);
+			if (!pt->key) {
+				rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+				goto done;
+			}
+			npts++;
+		}
+	}
+	/* resume: the rows already in the output file */
+	struct stat st;
+	/* an empty file (touch, a shell redirection) holds no rows yet */
+	if (o.output && !o.json && stat(o.output, &st) == 0 && !(S_ISREG(st.st_mode) && st.st_size == 0)) {
+		if (csv_read(o.output, &old, err, sizeof(err))) {
+			rc = cli_error("-o %s: cannot resume from it: %s", o.output, err);
+			goto done;
+		}
+		bool same = old.ncols == out.ncols;
+		for (int c = 0; same && c < out.ncols; c++)
+			same = strcmp(old.cols[c], out.cols[c]) == 0;
+		if (!same) {
+			rc = cli_error("-o %s: its columns are not this sweep's (another grid, "
+				       "--seeds or tlbsim version?); give another -o", o.output);
+			goto done;
+		}
+		for (int r = 0; r < old.nrows; r++)
+			for (int i = 0; i < npts; i++)
+				if (!pts[i].have && csv_row_cmp(old.rows[r], pts[i].key, nconf) == 0)
+					pts[i].have = true;
+	}
+	if (o.output && csv_probe_dir(o.output)) {
+		rc = cli_error("-o %s: cannot write there: %s", o.output, strerror(errno));
+		goto done;
+	}
+	/* the runs: every seed of every point not in the file */
+	int torun = 0;
+	for (int i = 0; i < npts; i++)
+		torun += !pts[i].have;
+	pool.n = torun * o.seeds;
+	pool.t = calloc((size_t)(pool.n ? pool.n : 1), sizeof(*pool.t));
+	seed_m = calloc((size_t)(o.seeds), sizeof(*seed_m));
+	if (!pool.t || !seed_m) {
+		rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+		goto done;
+	}
+	for (int i = 0, k = 0; i < npts; i++) {
+		if (pts[i].have)
+			continue;
+		for (int s = 0; s < o.seeds; s++, k++) {
+			pool.t[k].cfg = pts[i].cfg;
+			pool.t[k].cfg.seed = o.cfg.seed + (uint64_t)s;
+		}
+	}
+	int run_rc = 0;
+	struct pool_progress pg;
+	pool_progress_tty(&pool, &pg);
+	if (pool.n)
+		run_rc = pool_run_opts(&pool, &o, err, sizeof(err));
+	pool_progress_end(&pool);
+	/* the rows: the file's, then every point whose seeds all completed */
+	for (int r = 0; r < old.nrows; r++) {
+		if (csv_add_row(&out, old.rows[r])) {
+			rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+			goto done;
+		}
+		old.rows[r] = NULL;
+	}
+	old.nrows = 0;
+	int ran = 0, stopped_sig = 0;
+	bool stopped = false;
+	for (int i = 0, k = 0; i < npts; i++) {
+		if (pts[i].have)
+			continue;
+		struct seed_task *t0 = &pool.t[k];
+		k += o.seeds;
+		bool complete = true;
+		for (int s = 0; s < o.seeds; s++) {
+			if (!t0[s].ran || t0[s].rc || t0[s].stopped)
+				complete = false;
+			if (t0[s].ran && t0[s].stopped) {
+				stopped = true;
+				if (t0[s].stopped == SIM_STOP_SIGNAL)
+					stopped_sig = t0[s].stop_signal;
+			}
+			seed_m[s] = t0[s].m;
+		}
+		if (!complete) {
+			stopped |= !t0[0].ran;
+			continue;
+		}
+		struct run_result r = {.cfg = t0[0].cfg, .res = pts[i].res, .nseeds = o.seeds};
+		if (o.seeds > 1) {
+			r.seed_m = seed_m;
+			mean_metrics(seed_m, o.seeds, &r.m);
+		} else {
+			r.m = seed_m[0];
+		}
+		char **row = csv_result_row(&out, &r, &pts[i].extra, pts[i].policy, stats);
+		if (!row || csv_add_row(&out, row)) {
+			rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+			goto done;
+		}
+		ran++;
+	}
+	csv_sort(&out, nconf);
+	struct rows_out ro = {.t = &out, .json = o.json, .cmdline = cli_cmdline(&o), .nconf = nconf};
+	if (o.output) {
+		if (atomic_write(o.output, write_rows, &ro)) {
+			rc = cli_error_code(EXIT_INTERNAL, "-o %s: cannot write: %s", o.output,
+					    strerror(errno));
+			goto done;
+		}
+	} else {
+		write_rows(stdout, &ro);
+		fflush(stdout);
+	}
+	if (run_rc) {
+		rc = cli_error_code(run_rc == TLBSIM_EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s%s", err,
+				    o.output ? " (the rows complete so far are written)" : "");
+		goto done;
+	}
+	if (!stopped_sig)
+		stopped_sig = cli_pending_signal(NULL);
+	if (stopped || stopped_sig) {
+		fprintf(stderr, "tlbsim: note: sweep stopped early (%s): %d of %d row(s) run%s\n",
+			stopped_sig == SIGINT ? "SIGINT" : stopped_sig == SIGTERM ? "SIGTERM"
+			: stopped_sig ? "signal" : "time limit", ran, torun,
+			o.output ? "; run the same command again to resume" : "");
+		rc = stopped_sig ? 128 + stopped_sig : 0;
+		goto done;
+	}
+	if (o.output)
+		fprintf(stderr, "tlbsim: sweep: %s: %d row(s), %d run now, %d already there\n",
+			o.output, out.nrows, ran, npts - torun);
+done:
+	if (dims)
+		for (int g = 0; g < MAX_GRID; g++)
+			free(dims[g].buf);
+	free(dims);
+	free_points(pts, npts, ncols);
+	free(pool.t);
+	free(seed_m);
+	csv_free(&out);
+	csv_free(&old);
+	cli_opts_free(&o);
+	return rc;
+}
+
+/* ---- merge ---- */
+
+int cmd_merge(int argc, char **argv)
+{
+	const char *output = NULL;
+	const char *files[1024];
+	int nfiles = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf("usage: tlbsim merge A.csv B.csv ... [-o OUT.csv]\n\n"
+			       "Join the CSV files of a sweep's shards (tlbsim sweep --shard K/N): they\n"
+			       "must have the same columns; the rows are sorted as sweep sorts them, a\n"
+			       "row found in several files is written once (the files must agree on\n"
+			       "it), and OUT is written atomically (stdout without -o).\n");
+			return 0;
+		}
+		if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+			if (i + 1 >= argc || !argv[i + 1][0])
+				return cli_error("merge: %s needs a file name", argv[i]);
+			output = argv[++i];
+			continue;
+		}
+		if (argv[i][0] == '-' && argv[i][1])
+			return cli_error("merge: unknown option '%s'", argv[i]);
+		if (nfiles >= 1024)
+			return cli_error("merge: at most 1024 files");
+		files[nfiles++] = argv[i];
+	}
+	if (!nfiles)
+		return cli_error("merge: give the CSV files to join");
+	struct csv_table all = {0}, t;
+	char err[TLBSIM_ERRLEN + 256];
+	int nconf = -1, rc = 0;
+	for (int i = 0; i < nfiles; i++) {
+		if (csv_read(files[i], &t, err, sizeof(err))) {
+			rc = cli_error("merge: %s", err);
+			goto done;
+		}
+		if (i == 0) {
+			nconf = csv_config_cols(&t);
+			if (nconf < 0) {
+				csv_free(&t);
+				rc = cli_error("merge: %s: not a tlbsim result file (no wall_ns column)",
+					       files[i]);
+				goto done;
+			}
+			all.ncols = t.ncols;
+			all.cols = t.cols;
+			t.cols = NULL;
+			t.ncols = 0;
+		} else {
+			bool same = t.ncols == all.ncols;
+			for (int c = 0; same && c < t.ncols; c++)
+				same = strcmp(t.cols[c], all.cols[c]) == 0;
+			if (!same) {
+				csv_free(&t);
+				rc = cli_error("merge: %s: its columns differ from %s's", files[i],
+					       files[0]);
+				goto done;
+			}
+			csv_free_row(t.cols, t.ncols);
+			t.cols = NULL;
+		}
+		for (int r = 0; r < t.nrows; r++) {
+			if (csv_add_row(&all, t.rows[r])) {
+				csv_free(&t);
+				rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+				goto done;
+			}
+			t.rows[r] = NULL;
+		}
+		free(t.rows);
+	}
+	csv_sort(&all, nconf);
+	/* one row per configuration: neighbours after the sort */
+	int w = 0;
+	for (int r = 0; r < all.nrows; r++) {
+		if (w && csv_row_cmp(all.rows[w - 1], all.rows[r], nconf) == 0) {
+			if (csv_row_cmp(all.rows[w - 1], all.rows[r], all.ncols) != 0) {
+				rc = cli_error("merge: two different results for the configuration "
+					       "%s %s threads=%s policy=%s (files from different "
+					       "versions or options?)", all.rows[r][0], all.rows[r][1],
+					       all.rows[r][3], all.rows[r][nconf - 3]);
+				goto done;
+			}
+			csv_free_row(all.rows[r], all.ncols);
+			all.rows[r] = NULL;
+			continue;
+		}
+		all.rows[w++] = all.rows[r];
+		if (w - 1 != r)
+			all.rows[r] = NULL;
+	}
+	all.nrows = w;
+	struct rows_out ro = {.t = &all, .nconf = nconf};
+	if (output) {
+		if (atomic_write(output, write_rows, &ro)) {
+			rc = cli_error("merge: -o %s: cannot write: %s", output, strerror(errno));
+			goto done;
+		}
+	} else {
+		write_rows(stdout, &ro);
+	}
+done:
+	csv_free(&all);
+	return rc;
+}

@@ -1,0 +1,515 @@
+/* csv.c - CSV files of results (csv.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/csv.h"
+
+/* ---- reading ---- */
+
+struct reader {
+	FILE *f;
+	int line;
+	bool eof;
+};
+
+static int addc(char **buf, size_t *n, size_t *cap, int c)
+{
+	if (*n + 2 > *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		char *nb = realloc(*buf, nc);
+		if (!nb)
+			return -1;
+		*buf = nb;
+		*cap = nc;
+	}
+	(*buf)[(*n)++] = (char)c;
+	(*buf)[*n] = 0;
+	return 0;
+}
+
+void csv_free_row(char **v, int n)
+{
+	if (!v)
+		return;
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* One record: *out gets *nout heap fields. 1 a record, 0 end of file, -1
+ * error (msg). */
+static int read_record(struct reader *r, char ***out, int *nout, const char **msg)
+{
+	char **v = NULL;
+	int n = 0, cap = 0;
+	char *buf = NULL;
+	size_t bn = 0, bcap = 0;
+	bool quoted = false, was_quoted = false, any = false;
+	r->line++;
+	for (;;) {
+		int c = getc(r->f);
+		if (c == EOF && quoted) {
+			*msg = "a quoted field is not closed";
+			goto fail;
+		}
+		if (c == 0) {
+			*msg = "a NUL byte (not a text file)";
+			goto fail;
+		}
+		if (quoted) {
+			if (c == '"') {
+				int d = getc(r->f);
+				if (d == '"') {
+					if (addc(&buf, &bn, &bcap, '"'))
+						goto oom;
+					continue;
+				}
+				if (d != EOF)
+					ungetc(d, r->f);
+				quoted = false;
+				continue;
+			}
+			if (c == '\n')
+				r->line++;
+			if (addc(&buf, &bn, &bcap, c))
+				goto oom;
+			continue;
+		}
+		if (c == EOF && !any) {
+			free(buf);
+			free(v);
+			return 0;
+		}
+		any = true;
+		if (c == '"' && bn == 0 && !was_quoted) {
+			quoted = was_quoted = true;
+			continue;
+		}
+		if (c == '"') {
+			*msg = "a quote inside an unquoted field";
+			goto fail;
+		}
+		if (c == ',' || c == '\n' || c == EOF || c == '\r') {
+			if (c == '\r') {
+				int d = getc(r->f);
+				if (d != '\n') {
+					*msg = "a carriage return outside quotes";
+					goto fail;
+				}
+				c = '\n';
+			}
+			if (n == cap) {
+				int nc = cap ? cap * 2 : 16;
+				char **nv = realloc(v, (size_t)nc * sizeof(*nv));
+				if (!nv)
+					goto oom;
+				v = nv;
+				cap = nc;
+			}
+			if (!buf) {
+				buf = malloc(1);
+				if (!buf)
+					goto oom;
+				buf[0] = 0;
+			}
+			v[n++] = buf;
+			buf = NULL;
+			bn = bcap = 0;
+			was_quoted = false;
+			if (c != ',')
+				break;
+			continue;
+		}
+		if (was_quoted) {
+			*msg = "text after a closing quote";
+			goto fail;
+		}
+		if (addc(&buf, &bn, &bcap, c))
+			goto oom;
+	}
+	*out = v;
+	*nout = n;
+	return 1;
+oom:
+	*msg = "out of memory";
+fail:
+	free(buf);
+	csv_free_row(v, n);
+	return -1;
+}
+
+int csv_read(const char *path, struct csv_table *t, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof(*t));
+	struct reader r = {.f = fopen(path, "r")};
+	if (!r.f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	const char *msg = NULL;
+	char **v;
+	int n;
+	int rc = read_record(&r, &v, &n, &msg);
+	if (rc <= 0) {
+		snprintf(err, errlen, "%s: %s", path, rc ? msg : "empty (no header line)");
+		fclose(r.f);
+		return -1;
+	}
+	t->cols = v;
+	t->ncols = n;
+	for (int i = 0; i < n; i++)
+		if (!v[i][0]) {
+			snprintf(err, errlen, "%s:1: column %d has no name", path, i + 1);
+			goto bad;
+		}
+	for (;;) {
+		int line = r.line + 1;
+		rc = read_record(&r, &v, &n, &msg);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			snprintf(err, errlen, "%s:%d: %s", path, line, msg);
+			goto bad;
+		}
+		if (n != t->ncols) {
+			snprintf(err, errlen, "%s:%d: %d fields, the header has %d", path, line, n,
+				 t->ncols);
+			csv_free_row(v, n);
+			goto bad;
+		}
+		if (csv_add_row(t, v)) {
+			snprintf(err, errlen, "%s: out of memory", path);
+			csv_free_row(v, n);
+			goto bad;
+		}
+	}
+	if (ferror(r.f)) {
+		snprintf(err, errlen, "%s: read error", path);
+		goto bad;
+	}
+	fclose(r.f);
+	return 0;
+bad:
+	fclose(r.f);
+	csv_free(t);
+	return -1;
+}
+
+void csv_free(struct csv_table *t)
+{
+	csv_free_row(t->cols, t->ncols);
+	for (int i = 0; i < t->nrows; i++)
+		csv_free_row(t->rows[i], t->ncols);
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+int csv_col(const struct csv_table *t, const char *name)
+{
+	for (int i = 0; i < t->ncols; i++)
+		if (strcmp(t->cols[i], name) == 0)
+			return i;
+	return -1;
+}
+
+int csv_add_row(struct csv_table *t, char **row)
+{
+	if (t->nrows == t->caprows) {
+		int nc = t->caprows ? t->caprows * 2 : 64;
+		char ***nr = realloc(t->rows, (size_t)nc * sizeof(*nr));
+		if (!nr)
+			return -1;
+		t->rows = nr;
+		t->caprows = nc;
+	}
+	t->rows[t->nrows++] = row;
+	return 0;
+}
+
+/* ---- writing ---- */
+
+void csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void write_line(FILE *f, char *const *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		csv_field(f, v[i]);
+	}
+	fputc('\n', f);
+}
+
+void csv_write(FILE *f, const struct csv_table *t)
+{
+	write_line(f, t->cols, t->ncols);
+	for (int i = 0; i < t->nrows; i++)
+		write_line(f, t->rows[i], t->ncols);
+}
+
+int csv_config_cols(const struct csv_table *t)
+{
+	for (int i = 0; i < t->ncols; i++)
+		if (strcmp(t->cols[i], "wall_ns") == 0 || strcmp(t->cols[i], "wall_ns_mean") == 0)
+			return i;
+	return -1;
+}
+
+static bool as_number(const char *s, double *x)
+{
+	char *end;
+	if (!*s)
+		return false;
+	errno = 0;
+	*x = strtod(s, &end);
+	return !*end && !errno;
+}
+
+int csv_row_cmp(char *const *a, char *const *b, int n)
+{
+	for (int i = 0; i < n; i++) {
+		double x, y;
+		if (as_number(a[i], &x) && as_number(b[i], &y)) {
+			if (x != y)
+				return x < y ? -1 : 1;
+		}
+		int c = strcmp(a[i], b[i]);
+		if (c)
+			return c < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
+void csv_sort(struct csv_table *t, int n)
+{
+	/* a merge sort (stable; no global comparison state as qsort would need) */
+	char ***tmp = malloc((size_t)(t->nrows ? t->nrows : 1) * sizeof(*tmp));
+	if (!tmp) {
+		/* insertion sort: slow but needs nothing */
+		for (int i = 1; i < t->nrows; i++)
+			for (int j = i; j > 0 && csv_row_cmp(t->rows[j - 1], t->rows[j], n) > 0; j--) {
+				char **x = t->rows[j];
+				t->rows[j] = t->rows[j - 1];
+				t->rows[j - 1] = x;
+			}
+		return;
+	}
+	for (int w = 1; w < t->nrows; w *= 2) {
+		for (int lo = 0; lo < t->nrows; lo += 2 * w) {
+			int mid = lo + w < t->nrows ? lo + w : t->nrows;
+			int hi = lo + 2 * w < t->nrows ? lo + 2 * w : t->nrows;
+			int a = lo, b = mid, k = lo;
+			while (a < mid && b < hi)
+				tmp[k++] = csv_row_cmp(t->rows[b], t->rows[a], n) < 0 ? t->rows[b++]
+										      : t->rows[a++];
+			while (a < mid)
+				tmp[k++] = t->rows[a++];
+			while (b < hi)
+				tmp[k++] = t->rows[b++];
+		}
+		memcpy(t->rows, tmp, (size_t)t->nrows * sizeof(*tmp));
+	}
+	free(tmp);
+}
+
+/* ---- result rows ---- */
+
+struct metric_col {
+	const char *name;
+	uint64_t (*get)(const struct tlbsim_metrics *m);
+};
+
+#define GETTER(n) static uint64_t cget_##n(const struct tlbsim_metrics *m) { return m->n; }
+TLBSIM_METRICS(GETTER)
+#undef GETTER
+#define GETTER(n) static uint64_t cget_tlbi_##n(const struct tlbsim_metrics *m) { return m->tlbi.n; }
+TLBSIM_TLBI_KINDS(GETTER)
+#undef GETTER
+
+static const struct metric_col metric_cols[] = {
+#define X(n) {#n, cget_##n},
+	TLBSIM_METRICS(X)
+#undef X
+#define X(n) {"tlbi_" #n, cget_tlbi_##n},
+	TLBSIM_TLBI_KINDS(X)
+#undef X
+};
+#define NMETRICS (int)(sizeof(metric_cols) / sizeof(metric_cols[0]))
+
+static const char *const config_head[] = {"workload", "profile", "cpus", "threads", "iters"};
+static const char *const config_tail[] = {"policy", "seed", "seeds"};
+
+int csv_result_header(struct csv_table *t, const struct csv_extra *extra, bool stats)
+{
+	int n = 5 + extra->n + 3 + NMETRICS * (stats ? 2 : 1), k = 0;
+	t->cols = calloc((size_t)n, sizeof(char *));
+	if (!t->cols)
+		return -1;
+	t->ncols = n;
+	for (int i = 0; i < 5; i++)
+		t->cols[k++] = strdup(config_head[i]);
+	for (int i = 0; i < extra->n; i++)
+		t->cols[k++] = strdup(extra->names[i]);
+	for (int i = 0; i < 3; i++)
+		t->cols[k++] = strdup(config_tail[i]);
+	for (int i = 0; i < NMETRICS; i++) {
+		if (!stats) {
+			t->cols[k++] = strdup(metric_cols[i].name);
+			continue;
+		}
+		char b[80];
+		snprintf(b, sizeof(b), "%s_mean", metric_cols[i].name);
+		t->cols[k++] = strdup(b);
+		snprintf(b, sizeof(b), "%s_ci95", metric_cols[i].name);
+		t->cols[k++] = strdup(b);
+	}
+	for (int i = 0; i < n; i++)
+		if (!t->cols[i])
+			return -1;
+	return 0;
+}
+
+char **csv_config_row(const struct csv_table *t, const struct tlbsim_resolved *res, uint64_t seed,
+		      int nseeds, const struct csv_extra *extra, const char *policy)
+{
+	char **v = calloc((size_t)t->ncols, sizeof(char *));
+	if (!v)
+		return NULL;
+	char b[128];
+	int k = 0;
+	v[k++] = strdup(res->workload->name);
+	v[k++] = strdup(res->profile->name);
+	snprintf(b, sizeof(b), "%d", res->cpus);
+	v[k++] = strdup(b);
+	snprintf(b, sizeof(b), "%d", res->threads);
+	v[k++] = strdup(b);
+	snprintf(b, sizeof(b), "%" PRId64, res->iters);
+	v[k++] = strdup(b);
+	for (int i = 0; i < extra->n; i++)
+		v[k++] = strdup(extra->values[i]);
+	v[k++] = strdup(policy);
+	snprintf(b, sizeof(b), "%" PRIu64, seed);
+	v[k++] = strdup(b);
+	snprintf(b, sizeof(b), "%d", nseeds);
+	v[k++] = strdup(b);
+	for (int i = 0; i < k; i++)
+		if (!v[i]) {
+			csv_free_row(v, t->ncols);
+			return NULL;
+		}
+	return v;
+}
+
+char **csv_result_row(const struct csv_table *t, const struct run_result *r,
+		      const struct csv_extra *extra, const char *policy, bool stats)
+{
+	int nseeds = r->nseeds > 1 && r->seed_m ? r->nseeds : 1;
+	char **v = csv_config_row(t, &r->res, r->cfg.seed, nseeds, extra, policy);
+	if (!v)
+		return NULL;
+	char b[128];
+	int k = 5 + extra->n + 3;
+	for (int i = 0; i < NMETRICS && k < t->ncols; i++) {
+		if (!stats) {
+			snprintf(b, sizeof(b), "%" PRIu64, metric_cols[i].get(&r->m));
+			v[k++] = strdup(b);
+			continue;
+		}
+		double x[1000], mean, ci;
+		for (int s = 0; s < nseeds; s++)
+			x[s] = (double)metric_cols[i].get(nseeds > 1 ? &r->seed_m[s] : &r->m);
+		out_mean_ci(x, nseeds, &mean, &ci);
+		snprintf(b, sizeof(b), "%.3f", mean);
+		v[k++] = strdup(b);
+		snprintf(b, sizeof(b), "%.3f", ci);
+		v[k++] = strdup(b);
+	}
+	for (int i = 0; i < t->ncols; i++)
+		if (!v[i]) {
+			csv_free_row(v, t->ncols);
+			return NULL;
+		}
+	return v;
+}
+
+/* ---- files ---- */
+
+static char *temp_name(const char *path, const char *what)
+{
+	size_t l = strlen(path) + 48;
+	char *p = malloc(l);
+	if (p)
+		snprintf(p, l, "%s.%s%ld", path, what, (long)getpid());
+	return p;
+}
+
+int atomic_write(const char *path, void (*fn)(FILE *f, const void *arg), const void *arg)
+{
+	char *tmp = temp_name(path, "tmp");
+	if (!tmp) {
+		errno = ENOMEM;
+		return -1;
+	}
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		int e = errno;
+		free(tmp);
+		errno = e;
+		return -1;
+	}
+	fn(f, arg);
+	int e = 0;
+	if (fflush(f) || ferror(f))
+		e = errno ? errno : EIO;
+	if (fsync(fileno(f)) && !e)
+		e = errno;
+	if (fclose(f) && !e)
+		e = errno;
+	if (!e && rename(tmp, path))
+		e = errno;
+	if (e) {
+		remove(tmp);
+		free(tmp);
+		errno = e;
+		return -1;
+	}
+	free(tmp);
+	return 0;
+}
+
+int csv_probe_dir(const char *path)
+{
+	char *tmp = temp_name(path, "probe");
+	if (!tmp) {
+		errno = ENOMEM;
+		return -1;
+	}
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		int e = errno;
+		free(tmp);
+		errno = e;
+		return -1;
+	}
+	fclose(f);
+	remove(tmp);
+	free(tmp);
+	return 0;
+}

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# plot.sh TLBSIM - tlbsim plot and compare --svg (src/cli/chart.c):
+#   * the SVG parses as XML; it has two axes, one polyline per --by value
+#     with one point per x value in x order, a legend entry per series
+#     naming it, error bars when the CSV has METRIC_ci95, a y label with the
+#     unit; the line that the CSV says is higher is drawn higher;
+#   * --facet draws one panel per value; rows that differ in a column the
+#     plot does not separate are refused (exit 2, naming the column);
+#   * compare --svg: one bar per metric and column, a legend entry per column;
+#   * bad input: one line, exit 2;
+#   * if a Chromium is installed (never required), each chart renders to a
+#     PNG that is not blank.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+failmsg() { echo "plot: FAIL: $*"; fail=1; }
+cd "$tmp" || exit 1
+"$bin" sweep mmap8 --iters 60 --profile x86-24 --grid threads=1,2,4,8 --policy nested=v2 \
+	--policy nested=fullmm --seeds 2 -o s.csv 2>/dev/null || failmsg "sweep exit $?"
+"$bin" plot s.csv --x threads --y wall --by policy -o s.svg || failmsg "plot exit $?"
+"$bin" plot s.csv --x threads --y wall --by policy >s2.svg || failmsg "plot to stdout exit $?"
+cmp -s s.svg s2.svg || failmsg "plot -o and stdout differ"
+"$bin" sweep mmap8 --iters 30 --grid threads=1,2,4 --grid profile=x86-24,arm64-4k \
+	--policy nested=v2 --policy nested=fullmm --policy nested=prefix -o f.csv 2>/dev/null ||
+	failmsg "facet sweep exit $?"
+"$bin" plot f.csv --x threads --y ipi_sent --by policy --facet profile -o f.svg ||
+	failmsg "facet plot exit $?"
+"$bin" plot f.csv --x threads --y sys --by policy --where profile=arm64-4k --logx -o w.svg ||
+	failmsg "--where/--logx plot exit $?"
+"$bin" compare mmap8 --iters 60 --threads 4 --profile x86-24 --policy nested=v2 \
+	--policy nested=fullmm --policy nested=prefix --svg c.svg >c.txt 2>c.err ||
+	failmsg "compare --svg exit $?"
+grep -q "^tlbsim: chart: c.svg$" c.err || failmsg "compare --svg does not name the chart: $(cat c.err)"
+"$bin" compare mmap8 --iters 60 --threads 4 --profile x86-24 --policy nested=v2 \
+	--policy nested=fullmm --policy nested=prefix --json >c.json || failmsg "compare --json exit"
+
+python3 - <<'PY' || fail=1
+import csv, json, re, sys
+import xml.etree.ElementTree as ET
+NS = "{http://www.w3.org/2000/svg}"
+bad = 0
+def fail(m):
+    global bad
+    print("plot: FAIL: " + m); bad = 1
+def load(p):
+    root = ET.parse(p).getroot()
+    if root.tag != NS + "svg":
+        fail("%s: root is %s" % (p, root.tag))
+    return root
+def cls(root, tag, c):
+    return [e for e in root.iter(NS + tag) if e.get("class") == c]
+def text(e):
+    return "".join(e.itertext())
+
+# s.svg: wall vs threads by policy, two seeds
+rows = list(csv.DictReader(open("s.csv")))
+pols = list(dict.fromkeys(r["policy"] for r in rows))
+xs = sorted(set(int(r["threads"]) for r in rows))
+root = load("s.svg")
+if len(cls(root, "line", "axis")) != 2:
+    fail("s.svg: %d axes" % len(cls(root, "line", "axis")))
+lines = cls(root, "polyline", "series")
+if len(lines) != len(pols):
+    fail("s.svg: %d polylines for %d policies" % (len(lines), len(pols)))
+legend = [text(e) for e in cls(root, "text", "legend")]
+if legend != pols:
+    fail("s.svg: legend %r, policies %r" % (legend, pols))
+titles = [text(l) for l in lines]
+if titles != pols:
+    fail("s.svg: series titles %r" % titles)
+if not cls(root, "line", "err"):
+    fail("s.svg: no error bars though the CSV has wall_ns_ci95")
+yl = [text(e) for e in cls(root, "text", "ylabel")]
+if not yl or not re.match(r"wall \((ns|µs|ms|s), simulated\)$", yl[0]):
+    fail("s.svg: y label %r" % yl)
+pts = {}
+for l in lines:
+    p = [tuple(map(float, q.split(","))) for q in l.get("points").split()]
+    if len(p) != len(xs) or [a for a, _ in p] != sorted(a for a, _ in p):
+        fail("s.svg: %s has points %r" % (text(l), p))
+    pts[text(l)] = p
+# at the largest x, the policy with the larger wall is drawn higher (smaller y)
+big = {r["policy"]: float(r["wall_ns_mean"]) for r in rows if int(r["threads"]) == xs[-1]}
+hi = max(big, key=big.get); lo = min(big, key=big.get)
+if big[hi] > big[lo] and not pts[hi][-1][1] < pts[lo][-1][1]:
+    fail("s.svg: %s (wall %g) is not drawn above %s (wall %g)" % (hi, big[hi], lo, big[lo]))
+
+# f.svg: a panel per profile, a line per policy in each
+frows = list(csv.DictReader(open("f.csv")))
+profs = list(dict.fromkeys(r["profile"] for r in frows))
+fpols = list(dict.fromkeys(r["policy"] for r in frows))
+root = load("f.svg")
+pt = [text(e) for e in cls(root, "text", "panel-title")]
+if pt != ["profile " + p for p in profs]:
+    fail("f.svg: panels %r" % pt)
+n = len(cls(root, "polyline", "series"))
+if n != len(profs) * len(fpols):
+    fail("f.svg: %d polylines, want %d" % (n, len(profs) * len(fpols)))
+if len(cls(root, "line", "axis")) != 2 * len(profs):
+    fail("f.svg: axes per panel")
+if cls(root, "line", "err"):
+    fail("f.svg: error bars without a ci95 column")
+
+root = load("w.svg")
+if len(cls(root, "polyline", "series")) != len(fpols):
+    fail("w.svg: --where did not keep one profile")
+if not any("log" in text(e) for e in cls(root, "text", "xlabel")):
+    fail("w.svg: x label does not say log scale")
+
+# c.svg: compare's grouped bars
+runs = json.load(open("c.json"))["runs"]
+root = load("c.svg")
+cpols = ["nested=v2", "nested=fullmm", "nested=prefix"]
+legend = [text(e) for e in cls(root, "text", "legend")]
+if legend != cpols:
+    fail("c.svg: legend %r" % legend)
+groups = [text(e) for e in cls(root, "text", "group")]
+bars = cls(root, "rect", "bar")
+if not groups or len(bars) != len(groups) * len(cpols):
+    fail("c.svg: %d bars for %d groups" % (len(bars), len(groups)))
+if "wall" not in groups:
+    fail("c.svg: no wall group: %r" % groups)
+# the wall bars' heights are in the ratio of the columns' mean walls
+g = groups.index("wall")
+hs = [float(b.get("height")) for b in bars[g * 3:(g + 1) * 3]]
+walls = [r["stats"]["wall_ns"]["mean"] for r in runs]
+for h, w in zip(hs, walls):
+    if abs(h / hs[0] - w / walls[0]) > 0.02 * max(1, w / walls[0]):
+        fail("c.svg: wall bar heights %r, walls %r" % (hs, walls)); break
+if len(cls(root, "line", "axis")) != 2:
+    fail("c.svg: axes")
+sys.exit(bad)
+PY
+
+# rows the plot does not separate: refused, naming the column
+"$bin" sweep mmap8 --iters 20 --grid threads=1,2 --grid cpus=4,8 -o a.csv 2>/dev/null || failmsg "sweep a"
+"$bin" plot a.csv --x threads --y wall >/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "differ in cpus" e || failmsg "ambiguous rows: $(cat e)"
+"$bin" plot a.csv --x threads --y wall --by cpus -o ok.svg || failmsg "--by cpus exit $?"
+printf 'workload,x,wall_ns\nm,1,abc\n' >n.csv
+printf 'a,"b\n' >q.csv
+for args in "nosuch.csv --x threads --y wall" "s.csv --x nosuch --y wall" "s.csv --x threads --y nosuch" \
+	"s.csv --x threads" "s.csv --y wall" "s.csv --x threads --y wall --by nosuch" \
+	"s.csv --x threads --y wall --where policy" "s.csv --x threads --y wall --where policy=none" \
+	"n.csv --x x --y wall" "q.csv --x a --y b" "s.csv --x policy --y wall --logx" \
+	"s.csv --x threads --y wall --bogus" "s.csv --x threads --y wall -o /nonexistent/x.svg" \
+	"s.csv --x threads --y wall --by"; do
+	"$bin" plot $args >o 2>e
+	rc=$?
+	[ $rc = 2 ] && [ "$(wc -l <e)" = 1 ] && [ ! -s o ] || failmsg "plot $args: exit $rc, $(cat e)"
+done
+"$bin" compare mmap8 --iters 5 --policy nested=v2 --policy nested=fullmm --svg /nonexistent/c.svg \
+	>o 2>e
+rc=$?
+[ $rc != 0 ] && [ "$(wc -l <e)" = 1 ] || failmsg "compare --svg to a missing directory: exit $rc"
+
+# a headless Chromium, when one is installed, renders each chart (not required)
+chrome=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$chrome" ]; then
+	for f in s f c; do
+		timeout 60 "$chrome" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+			--window-size=1300,900 --screenshot="$tmp/$f.png" "file://$tmp/$f.svg" \
+			>/dev/null 2>&1 || failmsg "chromium could not render $f.svg"
+		python3 - "$tmp/$f.png" <<'PY' || fail=1
+import struct, sys, zlib
+d = open(sys.argv[1], "rb").read()
+if d[:8] != b"\x89PNG\r\n\x1a\n":
+    print("plot: FAIL: %s is not a PNG" % sys.argv[1]); sys.exit(1)
+i, idat = 8, b""
+while i < len(d):
+    n, t = struct.unpack(">I4s", d[i:i + 8])
+    if t == b"IDAT":
+        idat += d[i + 8:i + 8 + n]
+    i += 12 + n
+raw = zlib.decompress(idat)
+if len(set(raw[j] for j in range(0, len(raw), 7))) < 8:
+    print("plot: FAIL: %s looks blank" % sys.argv[1]); sys.exit(1)
+PY
+	done
+	echo "plot: chromium render checked"
+else
+	echo "plot: chromium not installed: render smoke test skipped"
+fi
+
+if [ $fail = 0 ]; then
+	echo "plot: PASS"
+	exit 0
+fi
+exit 1

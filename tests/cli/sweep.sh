@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# sweep.sh TLBSIM - tlbsim sweep and tlbsim merge (docs/output.md "sweep"):
+#   * one row per grid point and policy, the configuration columns then every
+#     metric (METRIC_mean/METRIC_ci95 with --seeds > 1); the values are those
+#     of `run --csv` of the same configuration;
+#   * the file is the same for -j 1 and -j 3, for --shard K/3 + merge (in any
+#     order), and after a resume of a stopped sweep (rows removed, or stopped
+#     by --time-limit);
+#   * resume runs only the missing rows; a file of other columns is refused;
+#   * --json has the same rows.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+failmsg() { echo "sweep: FAIL: $*"; fail=1; }
+cd "$tmp" || exit 1
+A=(mmap8 --iters 40 --profile x86-24 --grid threads=1,2,4 --grid D:zero_4k_ns=500,1000
+   --policy nested=v2 --policy nested=fullmm,nested_check=off)
+
+"$bin" sweep "${A[@]}" -j 1 -o j1.csv 2>e1 || failmsg "sweep -j 1 exit $?"
+"$bin" sweep "${A[@]}" -j 3 >j3.csv 2>e3 || failmsg "sweep -j 3 to stdout exit $?"
+cmp -s j1.csv j3.csv || failmsg "-j 1 and -j 3 differ"
+grep -q "j1.csv: 12 row(s), 12 run now, 0 already there" e1 || failmsg "summary: $(cat e1)"
+[ -s e3 ] && failmsg "stdout sweep wrote to stderr: $(cat e3)"
+ls | grep -q tmp && failmsg "a temporary file was left: $(ls)"
+
+python3 - j1.csv <<'PY' || fail=1
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+head, body = rows[0], rows[1:]
+bad = 0
+want = ["workload", "profile", "cpus", "threads", "iters", "D:zero_4k_ns", "policy", "seed",
+        "seeds", "wall_ns"]
+if head[:10] != want:
+    print("sweep: FAIL: header starts %r" % head[:10]); bad = 1
+if len(body) != 12 or any(len(r) != len(head) for r in body):
+    print("sweep: FAIL: %d rows" % len(body)); bad = 1
+pts = sorted((int(r[3]), int(r[5]), r[6]) for r in body)
+exp = sorted((t, z, p) for t in (1, 2, 4) for z in (500, 1000)
+             for p in ("nested=v2", "nested=fullmm,nested_check=off"))
+if pts != exp:
+    print("sweep: FAIL: points %r" % pts); bad = 1
+keys = [(r[0], r[1], int(r[2]), int(r[3]), int(r[4]), int(r[5]), r[6]) for r in body]
+if keys != sorted(keys):
+    print("sweep: FAIL: rows not sorted by configuration"); bad = 1
+z = {(int(r[3]), int(r[5]), r[6]): int(r[head.index("sys_ns")]) for r in body}
+# a dearer page zeroing costs system time (a direct check that D: reached the runs)
+if not all(z[(t, 1000, p)] > z[(t, 500, p)] for t in (1, 2, 4) for p in ("nested=v2",)):
+    print("sweep: FAIL: D:zero_4k_ns did not change sys_ns: %r" % z); bad = 1
+sys.exit(bad)
+PY
+
+# the values are those of a single run of the same configuration
+"$bin" run mmap8 --iters 40 --profile x86-24 --threads 2 -D zero_4k_ns=1000 \
+	--policy nested=fullmm,nested_check=off --csv >one.csv || failmsg "run --csv exit $?"
+python3 - j1.csv one.csv <<'PY' || fail=1
+import csv, sys
+s = list(csv.DictReader(open(sys.argv[1])))
+o = list(csv.DictReader(open(sys.argv[2])))[0]
+row = [r for r in s if r["threads"] == "2" and r["D:zero_4k_ns"] == "1000"
+       and r["policy"] == "nested=fullmm,nested_check=off"][0]
+diff = [k for k in o if k not in ("policy",) and o[k] != row.get(k)]
+if diff:
+    print("sweep: FAIL: sweep row and run --csv differ in %r" % diff[:5]); sys.exit(1)
+PY
+
+# shards + merge, in any order
+for k in 1 2 3; do
+	"$bin" sweep "${A[@]}" --shard $k/3 -o s$k.csv 2>/dev/null || failmsg "shard $k/3 exit $?"
+done
+"$bin" merge s3.csv s1.csv s2.csv -o m.csv || failmsg "merge exit $?"
+cmp -s m.csv j1.csv || failmsg "merged shards differ from the whole sweep"
+"$bin" merge s2.csv s1.csv s2.csv s3.csv >m2.csv || failmsg "merge with a repeated file exit $?"
+cmp -s m2.csv j1.csv || failmsg "merge to stdout with a repeated shard differs"
+n1=$(($(wc -l <s1.csv) - 1))
+[ "$n1" = 4 ] || failmsg "shard 1/3 has $n1 rows, want 4"
+
+# resume: rows removed from the file are run again, the others kept
+head -n 5 j1.csv >r.csv
+"$bin" sweep "${A[@]}" -o r.csv 2>er || failmsg "resume exit $?"
+grep -q "12 row(s), 8 run now, 4 already there" er || failmsg "resume summary: $(cat er)"
+cmp -s r.csv j1.csv || failmsg "resumed file differs"
+# a row of the file is kept as it is (not run again): mark one
+sed 's/^\(mmap8,x86-24,24,1,40,500,nested=v2,1,1\),[0-9]*/\1,7/' j1.csv >k.csv
+"$bin" sweep "${A[@]}" -o k.csv 2>/dev/null || failmsg "resume of a full file exit $?"
+grep -q '^mmap8,x86-24,24,1,40,500,nested=v2,1,1,7,' k.csv || failmsg "resume ran a row again"
+
+# a sweep stopped by --time-limit writes complete rows; resuming completes it
+B=(mmap8 --iters 60000 --grid threads=1,2,4,8,16 -j 1)
+"$bin" sweep "${B[@]}" --time-limit 1 -o t.csv 2>et
+rc=$?
+[ $rc = 0 ] || failmsg "time-limited sweep exit $rc"
+grep -q "stopped early (time limit)" et || failmsg "no note of the time limit: $(cat et)"
+n=$(($(wc -l <t.csv) - 1))
+[ "$n" -lt 5 ] || failmsg "the time limit did not stop the sweep ($n rows)"
+python3 -c "import csv,sys; r=list(csv.reader(open('t.csv'))); sys.exit(any(len(x)!=len(r[0]) for x in r))" ||
+	failmsg "time-limited file has a short row"
+"$bin" sweep "${B[@]}" -o t.csv 2>/dev/null || failmsg "resume after time limit exit $?"
+"$bin" sweep "${B[@]}" -j 2 -o full.csv 2>/dev/null || failmsg "full sweep exit $?"
+cmp -s t.csv full.csv || failmsg "stopped + resumed sweep differs from a whole one"
+
+# seeds: mean and ci95 columns; JSON rows
+"$bin" sweep mmap8 --iters 30 --grid threads=1,3 --seeds 3 -o st.csv 2>/dev/null || failmsg "seeds exit"
+head -1 st.csv | grep -q ",seeds,wall_ns_mean,wall_ns_ci95,user_ns_mean," || failmsg "seeds header"
+"$bin" sweep mmap8 --iters 30 --grid threads=1,3 --seeds 3 --json >st.json || failmsg "json exit"
+python3 - st.csv st.json <<'PY' || fail=1
+import csv, json, sys
+c = list(csv.DictReader(open(sys.argv[1])))
+j = json.load(open(sys.argv[2]))["rows"]
+if len(c) != 2 or len(j) != 2:
+    print("sweep: FAIL: seeds rows %d / %d" % (len(c), len(j))); sys.exit(1)
+for a, b in zip(c, j):
+    if list(a.keys()) != list(b.keys()):
+        print("sweep: FAIL: JSON keys differ from CSV columns"); sys.exit(1)
+    if abs(float(a["wall_ns_mean"]) - b["wall_ns_mean"]) > 0.001 or b["seeds"] != 3 or b["threads"] != int(a["threads"]):
+        print("sweep: FAIL: JSON values differ"); sys.exit(1)
+if float(c[0]["wall_ns_ci95"]) <= 0:
+    print("sweep: FAIL: zero ci95 over 3 jittered seeds"); sys.exit(1)
+PY
+
+# a file of other columns is refused, and left as it was
+cp st.csv keep.csv
+"$bin" sweep "${A[@]}" -o st.csv >/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] || failmsg "other columns: $(cat e)"
+cmp -s st.csv keep.csv || failmsg "a refused file was changed"
+"$bin" merge j1.csv st.csv >/dev/null 2>e
+[ $? = 2 ] && grep -q "columns differ" e || failmsg "merge of different columns: $(cat e)"
+
+: >empty.csv
+"$bin" sweep mmap8 --iters 30 --grid threads=1,2 -o empty.csv 2>/dev/null || failmsg "an empty -o file was refused"
+[ "$(wc -l <empty.csv)" = 3 ] || failmsg "an empty -o file did not get the rows"
+
+# progress: a bar on stderr when it is a terminal (under script(1)), none otherwise
+if command -v script >/dev/null; then
+	script -qec "'$bin' sweep mmap8 --iters 30 --grid threads=1,2,3 -o pr.csv" /dev/null >pty.txt 2>&1
+	grep -q "3/3 runs" pty.txt || failmsg "no progress on a terminal: $(head -c 300 pty.txt)"
+	script -qec "'$bin' compare mmap8 --iters 30 --policy nested=v2 --policy nested=fullmm" /dev/null >ptc.txt 2>&1
+	grep -q "10/10 runs" ptc.txt || failmsg "compare shows no progress on a terminal"
+fi
+"$bin" sweep mmap8 --iters 30 --grid threads=1,2,3 -o pr2.csv 2>e
+grep -q "runs," e && failmsg "progress on a stderr that is not a terminal"
+
+printf 'a,b\n1,2\n' >x.csv
+"$bin" merge x.csv >/dev/null 2>e
+[ $? = 2 ] && grep -q "not a tlbsim result file" e || failmsg "merge of a foreign CSV: $(cat e)"
+
+if [ $fail = 0 ]; then
+	echo "sweep: PASS"
+	exit 0
+fi
+exit 1
