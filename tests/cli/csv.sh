@@ -36,7 +36,7 @@ if list(r[0].keys()) != conf + metrics:
     fail("run header %r" % list(r[0].keys())[:12])
 row = r[0]
 for k in metrics:
-    v = j["metrics"]["tlbi"][k[5:]] if k.startswith("tlbi_") else j["metrics"][k]
+    v = j["metrics"][k] if k in j["metrics"] else j["metrics"]["tlbi"][k[5:]]
     if row[k] != str(v):
         fail("%s: csv %s json %s" % (k, row[k], v)); break
 for k in ("workload", "profile", "cpus", "threads", "iters", "seed"):
