@@ -34,10 +34,10 @@ enum tlbsim_err {
 enum nested_policy {
 	NESTED_PREFIX,		/* v4.20..v5.2-rc5: __tlb_reset_range + adjust to [start,end) */
 	NESTED_V1,		/* keep level bits, widen range to include [start,end) */
-	NESTED_V2,		/* Yang Shi v2: range [start,end), all bits set, freed_tables */
+	NESTED_V2,		/* the v2 patch: range [start,end), all bits set, freed_tables */
 	NESTED_FULLMM,		/* 7a30df49f63a (upstream): fullmm=1, reset, freed_tables=1 */
-	NESTED_NEED_FLUSH_ALL,	/* Nadav's idea on v5.1: need_flush_all=1, reset, freed_tables=1 */
-	NESTED_JAN2,		/* Jan's 2nd experiment: reset only start/end, keep bits */
+	NESTED_NEED_FLUSH_ALL,	/* a reviewer's alternative on v5.1: need_flush_all=1, reset, freed_tables=1 */
+	NESTED_KEEP_BITS,		/* the reporter's 2nd experiment: reset only start/end, keep bits */
 	NESTED_COUNT
 };
 
