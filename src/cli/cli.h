@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "check/check.h"
+#include "scenario/scenario.h"
 
 #define EXIT_VIOLATION 1
 #define EXIT_USAGE 2
@@ -63,6 +64,7 @@ struct cli_opts {
 	const char *svg_file;
 	/* compare --native: the model columns, then the workload on the host */
 	bool native;
+	struct scenario *scenario;	/* WORKLOAD was a scenario file: its program */
 	char cmdline[8192];		/* for JSON; see cli_cmdline */
 	char *cmdline_heap;		/* when the command line is longer */
 };

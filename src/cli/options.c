@@ -429,6 +429,8 @@ void cli_opts_free(struct cli_opts *o)
 	o->cmdline_heap = NULL;
 	free(o->profile_file);
 	o->profile_file = NULL;
+	scenario_free(o->scenario);
+	o->scenario = NULL;
 }
 
 int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
@@ -698,6 +700,15 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	if (!workload)
 		return cli_error("%s: missing WORKLOAD (see tlbsim list workloads)", o->cmd);
 	o->cfg.workload = workload;
+	/* a scenario file (docs/scenarios.md): compiled once, here; each error
+	 * was printed as FILE:LINE:COL */
+	if (scenario_is_path(workload) && !tlbsim_workload_find(workload)) {
+		int nerr;
+		o->scenario = scenario_load(workload, stderr, &nerr);
+		if (!o->scenario)
+			return EXIT_USAGE;
+		o->cfg.workload_def = scenario_desc(o->scenario);
+	}
 	/* --profile: a built-in name, or else a profile file */
 	if (o->cfg.profile && !tlbsim_profile_find(o->cfg.profile)) {
 		char err[TLBSIM_ERRLEN];
@@ -722,6 +733,11 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	tlbsim_policy_apply_workload(&o->cfg.policy, workload);
 	for (int i = 0; i < o->npolicies; i++)
 		tlbsim_policy_apply_workload(&o->policies[i], workload);
+	if (o->cfg.workload_def) {
+		tlbsim_policy_apply_desc(&o->cfg.policy, o->cfg.workload_def);
+		for (int i = 0; i < o->npolicies; i++)
+			tlbsim_policy_apply_desc(&o->policies[i], o->cfg.workload_def);
+	}
 	if (cmd_bit == C_COMPARE && o->npolicies < 2 && !o->native)
 		return cli_error("compare: give at least two --policy KNOB=VALUE options");
 	/* compare's default is five seeds, so its ratio comes with an interval
