@@ -101,6 +101,7 @@ int cmd_check(int argc, char **argv);
 int cmd_sensitivity(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_native(int argc, char **argv);
+int cmd_test(int argc, char **argv);	/* cmd_test.c: scenario files vs their expect */
 /* compare --native (cmd_native.c): run the workload on the host and print
  * the n model columns beside it; returns the exit status */
 struct run_result;

@@ -58,6 +58,8 @@ static const struct command commands[] = {
 	 "measure this host; write a profile file for --profile FILE"},
 	{"native", cmd_native, "native WORKLOAD [options]",
 	 "run the workload's shape on this host's kernel (mmap8, page_fault3)"},
+	{"test", cmd_test, "test PATH... [--time-limit S] [--junit FILE]",
+	 "check scenario files against their expect clauses"},
 };
 
 static void main_help(FILE *f)

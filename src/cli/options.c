@@ -366,6 +366,9 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 	else
 		fprintf(f, "usage: tlbsim %s WORKLOAD [options]\n\n"
 			   "Simulate WORKLOAD and print its metrics (simulated time).\n", cmd);
+	if (cmd_bit != C_NATIVE)
+		fprintf(f, "\nWORKLOAD is a built-in name (tlbsim list workloads) or a scenario file: a\n"
+			   "path ending in .tlbs or containing '/' (docs/scenarios.md).\n");
 	fprintf(f, "\noptions:\n");
 	for (size_t i = 0; i < NOPTS; i++) {
 		const struct opt_def *d = &opts[i];
