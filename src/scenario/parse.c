@@ -46,6 +46,7 @@ struct parser {
 	struct token tok, next;		/* current and lookahead */
 	FILE *errf;
 	int nerrors;
+	int last_line, last_col;	/* where the last error was */
 	bool gave_up;
 	struct scenario *sc;
 	/* the task being compiled */
@@ -71,6 +72,11 @@ static void perr_at(struct parser *ps, int line, int col, const char *fmt, ...)
 		ps->gave_up = true;
 		return;
 	}
+	/* one message per position: recovery may trip on the same token again */
+	if (ps->nerrors && line == ps->last_line && col == ps->last_col)
+		return;
+	ps->last_line = line;
+	ps->last_col = col;
 	ps->nerrors++;
 	if (ps->errf) {
 		fprintf(ps->errf, "%s:%d:%d: ", ps->fname, line, col);
@@ -1205,9 +1211,10 @@ static void kv_list(struct parser *ps, char *pol, size_t poln, struct tlbsim_kv 
 				(*nkv)++;
 			}
 		} else {
-			perr_at(ps, line, col, "unknown %s '%s' (declare parameters with `param` "
-				"before this line)", pol && kv ? "knob or parameter"
-						     : pol ? "policy knob" : "parameter", k);
+			perr_at(ps, line, col, "unknown %s '%s' (%s)",
+				pol && kv ? "knob or parameter" : pol ? "policy knob" : "parameter", k,
+				kv ? "see tlbsim list policies; declare parameters with `param` "
+				     "before this line" : "see tlbsim list policies");
 		}
 	} while (accept_p(ps, ","));
 }
@@ -1337,10 +1344,11 @@ static void header_item(struct parser *ps, struct header *h)
 		} else if (is_id(ps, "violation")) {
 			advance(ps);
 			char inv[32];
-			if (take_ident(ps, inv, sizeof(inv), "an invariant name (I1, I2, ...)")) {
+			int il = ps->tok.line, ic = ps->tok.col;
+			if (value_text(ps, inv, sizeof(inv))) {
 				e->kind = inv_lookup(inv);
 				if (e->kind < 0)
-					perr_at(ps, line, col, "unknown invariant '%s' (want I1, "
+					perr_at(ps, il, ic, "unknown invariant '%s' (want I1, "
 						"I1-realized, I2, I3, I5, stale-walk or livelock)", inv);
 			}
 		} else {
