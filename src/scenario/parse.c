@@ -472,7 +472,7 @@ static bool reserved(const char *n)
 	static const char *const kw[] = {
 		"repeat", "for", "in", "if", "else", "spawn", "fork", "join", "all", "signal",
 		"wait", "op", "loop_overhead", "compute", "exit", "on", "as", "var", "main",
-		"thread", "process", "page", "pages", "ns", "us", "ms", "arg",
+		"thread", "process", "arg",
 		"iters", "threads", "cpus", "page_size",
 	};
 	for (size_t i = 0; i < sizeof(kw) / sizeof(kw[0]); i++)
