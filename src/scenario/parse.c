@@ -939,7 +939,7 @@ static void statement(struct parser *ps)
 		advance(ps);
 		num_expr(ps, "repeat count");
 		int c = hidden_local(ps);
-		emit(ps, OP_SET_L, c, 0, -1);
+		emit(ps, OP_REP_INIT, 0, c, -1);
 		uint32_t top = here(ps);
 		uint32_t test = emit(ps, OP_REP_NEXT, 0, c, 0);
 		block(ps);
@@ -972,6 +972,7 @@ static void statement(struct parser *ps)
 		}
 		num_expr(ps, "range end");
 		emit(ps, OP_SET_L, i + 1, 0, -1);
+		emit(ps, OP_RANGE_CHK, 0, i, 0);
 		/* the visible name reads the index */
 		int save = ps->nlocals;
 		(void)save;

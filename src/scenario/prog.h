@@ -26,6 +26,8 @@ enum scen_opcode {
 	OP_JMP,		/* to a (a forward jump) */
 	OP_LOOP,	/* to a (a back edge: the task stops if the run failed) */
 	OP_JZ,		/* pop; to a when zero */
+	OP_REP_INIT,	/* pop a repeat count into local b (at most SCEN_MAX_LOOP) */
+	OP_RANGE_CHK,	/* a for range: local b+1 - local b at most SCEN_MAX_LOOP */
 	OP_REP_NEXT,	/* local slot b: 0 -> to a; else decrement it */
 	OP_FOR_NEXT,	/* local b (index) >= local b+1 (end) -> to a */
 	OP_INC_L,	/* local slot a += 1 */
@@ -88,6 +90,7 @@ struct scen_global {
 #define SCEN_MAX_TASK_DEFS 64
 #define SCEN_MAX_EVENTS 64
 #define SCEN_MAX_TASKS 4096	/* tasks started in one run, as --threads */
+#define SCEN_MAX_LOOP 1000000000ll	/* iterations of one loop, as --iters */
 
 struct scenario {
 	struct workload_def def;	/* def.desc.name is name */

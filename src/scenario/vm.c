@@ -321,6 +321,23 @@ static void exec(struct sim *s, struct scen_inst *in)
 			if (!*--sp)
 				pc = (uint32_t)op->a;
 			break;
+		case OP_REP_INIT: {
+			int64_t n = *--sp;
+			if (n > SCEN_MAX_LOOP) {
+				fail_at(s, sc, op, "repeat count over 1000000000 (the --iters limit)");
+				return;
+			}
+			l[op->b] = n;
+			break;
+		}
+		case OP_RANGE_CHK:
+			if (l[op->b + 1] > l[op->b] &&
+			    (uint64_t)l[op->b + 1] - (uint64_t)l[op->b] > (uint64_t)SCEN_MAX_LOOP) {
+				fail_at(s, sc, op, "for range over 1000000000 iterations (the --iters "
+					"limit)");
+				return;
+			}
+			break;
 		case OP_REP_NEXT:
 			if (l[op->b] <= 0)
 				pc = (uint32_t)op->a;
