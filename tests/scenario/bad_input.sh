@@ -67,5 +67,11 @@ rc=$?
 if [ $rc != 2 ] || ! grep -q "none.tlbs: cannot open" "$tmp/err"; then
 	echo "bad_input: FAIL: a missing file: exit $rc"; cat "$tmp/err"; fail=1
 fi
+# a scenario file never runs on the host (native runs built-in C programs)
+"$bin" native "$dir/../../../scenarios/mmap8.tlbs" --iters 1 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc != 2 ] || [ -s "$tmp/out" ] || ! grep -q "runs only in the model" "$tmp/err"; then
+	echo "bad_input: FAIL: native FILE: exit $rc"; cat "$tmp/out" "$tmp/err"; fail=1
+fi
 echo "bad_input: $n command runs"
 [ $fail = 0 ] && echo "bad_input: PASS" || echo "bad_input: FAIL"
