@@ -69,6 +69,10 @@ same_run madv_race -w advice=free --policy nested_check=off --seed 9
 same_run madv_race -w writes=10 --iters 4 --profile falkor-46
 same_run lazy_tables
 same_run lazy_tables --policy x86_lazy=never --iters 3 --seed 4
+same_run writeback_race
+same_run writeback_race --seed 3 -w writes=3 -w flushes=3 --iters 2
+same_run spurious_race
+same_run spurious_race --seed 5 -w writes=4 --policy spurious_flush=local --profile x86-24
 same_compare mmap8 --iters 5 --seeds 2 --policy nested=v2 --policy nested=fullmm
 same_check 1 madv_race --policy nested_check=off --runs 3000
 same_check 1 madv_race --policy nested_check=off -w advice=free --runs 3000 --seed 2
@@ -79,5 +83,8 @@ same_check 1 mmap5 --policy nested=prefix --runs 3000
 same_check 0 mmap5 --runs 3000
 same_check 0 mmap8 --runs 1000
 same_check 1 mmap8 --policy nested=prefix --runs 3000 --seed 3
+same_check 0 writeback_race --runs 3000
+same_check 1 writeback_race --policy fault_retry=none --runs 3000 --seed 4
+same_check 0 spurious_race --runs 3000 --policy spurious_flush=noop
 echo "equiv: $n comparisons"
 [ $fail = 0 ] && echo "equiv: PASS" || echo "equiv: FAIL"
