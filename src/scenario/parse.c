@@ -954,7 +954,7 @@ static void statement(struct parser *ps)
 			return;
 		}
 		if (reserved(n) || find_global(ps->sc, n) >= 0)
-			perr_at(ps, line, col + 4, "'%s' cannot name a loop variable", n);
+			perr_at(ps, line, col, "'%s' cannot name a loop variable", n);
 		if (!is_id(ps, "in")) {
 			err_tok(ps, "'in'");
 			sync_line(ps);
@@ -974,8 +974,6 @@ static void statement(struct parser *ps)
 		emit(ps, OP_SET_L, i + 1, 0, -1);
 		emit(ps, OP_RANGE_CHK, 0, i, 0);
 		/* the visible name reads the index */
-		int save = ps->nlocals;
-		(void)save;
 		snprintf(ps->locals[i], sizeof(ps->locals[0]), "%s", n);
 		uint32_t top = here(ps);
 		uint32_t test = emit(ps, OP_FOR_NEXT, 0, i, 0);
