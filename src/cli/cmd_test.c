@@ -332,7 +332,8 @@ int cmd_test(int argc, char **argv)
 				rc = cli_error("test: %s: cannot read the directory", a);
 				goto out;
 			}
-			qsort(files.v + before, files.n - before, sizeof(char *), cmp_str);
+			if (files.n > before)
+				qsort(files.v + before, files.n - before, sizeof(char *), cmp_str);
 		} else if (list_add(&files, a) < 0) {
 			rc = cli_error_code(EXIT_INTERNAL, "out of memory");
 			goto out;

@@ -1323,7 +1323,7 @@ static void header_item(struct parser *ps, struct header *h)
 			snprintf(sc->pdef[i], sizeof(sc->pdef[i]), "%s", v);
 			if (ps->tok.kind == T_STR)
 				string_into(ps, sc->pmeaning[i], sizeof(sc->pmeaning[i]));
-			if (word)
+			if (word && word_of(v) >= 0)
 				sc->globals[sc->nglobals - 1].words = WBIT(word_of(v));
 		}
 	} else if (strcmp(n, "check") == 0) {

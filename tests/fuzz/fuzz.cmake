@@ -1,4 +1,4 @@
-# libFuzzer targets (clang -fsanitize=fuzzer,address), built only when the
+# libFuzzer targets (clang -fsanitize=fuzzer,address + UBSan), built only when the
 # compiler supports it (the clang preset; gcc has no libFuzzer):
 #   fuzz_scenario  the scenario compiler (src/scenario/parse.c)
 #   fuzz_token     the replay-token decoder (src/check/token.c)
@@ -27,8 +27,9 @@ if(TLBSIM_HAVE_LIBFUZZER)
     endif()
     add_executable(fuzz_${t} tests/fuzz/fuzz_${t}.c ${srcs})
     target_include_directories(fuzz_${t} PRIVATE src)
-    target_compile_options(fuzz_${t} PRIVATE -fsanitize=fuzzer,address -fno-omit-frame-pointer)
-    target_link_options(fuzz_${t} PRIVATE -fsanitize=fuzzer,address)
+    target_compile_options(fuzz_${t} PRIVATE -fsanitize=fuzzer,address,undefined
+                           -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+    target_link_options(fuzz_${t} PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_libraries(fuzz_${t} PRIVATE tlbsim_core)
     add_test(NAME fuzz_${t}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/fuzz/run_fuzz.sh
