@@ -84,6 +84,15 @@ enum kasan_flush_policy {
 	KASAN_FLUSH_COUNT
 };
 
+/* arm64_local: whether an arm64 user flush of an mm that has only ever run
+ * on the flushing CPU is done with the local TLBI form instead of a broadcast */
+enum arm64_local_policy {
+	ARM64_LOCAL_OFF,		/* upstream: every user flush is broadcast (...IS) */
+	ARM64_LOCAL_SINGLE_CPU_MM,	/* the 2020 proposal, test and TLBI under preempt_disable */
+	ARM64_LOCAL_PREEMPTIBLE,	/* the same with the test preemptible (the race it closes) */
+	ARM64_LOCAL_COUNT
+};
+
 struct tlbsim_policy {
 	enum nested_policy nested;
 	int nested_check;		/* 1: mm_tlb_flush_nested() check (99baac21e458, v4.14) */
@@ -92,6 +101,7 @@ struct tlbsim_policy {
 	enum spurious_flush_policy spurious_flush;
 	enum vmap_purge_policy vmap_purge;
 	enum kasan_flush_policy kasan_flush;
+	enum arm64_local_policy arm64_local;
 	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 
@@ -191,7 +201,7 @@ struct tlbsim_workload_desc {
 	const char *name;
 	const char *description;
 	const char *default_profile;
-	int default_threads;	/* 0: one per CPU */
+	int default_threads;	/* 0: one per CPU; -k: k per CPU */
 	int fixed_threads;	/* 1: the workload has its own thread structure;
 				 * --threads does not apply (default_threads says
 				 * how many run at once) */
@@ -254,7 +264,8 @@ void tlbsim_config_init(struct tlbsim_config *cfg);
 	X(kernel_flushes) X(kernel_flush_ipis) X(ipi_wait_irqs_off_ns)            \
 	X(vfree_lazy) X(purges) X(purge_vmap_node_calls) X(purge_vmap_node_ns)    \
 	X(purge_vmap_node_max_ns) X(shadow_pages_freed) X(tasklist_lock_waits)    \
-	X(tasklist_lock_wait_ns) X(tasklist_lock_wait_max_ns) X(softlockups)
+	X(tasklist_lock_wait_ns) X(tasklist_lock_wait_max_ns) X(softlockups)     \
+	X(tlbi_local_skipped_broadcast) X(records_per_sec)
 #define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local)
 
 struct tlbsim_metrics {

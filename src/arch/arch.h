@@ -37,6 +37,8 @@ typedef struct mm_context {
 	uint64_t ctx_id;	/* x86: mm->context.ctx_id, never reused */
 	uint64_t tlb_gen;	/* x86: mm->context.tlb_gen */
 	uint64_t *cpumask;	/* mm_cpumask(mm) */
+	int32_t active_cpu;	/* arm64_local: 0 = never run, 1 + the only CPU it
+				 * ran on, -1 = several (switch_mm) */
 	bool live;		/* between init_new_context and destroy_context */
 } mm_context_t;
 
@@ -70,6 +72,7 @@ enum flush_what { FLUSH_NONE, FLUSH_ARM64_TLBI, FLUSH_X86_MM_RANGE, FLUSH_X86_KE
 struct flush_note {
 	enum flush_what what;
 	enum tlbi_kind op;	/* arm64 */
+	bool local;		/* arm64: op's local form (no IS, DSB NSH; arm64_local) */
 	bool full;		/* x86: TLB_FLUSH_ALL */
 	bool freed_tables;	/* x86: freed_tables argument */
 	uint64_t nops, start, end, stride;

@@ -47,10 +47,59 @@ static void tlbi_hit(void *ctx, int cpu, uint32_t removed)
 	sim_trace(ctx, TR_TLBI_HIT, (uint64_t)cpu, removed);
 }
 
-static void arm64_tlbi_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
-			     const struct inv_op *inv, bool user)
+/*
+ * arm64_local: the 2020 proposal ("arm64: tlb: skip tlbi broadcast",
+ * Message-ID 20200223192520.20808-4-aarcange@redhat.com, not merged) keeps
+ * track of the CPUs an mm has run on and flushes an mm that only ever ran on
+ * the current CPU with the local TLBI form and DSB NSH. Correct only if the
+ * task cannot move between the test and the TLBI (preempt_disable); the
+ * preemptible variant has a preemption point there, where a pending
+ * migration moves the task and the TLBI then runs on the new CPU.
+ */
+static bool flush_stays_local(struct sim *s, const mm_context_t *mm)
+{
+	enum arm64_local_policy p = machine_of(s)->policy.arm64_local;
+	if (p == ARM64_LOCAL_OFF || !mm)
+		return false;
+	int self = cur_cpu(s);
+	if (mm->active_cpu != self + 1)
+		return false;
+	if (p == ARM64_LOCAL_PREEMPTIBLE) {
+		sim_step_arg(s, YP_LOCAL_TEST, 0, (uint64_t)self, 0);
+		sim_preempt_point(s);
+	}
+	return true;
+}
+
+/* The local form of a batch (TLBI ...E1, no IS; DSB NSH): this CPU's caches
+ * only, no DVM traffic; tlbi_local_ns per TLBI. */
+static void arm64_tlbi_local_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
+				   const struct inv_op *inv, bool user)
 {
 	struct machine *mc = machine_of(s);
+	uint64_t n = nops * (user && P(s, P_kpti) ? 2 : 1);
+	s->m.tlbi.local += n;
+	s->m.tlbi_local_skipped_broadcast += n;
+	sim_step_arg(s, YP_TLBI_LOCAL_FORM, 0, (uint64_t)kind, n);
+	if (mc->hooks && mc->hooks->tlb_flush) {
+		struct flush_note note = {.what = FLUSH_ARM64_TLBI, .op = kind, .local = true,
+					  .nops = n,
+					  .start = inv->start, .end = inv->end,
+					  .stride = inv->stride, .cpu = cur_cpu(s)};
+		mc->hooks->tlb_flush(mc->hooks_ctx, &note);
+	}
+	hw_invalidate_cpu(&mc->hw, cur_cpu(s), inv);
+	sim_charge_sys(s, n * (uint64_t)P(s, P_tlbi_local_ns));
+}
+
+static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_kind kind,
+			     uint64_t nops, const struct inv_op *inv, bool user)
+{
+	struct machine *mc = machine_of(s);
+	if (flush_stays_local(s, mm)) {
+		arm64_tlbi_local_batch(s, kind, nops, inv, user);
+		return;
+	}
 	uint64_t mult = 1;
 	if (user && P(s, P_kpti))
 		mult *= 2;		/* __tlbi_user: the twin user ASID */
@@ -97,7 +146,7 @@ static void arm64_tlbi_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
 void flush_tlb_mm(struct sim *s, mm_context_t *mm)
 {
 	struct inv_op inv = {.kind = INV_TAG, .tag = mm->asid};
-	arm64_tlbi_batch(s, TLBI_ASIDE1IS, 1, &inv, true);
+	arm64_tlbi_batch(s, mm, TLBI_ASIDE1IS, 1, &inv, true);
 }
 
 /* __flush_tlb_range(vma, start, end, stride, last_level) (tlbflush.h, v5.1
@@ -115,7 +164,7 @@ void __flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t
 	uint64_t nops = (end - start - 1) / stride + 1;
 	struct inv_op inv = {.kind = last_level ? INV_VA_LEAF : INV_VA_ALL, .tag = mm->asid,
 			     .start = start, .end = end, .stride = stride};
-	arm64_tlbi_batch(s, last_level ? TLBI_VALE1IS : TLBI_VAE1IS, nops, &inv, true);
+	arm64_tlbi_batch(s, mm, last_level ? TLBI_VALE1IS : TLBI_VAE1IS, nops, &inv, true);
 }
 
 /* flush_tlb_page(): leaf only, VALE1IS (tlbflush.h, v4.20+) */
@@ -125,7 +174,7 @@ void flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr)
 	addr &= ~(ps - 1);
 	struct inv_op inv = {.kind = INV_VA_LEAF, .tag = mm->asid, .start = addr,
 			     .end = addr + ps, .stride = ps};
-	arm64_tlbi_batch(s, TLBI_VALE1IS, 1, &inv, true);
+	arm64_tlbi_batch(s, mm, TLBI_VALE1IS, 1, &inv, true);
 }
 
 /* tlb_flush(tlb) (arch/arm64/include/asm/tlb.h, v4.20..v5.8) */
@@ -283,6 +332,11 @@ static void check_and_switch_context(struct sim *s, int cpu, mm_context_t *mm)
 	mc->asid.active[cpu] = asid_ctxid(mm->asid_gen, mm->asid);
 	ac->ttbr0_mm = mm;		/* cpu_switch_mm(mm->pgd, mm) */
 	ac->ttbr0_asid = mm->asid;
+	/* arm64_local's record of the CPUs the mm ran on (sticky) */
+	if (mm->active_cpu == 0)
+		mm->active_cpu = cpu + 1;
+	else if (mm->active_cpu != cpu + 1)
+		mm->active_cpu = -1;
 }
 
 /* switch_mm() / __switch_mm() (arch/arm64/include/asm/mmu_context.h, v5.8):
@@ -408,11 +462,11 @@ static void arm64_flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_t
 	bool all = pages > g->ptrs_per_pte;
 	if (all) {
 		struct inv_op inv = {.kind = INV_ALL};
-		arm64_tlbi_batch(s, TLBI_VMALLE1IS, 1, &inv, false);
+		arm64_tlbi_batch(s, NULL, TLBI_VMALLE1IS, 1, &inv, false);
 	} else if (pages) {
 		struct inv_op inv = {.kind = INV_VA_LEAF_ANYTAG, .start = start, .end = end,
 				     .stride = ps};
-		arm64_tlbi_batch(s, TLBI_VAALE1IS, pages, &inv, false);
+		arm64_tlbi_batch(s, NULL, TLBI_VAALE1IS, pages, &inv, false);
 	}
 	if (mc->hooks && mc->hooks->kernel_flush_done)
 		mc->hooks->kernel_flush_done(mc->hooks_ctx, start, end, all);

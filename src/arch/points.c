@@ -71,7 +71,22 @@ static void fmt_tlbi_local(char *buf, size_t len, uint64_t a, uint64_t b)
 		 a, b);
 }
 
+static void fmt_local_test(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "tlbsim_local_test: the mm has only run on cpu %" PRIu64
+		 " (the flush may stay local; preemptible here)", a);
+}
+
+static void fmt_tlbi_local_form(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_tlbi: %" PRIu64 " x TLBI %s in its local form (no IS; DSB NSH: "
+		 "this CPU only)", b, a < TLBI_KIND_COUNT ? tlbi_names[a] : "?");
+}
+
 const struct sim_point tp_tlbi_issue = {"tlbi_issue", fmt_tlbi, 0};
+const struct sim_point tp_local_test = {"local_test", fmt_local_test, 0};
+const struct sim_point tp_tlbi_local_form = {"tlbi_local", fmt_tlbi_local_form, 0};
 const struct sim_point tp_tlbi_local = {"tlbi_local", fmt_tlbi_local, 0};
 const struct sim_point tp_tlbi_hit = {"tlbi_hit", fmt_tlbi_hit, SP_QUIET | SP_FLOW_TLBI};
 const struct sim_point tp_ipi_target = {"ipi_target", fmt_ipi_target, SP_QUIET | SP_FLOW_IPI};

@@ -10,6 +10,8 @@
  *                            b = entries removed there
  *   tlbsim_ipi_target (event) a = a CPU the IPI round interrupts
  *   tlbi_local               a = TLBIs, b = address (a local TLBI + DSB NSH)
+ *   local_test               a = the CPU (arm64_local=single_cpu_mm_preemptible)
+ *   tlbi_local (form)        a = enum tlbi_kind replaced, b = TLBIs (arm64_local)
  */
 #ifndef TLBSIM_ARCH_POINTS_H
 #define TLBSIM_ARCH_POINTS_H
@@ -17,7 +19,8 @@
 #include "sim/trace.h"
 
 extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_round,
-	tp_ipi_send_cpumask, tp_tlbi_hit, tp_ipi_target, tp_tlbi_local, tp_kernel_flush, tp_kernel_ipi;
+	tp_ipi_send_cpumask, tp_tlbi_hit, tp_ipi_target, tp_tlbi_local, tp_kernel_flush, tp_kernel_ipi,
+	tp_local_test, tp_tlbi_local_form;
 
 #define YP_TLBI_ISSUE (&tp_tlbi_issue)
 #define YP_DSB (&tp_dsb_ish)
@@ -26,6 +29,8 @@ extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_r
 #define TR_IPI (&tp_ipi_send_cpumask)
 #define TR_TLBI_HIT (&tp_tlbi_hit)
 #define YP_TLBI_LOCAL (&tp_tlbi_local)
+#define YP_LOCAL_TEST (&tp_local_test)
+#define YP_TLBI_LOCAL_FORM (&tp_tlbi_local_form)
 #define TR_IPI_TARGET (&tp_ipi_target)
 #define YP_KFLUSH (&tp_kernel_flush)
 #define TR_KIPI (&tp_kernel_ipi)

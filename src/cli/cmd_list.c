@@ -56,8 +56,10 @@ int cmd_list(int argc, char **argv)
 			const struct tlbsim_workload_desc *d = tlbsim_workload_get(i);
 			printf("%-11s %s\n", d->name, d->description);
 			char tasks[32];
-			if (d->default_threads)
+			if (d->default_threads > 0)
 				snprintf(tasks, sizeof(tasks), "%d", d->default_threads);
+			else if (d->default_threads < 0)
+				snprintf(tasks, sizeof(tasks), "%d per CPU", -d->default_threads);
 			else
 				snprintf(tasks, sizeof(tasks), "one per CPU");
 			printf("            default profile %s, %s %s, %s %" PRId64 "; check instance: "

@@ -72,6 +72,10 @@ static int native_prepare(const struct cli_opts *o, struct native_job *j)
 		if (strcmp(v, "shared") && strcmp(v, "private"))
 			return cli_error("workload parameter map=%s: want shared or private", v);
 		c->shared = strcmp(v, "shared") == 0;
+		for (int i = 0; i < o->cfg.nwparams; i++)
+			if (strcmp(o->cfg.wparams[i].name, "uws") == 0 && o->cmd_bit == C_NATIVE)
+				return cli_error("workload parameter uws: a native run's working set "
+						 "is the host program's own; leave uws out");
 		v = wparam(&j->res, "touch");
 		if (parse_u64(v, &c->touch) || c->touch > (c->size + ps - 1) / ps)
 			return cli_error("workload parameter touch=%s: want 0..%llu (pages of the "

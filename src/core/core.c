@@ -142,7 +142,9 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 		return TLBSIM_EINVAL;
 	}
 	res->threads = cfg->threads ? cfg->threads
-				    : w->desc->default_threads ? w->desc->default_threads : res->cpus;
+		       : w->desc->default_threads > 0 ? w->desc->default_threads
+		       : w->desc->default_threads < 0 ? -w->desc->default_threads * res->cpus
+						      : res->cpus;
 	if (res->threads < 1 || res->threads > 4096) {
 		snprintf(err, errlen, "--threads %d: want 1..4096", res->threads);
 		return TLBSIM_EINVAL;

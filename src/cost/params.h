@@ -24,6 +24,12 @@
     "first principles: syscall entry+exit ~250-400 cycles at 2.5-2.6 GHz")       \
   X(lock_op_ns, "ns", 20, 25,                                                    \
     "first principles: one uncontended atomic RMW on a shared line")             \
+  X(line_transfer_ns, "ns", 51, 72,                                             \
+    "C13 (core-to-core CAS ping-pong, round trip / 2, median): x86: Xeon "     \
+    "Platinum 8375C 51 ns within a socket; arm64: no Falkor figure, Kunpeng "   \
+    "920-6426 72 ns, the higher of the two 2019 arm64 server figures "          \
+    "(Graviton2 47 ns); paid on top of lock_op_ns by an atomic on a line last "  \
+    "written by another CPU")                                                    \
   X(vma_op_ns, "ns", 300, 300,                                                   \
     "first principles: find_vma + vm_area_struct alloc/link/free ~800 cycles")   \
   X(unmapped_area_ns, "ns", 200, 200,                                            \
@@ -36,9 +42,21 @@
     "first principles: buddy/pcp allocation ~400 cycles")                        \
   X(page_free_ns, "ns", 100, 100,                                                \
     "first principles: pcp free ~250 cycles")                                    \
-  X(zero_4k_ns, "ns", 1200, 1150,                                                \
-    "Rik van Riel 2005 (calibration 2.4): zeroing 2000-4000 cycles per 4 KiB; "  \
-    "3000 cycles at 2.5 GHz (x86) / 2.6 GHz (Falkor, C6); scaled by page size")  \
+  X(zero_4k_ns, "ns", 300, 300,                                                  \
+    "clear_page of a page not in the CPU's cache, per 4 KiB. x86: rep stosq "   \
+    "13.7 GB/s in 4 KiB chunks = 299 ns (AMD Milan, commit cb431accb36e "        \
+    "x86/clear_page: introduce clear_pages()); arm64: no published DC ZVA "      \
+    "figure for a server core; DC ZVA, like rep stos, allocates lines without "  \
+    "reading them, so the same store-bandwidth bound is taken")                  \
+  X(zero_warm_4k_ns, "ns", 60, 50,                                               \
+    "clear_page of a page whose lines are in the CPU's cache, per 4 KiB. "       \
+    "first principles: x86 clear_page_erms at one 32-byte store per cycle = "    \
+    "128 cycles + ~20 setup at 2.5 GHz; arm64 DC ZVA of 64-byte blocks at one "  \
+    "per cycle = 64 cycles + loop at 2.6 GHz")                                   \
+  X(zero_cache_kb, "KiB", 1024, 256,                                             \
+    "per-CPU cache a cleared page stays warm in: x86 1 MiB L2 per core "         \
+    "(Skylake-SP and later server cores); Falkor 512 KiB L2 per duplex of two "  \
+    "cores (Qualcomm Centriq 2400); 0 = always cold")                            \
   X(fault_ns, "ns", 1000, 1380,                                                  \
     "arm64: C6 (Falkor minimal fault round trip 1.38 us); x86: first "           \
     "principles (no x86 figure in calibration.md), exception entry+exit and "    \
@@ -51,23 +69,60 @@
   X(user_loop_ns, "ns", 5, 5,                                                    \
     "first principles: per-iteration user-space overhead of a workload loop")    \
   X(ctx_switch_ns, "ns", 1500, 1500,                                             \
-    "first principles: schedule() + switch_mm on an otherwise idle CPU")         \
+    "first principles: schedule() + switch_mm on an otherwise idle CPU; a task " \
+    "sleeping on a CPU with nothing else to run pays half (schedule() out), a "  \
+    "task woken on an idle CPU the other half (schedule() in)")                  \
   X(sched_slice_ns, "ns", 3000000, 3000000,                                      \
     "first principles: CFS sched_latency 6 ms shared by two runnable tasks; "    \
     "sched_min_granularity 0.75 ms")                                             \
   X(wakeup_ns, "ns", 1000, 1000,                                                 \
-    "first principles: try_to_wake_up + reschedule IPI to the waker's target")   \
+    "first principles: the woken task's latency from its waker's "              \
+    "try_to_wake_up to its CPU's scheduler: the reschedule IPI's delivery and "  \
+    "interrupt entry, then the queued wake-up's enqueue on the target "         \
+    "(sched_ttwu_pending); the waker's own part is wake_per_task_ns")           \
   X(idle_exit_ns, "ns", 2000, 1000,                                              \
     "x86: intel_idle C1 exit_latency 2 us; arm64: cpuidle WFI state "           \
     "exit_latency 1 us (drivers/cpuidle, kernel constants)")                      \
+  X(idle_entry_ns, "ns", 400, 400,                                               \
+    "first principles (calibration lists no idle-entry figure): do_idle -> "     \
+    "cpuidle_idle_call before the idle instruction: tick_nohz_idle_stop_tick "   \
+    "(one hrtimer reprogram), the menu governor's state choice, rcu_idle_enter "  \
+    "and the idle-state bookkeeping ~1000 cycles at 2.5-2.6 GHz; a wake-up "     \
+    "that arrives before the CPU is idle waits for the entry and skips the "     \
+    "idle exit (the idle loop sees need_resched)")                               \
+  X(wake_per_task_ns, "ns", 600, 600,                                            \
+    "first principles: the waker's try_to_wake_up per task (wake_up_q after "    \
+    "__rwsem_mark_wake, v5.1): the task's pi_lock, its state and on_rq, "        \
+    "select_task_rq's look at the target runqueues, the enqueue or wake-list "   \
+    "add on the target and the reschedule IPI's send: ~8 cache lines last "      \
+    "written by another CPU at 46-72 ns each (C13) plus ~250 cycles of code. "   \
+    "With wakeup_ns, idle_exit_ns and half a ctx_switch_ns this gives 3.35 us "  \
+    "from an arm64 wake to the woken task running, against C11's 3.52 us per "  \
+    "pipe hand-over from WFI idle (which also holds two syscalls)")              \
   X(rcu_grace_ns, "ns", 3000000, 3000000,                                        \
     "first principles: an RCU-sched grace period takes a few jiffies (HZ=1000)") \
   X(pagecache_lookup_ns, "ns", 150, 150,                                         \
     "first principles: find_get_page on a cached page: an xarray walk, "         \
     "lock_page and get_page, a handful of cache lines (~400 cycles)")            \
-  X(copy_4k_ns, "ns", 1200, 1150,                                                \
-    "first principles: a 4 KiB copy from a cache-warm page, taken equal to "     \
-    "zero_4k_ns (twice the bytes of a clear, half of them reads); per 4 KiB")    \
+  X(copy_4k_ns, "ns", 600, 600,                                                  \
+    "first principles: a 4 KiB copy into a page not in the CPU's cache: the "    \
+    "destination costs a cold clear (zero_4k_ns, 300) and reading the source "   \
+    "about as much again; per 4 KiB")                                            \
+  X(shmem_setup_ns, "ns", 2000, 2000,                                            \
+    "first principles (calibration has no shmem file figure): shmem_zero_setup " \
+    "-> __shmem_file_setup (v5.1) under mmap_sem: shmem_acct_size "            \
+    "(vm_committed_as), shmem_get_inode (inode slab alloc and "                 \
+    "inode_init_always over ~10 lines, sb inode list and stat_lock), "          \
+    "d_alloc_pseudo, alloc_file_pseudo (file slab alloc, nr_files) and the "     \
+    "LSM alloc hooks: 3 slab objects and ~4 shared cache lines (C13 46-72 ns) "  \
+    "~5000 cycles at 2.5 GHz")                                                   \
+  X(shmem_evict_ns, "ns", 1500, 1500,                                            \
+    "first principles: the deferred final fput of a tmpfs file (task_work -> "   \
+    "__fput -> dput, iput -> evict -> shmem_evict_inode, v5.1) besides its "     \
+    "page frees (page_free_ns each): fsnotify, the pseudo dentry's kill, "       \
+    "shmem_unacct_size, the truncation's page-cache walk, shmem_free_inode, "    \
+    "the sb list removal, LSM frees and three call_rcu frees ~3750 cycles at "   \
+    "2.5 GHz")                                                                   \
   X(page_mkwrite_ns, "ns", 400, 400,                                             \
     "first principles: ext4_page_mkwrite on an allocated page: "                 \
     "sb_start_pagefault, file_update_time, i_mmap_sem, block_page_mkwrite "       \

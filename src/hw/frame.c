@@ -149,6 +149,28 @@ fail:
 	return NO_FRAME;
 }
 
+/*
+ * Cache warmth of a page being cleared (clear_page, arch/x86/lib/clear_page_64.S
+ * and arch/arm64/lib/clear_page.S, v5.1): the lines of a page this CPU
+ * cleared recently are still in its cache, and clearing them is a run of
+ * cache hits; otherwise every line is allocated from memory. The recency
+ * measure is the KiB the CPU has cleared since (the bulk of its store
+ * traffic in the fault paths); a frame's zero_cpu and zero_stamp survive
+ * free and reallocation, as the cache lines do.
+ */
+bool frame_clear(struct hw *hw, uint32_t f, int cpu, uint32_t cache_kb)
+{
+	struct frame *fr = frame_of(hw, f);
+	struct hw_cpu *hc = &hw->cpu[cpu];
+	uint32_t kb = (uint32_t)(hw->geom.page_size >> 10);
+	bool warm = fr->zero_cpu == (uint32_t)cpu + 1 &&
+		    (uint64_t)(hc->zeroed_kb - fr->zero_stamp) + kb <= cache_kb;
+	hc->zeroed_kb += kb;
+	fr->zero_cpu = (uint16_t)(cpu + 1);
+	fr->zero_stamp = hc->zeroed_kb;
+	return warm;
+}
+
 void frame_free(struct hw *hw, uint32_t f)
 {
 	struct frame *fr = frame_of(hw, f);

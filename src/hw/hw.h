@@ -69,11 +69,13 @@ struct frame {
 	uint8_t watch;		/* WATCH_* bits, owned by the observer */
 	uint8_t pgflags;	/* the kernel's page flags (struct page); cleared on
 				 * allocation, never read by the hardware */
+	uint16_t zero_cpu;	/* 1 + the CPU that last cleared the frame, 0 = none */
 	uint32_t gen;		/* bumped on every alloc and free */
 	uint32_t refcount;	/* DATA: references (page cache, mappings) */
 	uint32_t tlb_refs;	/* cache entries on all CPUs holding this frame */
 	uint32_t nr_used;	/* PGTABLE: non-none descriptors */
 	uint32_t next_free;
+	uint32_t zero_stamp;	/* zero_cpu's zeroed_kb right after that clear */
 	pte_t *table;		/* PGTABLE: descriptors (ptrs_per_table entries) */
 };
 
@@ -253,6 +255,7 @@ static inline const struct tc_entry *tc_peek(const struct tcache *tc, uint64_t k
 struct hw_cpu {
 	struct tcache tlb;
 	struct tcache wc;
+	uint32_t zeroed_kb;	/* KiB this CPU has cleared (frame_clear), wraps */
 };
 
 /* Predicate form of an invalidation, applied to one CPU's caches. */
@@ -387,6 +390,10 @@ void hw_destroy(struct hw *hw);
 uint32_t frame_alloc(struct hw *hw, enum frame_state st, int depth);
 /* Release a frame to the allocator (reported to hooks->frame_free first). */
 void frame_free(struct hw *hw, uint32_t f);
+/* cpu clears frame f (clear_page): true if f's lines are still in cpu's
+ * cache, i.e. cpu cleared f last and has cleared fewer than cache_kb KiB
+ * (f included) since. Records the clear. */
+bool frame_clear(struct hw *hw, uint32_t f, int cpu, uint32_t cache_kb);
 
 /* Caches */
 struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int depth, uint32_t tag);

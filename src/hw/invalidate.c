@@ -85,6 +85,22 @@ static bool walk_matches(const struct hw *hw, const struct inv_op *op, const str
 static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op *op, bool leaf)
 {
 	uint32_t removed = 0;
+	if (op->kind == INV_VA_ALL || (leaf && op->kind == INV_VA_LEAF)) {
+		/* the common broadcast (VALE1IS / VAE1IS of one ASID): the tests of
+		 * leaf_matches / walk_matches without their switch, tag first */
+		const struct pt_geom *g = &hw->geom;
+		for (uint32_t i = tc->ndense; i-- > 0;) {
+			struct tc_entry *e = &tc->e[tc->dense[i]];
+			if (e->tag != op->tag)
+				continue;
+			int sh = leaf ? g->page_shift : g->shift[e->depth];
+			if (op_hits(op, e->key << sh, 1ull << sh)) {
+				tc_remove(hw, tc, e);
+				removed++;
+			}
+		}
+		return removed;
+	}
 	for (uint32_t i = tc->ndense; i-- > 0;) {
 		struct tc_entry *e = &tc->e[tc->dense[i]];
 		if (leaf ? leaf_matches(hw, op, e) : walk_matches(hw, op, e)) {

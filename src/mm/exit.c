@@ -127,6 +127,7 @@ void do_exit(struct sim *s)
 	kernel_entry(s);
 	exit_mm(s, tk);
 	sim_charge(s, kasan_cost(s, P(s, P_exit_ns)));
+	task_work_run(s);	/* exit_task_work: the mm's deferred final fputs */
 	exit_notify(s, tk);
 	k->proc.exits++;
 	/* do_task_dead() -> __schedule() -> finish_task_switch() on this CPU */

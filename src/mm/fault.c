@@ -32,8 +32,7 @@ static uint32_t __pte_alloc(struct sim *s, uint32_t table, int depth, uint64_t v
 	pte_t e = table_of(hw, table)[idx];
 	if (pte_present(e))
 		return pte_pfn(e);
-	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_page_cost(s));
-	uint32_t nt = alloc_frame(s, FRAME_PGTABLE, depth + 1);
+	uint32_t nt = alloc_zeroed_frame(s, FRAME_PGTABLE, depth + 1, 0);
 	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
 	e = table_of(hw, table)[idx];
 	if (pte_present(e)) {		/* lost the race: free ours */
@@ -127,8 +126,7 @@ static vm_fault_t do_anonymous_page(struct sim *s, struct vm_fault *vmf)
 						  pfn_pte(k->zero_frame, PTE_VALID | PTE_USER | PTE_YOUNG)));
 		return 0;
 	}
-	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_page_cost(s));
-	uint32_t f = alloc_frame(s, FRAME_DATA, 0);
+	uint32_t f = alloc_zeroed_frame(s, FRAME_DATA, 0, 0);
 	frame_of(hw_of(s), f)->pgflags |= PG_ANON;
 	return install_page(s, vmf, f, vmf_write(vmf));
 }
@@ -294,10 +292,14 @@ static vm_fault_t wp_page_copy(struct sim *s, struct vm_fault *vmf)
 	struct vm_area_struct *vma = vmf->vma;
 	bool from_zero = is_zero_frame(s, pte_pfn(vmf->orig_pte));
 	/* from the zero page: alloc_zeroed_user_highpage_movable; else a copy */
-	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) +
-			      (from_zero ? zero_page_cost(s)
-					 : (uint64_t)P(s, P_copy_4k_ns) * (hw->geom.page_size >> 12)));
-	uint32_t nf = alloc_frame(s, FRAME_DATA, 0);
+	uint32_t nf;
+	if (from_zero)
+		nf = alloc_zeroed_frame(s, FRAME_DATA, 0, 0);
+	else {
+		nf = alloc_frame(s, FRAME_DATA, 0);
+		sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) +
+				      (uint64_t)P(s, P_copy_4k_ns) * (hw->geom.page_size >> 12));
+	}
 	frame_of(hw, nf)->pgflags |= PG_ANON;
 	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
 	pte_t *ptep = vmf_pte(s, vmf);

@@ -69,6 +69,9 @@ void iput(struct sim *s, struct inode *ino)
 	SIM_BUG_ON(s, ino->refs == 0);
 	if (--ino->refs)
 		return;
+	/* tmpfs: shmem_evict_inode's own work and __fput's (mm/shmem.c) */
+	if (ino->fs == &fs_tmpfs)
+		sim_charge(s, (uint64_t)P(s, P_shmem_evict_ns));
 	if (ino->nr)
 		sim_charge(s, ino->nr * (uint64_t)P(s, P_page_free_ns));
 	for (uint32_t i = 0; i < ino->nr; i++) {
@@ -83,6 +86,34 @@ void iput(struct sim *s, struct inode *ino)
 	ino->nr_dirty = 0;
 	ino->next_free = k->pool.inode_free;
 	k->pool.inode_free = ino;
+}
+
+void fput(struct sim *s, struct inode *ino)
+{
+	SIM_BUG_ON(s, ino->refs == 0);
+	if (ino->refs > 1 || !s->curr) {
+		iput(s, ino);
+		return;
+	}
+	/* task_work_add(): run in the order added */
+	struct inode **pp = &current_task(s)->fput_work;
+	while (*pp)
+		pp = &(*pp)->fput_next;
+	ino->fput_next = NULL;
+	*pp = ino;
+}
+
+void task_work_run(struct sim *s)
+{
+	if (!s->curr)
+		return;
+	struct task *tk = current_task(s);
+	while (tk->fput_work) {
+		struct inode *ino = tk->fput_work;
+		tk->fput_work = ino->fput_next;
+		ino->fput_next = NULL;
+		iput(s, ino);
+	}
 }
 
 static uint32_t pc_search(const struct inode *ino, uint64_t index)
@@ -116,8 +147,7 @@ uint32_t filemap_getpage(struct sim *s, struct inode *ino, uint64_t index)
 		sim_charge(s, (uint64_t)P(s, P_pagecache_lookup_ns));
 		return ino->pages[i].frame;
 	}
-	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_page_cost(s));
-	uint32_t f = alloc_frame(s, FRAME_DATA, 0);
+	uint32_t f = alloc_zeroed_frame(s, FRAME_DATA, 0, 0);
 	if (GROW(&ino->pages, &ino->cap, ino->nr, (size_t)ino->nr + 1, 8))
 		sim_oom(s, "a page cache");
 	memmove(&ino->pages[i + 1], &ino->pages[i], (size_t)(ino->nr - i) * sizeof(*ino->pages));

@@ -475,5 +475,6 @@ void sys_execve(struct sim *s)
 	k->proc.execs++;
 	if (old)
 		mmput(s, old);
+	task_work_run(s);	/* the old mm's deferred final fputs */
 	sim_set_mode(s, MODE_USER);
 }

@@ -36,8 +36,7 @@ static uint32_t kernel_pte_table(struct sim *s, uint64_t va)
 		uint64_t idx = pt_index(g, d, va);
 		pte_t e = table_of(hw, table)[idx];
 		if (!pte_present(e)) {
-			sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_page_cost(s));
-			uint32_t nt = alloc_frame(s, FRAME_PGTABLE, d + 1);
+			uint32_t nt = alloc_zeroed_frame(s, FRAME_PGTABLE, d + 1, 0);
 			set_entry(s, table, idx, pfn_pte(nt, PTE_VALID | PTE_TABLE));
 			e = table_of(hw, table)[idx];
 		}
@@ -143,9 +142,8 @@ void kasan_populate_vmalloc(struct sim *s, uint64_t addr, uint64_t size)
 	for (uint64_t a = ss; a < se; a += ps) {
 		if (kernel_mapped(s, a))
 			continue;
-		sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_page_cost(s) +
-				      (uint64_t)P(s, P_lock_op_ns));
-		kernel_map_page(s, a, alloc_frame(s, FRAME_DATA, 0));
+		kernel_map_page(s, a, alloc_zeroed_frame(s, FRAME_DATA, 0,
+							 (uint64_t)P(s, P_lock_op_ns)));
 	}
 }
 

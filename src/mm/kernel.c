@@ -139,6 +139,13 @@ uint32_t alloc_frame(struct sim *s, enum frame_state st, int depth)
 	return f;
 }
 
+uint32_t alloc_zeroed_frame(struct sim *s, enum frame_state st, int depth, uint64_t extra_ns)
+{
+	uint32_t f = alloc_frame(s, st, depth);
+	sim_charge(s, (uint64_t)P(s, P_page_alloc_ns) + zero_page_cost(s, f) + extra_ns);
+	return f;
+}
+
 /* mm_alloc() -> mm_init() + mm_alloc_pgd() + init_new_context() (kernel/
  * fork.c) and arch_pick_mmap_layout() (mm/util.c, no randomisation) */
 struct mm_struct *mm_alloc(struct sim *s)

@@ -56,6 +56,7 @@ again:;
 	if (fr->nr_used == 0)
 		return;
 	bool force_flush = false;
+	uint32_t rss = 0;		/* pages taken off the mm's counters */
 	for (; addr < end && fr->nr_used; addr += g->page_size) {
 		/* skip none slots by the occupancy bitmap */
 		uint64_t cur = pt_index(g, d, addr);
@@ -78,6 +79,7 @@ again:;
 		uint32_t page = pte_pfn(pte);
 		if (is_zero_frame(s, page))
 			continue;	/* vm_normal_page() is NULL: nothing to free */
+		rss++;
 		if (vma->file && !(frame_of(hw, page)->pgflags & PG_ANON) &&
 		    !fmt_pte_clean(hw->fmt, pte)) {
 			force_flush = true;
@@ -89,6 +91,10 @@ again:;
 			break;
 		}
 	}
+	/* add_mm_rss_vec(): one atomic on the mm's rss_stat line (the
+	 * counters share it) per pass that zapped pages */
+	if (rss)
+		sim_charge(s, (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &vma->vm_mm->rss_line));
 	if (force_flush) {
 		/* flush under the PTL (tlb_flush_mmu_tlbonly), then free the
 		 * batch (tlb_flush_mmu_free) and go on */

@@ -40,7 +40,35 @@
 struct task;
 
 /* ---- rw_semaphore (mmap_sem) ---- */
+/*
+ * The cache line of a kernel object's hot word (an rwsem's count, an mm's
+ * tlb_flush_pending or rss_stat): the CPU that wrote it last. An atomic
+ * read-modify-write on a line another CPU wrote last first has to fetch it
+ * (line_transfer_ns, calibration C13) and then owns it; on a line it owns
+ * already it costs what an uncontended atomic costs (lock_op_ns, charged by
+ * the caller). Plain reads are not modelled (they would share the line).
+ */
+struct cacheline {
+	int32_t owner;			/* last writer's CPU + 1; 0: nobody yet */
+};
+
+/* The transfer cost an atomic RMW on l by CPU cpu pays now (0 or
+ * line_transfer_ns); the CPU owns the line afterwards. */
+static inline uint64_t line_rmw_on(struct sim *s, struct cacheline *l, int cpu)
+{
+	int32_t me = cpu + 1, prev = l->owner;
+	l->owner = me;
+	return prev && prev != me ? (uint64_t)P(s, P_line_transfer_ns) : 0;
+}
+
+/* line_rmw_on() by the current CPU */
+static inline uint64_t line_rmw(struct sim *s, struct cacheline *l)
+{
+	return line_rmw_on(s, l, cur_cpu(s));
+}
+
 struct rw_semaphore {
+	struct cacheline count;		/* sem->count (the owner field shares it) */
 	int readers;			/* active readers */
 	bool writer;			/* held for write */
 	struct task *wait_head;		/* FIFO of sleeping waiters */
@@ -97,6 +125,7 @@ struct inode {
 	struct rw_semaphore i_mmap_rwsem;	/* taken for read by rmap walks */
 	uint64_t nr_dirty;		/* dirty pages in the page cache */
 	struct inode *next_free;
+	struct inode *fput_next;	/* a task's deferred final fputs */
 };
 
 /* ---- VMAs ---- */
@@ -132,6 +161,8 @@ struct mm_struct {
 	size_t cap_vmas;
 	struct rw_semaphore mmap_sem;
 	int tlb_flush_pending;		/* mm->tlb_flush_pending */
+	struct cacheline flush_pending_line;	/* its cache line */
+	struct cacheline rss_line;	/* mm->rss_stat (atomic_long_t counters) */
 	uint64_t mmap_base;
 	int users;			/* mm_users */
 	int count;			/* mm_count: 1 for all users + 1 per CPU whose
@@ -153,6 +184,9 @@ struct task {
 	bool wait_granted;		/* reader: lock granted by the waker */
 	bool wait_woken;		/* writer: woken, will retry the lock */
 	uint32_t *gather_pages;		/* mmu_gather page batch storage */
+	/* task_work: files whose final fput waits for the return to user
+	 * mode (fput, filemap.c) */
+	struct inode *fput_work;
 	/* MADV_FREE's record of the pages it looked at (madvise.c); task-owned
 	 * so a run stopped inside the call frees it */
 	struct lazyfree_rec *lazyfree;
@@ -388,6 +422,9 @@ struct inode *sys_tmpfile(struct sim *s, const struct fs_type *fs, uint64_t size
 void sys_close(struct sim *s, struct inode *file);
 /* fsync(): write back the file's dirty pages (page_mkclean each) */
 void sys_fsync(struct sim *s, struct inode *file);
+/* sched_setaffinity(t, {cpu}): t moves to cpu (at once if it sleeps, else at
+ * its next preemption point) */
+void sys_sched_setaffinity(struct sim *s, struct task *t, int cpu);
 int sys_munmap(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len);
@@ -476,6 +513,13 @@ int vma_index(struct mm_struct *mm, uint64_t addr);
 /* filemap.c: inodes and their page cache */
 struct inode *inode_new(struct sim *s, const struct fs_type *fs, uint64_t size);
 void iput(struct sim *s, struct inode *ino);	/* drop a reference; the last frees */
+/* fput() (fs/file_table.c, v5.1): drop a file reference; the final one is
+ * deferred (task_work_add) to the current task's return to user mode, where
+ * task_work_run() does __fput: the inode's eviction and page frees. */
+void fput(struct sim *s, struct inode *ino);
+/* task_work_run() (kernel/task_work.c, v5.1): run the current task's
+ * deferred final fputs (syscall exit, do_exit's exit_task_work). */
+void task_work_run(struct sim *s);
 /* The page cache frame at index, or NO_FRAME (find_get_page). */
 uint32_t find_get_page(struct sim *s, struct inode *ino, uint64_t index);
 /* Find or allocate (zeroed, clean) the page at index; charges the lookup or
@@ -589,9 +633,18 @@ static inline bool is_zero_frame(struct sim *s, uint32_t f)
 /* shmem.c */
 struct inode *shmem_zero_setup(struct sim *s, uint64_t size);
 
-static inline uint64_t zero_page_cost(struct sim *s)
+/* clear_page of frame f on the current CPU: zero_warm_4k_ns per 4 KiB when
+ * the CPU cleared f recently enough for its lines to be cached
+ * (frame_clear), else zero_4k_ns */
+static inline uint64_t zero_page_cost(struct sim *s, uint32_t f)
 {
-	return (uint64_t)P(s, P_zero_4k_ns) * (hw_of(s)->geom.page_size >> 12);
+	struct hw *hw = hw_of(s);
+	bool warm = frame_clear(hw, f, cur_cpu(s), (uint32_t)P(s, P_zero_cache_kb));
+	return (uint64_t)P(s, warm ? P_zero_warm_4k_ns : P_zero_4k_ns) * (hw->geom.page_size >> 12);
 }
+
+/* A page allocated and cleared (alloc_zeroed_user_highpage_movable,
+ * pte_alloc_one's __GFP_ZERO, ...): page_alloc_ns + extra_ns + the clear */
+uint32_t alloc_zeroed_frame(struct sim *s, enum frame_state st, int depth, uint64_t extra_ns);
 
 #endif

@@ -203,7 +203,8 @@ void sys_close(struct sim *s, struct inode *file)
 	sim_set_mode(s, MODE_SYS);
 	sim_step(s, YP_SYSCALL, syscall_cost(s));
 	kernel_entry(s);
-	iput(s, file);
+	fput(s, file);
+	task_work_run(s);
 	sim_set_mode(s, MODE_USER);
 }
 
@@ -214,6 +215,22 @@ void sys_fsync(struct sim *s, struct inode *file)
 	sim_step(s, YP_SYSCALL, syscall_cost(s));
 	kernel_entry(s);
 	writeback_inode(s, file);
+	sim_set_mode(s, MODE_USER);
+}
+
+/*
+ * sched_setaffinity() with a one-CPU mask (kernel/sched/core.c, v5.1:
+ * __set_cpus_allowed_ptr): a task that is not running is placed on the CPU
+ * when it next wakes; a running one is pushed off by the stopper
+ * (migration_cpu_stop), which runs when the task is next preemptible - in
+ * the model its return to user mode or a sim_preempt_point.
+ */
+void sys_sched_setaffinity(struct sim *s, struct task *t, int cpu)
+{
+	sim_set_mode(s, MODE_SYS);
+	sim_step(s, YP_SYSCALL, syscall_cost(s));
+	kernel_entry(s);
+	sim_request_migrate(s, &t->thread, cpu);
 	sim_set_mode(s, MODE_USER);
 }
 
@@ -304,11 +321,11 @@ int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
 	downgrade_write(s, &mm->mmap_sem);
 	unmap_region(s, mm, dv, n, prev, next, start, end);
 
-	/* remove_vma_list() -> remove_vma(): drop file references (fput),
-	 * free the VMAs */
+	/* remove_vma_list() -> remove_vma(): drop file references (fput: a
+	 * final one is deferred to the syscall's exit), free the VMAs */
 	for (int v = 0; v < n; v++) {
 		if (dv[v]->file)
-			iput(s, dv[v]->file);
+			fput(s, dv[v]->file);
 		sim_charge(s, (uint64_t)P(s, P_vma_op_ns) / 2);
 		vm_area_free(s, dv[v]);
 	}
@@ -316,6 +333,10 @@ int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
 	if (k->hooks && k->hooks->range_unmapped)
 		k->hooks->range_unmapped(k->hooks_ctx, mm, start, end, SYS_MUNMAP, cookie);
 out:
+	/* exit_to_usermode_loop -> task_work_run: the deferred final fputs
+	 * (a shmem mapping's file: its eviction and page frees), after
+	 * up_read */
+	task_work_run(s);
 	sim_set_mode(s, MODE_USER);
 	return ret;
 }
@@ -349,7 +370,7 @@ void exit_mmap(struct sim *s, struct mm_struct *mm)
 	for (int v = 0; v < mm->nr_vmas; v++) {
 		struct vm_area_struct *vma = mm->vmas[v];
 		if (vma->file)
-			iput(s, vma->file);
+			fput(s, vma->file);
 		sim_charge(s, (uint64_t)P(s, P_vma_op_ns) / 2);
 		vm_area_free(s, vma);
 	}

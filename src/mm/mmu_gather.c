@@ -47,10 +47,12 @@ void tlb_gather_mmu(struct sim *s, struct mmu_gather *tlb, struct mm_struct *mm,
 	tlb->start_arg = start;
 	tlb->end_arg = end;
 	__tlb_reset_range(tlb);
-	/* inc_tlb_flush_pending() */
+	/* inc_tlb_flush_pending(): an atomic on a line the other gathering
+	 * CPUs write too */
 	mm->tlb_flush_pending++;
 	s->m.gathers++;
-	sim_step_arg(s, YP_GATHER_INIT, (uint64_t)P(s, P_lock_op_ns),
+	sim_step_arg(s, YP_GATHER_INIT,
+		     (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &mm->flush_pending_line),
 		     (uint64_t)mm->tlb_flush_pending, 0);
 }
 
@@ -292,7 +294,8 @@ void tlb_finish_mmu(struct sim *s, struct mmu_gather *tlb, uint64_t start, uint6
 	if (tell)
 		k->hooks->finish_nested(k->hooks_ctx, false);
 	/* check_pgt_cache(); tlb_batch_list_free(): nothing to model */
-	/* dec_tlb_flush_pending() */
-	sim_step(s, YP_PENDING_DEC, 0);
+	/* dec_tlb_flush_pending(): the same line's atomic */
+	sim_step(s, YP_PENDING_DEC,
+		 (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &tlb->mm->flush_pending_line));
 	tlb->mm->tlb_flush_pending--;
 }

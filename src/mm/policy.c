@@ -75,6 +75,22 @@ static const struct tlbsim_knob_value kasan_flush_values[KASAN_FLUSH_COUNT] = {
 						       "translation"},
 };
 
+static const struct tlbsim_knob_value arm64_local_values[ARM64_LOCAL_COUNT] = {
+	[ARM64_LOCAL_OFF] = {"off", "upstream: every user flush is a broadcast TLBI ...IS, whatever "
+				    "CPUs ran the mm"},
+	[ARM64_LOCAL_SINGLE_CPU_MM] = {"single_cpu_mm", "the 2020 proposal (\"arm64: tlb: skip tlbi "
+						       "broadcast\", Message-ID 20200223192520."
+						       "20808-4-aarcange@redhat.com): an mm that has "
+						       "only run on this CPU is flushed with the local "
+						       "TLBI form + DSB NSH; the test and the TLBI "
+						       "under preempt_disable"},
+	[ARM64_LOCAL_PREEMPTIBLE] = {"single_cpu_mm_preemptible", "the same with the test made "
+								  "preemptible: a task that migrates "
+								  "between the test and the TLBI "
+								  "flushes the wrong CPU (the race "
+								  "the proposal had to close)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -91,6 +107,9 @@ static const struct tlbsim_knob knobs[] = {
 	 VMAP_PURGE_NODES, vmap_purge_values},
 	{"kasan_flush", "when a vmalloc purge flushes the KASAN shadow it releases",
 	 KASAN_FLUSH_COUNT, KASAN_FLUSH_PER_NODE, kasan_flush_values},
+	{"arm64_local", "arm64: whether a user flush of an mm that only ever ran on this CPU is "
+			"local (never upstream)", ARM64_LOCAL_COUNT, ARM64_LOCAL_OFF,
+	 arm64_local_values},
 };
 
 int tlbsim_knob_count(void)
@@ -113,6 +132,7 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->spurious_flush = (enum spurious_flush_policy)knobs[4].default_value;
 	pol->vmap_purge = (enum vmap_purge_policy)knobs[5].default_value;
 	pol->kasan_flush = (enum kasan_flush_policy)knobs[6].default_value;
+	pol->arm64_local = (enum arm64_local_policy)knobs[7].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -125,6 +145,7 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 4: return (int *)&pol->spurious_flush;
 	case 5: return (int *)&pol->vmap_purge;
 	case 6: return (int *)&pol->kasan_flush;
+	case 7: return (int *)&pol->arm64_local;
 	default: return NULL;
 	}
 }
@@ -311,4 +332,11 @@ const struct tlbsim_kernel_preset *tlbsim_kernel_find(const char *version)
 void tlbsim_policy_apply_kernel(struct tlbsim_policy *pol, const struct tlbsim_kernel_preset *k)
 {
 	apply_kv_list(pol, k->policy, true);
+	/* a knob the preset does not name is one no release changed (an
+	 * unmerged proposal such as arm64_local): the release has its default */
+	for (int i = 0; i < tlbsim_knob_count(); i++)
+		if (!(pol->given & (1u << i))) {
+			*knob_slot(pol, i) = knobs[i].default_value;
+			pol->given |= 1u << i;
+		}
 }

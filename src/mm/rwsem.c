@@ -19,11 +19,41 @@
  *    by a spinner or a newcomer and sleep again, still at the front);
  *  - downgrade_write makes the lock reader-owned: spinners stop spinning and
  *    queue, and the readers at the front are admitted (rwsem_downgrade_wake).
- * A woken sleeper resumes wakeup_ns later (+ idle_exit_ns if its CPU idled);
- * a spinner resumes after lock_op_ns. Spinning time is charged as sys.
+ * Sleeping and waking cost time on both sides (v5.1 rwsem_down_*_failed ->
+ * schedule(); __rwsem_mark_wake -> wake_up_q -> try_to_wake_up):
+ *  - a sleeper pays schedule() out and its CPU, with nothing else to run,
+ *    idle entry (sim_sleep);
+ *  - the waker pays wake_per_task_ns (sys) for each task it wakes, one after
+ *    another: the k-th woken task's wake-up starts k x wake_per_task_ns into
+ *    the waker's release;
+ *  - readers own the lock from the moment they are chosen (the waker adds
+ *    their count before waking them), so a newcomer cannot take the lock
+ *    between the wake and the woken reader running;
+ *  - a woken task resumes wakeup_ns after its wake (the reschedule IPI), plus
+ *    idle exit and schedule() in if its CPU was idle (sim_wake).
+ * A spinner resumes after lock_op_ns and is not woken (it never slept).
+ * Every atomic on the count (each lock operation, a woken writer's retry, a
+ * spinner's take-over) pays line_transfer_ns more when another CPU wrote the
+ * count last (struct cacheline, mm.h).
+ * Spinning time is charged as sys.
  */
 #include "mm/mm.h"
 #include "mm/points.h"
+
+/* One atomic on sem->count by the current CPU: lock_op_ns, plus the line's
+ * transfer if another CPU wrote it last. */
+static uint64_t lock_op(struct sim *s, struct rw_semaphore *sem)
+{
+	return (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &sem->count);
+}
+
+/* wake_q_add + try_to_wake_up of one sleeper by the current task (the waker
+ * pays wake_per_task_ns first; the wake-up leaves when that is done) */
+static void rwsem_wake_one(struct sim *s, struct task *t)
+{
+	sim_charge_sys(s, (uint64_t)P(s, P_wake_per_task_ns));
+	sim_wake(s, &t->thread, (uint64_t)P(s, P_wakeup_ns));
+}
 
 /* __rwsem_mark_wake(RWSEM_WAKE_ANY) for the v5.1 queue */
 static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
@@ -34,7 +64,7 @@ static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 	if (t->wait_write) {
 		if (sem->readers == 0 && !t->wait_woken) {
 			t->wait_woken = true;
-			sim_wake(s, &t->thread, (uint64_t)P(s, P_wakeup_ns));
+			rwsem_wake_one(s, t);
 		}
 		return;
 	}
@@ -42,7 +72,7 @@ static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 		struct task *r = q_pop(&sem->wait_head, &sem->wait_tail);
 		sem->readers++;
 		r->wait_granted = true;
-		sim_wake(s, &r->thread, (uint64_t)P(s, P_wakeup_ns));
+		rwsem_wake_one(s, r);
 	}
 }
 
@@ -50,7 +80,7 @@ static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 void down_read(struct sim *s, struct rw_semaphore *sem)
 {
 	struct task *t = current_task(s);
-	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), LOCK_DOWN_READ, 0);
+	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_DOWN_READ, 0);
 	if (!sem->writer && !sem->wait_head) {
 		sem->readers++;
 		return;
@@ -72,7 +102,7 @@ void down_read(struct sim *s, struct rw_semaphore *sem)
 void up_read(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, sem->readers <= 0 || sem->writer);
-	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), LOCK_UP_READ, 0);
+	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_UP_READ, 0);
 	if (--sem->readers == 0)
 		rwsem_wake(s, sem);
 }
@@ -81,7 +111,7 @@ void up_read(struct sim *s, struct rw_semaphore *sem)
 void down_write(struct sim *s, struct rw_semaphore *sem)
 {
 	struct task *t = current_task(s);
-	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), LOCK_DOWN_WRITE, 0);
+	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_DOWN_WRITE, 0);
 	if (!sem->writer && sem->readers == 0 && !sem->spin_head) {
 		sem->writer = true;		/* fast path, or an unqueued steal */
 		return;
@@ -103,9 +133,11 @@ void down_write(struct sim *s, struct rw_semaphore *sem)
 		q_append(&sem->wait_head, &sem->wait_tail, t);
 		sim_sleep(s);
 	}
-	/* woken at the front of the queue: retry until the lock is ours */
+	/* woken at the front of the queue: retry until the lock is ours
+	 * (rwsem_try_write_lock: a cmpxchg on the count each time) */
 	for (;;) {
 		SIM_BUG_ON(s, sem->wait_head != t);
+		sim_charge(s, line_rmw(s, &sem->count));
 		if (!sem->writer && sem->readers == 0) {
 			q_pop(&sem->wait_head, &sem->wait_tail);
 			sem->writer = true;
@@ -123,13 +155,15 @@ void down_write(struct sim *s, struct rw_semaphore *sem)
 void up_write(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, !sem->writer);
-	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), LOCK_UP_WRITE, 0);
+	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_UP_WRITE, 0);
 	sem->writer = false;
 	if (sem->spin_head) {
 		struct task *w = q_pop(&sem->spin_head, &sem->spin_tail);
 		sem->writer = true;
 		w->wait_granted = true;
-		sim_wake(s, &w->thread, (uint64_t)P(s, P_lock_op_ns));
+		/* the spinner's cmpxchg fetches the line we just wrote */
+		sim_wake(s, &w->thread,
+			 (uint64_t)P(s, P_lock_op_ns) + line_rmw_on(s, &sem->count, w->thread.cpu));
 		return;
 	}
 	rwsem_wake(s, sem);
@@ -140,7 +174,7 @@ void up_write(struct sim *s, struct rw_semaphore *sem)
 void downgrade_write(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, !sem->writer);
-	sim_step_arg(s, YP_LOCK, (uint64_t)P(s, P_lock_op_ns), LOCK_DOWNGRADE_WRITE, 0);
+	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_DOWNGRADE_WRITE, 0);
 	sem->writer = false;
 	sem->readers = 1;
 	while (sem->spin_head) {
@@ -153,6 +187,6 @@ void downgrade_write(struct sim *s, struct rw_semaphore *sem)
 		struct task *r = q_pop(&sem->wait_head, &sem->wait_tail);
 		sem->readers++;
 		r->wait_granted = true;
-		sim_wake(s, &r->thread, (uint64_t)P(s, P_wakeup_ns));
+		rwsem_wake_one(s, r);
 	}
 }

@@ -146,6 +146,17 @@ static void param_set(struct native_calib *c, int id, double v, const char *fmt,
 	va_end(ap);
 }
 
+static int64_t base_value(const struct native_calib *c, int id);
+
+/* the value written so far for a parameter, else the base profile's */
+static double param_value(const struct native_calib *c, int id)
+{
+	for (int i = 0; i < c->nparam; i++)
+		if (c->param[i].param == id)
+			return (double)c->param[i].value;
+	return (double)base_value(c, id);
+}
+
 /* the base profile's value of a parameter (x86-24 and the arm64 profiles set
  * no parameter of their own: the arch default) */
 static int64_t base_value(const struct native_calib *c, int id)
@@ -611,9 +622,13 @@ static void derive(struct native_calib *c)
 	if ((f = fig_get(c, "zero_page"))) {
 		zero = val(f);
 		param_set(c, P_zero_4k_ns, zero * 4096.0 / h->page_size, "memset(0) of a %d-byte "
-			  "page from memory (min %.0f ns, median %.0f; warm: see zero_page_warm), per "
-			  "4 KiB", h->page_size, f->min_ns, f->median_ns);
+			  "page from memory (min %.0f ns, median %.0f), per 4 KiB", h->page_size,
+			  f->min_ns, f->median_ns);
 	}
+	if ((f = fig_get(c, "zero_page_warm")))
+		param_set(c, P_zero_warm_4k_ns, val(f) * 4096.0 / h->page_size, "memset(0) of "
+			  "one %d-byte page over and over, in cache (min %.0f ns, median %.0f), "
+			  "per 4 KiB", h->page_size, f->min_ns, f->median_ns);
 	double rd = -1;
 	if ((f = fig_get(c, "fault_read")) && !c->no_zero_page) {
 		rd = val(f);
@@ -654,20 +669,38 @@ static void derive(struct native_calib *c)
 				  "and the VMA work in the base ratio %.0f:%.0f", val(f), ua, vo);
 		}
 	}
+	/* the shmem file of a shared anonymous mapping: what a shared mmap and
+	 * munmap take beyond the private ones (untouched: no pages to free) */
+	if ((f = fig_get(c, "mmap_shared")) && (g = fig_get(c, "mmap_private")) &&
+	    val(f) - val(g) > 0)
+		param_set(c, P_shmem_setup_ns, val(f) - val(g), "mmap of 16 MiB shared anonymous "
+			  "(min %.0f ns) - private anonymous (min %.0f): shmem_zero_setup",
+			  val(f), val(g));
+	if ((f = fig_get(c, "munmap_shared")) && (g = fig_get(c, "munmap_private")) &&
+	    val(f) - val(g) > 0)
+		param_set(c, P_shmem_evict_ns, val(f) - val(g), "munmap of an untouched 16 MiB "
+			  "shared anonymous mapping (min %.0f ns) - private (min %.0f): the final "
+			  "fput's __fput and shmem_evict_inode", val(f), val(g));
 	if ((f = fig_get(c, "futex_same")) && sys > 0 && val(f) - 2 * sys > 0)
 		param_set(c, P_ctx_switch_ns, val(f) - 2 * sys, "same-CPU futex ping-pong: "
 			  "half a round trip (min %.0f ns) - 2 x syscall_ns", val(f));
 	if ((f = fig_get(c, "futex_cross")) && sys > 0 && val(f) - sys > 0) {
+		/* the model's wake-to-run on an idle CPU: the waker's
+		 * wake_per_task_ns, then wakeup_ns, idle_exit_ns and schedule()
+		 * in (half of ctx_switch_ns) */
 		double lat = val(f) - sys, idle = (double)base_value(c, P_idle_exit_ns);
-		if (lat > idle)
-			param_set(c, P_wakeup_ns, lat - idle, "cross-CPU futex ping-pong: half a "
-				  "round trip (min %.0f ns) - syscall_ns = wake-to-run latency %.0f ns, "
-				  "minus idle_exit_ns (%.0f, kept) which the model adds for an idle "
-				  "CPU", val(f), lat, idle);
+		double kept = (double)base_value(c, P_wake_per_task_ns) + param_value(c, P_ctx_switch_ns) / 2;
+		if (lat > idle + kept)
+			param_set(c, P_wakeup_ns, lat - idle - kept, "cross-CPU futex ping-pong: half "
+				  "a round trip (min %.0f ns) - syscall_ns = wake-to-run latency %.0f "
+				  "ns, minus idle_exit_ns (%.0f, kept) which the model adds for an idle "
+				  "CPU, and the waker's wake_per_task_ns and schedule() in "
+				  "(ctx_switch_ns / 2) together %.0f", val(f), lat, idle, kept);
 		else {
-			param_set(c, P_wakeup_ns, lat, "cross-CPU futex ping-pong: half a round "
-				  "trip (min %.0f ns) - syscall_ns; shorter than the base idle exit, so "
-				  "all of it is here and idle_exit_ns is 0", val(f));
+			param_set(c, P_wakeup_ns, lat > kept ? lat - kept : 0, "cross-CPU futex "
+				  "ping-pong: half a round trip (min %.0f ns) - syscall_ns - the waker's "
+				  "wake_per_task_ns and schedule() in (%.0f); shorter than the base idle "
+				  "exit, so all of the rest is here and idle_exit_ns is 0", val(f), kept);
 			param_set(c, P_idle_exit_ns, 0, "folded into wakeup_ns (see there)");
 		}
 	}

@@ -119,9 +119,11 @@ void describe_flush(const struct flush_report *r, char *buf, size_t len)
 	const struct flush_note *f = &r->n;
 	switch (f->what) {
 	case FLUSH_ARM64_TLBI:
-		snprintf(buf, len, "%s%llu x TLBI %s over [0x%llx, 0x%llx) stride 0x%llx by cpu %d "
+		snprintf(buf, len, "%s%llu x TLBI %s%s over [0x%llx, 0x%llx) stride 0x%llx by cpu %d "
 			 "at step %llu", r->nested ? "nested tlb_finish_mmu: " : "",
-			 (unsigned long long)f->nops, tlbi_name(f->op), (unsigned long long)f->start,
+			 (unsigned long long)f->nops, tlbi_name(f->op),
+			 f->local ? " in its local form (no IS: this CPU only)" : "",
+			 (unsigned long long)f->start,
 			 (unsigned long long)f->end, (unsigned long long)f->stride, f->cpu,
 			 (unsigned long long)r->step);
 		break;

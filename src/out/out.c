@@ -254,6 +254,7 @@ static const struct row rows[] = {
 	{"tlbi vale1is", false, get_tlbi_vale1is, false}, {"tlbi vae1is", false, get_tlbi_vae1is, false},
 	{"tlbi aside1is", false, get_tlbi_aside1is, false}, {"tlbi vaale1is", false, get_tlbi_vaale1is, false},
 	{"tlbi vmalle1is", false, get_tlbi_vmalle1is, false}, {"tlbi local", false, get_tlbi_local, false},
+	{"tlbi local_for_is", false, get_tlbi_local_skipped_broadcast, true},
 	{"asid_rollovers", false, get_asid_rollovers, false},
 	{"context_switches", false, get_context_switches, false},
 	{"dvm_wait", true, get_dvm_wait_ns, false}, {"lock_wait", true, get_lock_wait_ns, false},
@@ -272,6 +273,7 @@ static const struct row rows[] = {
 	{"tasklist_wait_mean", true, get_tasklist_wait_mean, true},
 	{"tasklist_wait_max", true, get_tasklist_lock_wait_max_ns, true},
 	{"softlockups", false, get_softlockups, ROW_HIDE_NO_KERNEL},
+	{"records_per_sec", false, get_records_per_sec, true},
 	{"violations", false, get_violations, false}, {"events", false, get_events, false},
 };
 

@@ -217,6 +217,8 @@ void sim_set_mode(struct sim *s, enum cpu_mode mode)
 			softlockup_check(s, t);
 	}
 	t->mode = mode;
+	if (mode == MODE_USER && t->migrate_to)
+		sim_preempt_point(s);
 }
 
 void sim_steal(struct sim *s, int cpu, uint64_t ns)
@@ -280,6 +282,13 @@ static void sim_poll(struct sim *s)
 }
 
 /* ---- switching ---- */
+
+/* schedule() out of a task to the idle task, or from it into a woken one:
+ * half a context switch each (ctx_switch_ns) */
+static inline uint64_t sched_half(const struct sim *s)
+{
+	return (uint64_t)P(s, P_ctx_switch_ns) / 2;
+}
 
 static inline void cpu_pick_next(struct sim *s, int cpu, uint64_t at);
 
@@ -401,6 +410,7 @@ static inline __attribute__((always_inline)) void cpu_pick_next(struct sim *s, i
 	s->wd[cpu].sched_at = at;
 	if (!n) {
 		c->curr = NULL;
+		c->idle_at = at + jittered(s, (uint64_t)P(s, P_idle_entry_ns));
 		if (s->cpu_ops)
 			s->cpu_ops->switch_to(s, cpu, NULL);
 		return;
@@ -426,6 +436,9 @@ void sim_sleep(struct sim *s)
 {
 	struct sim_thread *t = s->curr;
 	SIM_BUG_ON(s, !t);
+	/* nothing else to run: schedule() out to the idle task */
+	if (!s->cpus[t->cpu].rq_head)
+		sim_charge_sys(s, sched_half(s));
 	/* time charged so far elapses before the thread sleeps */
 	uint64_t at = s->now + t->pending_ns;
 	softlockup_check(s, t);
@@ -460,13 +473,19 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at, bool w
 		return;
 	}
 	if (!c->curr) {
-		uint64_t delay = (uint64_t)P(s, P_idle_exit_ns);
+		/* idle exit (or the rest of the idle entry, which then sees
+		 * need_resched and does not enter the idle state), then
+		 * schedule() in */
+		uint64_t start = at >= c->idle_at ? at + jittered(s, (uint64_t)P(s, P_idle_exit_ns))
+						  : c->idle_at;
+		uint64_t in = jittered(s, sched_half(s));
 		s->wd[t->cpu].sched_at = at;
 		c->curr = t;
 		if (s->cpu_ops)
 			s->cpu_ops->switch_to(s, t->cpu, t);
 		t->state = TS_RUNNABLE;
-		c->slice_start = at + delay;
+		c->sys_ns += in;
+		c->slice_start = start + in;
 		queue_resume(s, t, c->slice_start);
 		return;
 	}
@@ -481,6 +500,57 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at, bool w
 		c->need_resched = true;
 	if (s->nr_queued++ == 0)
 		slow_path_every_step(s);
+}
+
+/*
+ * Migration (sched_setaffinity -> __set_cpus_allowed_ptr, kernel/sched/
+ * core.c v5.1: a sleeping task is placed on an allowed CPU when it wakes; a
+ * running one is pushed off by the stopper, migration_cpu_stop, which can
+ * only run when the task is preemptible).
+ */
+void sim_migrate(struct sim *s, int cpu)
+{
+	struct sim_thread *t = s->curr;
+	SIM_BUG_ON(s, !t);
+	cpu %= s->nr_cpus;
+	t->migrate_to = 0;
+	if (cpu == t->cpu)
+		return;
+	/* schedule() out, as a sleep: the old CPU runs its queue or idles */
+	if (!s->cpus[t->cpu].rq_head)
+		sim_charge_sys(s, sched_half(s));
+	uint64_t at = s->now + t->pending_ns;
+	sim_trace(s, &tp_sched_migrate, (uint64_t)t->cpu, (uint64_t)cpu);
+	t->pending_ns = 0;
+	t->state = TS_SLEEPING;
+	t->sleep_start = at;
+	cpu_pick_next(s, t->cpu, at);
+	t->cpu = cpu;
+	cpu_enqueue(s, t, at, false);
+	switch_to_scheduler(s);
+}
+
+void sim_request_migrate(struct sim *s, struct sim_thread *t, int cpu)
+{
+	cpu %= s->nr_cpus;
+	if (t == s->curr) {
+		sim_migrate(s, cpu);
+		return;
+	}
+	if (t->state == TS_SLEEPING && !t->spinning) {
+		t->cpu = cpu;
+		t->migrate_to = 0;
+		return;
+	}
+	if (t->state != TS_DONE)
+		t->migrate_to = cpu + 1;
+}
+
+void sim_preempt_point(struct sim *s)
+{
+	struct sim_thread *t = s->curr;
+	if (t && t->migrate_to)
+		sim_migrate(s, t->migrate_to - 1);
 }
 
 void sim_set_need_resched(struct sim *s, int cpu)
@@ -551,6 +621,13 @@ void sim_spin_to_sleep(struct sim *s, struct sim_thread *t)
 		at = t->spin_irq_until;
 	t->spinning = false;
 	s->cpus[t->cpu].sys_ns += at - t->spin_start;
+	if (!s->cpus[t->cpu].rq_head) {
+		/* schedule() out to the idle task */
+		uint64_t out = jittered(s, sched_half(s));
+		s->cpus[t->cpu].sys_ns += out;
+		at += out;
+	}
+	t->sleep_start = at;
 	cpu_pick_next(s, t->cpu, at);
 }
 

@@ -86,15 +86,21 @@ struct sim_thread {
 	uint64_t kernel_since;		/* when it last entered kernel mode (soft lockups) */
 	struct sim_thread *rq_next;	/* run queue link */
 	struct sim_thread *joiner;
+	int migrate_to;			/* 1 + a CPU it must move to at its next
+					 * preemption point (sim_request_migrate); 0: none */
 };
 
-/* 48 bytes: sim_charge indexes this array at every step */
+/* 64 bytes: sim_charge indexes this array at every step */
 struct sim_cpu {
 	struct sim_thread *curr;
 	struct sim_thread *rq_head, *rq_tail;
 	uint64_t slice_start;		/* when curr got the CPU (time slices) */
 	bool need_resched;		/* a thread was woken behind curr */
 	uint64_t user_ns, sys_ns;
+	uint64_t idle_at;		/* idle (curr NULL): when it finished entering
+					 * the idle state (idle_entry_ns after it
+					 * went idle); a wake-up before then skips
+					 * the idle exit */
 };
 
 /* The soft-lockup watchdog's view of a CPU (kernel/watchdog.c: the per-CPU
@@ -250,6 +256,18 @@ void sim_charge(struct sim *s, uint64_t ns);
 /* Charge ns as sys time. */
 void sim_charge_sys(struct sim *s, uint64_t ns);
 void sim_set_mode(struct sim *s, enum cpu_mode mode);
+/* ---- migration ---- */
+/* The current thread moves to CPU cpu now: it leaves its CPU as if it slept
+ * and is enqueued on cpu as a woken thread is (an idle CPU runs it after
+ * idle_exit_ns). */
+void sim_migrate(struct sim *s, int cpu);
+/* Ask thread t to move to CPU cpu: a sleeping thread moves at once (it wakes
+ * there); a running or runnable one at its next preemption point: the
+ * return to user mode (sim_set_mode(MODE_USER)) or sim_preempt_point. */
+void sim_request_migrate(struct sim *s, struct sim_thread *t, int cpu);
+/* A point where the current thread may be preempted (a kernel with
+ * CONFIG_PREEMPT, outside preempt_disable): a pending migration happens here. */
+void sim_preempt_point(struct sim *s);
 /* A yield point: charge cost_ns (current mode), record (a, b) if tracing,
  * then let the scheduler decide whether another thread runs first. In run
  * mode a thread in user mode whose time slice (sched_slice_ns) is over while
@@ -268,7 +286,13 @@ static inline void sim_trace(struct sim *s, const struct sim_point *pt, uint64_t
 		sim_trace_rec(s, pt, a, b);
 }
 /* Sleep the current thread until sim_wake(); its CPU runs something else or
- * goes idle. */
+ * goes idle. Idle (nothing queued): the thread first pays schedule() out
+ * (half of ctx_switch_ns, as sys) and the CPU then spends idle_entry_ns
+ * entering the idle state (do_idle -> cpuidle_idle_call, kernel/sched/idle.c,
+ * v5.1). A thread woken on an idle CPU resumes after the wake-up delay, the
+ * idle exit (idle_exit_ns; none if the wake-up came before the idle entry
+ * ended: it resumes when the entry ends) and schedule() in (the other half of
+ * ctx_switch_ns, as sys). */
 void sim_sleep(struct sim *s);
 void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns);
 /* cond_resched() / might_sleep() (kernel/sched/core.c, v6.10): a voluntary

@@ -28,6 +28,11 @@ static void fmt_preempt(char *buf, size_t len, uint64_t a, uint64_t b)
 		 "its CPU's run queue)");
 }
 
+static void fmt_migrate(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "sched_migrate_task: orig_cpu=%" PRIu64 " dest_cpu=%" PRIu64, a, b);
+}
+
 static void fmt_softlockup(char *buf, size_t len, uint64_t a, uint64_t b)
 {
 	snprintf(buf, len, "watchdog: BUG: soft lockup - CPU#%" PRIu64 " stuck for %" PRIu64 "s!",
@@ -37,6 +42,7 @@ static void fmt_softlockup(char *buf, size_t len, uint64_t a, uint64_t b)
 const struct sim_point tp_sched_sleep = {"sched_switch", fmt_sleep, SP_QUIET | SP_LEAVE};
 const struct sim_point tp_sched_exit = {"sched_process_exit", fmt_exit, SP_QUIET | SP_LEAVE};
 const struct sim_point tp_sched_preempt = {"sched_switch", fmt_preempt, SP_QUIET | SP_LEAVE};
+const struct sim_point tp_sched_migrate = {"sched_migrate_task", fmt_migrate, SP_LEAVE};
 const struct sim_point tp_softlockup = {"softlockup", fmt_softlockup, SP_INSTANT};
 
 void trace_format(const struct trace_rec *t, char *buf, size_t len)

@@ -51,6 +51,8 @@ struct trace_buf {
 /* The engine's own events: a thread leaves its CPU to sleep, exits, or is
  * preempted at the end of its time slice. */
 extern const struct sim_point tp_sched_sleep, tp_sched_exit, tp_sched_preempt;
+/* The thread moves from CPU a to CPU b (sim_migrate). */
+extern const struct sim_point tp_sched_migrate;
 /* The soft-lockup watchdog fired: a = CPU, b = ns it has been stuck. */
 extern const struct sim_point tp_softlockup;
 

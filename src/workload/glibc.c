@@ -21,7 +21,18 @@ struct glibc_proc {
 	uint64_t lo[STACK_CACHE_MAX], hi[STACK_CACHE_MAX];
 	int n;
 	int next_cpu;
+	uint64_t image, image_pages;	/* glibc_image_map; 0: none */
+	/* malloc's mp_: the dynamic mmap and trim thresholds (process-wide) */
+	uint64_t mmap_threshold, trim_threshold;
 };
+
+/* glibc malloc constants (malloc/malloc.c, arena.c) */
+#define GLIBC_MMAP_THRESHOLD (128u << 10)		/* DEFAULT_MMAP_THRESHOLD_MIN */
+#define GLIBC_MMAP_THRESHOLD_MAX (32ull << 20)		/* DEFAULT_MMAP_THRESHOLD_MAX, 64-bit */
+#define GLIBC_TRIM_THRESHOLD (128u << 10)		/* DEFAULT_TRIM_THRESHOLD */
+#define GLIBC_TOP_PAD (128u << 10)			/* M_TOP_PAD's documented default */
+#define GLIBC_HEAP_MAX (64ull << 20)			/* HEAP_MAX_SIZE, 64-bit */
+#define GLIBC_CHUNK_HDR 16u				/* SIZE_SZ x 2 */
 
 static void start_thread(struct sim *s, struct sim_thread *t)
 {
@@ -121,6 +132,119 @@ struct sim_thread *glibc_fork_on(struct sim *s, thread_fn fn, void *arg, int cpu
 	u->user_fn = fn;
 	u->proc = g;
 	return &tk->thread;
+}
+
+/*
+ * The process's image: a private mapping standing for the program's and
+ * libc's text and data, which every thread of the process reads as part of
+ * its user working set. Mapped once, by the current thread, before the
+ * threads that use it start.
+ */
+int glibc_image_map(struct sim *s, uint64_t pages)
+{
+	struct glibc_proc *g = uthread_of(sim_current(s))->proc;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	if (!pages || g->image)
+		return 0;
+	uint64_t a = sys_mmap(s, 0, pages * ps, TLBSIM_MAP_PRIVATE);
+	if (a == TLBSIM_EINVAL_VA) {
+		sim_fail(s, TLBSIM_EINVAL, "cannot map the process image");
+		return TLBSIM_EINVAL;
+	}
+	g->image = a;
+	g->image_pages = pages;
+	return 0;
+}
+
+/*
+ * One iteration's user working set: the code and data a user loop touches
+ * besides the memory it works on - `pages` pages in all: the thread's stack
+ * top (written) and pages - 1 pages of the image (read: instruction fetches
+ * and libc data; the model has no separate iTLB, so a fetch is a read
+ * through the same TLB). Between flushes these hit the TLB at
+ * user_access_ns each; after a flush that removed them (a whole-ASID
+ * flush, an ASID rollover) each one costs a page walk again.
+ */
+void glibc_user_work(struct sim *s, uint64_t pages)
+{
+	if (!pages)
+		return;
+	struct uthread *u = uthread_of(sim_current(s));
+	struct glibc_proc *g = u->proc;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	for (uint64_t i = 0; i + 1 < pages && g->image; i++)
+		user_access(s, g->image + (i % g->image_pages) * ps, false);
+	if (u->stack_hi)
+		user_access(s, u->stack_hi - 64, true);
+}
+
+static struct glibc_proc *proc_of_current(struct sim *s)
+{
+	struct glibc_proc *g = uthread_of(sim_current(s))->proc;
+	if (!g->mmap_threshold) {
+		g->mmap_threshold = GLIBC_MMAP_THRESHOLD;
+		g->trim_threshold = GLIBC_TRIM_THRESHOLD;
+	}
+	return g;
+}
+
+struct glibc_alloc glibc_malloc(struct sim *s, struct glibc_arena *a, uint64_t n)
+{
+	struct glibc_proc *g = proc_of_current(s);
+	uint64_t ps = hw_of(s)->geom.page_size;
+	struct glibc_alloc c = {.p = TLBSIM_EINVAL_VA};
+	uint64_t chunk = (n + GLIBC_CHUNK_HDR + 15) & ~15ull;
+	if (chunk >= g->mmap_threshold || chunk > GLIBC_HEAP_MAX / 2) {
+		/* sysmalloc -> mmap of the page-rounded chunk */
+		c.size = (chunk + ps - 1) & ~(ps - 1);
+		uint64_t m = sys_mmap(s, 0, c.size, TLBSIM_MAP_PRIVATE);
+		if (m == TLBSIM_EINVAL_VA)
+			return c;
+		c.p = m + GLIBC_CHUNK_HDR;
+		c.mmapped = true;
+		c.fresh = m;
+		return c;
+	}
+	if (!a->heap) {
+		/* new_heap: reserve HEAP_MAX_SIZE (its pages fault in as used) */
+		a->heap = sys_mmap(s, 0, GLIBC_HEAP_MAX, TLBSIM_MAP_PRIVATE);
+		if (a->heap == TLBSIM_EINVAL_VA) {
+			a->heap = 0;
+			return c;
+		}
+	}
+	c.p = a->heap + a->top + GLIBC_CHUNK_HDR;
+	c.size = chunk;
+	c.fresh = a->heap + a->touched;
+	a->top += chunk;
+	if (a->top > a->touched)
+		a->touched = (a->top + ps - 1) & ~(ps - 1);
+	return c;
+}
+
+void glibc_free(struct sim *s, struct glibc_arena *a, const struct glibc_alloc *c)
+{
+	struct glibc_proc *g = proc_of_current(s);
+	uint64_t ps = hw_of(s)->geom.page_size;
+	if (c->mmapped) {
+		/* munmap_chunk; the dynamic threshold (free of a larger mmapped chunk) */
+		sys_munmap(s, c->p - GLIBC_CHUNK_HDR, c->size);
+		if (c->size > g->mmap_threshold && c->size <= GLIBC_MMAP_THRESHOLD_MAX) {
+			g->mmap_threshold = c->size;
+			g->trim_threshold = 2 * c->size;
+		}
+		return;
+	}
+	/* the chunk merges into top; heap_trim */
+	a->top -= c->size;
+	uint64_t top_size = a->touched - a->top;
+	if (top_size < g->trim_threshold || top_size <= GLIBC_TOP_PAD + 32)
+		return;
+	uint64_t extra = (top_size - GLIBC_TOP_PAD - 32) & ~(ps - 1);
+	if (!extra)
+		return;
+	sys_madvise_dontneed(s, a->heap + a->touched - extra, extra);
+	a->touched -= extra;
 }
 
 void glibc_pthread_join(struct sim *s, struct sim_thread *t)

@@ -25,6 +25,7 @@ struct mmap8_state {
 	int64_t iters;
 	uint64_t hint;
 	uint64_t loops;		/* mmap5 */
+	uint64_t uws;		/* user working set, pages per iteration */
 };
 
 static int mmap_common_setup(struct sim *s, const struct tlbsim_resolved *r, void **state,
@@ -49,6 +50,12 @@ static int mmap_common_setup(struct sim *s, const struct tlbsim_resolved *r, voi
 		if (parse_u64(v, &st->touch) || st->touch > pages) {
 			snprintf(err, errlen, "workload parameter touch=%s: want 0..%llu (pages of "
 				 "the mapping)", v, (unsigned long long)pages);
+			return TLBSIM_EINVAL;
+		}
+		v = wparam(r, "uws");
+		if (parse_u64(v, &st->uws) || st->uws > 1024) {
+			snprintf(err, errlen, "workload parameter uws=%s: want 0..1024 (pages of "
+				 "the user working set)", v);
 			return TLBSIM_EINVAL;
 		}
 		v = wparam(r, "map");
@@ -141,6 +148,7 @@ static void map_touch_zap_unmap(struct sim *s, struct mmap8_state *st, bool zap)
 		sys_madvise_dontneed(s, p, st->size);
 	sys_munmap(s, p, st->size);
 	s->m.ops++;
+	glibc_user_work(s, st->uws);
 	user_loop_overhead(s);
 }
 
@@ -155,6 +163,8 @@ static void mmap8_main(struct sim *s, struct sim_thread *t)
 {
 	struct mmap8_state *st = t->arg;
 	st->hint = make_hint(s);
+	if (st->uws > 1 && glibc_image_map(s, st->uws - 1))
+		return;
 	/* a kernel object: freed with the simulation however the run ends */
 	struct sim_thread **th = kernel_obj_alloc(s, (size_t)st->threads * sizeof(*th));
 	for (int i = 0; i < st->threads && !s->error; i++)
@@ -195,6 +205,10 @@ static const struct tlbsim_wparam_desc mmap8_params[] = {
 	{"size", "16M", "bytes per mapping (suffixes K, M, G)"},
 	{"touch", "1", "pages written after each mmap (first byte of each)"},
 	{"map", "shared", "shared (MAP_SHARED|MAP_ANONYMOUS, shmem) or private"},
+	{"uws", "8", "user working set: pages each thread touches per iteration besides the "
+		     "mapping (its stack page and uws-1 pages of program and libc text and data: "
+		     "the loop, the mmap/madvise/munmap wrappers, the GOT); refilled after a "
+		     "flush removes them; 0 = none"},
 };
 
 static const struct tlbsim_workload_desc mmap8_desc = {
@@ -204,11 +218,11 @@ static const struct tlbsim_workload_desc mmap8_desc = {
 	.default_profile = "falkor-46",
 	.default_threads = 16,
 	.default_iters = 100000,
-	.nparams = 3,
+	.nparams = 4,
 	.params = mmap8_params,
 	.check_iters = 1,
 	.check_cpus = 4,
-	.check_wparams = "",
+	.check_wparams = "uws=0",	/* the working set is a cost; checks keep the minimal schedule */
 };
 
 static const struct tlbsim_wparam_desc mmap5_params[] = {

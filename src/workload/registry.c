@@ -12,6 +12,7 @@ extern const struct workload_ops PAGE_FAULT1_ops, PAGE_FAULT2_ops, PAGE_FAULT3_o
 extern const struct workload_ops retry_race_ops, writeback_race_ops, spurious_race_ops;
 extern const struct workload_ops test_vmalloc_ops, vmalloc_reuse_ops;
 extern const struct workload_ops kbuild_ops;
+extern const struct workload_ops local_migrate_ops, ebizzy_ops;
 
 static const struct workload_ops *const workloads[] = {
 	&mmap8_ops, &mmap5_ops, &madv_race_ops, &lazy_tables_ops,
@@ -20,6 +21,8 @@ static const struct workload_ops *const workloads[] = {
 	&retry_race_ops, &writeback_race_ops, &spurious_race_ops,
 	&test_vmalloc_ops, &vmalloc_reuse_ops,
 	&kbuild_ops,
+	&local_migrate_ops,
+	&ebizzy_ops,
 };
 
 int workload_count(void)

@@ -19,6 +19,16 @@
  * The seed-001 scenarios (the v5.8 fault path; every spurious_flush value
  * must be clean on them):
  *
+ * local_migrate (arm64_local, the 2020 proposal "arm64: tlb: skip tlbi
+ * broadcast", 20200223192520.20808-4-aarcange@redhat.com): a single-threaded
+ * process on CPU 1 maps a page, writes it and unmaps it, while a task of
+ * another process moves it to CPU 2 with sched_setaffinity. Its mm has only
+ * run on CPU 1, so the unmap's flush may be local; if the move lands between
+ * the test of the CPUs and the local TLBI, the TLBI runs on CPU 2 and CPU 1
+ * keeps the translation of the freed page -> I2. single_cpu_mm (the test
+ * and the TLBI under preempt_disable) must be clean;
+ * single_cpu_mm_preemptible is not.
+ *
  * retry_race: a thread writes the pages of a shared ext4 mapping (each
  * write fault drops mmap_lock for dirty throttling and is retried with
  * FAULT_FLAG_TRIED) while another thread munmaps the mapping, or
@@ -104,6 +114,62 @@ static void madv_race_main(struct sim *s, struct sim_thread *t)
 		if (b)
 			glibc_pthread_join(s, b);
 		sys_munmap(s, st->page, ps);
+		s->m.ops++;
+	}
+}
+
+struct lm_state {
+	int64_t iters;
+	uint64_t pages;
+};
+
+static int local_migrate_setup(struct sim *s, const struct tlbsim_resolved *r, void **state,
+			       char *err, size_t errlen)
+{
+	struct lm_state *st = kernel_obj_alloc(s, sizeof(*st));
+	if (!st) {
+		snprintf(err, errlen, "out of memory");
+		return TLBSIM_ENOMEM;
+	}
+	*state = st;
+	st->iters = r->iters;
+	const char *v = wparam(r, "pages");
+	if (parse_u64(v, &st->pages) || st->pages == 0 || st->pages > 4096) {
+		snprintf(err, errlen, "workload parameter pages=%s: want 1..4096", v);
+		return TLBSIM_EINVAL;
+	}
+	if (s->nr_cpus < 3) {
+		snprintf(err, errlen, "local_migrate needs 3 CPUs (the victim's, the one it moves "
+			 "to, the mover's)");
+		return TLBSIM_EINVAL;
+	}
+	return 0;
+}
+
+/* the single-threaded process: map, write every page, unmap */
+static void lm_victim(struct sim *s, struct sim_thread *t)
+{
+	struct lm_state *st = t->arg;
+	uint64_t len = st->pages * hw_of(s)->geom.page_size;
+	uint64_t p = sys_mmap(s, 0, len, TLBSIM_MAP_PRIVATE);
+	if (p == TLBSIM_EINVAL_VA) {
+		sim_fail(s, TLBSIM_EINVAL, "local_migrate: mmap failed");
+		return;
+	}
+	for (uint64_t i = 0; i < st->pages; i++)
+		user_access(s, p + i * hw_of(s)->geom.page_size, true);
+	sys_munmap(s, p, len);
+}
+
+static void local_migrate_main(struct sim *s, struct sim_thread *t)
+{
+	struct lm_state *st = t->arg;
+	for (int64_t it = 0; it < st->iters && !s->error; it++) {
+		struct sim_thread *v = glibc_fork_on(s, lm_victim, st, 1);
+		if (!v)
+			return;
+		sys_sched_setaffinity(s, task_of(v), 2);
+		sim_join(s, v);
 		s->m.ops++;
 	}
 }
@@ -390,6 +456,31 @@ const struct workload_ops writeback_race_ops = {
 };
 const struct workload_ops spurious_race_ops = {
 	.desc = &spurious_race_desc, .setup = s001_setup, .main = spurious_race_main,
+};
+
+static const struct tlbsim_wparam_desc local_migrate_params[] = {
+	{"pages", "1", "pages the single-threaded process maps, writes and unmaps"},
+};
+
+static const struct tlbsim_workload_desc local_migrate_desc = {
+	.name = "local_migrate",
+	.description = "arm64_local (the 2020 proposal): a single-CPU mm's local flush races "
+		       "the task's migration; single_cpu_mm must be clean, "
+		       "single_cpu_mm_preemptible is not",
+	.default_profile = "arm64-4k",
+	.default_threads = 2,
+	.fixed_threads = 1,
+	.default_iters = 1,
+	.default_policy = "arm64_local=single_cpu_mm",
+	.nparams = 1,
+	.params = local_migrate_params,
+	.check_iters = 1,
+	.check_cpus = 4,
+	.check_wparams = "",
+};
+
+const struct workload_ops local_migrate_ops = {
+	.desc = &local_migrate_desc, .setup = local_migrate_setup, .main = local_migrate_main,
 };
 
 const struct workload_ops madv_race_ops = {

@@ -71,5 +71,38 @@ struct sim_thread *glibc_pthread_create_on(struct sim *s, thread_fn fn, void *ar
 /* fork() of a child pinned to cpu running fn(arg) in a new mm */
 struct sim_thread *glibc_fork_on(struct sim *s, thread_fn fn, void *arg, int cpu);
 void glibc_pthread_join(struct sim *s, struct sim_thread *t);
+/* map the current process's image of `pages` pages (program and libc text
+ * and data) for glibc_user_work; 0 or TLBSIM_EINVAL (the run failed) */
+int glibc_image_map(struct sim *s, uint64_t pages);
+/* one loop iteration's user working set: `pages` pages (the stack top and
+ * pages - 1 of the image) */
+void glibc_user_work(struct sim *s, uint64_t pages);
+
+/*
+ * glibc malloc (2.28-era ptmalloc), at the level of the syscalls it issues:
+ * a chunk of at least the mmap threshold is its own mmap and its free an
+ * munmap (which raises the process's threshold to the chunk's size and the
+ * trim threshold to twice that, once per larger size: the dynamic threshold);
+ * a smaller one comes from the top of the thread's arena heap (a 64 MiB
+ * HEAP_MAX_SIZE reservation, faulted in as it is first touched), and a free
+ * that leaves more than the trim threshold free at the top gives back what
+ * exceeds M_TOP_PAD with MADV_DONTNEED (heap_trim -> shrink_heap). One
+ * arena per thread; chunks are freed in the reverse order of their
+ * allocation (ebizzy holds one at a time).
+ */
+struct glibc_arena {
+	uint64_t heap;		/* the reservation; 0 until the first arena chunk */
+	uint64_t top;		/* bytes in use from heap */
+	uint64_t touched;	/* bytes from heap faulted in (and not trimmed) */
+};
+struct glibc_alloc {
+	uint64_t p, size;	/* the user's address and the chunk's size */
+	bool mmapped;
+	uint64_t fresh;		/* first address of [p, p + size) never touched */
+};
+/* malloc(n) by the current thread from arena a; p = TLBSIM_EINVAL_VA when
+ * the address space is exhausted (the run has failed) */
+struct glibc_alloc glibc_malloc(struct sim *s, struct glibc_arena *a, uint64_t n);
+void glibc_free(struct sim *s, struct glibc_arena *a, const struct glibc_alloc *c);
 
 #endif

@@ -214,3 +214,21 @@ tlbsim_check_out(w_repeated_replay 1 HAS "-w loops=4 --replay t2." LACKS "loops=
   ARGS mmap5 --profile falkor-46 --policy nested=prefix -w loops=3 -w loops=4 --runs 20000
        --time-limit 20)
 tlbsim_check_out(dashdash_workload 0 HAS "no violation: 2 schedules" ARGS --runs 2 -- mmap5)
+
+# ---- arm64_local (the 2020 proposal, 20200223192520.20808-4-aarcange@redhat.com) ----
+# a single-threaded process migrates while it unmaps: with the test of the
+# CPUs and the local TLBI under preempt_disable nothing is found in the whole
+# (bounded) search space; with the test preemptible the TLBI can run on the
+# new CPU and the old one keeps the freed translations.
+foreach(knob off single_cpu_mm)
+  tlbsim_check_out(local_migrate_${knob} 0
+    HAS "no violation: " "(search space exhausted within the bound)"
+    ARGS local_migrate --policy arm64_local=${knob} --strategy dfs --runs 20000 --time-limit 20)
+endforeach()
+tlbsim_check_out(local_migrate_preemptible 1
+  HAS "VIOLATION I" "sched_migrate_task: orig_cpu=1 dest_cpu=2" "in its local form"
+  ARGS local_migrate --policy arm64_local=single_cpu_mm_preemptible --strategy dfs --runs 20000
+       --time-limit 20)
+tlbsim_check_out(local_migrate_pages4_single_cpu_mm 0
+  HAS "no violation: "
+  ARGS local_migrate -w pages=4 --policy arm64_local=single_cpu_mm --runs 3000)

@@ -158,7 +158,7 @@ if not head or head[0].split() != ["metric", "model", "native", "ratio"]:
 if "ops_per_sec" not in txt or "ipi_per_op" not in txt:
     bad.append("compare --native table rows")
 nt = open(os.path.join(t, "n.txt")).read()
-if not nt.startswith("native mmap8 (size=16M touch=1 map=shared) on this host"):
+if not nt.startswith("native mmap8 (size=16M touch=1 map=shared uws=8) on this host"):
     bad.append("native table header %r" % nt.splitlines()[0])
 for b in bad:
     print("native: FAIL: " + b)

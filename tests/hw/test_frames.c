@@ -11,11 +11,16 @@
  *    suspended in zap_pte_range (another thread's frame_alloc grew it) run
  *    to completion with consistent counts (under the asan preset, which
  *    also moves every grown array, the old code failed here with a
- *    heap-use-after-free in zap_pte_range).
+ *    heap-use-after-free in zap_pte_range);
+ *  - clear_page is cache-warm only on the CPU that cleared the frame last,
+ *    and only while that CPU has cleared less than zero_cache_kb since
+ *    (frame_clear); zero_page_cost charges zero_warm_4k_ns or zero_4k_ns
+ *    per 4 KiB accordingly.
  */
 #include <stdio.h>
 
 #include "sim/grow.h"
+#include "mm/mm.h"
 #include "test_util.h"
 
 static void test_frame_pointer_is_stable(void **state)
@@ -64,7 +69,9 @@ static void run_config(const char *profile, const char *touch, int64_t iters)
 	cfg.iters = iters;
 	snprintf(cfg.wparams[0].name, sizeof(cfg.wparams[0].name), "touch");
 	snprintf(cfg.wparams[0].value, sizeof(cfg.wparams[0].value), "%s", touch);
-	cfg.nwparams = 1;
+	snprintf(cfg.wparams[1].name, sizeof(cfg.wparams[1].name), "uws");
+	snprintf(cfg.wparams[1].value, sizeof(cfg.wparams[1].value), "0");
+	cfg.nwparams = 2;
 	struct tlbsim_resolved res;
 	struct tlbsim_metrics m;
 	char err[TLBSIM_ERRLEN];
@@ -72,7 +79,8 @@ static void run_config(const char *profile, const char *touch, int64_t iters)
 	if (rc)
 		fail_msg("%s touch=%s: %s", profile, touch, err);
 	uint64_t touched = (uint64_t)atoll(touch) * 16 * (uint64_t)iters;
-	/* every touched page faulted once and was freed once */
+	/* every touched page faulted once and was freed once (no user
+	 * working set: uws=0) */
 	assert_int_equal(m.page_faults - 16 /* each thread's first stack write */, touched);
 	assert_true(m.pages_freed >= touched);
 	assert_int_equal(m.violations, 0);
@@ -87,11 +95,77 @@ static void test_zap_survives_frame_growth(void **state)
 	run_config("arm64-16k", "64", 10);
 }
 
+/* frame_clear: warm = same CPU as the last clear, and the KiB that CPU has
+ * cleared since (this page included) fit in cache_kb */
+static void test_frame_clear_warmth(void **state)
+{
+	(void)state;
+	struct sim *s = tsim_new("x86-24", 4, NESTED_FULLMM);	/* 4 KiB pages */
+	struct hw *hw = hw_of(s);
+	uint32_t f = frame_alloc(hw, FRAME_DATA, 0);
+	uint32_t g = frame_alloc(hw, FRAME_DATA, 0);
+	assert_false(frame_clear(hw, f, 1, 16));	/* never cleared: cold */
+	assert_true(frame_clear(hw, f, 1, 16));		/* again on cpu 1: warm */
+	assert_false(frame_clear(hw, f, 2, 16));	/* another CPU: cold */
+	assert_false(frame_clear(hw, f, 1, 16));	/* cpu 2 cleared it last */
+	/* cpu 1 clears 3 other pages: 12 KiB + this 4 KiB = 16 KiB fit */
+	for (int i = 0; i < 3; i++)
+		frame_clear(hw, g, 1, 16);
+	assert_true(frame_clear(hw, f, 1, 16));
+	/* 4 other pages: 20 KiB do not fit in 16 KiB */
+	for (int i = 0; i < 4; i++)
+		frame_clear(hw, g, 1, 16);
+	assert_false(frame_clear(hw, f, 1, 16));
+	/* cache_kb 0: never warm */
+	assert_false(frame_clear(hw, f, 1, 0));
+	/* the warmth survives free and reallocation (the lines stay cached) */
+	frame_free(hw, f);
+	uint32_t f2 = frame_alloc(hw, FRAME_DATA, 0);
+	assert_int_equal(f2, f);
+	assert_true(frame_clear(hw, f2, 1, 16));
+	tsim_free(s);
+}
+
+struct zc {
+	uint32_t f;
+	uint64_t cost[3];
+};
+
+static void zc_thread(struct sim *s, struct sim_thread *t)
+{
+	struct zc *z = t->arg;
+	for (int i = 0; i < 3; i++)
+		z->cost[i] = zero_page_cost(s, z->f);
+}
+
+/* zero_page_cost on the running task's CPU: cold first, warm after */
+static void test_zero_page_cost(void **state)
+{
+	(void)state;
+	for (int arm = 0; arm < 2; arm++) {
+		const char *prof = arm ? "falkor-46" : "x86-24";
+		struct sim *s = tsim_new(prof, 4, NESTED_FULLMM);
+		struct hw *hw = hw_of(s);
+		uint64_t k4 = hw->geom.page_size >> 12;
+		struct zc z = {.f = frame_alloc(hw, FRAME_DATA, 0)};
+		tsim_spawn(s, zc_thread, &z, 2);
+		tsim_run(s);
+		assert_int_equal(z.cost[0], (uint64_t)P(s, P_zero_4k_ns) * k4);
+		assert_int_equal(z.cost[1], (uint64_t)P(s, P_zero_warm_4k_ns) * k4);
+		assert_int_equal(z.cost[2], (uint64_t)P(s, P_zero_warm_4k_ns) * k4);
+		assert_true(P(s, P_zero_warm_4k_ns) < P(s, P_zero_4k_ns));
+		assert_int_equal(frame_of(hw, z.f)->zero_cpu, 2 + 1);
+		tsim_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_frame_pointer_is_stable),
 		cmocka_unit_test(test_grow_array),
+		cmocka_unit_test(test_frame_clear_warmth),
+		cmocka_unit_test(test_zero_page_cost),
 		cmocka_unit_test(test_zap_survives_frame_growth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

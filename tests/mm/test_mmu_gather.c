@@ -4,7 +4,12 @@
  * sections 1.2-1.9, 3.3-3.4, 4.3 and erratum E2).
  *
  * Every expected value below is derived from a rule quoted in the comment of
- * the test, not read back from the simulator. Functions that call sim_step()
+ * the test, not read back from the simulator.
+ *
+ * Contended lines (struct cacheline, mm.h): inc/dec_tlb_flush_pending are
+ * atomics on the mm's tlb_flush_pending line and zap_pte_range's
+ * add_mm_rss_vec one on its rss_stat line; each pays line_transfer_ns when
+ * another CPU wrote that line last. Functions that call sim_step()
  * (tlb_gather_mmu, tlb_finish_mmu, the table recorders) run inside a simulated
  * thread; the pure helpers (__tlb_reset_range, tlb_get_unmap_shift, the batch
  * constants) are called directly.
@@ -530,10 +535,117 @@ static void test_finish_decrements_pending_and_detects_nesting(void **state)
 	assert_int_equal(c.u[3], 0);
 }
 
+/* ---- contended lines: tlb_flush_pending, rss_stat ---- */
+
+struct gl {
+	uint64_t gather[3];
+	volatile bool a_done;
+	uint64_t munmap_el[2];
+	uint64_t base;
+};
+
+static uint64_t timed_gather(struct sim *s, struct sim_thread *t)
+{
+	struct mmu_gather tlb;
+	uint64_t t0 = s->now + t->pending_ns;
+	tlb_gather_mmu(s, &tlb, task_of(t)->mm, H, H + 4096);
+	uint64_t el = s->now + t->pending_ns - t0;
+	tlb_finish_mmu(s, &tlb, H, H + 4096);
+	return el;
+}
+
+/* A gathers on CPU 0 (first writer of the line: lock_op_ns); B on CPU 1
+ * then pays lock_op_ns + line_transfer_ns, and again only lock_op_ns. */
+static void gl_a(struct sim *s, struct sim_thread *t)
+{
+	struct gl *x = t->arg;
+	sim_set_mode(s, MODE_SYS);
+	x->gather[0] = timed_gather(s, t);
+	sim_set_mode(s, MODE_USER);
+}
+
+static void gl_b(struct sim *s, struct sim_thread *t)
+{
+	struct gl *x = t->arg;
+	sim_step(s, YP_USER, 100000);
+	sim_set_mode(s, MODE_SYS);
+	x->gather[1] = timed_gather(s, t);
+	x->gather[2] = timed_gather(s, t);
+	sim_set_mode(s, MODE_USER);
+}
+
+static void test_flush_pending_line(void **state)
+{
+	(void)state;
+	struct gl x = {0};
+	struct sim *s = tsim_new("falkor-46", 2, NESTED_FULLMM);
+	tsim_spawn(s, gl_a, &x, 0);
+	tsim_spawn(s, gl_b, &x, 1);
+	tsim_run(s);
+	uint64_t lock = (uint64_t)P(s, P_lock_op_ns), xfer = (uint64_t)P(s, P_line_transfer_ns);
+	assert_true(xfer > 0);
+	assert_int_equal(x.gather[0], lock);
+	assert_int_equal(x.gather[1], lock + xfer);
+	assert_int_equal(x.gather[2], lock);
+	tsim_free(s);
+}
+
+/* A maps 2 MiB, touches and unmaps its first page on CPU 0; then B touches a page on CPU 1 (its
+ * fault's down_read takes the mmap_sem count's line) and unmaps it: B's
+ * munmap pays exactly two transfers (tlb_flush_pending's line and rss_stat's,
+ * both last written by A's munmap), so it is 2 x line_transfer_ns longer
+ * than with line_transfer_ns = 0; B's second touch-and-unmap pays none. */
+static void rl_a(struct sim *s, struct sim_thread *t)
+{
+	struct gl *x = t->arg;
+	x->base = sys_mmap(s, H, 0x200000, TLBSIM_MAP_PRIVATE);
+	assert_int_equal(x->base, H);
+	assert_int_equal(user_access(s, H, true), 0);
+	assert_int_equal(sys_munmap(s, H, hw_of(s)->geom.page_size), 0);
+	x->a_done = true;
+}
+
+static void rl_b(struct sim *s, struct sim_thread *t)
+{
+	struct gl *x = t->arg;
+	while (!x->a_done)
+		sim_step(s, YP_USER, 1000);
+	for (int i = 0; i < 2; i++) {
+		uint64_t ps = hw_of(s)->geom.page_size;
+		uint64_t va = H + 0x100000 + (uint64_t)i * ps;
+		assert_int_equal(user_access(s, va, true), 0);
+		uint64_t t0 = s->now + t->pending_ns;
+		assert_int_equal(sys_munmap(s, va, ps), 0);
+		x->munmap_el[i] = s->now + t->pending_ns - t0;
+	}
+}
+
+static struct gl rl_run(int64_t xfer)
+{
+	const int64_t ov[] = {P_line_transfer_ns, xfer, -1};
+	struct gl x = {0};
+	struct sim *s = tsim_new_p("falkor-46", 2, NESTED_FULLMM, ov);
+	tsim_spawn(s, rl_a, &x, 0);
+	tsim_spawn(s, rl_b, &x, 1);
+	tsim_run(s);
+	tsim_free(s);
+	return x;
+}
+
+static void test_rss_line(void **state)
+{
+	(void)state;
+	struct gl x0 = rl_run(0), x1 = rl_run(1000);
+	assert_int_equal(x1.munmap_el[0] - x0.munmap_el[0], 2 * 1000);
+	assert_int_equal(x1.munmap_el[1], x0.munmap_el[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gather_init_arm64),
+		cmocka_unit_test(test_flush_pending_line),
+		cmocka_unit_test(test_rss_line),
 		cmocka_unit_test(test_gather_init_x86),
 		cmocka_unit_test(test_fullmm_iff_whole_address_space),
 		cmocka_unit_test(test_remove_tlb_entry_widens_range),

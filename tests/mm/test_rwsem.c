@@ -10,6 +10,17 @@
  *  - sleeping waiters are served in FIFO order;
  *  - up_write wakes every reader at the front of the queue up to the first
  *    writer (they then hold the lock together), or the front writer;
+ *  - costs of sleeping and waking (v5.1 __rwsem_mark_wake -> wake_up_q): the
+ *    waker pays wake_per_task_ns per woken task, N x for N readers, and wakes
+ *    them one after another; the readers own the lock from the wake (the
+ *    count is theirs before any of them runs); a woken reader on an idle CPU
+ *    runs wakeup_ns + idle_exit_ns + ctx_switch_ns / 2 (schedule() in) after
+ *    its wake;
+ *  - contended cache lines (struct cacheline, mm.h): an atomic RMW on a line
+ *    that another CPU wrote last pays line_transfer_ns on top of lock_op_ns
+ *    and the CPU owns the line; on a line it owns, or one nobody wrote yet,
+ *    nothing more; every lock operation is such an atomic on the rwsem's
+ *    count;
  *  - downgrade_write turns the write hold into a read hold and admits the
  *    readers at the front of the queue but not a queued writer;
  *  - a sleeping waiter gives up its CPU (it goes idle);
@@ -49,6 +60,9 @@ struct actor {
 	struct sim_thread *probe;	/* sample this thread's CPU mid-hold */
 	/* results */
 	uint64_t t_req, t_acq, t_down, t_rel;
+	uint64_t t_rel_done;		/* up_read/up_write returned */
+	int sem_readers_after;		/* sem->readers then */
+	int running_readers_after;	/* readers that had run past down_read then */
 	bool probe_cpu_idle, probe_sleeping, probe_spinning;
 	bool ran_on_own_cpu;
 	bool done;
@@ -112,6 +126,9 @@ static void actor_fn(struct sim *s, struct sim_thread *t)
 		L->writers--;
 		up_write(s, sem);
 	}
+	a->t_rel_done = s->now + t->pending_ns;
+	a->sem_readers_after = sem->readers;
+	a->running_readers_after = L->readers;
 	a->done = true;
 }
 
@@ -151,6 +168,11 @@ static uint64_t lock_op(struct sim *s)
 	return (uint64_t)P(s, P_lock_op_ns);
 }
 
+static uint64_t xfer(struct sim *s)
+{
+	return (uint64_t)P(s, P_line_transfer_ns);
+}
+
 /* Two readers hold the lock together; nobody waits. */
 static void test_readers_share(void **state)
 {
@@ -166,9 +188,14 @@ static void test_readers_share(void **state)
 	assert_int_equal(L.max_readers, 3);
 	assert_true(a[1].t_acq < a[0].t_rel);
 	assert_true(a[2].t_acq < a[0].t_rel);
-	/* uncontended: acquisition right after the request, no waiting */
+	/* uncontended: acquisition right after the request, no waiting; R0
+	 * writes the count's line first (no transfer), R1 and R2 each find it
+	 * last written by another CPU */
 	for (int i = 0; i < 3; i++)
-		assert_true(a[i].t_acq - a[i].t_req <= lock_op(s));
+		assert_int_equal(a[i].t_acq - a[i].t_req, lock_op(s) + (i ? xfer(s) : 0));
+	/* each release finds the line last written by another CPU */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(a[i].t_rel_done - a[i].t_rel, lock_op(s) + xfer(s));
 	assert_int_equal(s->m.lock_wait_ns, 0);
 	tsim_free(s);
 }
@@ -263,7 +290,8 @@ static void test_up_write_wakes_front_readers(void **state)
 	assert_true(a[5].t_req < a[0].t_rel);
 	assert_true(a[1].t_acq >= a[0].t_rel);
 	assert_true(a[2].t_acq >= a[1].t_rel);
-	assert_int_equal(a[2].t_acq, a[3].t_acq);	/* woken by the same up_write */
+	/* woken by the same up_write, one wake_per_task_ns after the other */
+	assert_int_equal(a[3].t_acq - a[2].t_acq, (uint64_t)P(s, P_wake_per_task_ns));
 	assert_int_equal(L.max_readers, 2);
 	assert_true(a[4].t_acq >= a[2].t_rel && a[4].t_acq >= a[3].t_rel);
 	assert_true(a[5].t_acq >= a[4].t_rel);
@@ -384,6 +412,145 @@ static void test_writer_spins_on_writer_owner(void **state)
 	tsim_free(s);
 }
 
+/*
+ * The cost of waking readers. W0 holds for write while R1, R2, R3 queue
+ * (sleeping: a reader never spins). W0's up_write takes lock_op_ns, the
+ * count's line transfer (R3 wrote it last, queueing) and one
+ * wake_per_task_ns per reader; the three readers own the lock when it
+ * returns, before any of them has run; reader k (k = 1..3, in queue order)
+ * is woken k x wake_per_task_ns after the release's atomic and runs wakeup_ns +
+ * idle_exit_ns + ctx_switch_ns / 2 after that (its CPU has long been idle).
+ */
+static void test_waker_pays_per_woken_reader(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[4] = {
+		{.write = true, .delay = 0, .hold = 30000},
+		{.write = false, .delay = 1000, .hold = 5000},
+		{.write = false, .delay = 2000, .hold = 5000},
+		{.write = false, .delay = 3000, .hold = 5000},
+	};
+	struct sim *s = run_actors(a, 4, &L);
+	uint64_t wpt = (uint64_t)P(s, P_wake_per_task_ns);
+	assert_true(wpt > 0);
+	assert_order(&L, (const int[]){0, 1, 2, 3}, 4);
+	assert_int_equal(a[0].t_rel_done - a[0].t_rel, lock_op(s) + xfer(s) + 3 * wpt);
+	assert_int_equal(a[0].sem_readers_after, 3);
+	assert_int_equal(a[0].running_readers_after, 0);
+	uint64_t lat = (uint64_t)(P(s, P_wakeup_ns) + P(s, P_idle_exit_ns) +
+				  P(s, P_ctx_switch_ns) / 2);
+	for (int k = 1; k <= 3; k++)
+		assert_int_equal(a[k].t_acq,
+				 a[0].t_rel + lock_op(s) + xfer(s) + (uint64_t)k * wpt + lat);
+	tsim_free(s);
+}
+
+/* A writer woken at the front costs its waker one wake_per_task_ns. R0 holds
+ * for read and W1 queues behind it (a reader-owned lock is not spinnable):
+ * R0's up_read takes lock_op_ns + line_transfer_ns (W1 wrote the count last)
+ * + wake_per_task_ns. */
+static void test_waker_pays_for_writer(void **state)
+{
+	(void)state;
+	struct rwlog L;
+	struct actor a[2] = {
+		{.write = false, .delay = 0, .hold = 20000},
+		{.write = true, .delay = 1000, .hold = 5000},
+	};
+	struct sim *s = run_actors(a, 2, &L);
+	assert_int_equal(a[0].t_rel_done - a[0].t_rel,
+			 lock_op(s) + xfer(s) + (uint64_t)P(s, P_wake_per_task_ns));
+	assert_int_equal(a[0].sem_readers_after, 0);	/* a writer is only woken */
+	tsim_free(s);
+}
+
+/* The cache-line rule itself, on one line: the first writer pays nothing,
+ * the owner again nothing, another CPU line_transfer_ns (and owns it), the
+ * first CPU then pays again. */
+struct lr {
+	struct cacheline l;
+	uint64_t c[4];
+};
+
+static void lr_a(struct sim *s, struct sim_thread *t)
+{
+	struct lr *x = t->arg;
+	x->c[0] = line_rmw(s, &x->l);
+	x->c[1] = line_rmw(s, &x->l);
+	sim_step(s, YP_USER, 10000);
+	x->c[3] = line_rmw(s, &x->l);
+}
+
+static void lr_b(struct sim *s, struct sim_thread *t)
+{
+	struct lr *x = t->arg;
+	sim_step(s, YP_USER, 5000);
+	x->c[2] = line_rmw(s, &x->l);
+	assert_int_equal(line_rmw(s, &x->l), 0);
+}
+
+static void test_line_transfer_rule(void **state)
+{
+	(void)state;
+	struct lr x = {0};
+	struct sim *s = tsim_new("falkor-46", 2, NESTED_FULLMM);
+	tsim_spawn(s, lr_a, &x, 0);
+	tsim_spawn(s, lr_b, &x, 1);
+	tsim_run(s);
+	assert_true(xfer(s) > 0);
+	assert_int_equal(x.c[0], 0);
+	assert_int_equal(x.c[1], 0);
+	assert_int_equal(x.c[2], xfer(s));
+	assert_int_equal(x.c[3], xfer(s));
+	tsim_free(s);
+}
+
+/* Lines are per object: one rwsem's owner does not move another's. R0 on CPU
+ * 0 takes and releases mm 0's mmap_sem; R1 on CPU 1 later takes the same
+ * mm's lock (transfer) and then a second mm's (nobody wrote it: none). */
+struct po {
+	struct rw_semaphore other;
+	uint64_t c_same, c_other;
+};
+
+static void po_a(struct sim *s, struct sim_thread *t)
+{
+	(void)t;
+	struct rw_semaphore *sem = &current_task(s)->mm->mmap_sem;
+	down_read(s, sem);
+	up_read(s, sem);
+}
+
+static void po_b(struct sim *s, struct sim_thread *t)
+{
+	struct po *x = t->arg;
+	struct rw_semaphore *sem = &current_task(s)->mm->mmap_sem;
+	sim_step(s, YP_USER, 5000);
+	uint64_t t0 = s->now + t->pending_ns;
+	down_read(s, sem);
+	x->c_same = s->now + t->pending_ns - t0;
+	up_read(s, sem);
+	t0 = s->now + t->pending_ns;
+	down_read(s, &x->other);
+	x->c_other = s->now + t->pending_ns - t0;
+	up_read(s, &x->other);
+}
+
+static void test_line_per_object(void **state)
+{
+	(void)state;
+	struct po x;
+	memset(&x, 0, sizeof(x));
+	struct sim *s = tsim_new("falkor-46", 2, NESTED_FULLMM);
+	tsim_spawn(s, po_a, &x, 0);
+	tsim_spawn(s, po_b, &x, 1);
+	tsim_run(s);
+	assert_int_equal(x.c_same, lock_op(s) + xfer(s));
+	assert_int_equal(x.c_other, lock_op(s));
+	tsim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +563,10 @@ int main(void)
 		cmocka_unit_test(test_downgrade_with_writer_at_front),
 		cmocka_unit_test(test_waiter_cpu_idle_and_wait_time),
 		cmocka_unit_test(test_writer_spins_on_writer_owner),
+		cmocka_unit_test(test_waker_pays_per_woken_reader),
+		cmocka_unit_test(test_waker_pays_for_writer),
+		cmocka_unit_test(test_line_transfer_rule),
+		cmocka_unit_test(test_line_per_object),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

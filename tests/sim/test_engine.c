@@ -8,11 +8,16 @@
  *    keeps running without a switch (no new event);
  *  - sim_sleep gives up the CPU (it goes idle if nothing else is queued);
  *    sim_wake(t, delay) makes t runnable delay ns after the waker's current
- *    time, plus idle_exit_ns when t's CPU is idle (cpu_enqueue); a spinning
- *    waiter never left its CPU (no idle exit; the spin is sys time); a
- *    thread queued behind a running one starts ctx_switch_ns after that one
- *    gives up the CPU; thread exit wakes a joiner after wakeup_ns; joining a
- *    finished thread returns at once;
+ *    time; a thread that sleeps with nothing else queued on its CPU pays
+ *    schedule() out (ctx_switch_ns / 2, sys) and its CPU then enters the
+ *    idle state for idle_entry_ns; a thread woken (or started) on an idle
+ *    CPU pays idle_exit_ns and then schedule() in (ctx_switch_ns / 2, sys),
+ *    or, woken before the idle entry ended, starts when the entry ends plus
+ *    schedule() in (no idle exit: the idle loop saw need_resched); a
+ *    spinning waiter never left its CPU (no idle exit; the spin is sys
+ *    time); a thread queued behind a running one starts ctx_switch_ns after
+ *    that one gives up the CPU; thread exit wakes a joiner after wakeup_ns;
+ *    joining a finished thread returns at once;
  *  - accounting: each CPU's user/sys time equals what its threads charged in
  *    each mode; tlbsim_run's idle = wall x cpus - (user + sys);
  *  - determinism: same config + seed -> identical metrics; the seed drives
@@ -137,10 +142,11 @@ static void test_fast_path(void **state)
 #define WAKEUP 700
 #define IDLE_EXIT 2500
 #define CTXSW 400
+#define IDLE_ENTRY 300
 
 static const int64_t sleep_ov[] = {P_wakeup_ns,	 WAKEUP, P_idle_exit_ns, IDLE_EXIT,
 				   P_ctx_switch_ns, CTXSW, P_cr3_flush_ns, 0,
-				   -1};
+				   P_idle_entry_ns, IDLE_ENTRY, -1};
 
 struct sw {
 	struct sim_thread *sleeper;
@@ -148,6 +154,7 @@ struct sw {
 	bool spin;
 	bool idle_seen, sleeping_seen;
 	uint64_t cpu0_busy_at_wake;
+	uint64_t waker_step;		/* 0: 5000 ns */
 	int ran;
 };
 
@@ -167,7 +174,7 @@ static void sleeper_thread(struct sim *s, struct sim_thread *t)
 static void waker_thread(struct sim *s, struct sim_thread *t)
 {
 	struct sw *w = t->arg;
-	sim_step(s, YP_USER, 5000);
+	sim_step(s, YP_USER, w->waker_step ? w->waker_step : 5000);
 	w->idle_seen = sim_cpu_idle(s, 0);
 	w->sleeping_seen = w->sleeper->state == TS_SLEEPING;
 	w->cpu0_busy_at_wake = s->cpus[0].user_ns + s->cpus[0].sys_ns;
@@ -177,7 +184,10 @@ static void waker_thread(struct sim *s, struct sim_thread *t)
 }
 
 /* Sleeping: CPU0 is idle while its thread sleeps; the thread resumes
- * wakeup_ns + idle_exit_ns after the wake (its CPU was idle). */
+ * wakeup_ns + idle_exit_ns + ctx_switch_ns / 2 after the wake (its CPU had
+ * entered the idle state). CPU 0's busy time is the two halves of a context
+ * switch: schedule() in when the thread first started on the idle CPU, and
+ * schedule() out when it slept; then schedule() in once more. */
 static void test_sleep_wake_idle(void **state)
 {
 	(void)state;
@@ -189,10 +199,34 @@ static void test_sleep_wake_idle(void **state)
 	assert_int_equal(w.ran, 1);
 	assert_true(w.idle_seen);
 	assert_true(w.sleeping_seen);
-	assert_int_equal(w.cpu0_busy_at_wake, 0);
-	assert_int_equal(w.t_resume, w.t_wake + WAKEUP + IDLE_EXIT);
-	/* the sleep itself charged nothing on CPU 0 */
-	assert_int_equal(s->cpus[0].user_ns + s->cpus[0].sys_ns, 0);
+	assert_int_equal(w.cpu0_busy_at_wake, CTXSW);
+	assert_true(w.t_wake + WAKEUP >= w.t_sleep + CTXSW / 2 + IDLE_ENTRY);
+	assert_int_equal(w.t_resume, w.t_wake + WAKEUP + IDLE_EXIT + CTXSW / 2);
+	assert_int_equal(s->cpus[0].user_ns, 0);
+	assert_int_equal(s->cpus[0].sys_ns, CTXSW + CTXSW / 2);
+	tsim_free(s);
+}
+
+/* A wake-up that reaches a CPU still entering the idle state: the thread
+ * starts when the entry ends (ctx_switch_ns / 2 + idle_entry_ns after it
+ * slept), plus schedule() in, and pays no idle exit. Both threads start at
+ * the same time on idle CPUs; the waker wakes 1000 ns after the sleep with
+ * delay 700, long before the 5000 ns entry ends. */
+static void test_wake_during_idle_entry(void **state)
+{
+	(void)state;
+	struct sw w = {.waker_step = 1000};
+	const int64_t ov[] = {P_wakeup_ns,     WAKEUP,	   P_idle_exit_ns, IDLE_EXIT,
+			      P_ctx_switch_ns, CTXSW,	   P_cr3_flush_ns, 0,
+			      P_idle_entry_ns, 5000, -1};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, ov);
+	w.sleeper = tsim_spawn(s, sleeper_thread, &w, 0);
+	tsim_spawn(s, waker_thread, &w, 1);
+	tsim_run(s);
+	assert_int_equal(w.ran, 1);
+	assert_true(w.idle_seen);
+	assert_true(w.t_wake + WAKEUP < w.t_sleep + CTXSW / 2 + 5000);
+	assert_int_equal(w.t_resume, w.t_sleep + CTXSW / 2 + 5000 + CTXSW / 2);
 	tsim_free(s);
 }
 
@@ -209,7 +243,8 @@ static void test_spin_wake(void **state)
 	assert_int_equal(w.ran, 1);
 	assert_false(w.idle_seen);
 	assert_int_equal(w.t_resume, w.t_wake + WAKEUP);
-	assert_int_equal(s->cpus[0].sys_ns, w.t_resume - w.t_sleep);
+	/* the spin, and schedule() in when it first started on the idle CPU */
+	assert_int_equal(s->cpus[0].sys_ns, w.t_resume - w.t_sleep + CTXSW / 2);
 	assert_int_equal(s->cpus[0].user_ns, 0);
 	tsim_free(s);
 }
@@ -303,7 +338,8 @@ static void test_steal_from_spinner(void **state)
 	tsim_run(s);
 	assert_true(x.wake_at < x.steal_at + 8000);
 	assert_int_equal(x.resume_at, x.steal_at + 8000);
-	assert_int_equal(s->cpus[0].sys_ns, x.resume_at - x.spin_at);
+	/* the spin, and schedule() in when the spinner started on its idle CPU */
+	assert_int_equal(s->cpus[0].sys_ns, x.resume_at - x.spin_at + CTXSW / 2);
 	assert_true(s->cpus[0].sys_ns + s->cpus[0].user_ns <= s->now);
 	tsim_free(s);
 }
@@ -364,7 +400,7 @@ static void join_parent(struct sim *s, struct sim_thread *t)
 }
 
 /* Exit wakes the joiner wakeup_ns later; its CPU went idle while it slept,
- * so + idle_exit_ns. */
+ * so + idle_exit_ns + schedule() in (ctx_switch_ns / 2). */
 static void test_join(void **state)
 {
 	(void)state;
@@ -373,7 +409,7 @@ static void test_join(void **state)
 	tsim_spawn(s, join_parent, &j, 0);
 	tsim_run(s);
 	assert_int_equal(j.ran, 1);
-	assert_int_equal(j.a_resume, j.b_exit + WAKEUP + IDLE_EXIT);
+	assert_int_equal(j.a_resume, j.b_exit + WAKEUP + IDLE_EXIT + CTXSW / 2);
 	assert_int_equal(j.a_second, j.a_resume);
 	tsim_free(s);
 }
@@ -967,6 +1003,7 @@ int main(void)
 		cmocka_unit_test(test_event_order),
 		cmocka_unit_test(test_fast_path),
 		cmocka_unit_test(test_sleep_wake_idle),
+		cmocka_unit_test(test_wake_during_idle_entry),
 		cmocka_unit_test(test_spin_wake),
 		cmocka_unit_test(test_run_queue),
 		cmocka_unit_test(test_join),
