@@ -471,7 +471,7 @@ static bool reserved(const char *n)
 {
 	static const char *const kw[] = {
 		"repeat", "for", "in", "if", "else", "spawn", "fork", "join", "all", "signal",
-		"wait", "op", "loop_overhead", "compute", "exit", "on", "as", "var", "main",
+		"wait", "op", "loop_overhead", "compute", "exit", "map_image", "user_work", "on", "as", "var", "main",
 		"thread", "process", "arg",
 		"iters", "threads", "cpus", "page_size",
 	};
@@ -1032,13 +1032,19 @@ static void statement(struct parser *ps)
 		end_of_stmt(ps);
 		return;
 	}
-	if (is_id(ps, "compute")) {
-		advance(ps);
-		num_expr(ps, "compute time");
-		emit(ps, OP_COMPUTE, 0, 0, -1);
-		end_of_stmt(ps);
-		return;
-	}
+	static const struct { const char *kw; enum scen_opcode code; const char *what; } unary_st[] = {
+		{"compute", OP_COMPUTE, "compute time"},
+		{"map_image", OP_IMAGE, "image pages"},
+		{"user_work", OP_USER_WORK, "working-set pages"},
+	};
+	for (size_t i = 0; i < sizeof(unary_st) / sizeof(unary_st[0]); i++)
+		if (is_id(ps, unary_st[i].kw)) {
+			advance(ps);
+			num_expr(ps, unary_st[i].what);
+			emit(ps, unary_st[i].code, 0, 0, -1);
+			end_of_stmt(ps);
+			return;
+		}
 	static const struct { const char *kw; enum scen_opcode code; } simple[] = {
 		{"op", OP_OPCOUNT}, {"loop_overhead", OP_OVERHEAD}, {"exit", OP_EXIT},
 	};

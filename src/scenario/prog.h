@@ -51,6 +51,8 @@ enum scen_opcode {
 	OP_OVERHEAD,	/* the benchmark loop's own user time (user_loop_ns, jittered) */
 	OP_COMPUTE,	/* pop ns: user time at a yield point */
 	OP_EXIT,	/* the task ends here */
+	OP_IMAGE,	/* pop pages: map the process image (glibc_image_map) */
+	OP_USER_WORK,	/* pop pages: the loop's user working set (glibc_user_work) */
 };
 
 enum scen_word {

@@ -521,6 +521,19 @@ static void exec(struct sim *s, struct scen_inst *in)
 			sim_charge(s, lo + rng_below(&s->rng, lo + 1));
 			break;
 		}
+		case OP_IMAGE:
+		case OP_USER_WORK: {
+			int64_t n = *--sp;
+			if (n < 0 || n > 1048576) {
+				fail_at(s, sc, op, "want 0..1048576 pages");
+				return;
+			}
+			if (op->code == OP_USER_WORK)
+				glibc_user_work(s, (uint64_t)n);
+			else if (glibc_image_map(s, (uint64_t)n))
+				return;
+			break;
+		}
 		case OP_COMPUTE: {
 			int64_t ns = *--sp;
 			if (ns < 0 || ns > 1000000000ll) {
