@@ -284,6 +284,12 @@ void tlbsim_policy_apply_workload(struct tlbsim_policy *pol, const char *workloa
 		apply_kv_list(pol, w->default_policy, false);
 }
 
+void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_workload_desc *w)
+{
+	if (w && w->default_policy)
+		apply_kv_list(pol, w->default_policy, false);
+}
+
 /*
  * Kernel-version presets: every knob as that release had it, from the
  * commits each knob value names (tlbsim list policies):

@@ -30,6 +30,15 @@ struct workload_ops {
 uint64_t estimate_mapped_bytes(uint64_t pages, int page_shift);
 
 const struct workload_ops *workload_find(const char *name);
+/* A workload defined at run time (a scenario file, src/scenario/): what a
+ * tlbsim_config's workload_def points to is the desc of one of these. */
+struct workload_def {
+	struct tlbsim_workload_desc desc;
+	struct workload_ops ops;
+};
+/* cfg's workload: its workload_def's, else the built-in of that name (NULL:
+ * none) */
+const struct workload_ops *workload_for(const struct tlbsim_config *cfg);
 int workload_count(void);
 const struct workload_ops *workload_get(int i);
 
