@@ -54,6 +54,8 @@ int parse_u64(const char *txt, uint64_t *out);
 
 /* glibc model (nptl): a user thread of the process */
 struct glibc_proc;
+/* a new process's glibc state (a kernel object, zeroed) */
+struct glibc_proc *glibc_proc_alloc(struct sim *s);
 struct uthread {
 	struct task task;		/* first member */
 	thread_fn user_fn;		/* the pthread start routine */
