@@ -121,7 +121,8 @@ int cmd_native(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
-int cmd_test(int argc, char **argv);	/* cmd_test.c: scenario files vs their expect */
+int cmd_test(int argc, char **argv);
+int cmd_import(int argc, char **argv);	/* cmd_import.c: strace -> scenario file */	/* cmd_test.c: scenario files vs their expect */
 /* compare --native (cmd_native.c): run the workload on the host and print
  * the n model columns beside it; returns the exit status */
 struct run_result;

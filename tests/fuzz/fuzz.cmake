@@ -2,6 +2,7 @@
 # compiler supports it (the clang preset; gcc has no libFuzzer):
 #   fuzz_scenario  the scenario compiler (src/scenario/parse.c)
 #   fuzz_token     the replay-token decoder (src/check/token.c)
+#   fuzz_strace    tlbsim import strace (src/scenario/strace.c; its output must compile)
 # Each CTest runs its target for a bounded time from the seed corpus in
 # tests/fuzz/corpus/ and fails on any crash, leak, timeout or trap.
 include(CheckCSourceCompiles)
@@ -19,9 +20,11 @@ set(TLBSIM_FUZZ_SECONDS 20 CACHE STRING "seconds each fuzz CTest runs")
 if(TLBSIM_HAVE_LIBFUZZER)
   # the code under test is compiled into the target with coverage and ASan;
   # the rest of the model comes from tlbsim_core
-  foreach(t scenario token)
+  foreach(t scenario token strace)
     if(t STREQUAL "scenario")
       set(srcs src/scenario/parse.c)
+    elseif(t STREQUAL "strace")
+      set(srcs src/scenario/strace.c)
     else()
       set(srcs src/check/token.c)
     endif()

@@ -25,3 +25,10 @@ set_tests_properties(scenario_test_runner PROPERTIES LABELS "scenario;cli" TIMEO
 add_test(NAME scenario_suite COMMAND $<TARGET_FILE:tlbsim> test ${TLBSIM_SCEN_DIR} --time-limit 1)
 set_tests_properties(scenario_suite PROPERTIES LABELS "scenario;cli" TIMEOUT 300
   PASS_REGULAR_EXPRESSION "^.* passed, 0 failed\n$" FAIL_REGULAR_EXPRESSION "(FAIL|ERROR) ")
+
+# tlbsim import strace on the trace shipped in tests/import/
+add_test(NAME scenario_import_strace
+         COMMAND bash ${TLBSIM_SCEN_TESTS}/../import/import.sh $<TARGET_FILE:tlbsim>
+                 ${TLBSIM_SCEN_TESTS}/../import)
+set_tests_properties(scenario_import_strace PROPERTIES LABELS "scenario;cli" TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "import: PASS" FAIL_REGULAR_EXPRESSION "import: FAIL")
