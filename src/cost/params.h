@@ -251,12 +251,13 @@
   X(invlpgb_ns, "ns", 107, 0,                                                    \
     "first principles: the issuing core's cost of one INVLPGB without a wait "  \
     "(the _nosync forms): the request leaves the core complex for the data "    \
-    "fabric, taken as one cross-CCX transfer, C13 EPYC 7R13 (Milan) 107 ns; "   \
-    "the remote cores' TLB lookups are not charged")                            \
+    "fabric, taken as one cross-CCX cache-line transfer, EPYC 7R13 (Milan) "    \
+    "107 ns (nviennot core-to-core-latency); remote cores are not charged")     \
   X(tlbsync_ns, "ns", 394, 0,                                                    \
     "first principles: TLBSYNC waits until every core acknowledged the "        \
-    "INVLPGBs this core issued: a round trip to the farthest core, C13 EPYC "   \
-    "7R13 cross-socket 197 ns x 2 (no published INVLPGB/TLBSYNC latency)")     \
+    "INVLPGBs this core issued: a round trip to the farthest core, EPYC 7R13 "  \
+    "cross-socket cache-line transfer 197 ns x 2 (nviennot "                    \
+    "core-to-core-latency; no published INVLPGB/TLBSYNC latency)")              \
   X(invlpgb_count_max, "pages", 8, 0,                                            \
     "x86: pages one INVLPGB may cover, CPUID 0x80000008 EDX[15:0] + 1 "         \
     "(invlpgb_count_max, arch/x86/kernel/cpu/amd.c, v6.15); the Milan value is " \
