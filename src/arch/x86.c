@@ -399,8 +399,9 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
 	/* be88a1dd6112 (v6.15): a CPU still on a per-CPU ASID of an mm that
 	 * got a global one reloads CR3 with it; a global ASID needs no flush
 	 * here (INVLPGB keeps it up to date). v6.15 tested this before the
-	 * lazy test; a later fix (Fixes: 4afeb0ed1753) moved the lazy test
-	 * first, as here. */
+	 * lazy test; "x86/mm: fix race between flush_tlb_func and idle task
+	 * leave_mm" (Message-ID 20250520102036.5d61f565@fangorn, Fixes:
+	 * 4afeb0ed1753) moves the lazy test first, as here. */
 	uint64_t reload = 0;
 	if (mm_needs_global_asid(s, loaded, ac->loaded_mm_asid))
 		reload = switch_mm_irqs_off(s, cpu, loaded);
