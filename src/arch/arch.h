@@ -260,6 +260,9 @@ void local_flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr);
 /* mm_free_global_asid() (v6.15, from destroy_context): the mm's global ASID
  * goes to the freed set, reusable after the next wrap-around flush */
 void mm_free_global_asid(struct sim *s, mm_context_t *mm);
+/* use_global_asid() (v6.15): give mm a global ASID if one is left (what
+ * consider_global_asid does for an mm active on more than 3 CPUs) */
+void use_global_asid(struct sim *s, mm_context_t *mm);
 void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
 			unsigned int stride_shift, bool freed_tables);
 

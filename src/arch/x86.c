@@ -192,7 +192,7 @@ static bool mm_active_cpus_exceeds(struct sim *s, const mm_context_t *mm, int th
 /* use_global_asid(mm) (d504d1247e36): keep the mm's global ASID if it has
  * one; with none left (global_asid_available == 0) the mm stays on per-CPU
  * ASIDs and IPIs; else assign one and mark the mm in transition */
-static void use_global_asid(struct sim *s, mm_context_t *mm)
+void use_global_asid(struct sim *s, mm_context_t *mm)
 {
 	struct machine *mc = machine_of(s);
 	if (mm->global_asid)

@@ -13,6 +13,10 @@
  *    ASIDs: local flushes and IPIs, no INVLPGB;
  *  - when the global ASIDs run out (global_asid_available == 0), a second
  *    mm active on many CPUs stays on IPIs;
+ *  - the space (allocate_global_asid, mm_free_global_asid): the search
+ *    starts from the last ASID handed out; a freed ASID is reused only
+ *    after the wrap-around flush (one INVLPGB + TLBSYNC on every CPU), which
+ *    the first allocation also does;
  *  - kernel flushes (flush_tlb_kernel_range) are INVLPGBs + one TLBSYNC, no
  *    IPI; the whole-TLB form is one INVLPGB;
  *  - without INVLPGB in the profile (x86-24), x86_flush=invlpgb changes
@@ -257,6 +261,58 @@ static void test_exhaustion_falls_back(void **state)
 	tsim_free(s);
 }
 
+/* ---- the global ASID space: allocation, free, wrap-around ---- */
+
+static void alloc_main(struct sim *s, struct sim_thread *t)
+{
+	struct ctl *c = t->arg;
+	struct machine *mc = machine_of(s);
+	mm_context_t *m[4];
+	for (int i = 0; i < 4; i++)
+		m[i] = &mm_alloc(s)->context;
+	uint64_t inv = s->m.invlpgb;
+	/* the first allocation is at the edge of the space: a reset flush,
+	 * then the search from TLB_NR_DYN_ASIDS */
+	use_global_asid(s, m[0]);
+	assert_int_equal(m[0]->global_asid, TLB_NR_DYN_ASIDS);
+	assert_true(m[0]->asid_transition);
+	assert_int_equal(s->m.invlpgb - inv, 1);
+	use_global_asid(s, m[0]);		/* it keeps the one it has */
+	assert_int_equal(m[0]->global_asid, TLB_NR_DYN_ASIDS);
+	use_global_asid(s, m[1]);
+	assert_int_equal(m[1]->global_asid, TLB_NR_DYN_ASIDS + 1);
+	assert_int_equal(mc->gasid.available, 0);
+	/* a freed ASID is not handed out before the next wrap-around */
+	mm_free_global_asid(s, m[0]);
+	assert_int_equal(m[0]->global_asid, 0);
+	assert_int_equal(mc->gasid.available, 1);
+	use_global_asid(s, m[2]);
+	assert_int_equal(m[2]->global_asid, TLB_NR_DYN_ASIDS + 2);	/* the last one */
+	/* at the edge again: the reset flush makes the freed ones reusable */
+	mm_free_global_asid(s, m[1]);
+	inv = s->m.invlpgb;
+	uint64_t sync = s->m.tlbsync;
+	use_global_asid(s, m[3]);
+	assert_int_equal(s->m.invlpgb - inv, 1);
+	assert_int_equal(s->m.tlbsync - sync, 1);
+	assert_int_equal(m[3]->global_asid, TLB_NR_DYN_ASIDS);
+	c->ran = 1;
+}
+
+static void test_global_asid_space(void **state)
+{
+	(void)state;
+	/* 2 available: MAX_ASID_AVAILABLE = 2 + TLB_NR_DYN_ASIDS + 1, so the
+	 * ASIDs are TLB_NR_DYN_ASIDS .. TLB_NR_DYN_ASIDS + 2 */
+	static const int64_t ov[] = {P_global_asids, 2, -1};
+	struct ctl c = {0};
+	struct sim *s = new_sim("milan-72", 2, ov);
+	tsim_spawn(s, alloc_main, &c, 0);
+	tsim_run(s);
+	assert_int_equal(c.ran, 1);
+	tsim_free(s);
+}
+
 /* ---- kernel flushes ---- */
 
 static void kflush_main(struct sim *s, struct sim_thread *t)
@@ -319,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_global_asid_broadcast),
 		cmocka_unit_test(test_few_cpus_keep_local_asid),
 		cmocka_unit_test(test_exhaustion_falls_back),
+		cmocka_unit_test(test_global_asid_space),
 		cmocka_unit_test(test_kernel_flush),
 		cmocka_unit_test(test_intel_profile_unchanged),
 	};
