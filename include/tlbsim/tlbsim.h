@@ -120,6 +120,13 @@ enum x86_table_free_policy {
 	X86_TABLE_FREE_RCU,	/* a37259732a7d (v6.15): after an RCU grace period */
 	X86_TABLE_FREE_COUNT
 };
+/* x86_flush: how an x86 flush reaches other CPUs when the profile has
+ * INVLPGB (parameter invlpgb; without it both values are the IPI path) */
+enum x86_flush_policy {
+	X86_FLUSH_IPI,		/* flush IPIs (every release up to v6.14) */
+	X86_FLUSH_INVLPGB,	/* v6.15: INVLPGB + TLBSYNC for global-ASID mms and kernel flushes */
+	X86_FLUSH_COUNT
+};
 
 struct tlbsim_policy {
 	enum nested_policy nested;
@@ -135,6 +142,7 @@ struct tlbsim_policy {
 	enum x86_should_flush_policy x86_should_flush;
 	enum x86_table_free_policy x86_table_free;
 	enum arm64_local_policy arm64_local;
+	enum x86_flush_policy x86_flush;
 	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 
@@ -298,7 +306,7 @@ void tlbsim_config_init(struct tlbsim_config *cfg);
 	X(vfree_lazy) X(purges) X(purge_vmap_node_calls) X(purge_vmap_node_ns)    \
 	X(purge_vmap_node_max_ns) X(shadow_pages_freed) X(tasklist_lock_waits)    \
 	X(tasklist_lock_wait_ns) X(tasklist_lock_wait_max_ns) X(softlockups)     \
-	X(tlbi_local_skipped_broadcast) X(records_per_sec)
+	X(tlbi_local_skipped_broadcast) X(records_per_sec) X(invlpgb) X(tlbsync)
 #define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local)
 
 struct tlbsim_metrics {

@@ -29,6 +29,8 @@
 /* x86 should_trim_cpumask(): at most one trimming flush per mm per HZ
  * jiffies, one second (6db2526c1d69, v6.14); a kernel constant, not a cost */
 #define X86_TRIM_PERIOD_NS 1000000000ull
+/* one jiffy at HZ=1000 (consider_global_asid's pid/jiffies test) */
+#define X86_JIFFY_NS 1000000ull
 
 /* mm->context: the arch-owned part of an address space */
 typedef struct mm_context {
@@ -45,6 +47,11 @@ typedef struct mm_context {
 	/* x86: mm->context.next_trim_cpumask (6db2526c1d69, v6.14), as
 	 * simulated ns: jiffies + HZ at init, then one second after each trim */
 	uint64_t next_trim_ns;
+	/* x86 with INVLPGB (d504d1247e36, v6.15): mm->context.global_asid (0:
+	 * none; else an ASID >= TLB_NR_DYN_ASIDS, the same on every CPU) and
+	 * asid_transition (some CPU may still run the mm on a per-CPU ASID) */
+	uint16_t global_asid;
+	bool asid_transition;
 	bool live;		/* between init_new_context and destroy_context */
 } mm_context_t;
 
@@ -184,6 +191,15 @@ struct machine {
 		 * values (0 = none) */
 		uint64_t *active, *reserved;
 	} asid;
+	/* x86 global ASID space (arch/x86/mm/tlb.c, d504d1247e36, v6.15):
+	 * global_asid_used / global_asid_freed (max bits), last_global_asid,
+	 * global_asid_available; max = MAX_ASID_AVAILABLE */
+	struct {
+		uint64_t *used, *freed;
+		uint32_t max;
+		uint32_t last;
+		int64_t available;
+	} gasid;
 	uint64_t next_ctx_id;
 	uint32_t cpumask_words;
 	struct irq_cpu *irq;		/* per CPU */
@@ -241,6 +257,12 @@ void flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr);
 /* local_flush_tlb_page(): TLBI VALE1 (this CPU only) + DSB NSH, v6.19 */
 void local_flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr);
 /* x86 (arch/x86/mm/tlb.c) */
+/* mm_free_global_asid() (v6.15, from destroy_context): the mm's global ASID
+ * goes to the freed set, reusable after the next wrap-around flush */
+void mm_free_global_asid(struct sim *s, mm_context_t *mm);
+/* use_global_asid() (v6.15): give mm a global ASID if one is left (what
+ * consider_global_asid does for an mm active on more than 3 CPUs) */
+void use_global_asid(struct sim *s, mm_context_t *mm);
 void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
 			unsigned int stride_shift, bool freed_tables);
 

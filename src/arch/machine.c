@@ -39,6 +39,20 @@ int machine_init(struct machine *mc, const struct tlbsim_profile *prof, int nr_c
 		if (!mc->asid.map || !mc->asid.active || !mc->asid.reserved)
 			return TLBSIM_ENOMEM;
 	}
+	if (mc->arch == &arch_x86_64_ops) {
+		/* the global ASID space of v6.15: MAX_ASID_AVAILABLE is
+		 * global_asid_available + TLB_NR_DYN_ASIDS + 1; the first
+		 * allocation finds last_global_asid at the edge and resets */
+		int64_t n = P(s, P_global_asids);
+		SIM_BUG_ON(s, n < 0 || n > 65000);
+		mc->gasid.max = (uint32_t)n + TLB_NR_DYN_ASIDS + 1;
+		mc->gasid.last = mc->gasid.max;
+		mc->gasid.available = n;
+		mc->gasid.used = calloc((mc->gasid.max + 63) / 64, sizeof(uint64_t));
+		mc->gasid.freed = calloc((mc->gasid.max + 63) / 64, sizeof(uint64_t));
+		if (!mc->gasid.used || !mc->gasid.freed)
+			return TLBSIM_ENOMEM;
+	}
 	struct hw_cache_geom cg = {
 		.tlb_sets = (uint32_t)P(s, P_tlb_sets), .tlb_ways = (uint32_t)P(s, P_tlb_ways),
 		.wc_sets = (uint32_t)P(s, P_wc_sets), .wc_ways = (uint32_t)P(s, P_wc_ways),
@@ -63,6 +77,9 @@ void machine_destroy(struct machine *mc)
 	free(mc->asid.map);
 	free(mc->asid.active);
 	free(mc->asid.reserved);
+	free(mc->gasid.used);
+	free(mc->gasid.freed);
+	mc->gasid.used = mc->gasid.freed = NULL;
 	mc->cpu = NULL;
 	mc->asid.map = NULL;
 	mc->asid.active = mc->asid.reserved = NULL;
@@ -86,11 +103,12 @@ int init_new_context(struct sim *s, mm_context_t *ctx, int id)
 	return 0;
 }
 
-/* destroy_context(): nothing to free in either allocator; the arm64 ASID
- * stays marked until a rollover rebuilds the map */
+/* destroy_context(): the arm64 ASID stays marked until a rollover rebuilds
+ * the map; an x86 global ASID is freed (mm_free_global_asid, v6.15) */
 void destroy_context(struct sim *s, mm_context_t *ctx)
 {
-	(void)s;
+	if (machine_of(s)->arch == &arch_x86_64_ops)
+		mm_free_global_asid(s, ctx);
 	free(ctx->cpumask);
 	ctx->cpumask = NULL;
 	ctx->live = false;

@@ -84,6 +84,25 @@ static void fmt_tlbi_local_form(char *buf, size_t len, uint64_t a, uint64_t b)
 		 "this CPU only)", b, a < TLBI_KIND_COUNT ? tlbi_names[a] : "?");
 }
 
+static void fmt_invlpgb(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	if (b)
+		snprintf(buf, len, "tlbsim_invlpgb: %" PRIu64 " x INVLPGB, global ASID %" PRIu64
+			 " (every CPU, no IPI)", a, b);
+	else
+		snprintf(buf, len, "tlbsim_invlpgb: %" PRIu64 " x INVLPGB, kernel addresses (every "
+			 "CPU, no IPI)", a);
+}
+
+static void fmt_tlbsync(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)a;
+	(void)b;
+	snprintf(buf, len, "tlbsim_tlbsync: the INVLPGBs completed on every CPU");
+}
+
+const struct sim_point tp_invlpgb = {"invlpgb", fmt_invlpgb, 0};
+const struct sim_point tp_tlbsync = {"tlbsync", fmt_tlbsync, 0};
 const struct sim_point tp_tlbi_issue = {"tlbi_issue", fmt_tlbi, 0};
 const struct sim_point tp_local_test = {"local_test", fmt_local_test, 0};
 const struct sim_point tp_tlbi_local_form = {"tlbi_local", fmt_tlbi_local_form, 0};

@@ -12,6 +12,8 @@
  *   tlbi_local               a = TLBIs, b = address (a local TLBI + DSB NSH)
  *   local_test               a = the CPU (arm64_local=single_cpu_mm_preemptible)
  *   tlbi_local (form)        a = enum tlbi_kind replaced, b = TLBIs (arm64_local)
+ *   invlpgb      a = INVLPGBs issued, b = the global ASID (0: kernel addresses)
+ *   tlbsync      -
  */
 #ifndef TLBSIM_ARCH_POINTS_H
 #define TLBSIM_ARCH_POINTS_H
@@ -20,7 +22,7 @@
 
 extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_round,
 	tp_ipi_send_cpumask, tp_tlbi_hit, tp_ipi_target, tp_tlbi_local, tp_kernel_flush, tp_kernel_ipi,
-	tp_local_test, tp_tlbi_local_form;
+	tp_local_test, tp_tlbi_local_form, tp_invlpgb, tp_tlbsync;
 
 #define YP_TLBI_ISSUE (&tp_tlbi_issue)
 #define YP_DSB (&tp_dsb_ish)
@@ -34,5 +36,7 @@ extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_r
 #define TR_IPI_TARGET (&tp_ipi_target)
 #define YP_KFLUSH (&tp_kernel_flush)
 #define TR_KIPI (&tp_kernel_ipi)
+#define YP_INVLPGB (&tp_invlpgb)
+#define YP_TLBSYNC (&tp_tlbsync)
 
 #endif

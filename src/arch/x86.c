@@ -18,7 +18,13 @@
  *   x86_should_flush=loaded_mm  v6.14 should_flush_tlb: skip CPUs running
  *                               another mm unless trimming (6db2526c1d69);
  *   x86_table_free=rcu          v6.15: tables freed after a grace period
- *                               (a37259732a7d; mm/mmu_gather.c).
+ *                               (a37259732a7d; mm/mmu_gather.c);
+ *   x86_flush=invlpgb           v6.15 with INVLPGB (profile parameter
+ *                               invlpgb): global ASIDs for mms active on
+ *                               more than 3 CPUs, flushed by INVLPGB +
+ *                               TLBSYNC; kernel flushes by INVLPGB
+ *                               (d504d1247e36, be88a1dd6112, c9826613a9cb,
+ *                               4afeb0ed1753, 82378c6c2f43).
  *
  * Remote invalidation needs IPIs. An IPI round is one analytic event for the
  * initiator: targets are sent to one after another (ipi_send_ns each), each
@@ -55,6 +61,178 @@ static void psc_flushed(struct sim *s, int cpu)
 		mc->hooks->psc_flush(mc->hooks_ctx, cpu);
 }
 
+/* cpu_feature_enabled(X86_FEATURE_INVLPGB) with x86_flush=invlpgb: the CPU
+ * has it (parameter invlpgb), PCID is on (the feature depends on PCID) and
+ * PTI is off (the kernel disables INVLPGB with PTI) */
+static inline bool invlpgb_on(struct sim *s)
+{
+	return machine_of(s)->policy.x86_flush == X86_FLUSH_INVLPGB && P(s, P_invlpgb) &&
+	       P(s, P_pcid) && !P(s, P_kpti);
+}
+
+/* is_global_asid() (arch/x86/include/asm/tlbflush.h, v6.15) */
+static inline bool is_global_asid(int asid)
+{
+	return asid >= TLB_NR_DYN_ASIDS;
+}
+
+/* mm_global_asid(mm): 0 without INVLPGB */
+static inline int mm_global_asid(struct sim *s, const mm_context_t *mm)
+{
+	return mm && invlpgb_on(s) ? mm->global_asid : 0;
+}
+
+/* mm_in_asid_transition(mm) */
+static inline bool mm_in_asid_transition(struct sim *s, const mm_context_t *mm)
+{
+	return mm && invlpgb_on(s) && mm->asid_transition;
+}
+
+/* mm_needs_global_asid(mm, asid) (arch/x86/mm/tlb.c, be88a1dd6112): the mm
+ * has a global ASID and this CPU still runs it on another */
+static inline bool mm_needs_global_asid(struct sim *s, const mm_context_t *mm, int asid)
+{
+	int g = mm_global_asid(s, mm);
+	return g && asid != g;
+}
+
+/* One INVLPGB's effect on every CPU (the broadcast reaches all of them; the
+ * invalidation also drops the paging-structure caches of what it names). */
+static void invlpgb_all(struct sim *s, const struct inv_op *inv)
+{
+	hw_invalidate_bcast(hw_of(s), inv, NULL, NULL);
+	for (int c = 0; c < s->nr_cpus; c++)
+		psc_flushed(s, c);
+}
+
+/* the issuing CPU's cost of n INVLPGBs (the _nosync forms) */
+static void invlpgb_issue(struct sim *s, uint64_t n, int asid)
+{
+	s->m.invlpgb += n;
+	sim_charge_sys(s, n * (uint64_t)P(s, P_invlpgb_ns));
+	sim_step_arg(s, YP_INVLPGB, 0, n, (uint64_t)asid);
+}
+
+/* __tlbsync() (arch/x86/include/asm/tlb.h, v6.15): wait until every
+ * INVLPGB this CPU issued has completed everywhere */
+static void __tlbsync(struct sim *s)
+{
+	s->m.tlbsync++;
+	sim_charge_sys(s, (uint64_t)P(s, P_tlbsync_ns));
+	sim_step(s, YP_TLBSYNC, 0);
+}
+
+static inline bool bit_test(const uint64_t *map, uint32_t i)
+{
+	return (map[i / 64] >> (i % 64)) & 1;
+}
+
+/* reset_global_asid_space() (arch/x86/mm/tlb.c, d504d1247e36, v6.15): at
+ * the edge of the space, one INVLPGB of every non-global translation on
+ * every CPU (invlpgb_flush_all_nonglobals, with its TLBSYNC) makes the
+ * freed global ASIDs reusable; the search restarts at TLB_NR_DYN_ASIDS.
+ * The model's invalidation drops global (kernel) entries too: it has no
+ * every-PCID non-global form; that only costs misses. */
+static void reset_global_asid_space(struct sim *s)
+{
+	struct machine *mc = machine_of(s);
+	struct inv_op inv = {.kind = INV_ALL};
+	invlpgb_all(s, &inv);
+	s->m.invlpgb++;
+	s->m.tlbsync++;
+	sim_charge_sys(s, (uint64_t)(P(s, P_invlpgb_ns) + P(s, P_tlbsync_ns)));
+	for (uint32_t w = 0; w < (mc->gasid.max + 63) / 64; w++) {
+		mc->gasid.used[w] &= ~mc->gasid.freed[w];
+		mc->gasid.freed[w] = 0;
+	}
+	mc->gasid.last = TLB_NR_DYN_ASIDS;
+}
+
+/* allocate_global_asid() (d504d1247e36): the next free ASID from
+ * last_global_asid up; 0 when none is left above it (the merged version
+ * tested global_asid_available the wrong way round there and would index
+ * past the bitmap; the model fails the allocation, as the fix intends) */
+static int allocate_global_asid(struct sim *s)
+{
+	struct machine *mc = machine_of(s);
+	if (mc->gasid.last >= mc->gasid.max - 1)
+		reset_global_asid_space(s);
+	uint32_t asid = mc->gasid.last;
+	while (asid < mc->gasid.max && bit_test(mc->gasid.used, asid))
+		asid++;
+	if (asid >= mc->gasid.max)
+		return 0;
+	mc->gasid.used[asid / 64] |= 1ull << (asid % 64);
+	mc->gasid.last = asid;
+	mc->gasid.available--;
+	return (int)asid;
+}
+
+/* mm_active_cpus_exceeds(mm, threshold) (d504d1247e36): more than
+ * threshold CPUs run the mm right now (in mm_cpumask, the mm loaded, not
+ * lazy); the weight of mm_cpumask first, as the quick test */
+static bool mm_active_cpus_exceeds(struct sim *s, const mm_context_t *mm, int threshold)
+{
+	struct machine *mc = machine_of(s);
+	int w = 0;
+	for (uint32_t i = 0; i < mc->cpumask_words; i++)
+		w += __builtin_popcountll(mm->cpumask[i]);
+	if (w <= threshold)
+		return false;
+	int count = 0;
+	for (int c = 0; c < s->nr_cpus; c++) {
+		if (!cpumask_test(mm, c) || mc->cpu[c].loaded_mm != mm || mc->cpu[c].is_lazy)
+			continue;
+		if (++count > threshold)
+			return true;
+	}
+	return false;
+}
+
+/* use_global_asid(mm) (d504d1247e36): keep the mm's global ASID if it has
+ * one; with none left (global_asid_available == 0) the mm stays on per-CPU
+ * ASIDs and IPIs; else assign one and mark the mm in transition */
+void use_global_asid(struct sim *s, mm_context_t *mm)
+{
+	struct machine *mc = machine_of(s);
+	if (mm->global_asid)
+		return;
+	if (mc->gasid.available <= 0)
+		return;
+	int asid = allocate_global_asid(s);
+	if (!asid)
+		return;
+	mm->asid_transition = true;
+	mm->global_asid = (uint16_t)asid;
+}
+
+/* consider_global_asid(mm) (4afeb0ed1753, v6.15): after an IPI flush, at
+ * most one jiffy in 32 per task ((pid & 0x1f) == (jiffies & 0x1f); the task
+ * id is the pid, HZ=1000), give the mm a global ASID if it is active on
+ * more than 3 CPUs */
+static void consider_global_asid(struct sim *s, mm_context_t *mm)
+{
+	if (!invlpgb_on(s) || !s->curr)
+		return;
+	if (((uint64_t)s->curr->id & 0x1f) != ((s->now / X86_JIFFY_NS) & 0x1f))
+		return;
+	if (mm_active_cpus_exceeds(s, mm, 3))
+		use_global_asid(s, mm);
+}
+
+/* mm_free_global_asid(mm) (d504d1247e36, called from destroy_context by
+ * c9826613a9cb) */
+void mm_free_global_asid(struct sim *s, mm_context_t *mm)
+{
+	struct machine *mc = machine_of(s);
+	if (!mm->global_asid || !mc->gasid.freed)
+		return;
+	mc->gasid.freed[mm->global_asid / 64] |= 1ull << (mm->global_asid % 64);
+	mm->global_asid = 0;
+	mm->asid_transition = false;
+	mc->gasid.available++;
+}
+
 /* Full flush of the non-global entries of one PCID on cpu (CR3 write without
  * NOFLUSH / INVPCID single-context). Returns its cost. */
 static uint64_t x86_flush_pcid(struct sim *s, int cpu, int asid)
@@ -66,7 +244,8 @@ static uint64_t x86_flush_pcid(struct sim *s, int cpu, int asid)
 	return (uint64_t)P(s, P_cr3_flush_ns);
 }
 
-/* choose_new_asid() (arch/x86/mm/tlb.c, v4.20..v5.1) */
+/* choose_new_asid() (arch/x86/mm/tlb.c, v4.20..v5.1; v6.15: the mm's
+ * global ASID first, with no flush) */
 static void choose_new_asid(struct sim *s, int cpu, mm_context_t *next, uint64_t next_tlb_gen,
 			    int *new_asid, bool *need_flush)
 {
@@ -74,6 +253,13 @@ static void choose_new_asid(struct sim *s, int cpu, mm_context_t *next, uint64_t
 	if (!P(s, P_pcid)) {
 		*new_asid = 0;
 		*need_flush = true;
+		return;
+	}
+	/* be88a1dd6112 (v6.15): a global ASID is always up to date */
+	int g = mm_global_asid(s, next);
+	if (g) {
+		*new_asid = g;
+		*need_flush = false;
 		return;
 	}
 	for (int asid = 0; asid < TLB_NR_DYN_ASIDS; asid++) {
@@ -107,14 +293,22 @@ static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, mm_context_t *next)
 
 	ac->is_lazy = false;
 	if (prev == next) {
-		if (!next || !was_lazy)
+		if (!next)
 			return 0;
-		/* back from lazy mode: catch up if flushes were skipped */
-		uint64_t next_tlb_gen = next->tlb_gen;
-		if (ac->ctxs[ac->loaded_mm_asid].tlb_gen == next_tlb_gen)
-			return 0;
-		new_asid = ac->loaded_mm_asid;
-		need_flush = true;
+		if (mm_needs_global_asid(s, next, ac->loaded_mm_asid)) {
+			/* be88a1dd6112: move onto the mm's global ASID */
+			choose_new_asid(s, cpu, next, next->tlb_gen, &new_asid, &need_flush);
+		} else {
+			/* a global ASID is kept up to date by INVLPGB */
+			if (is_global_asid(ac->loaded_mm_asid) || !was_lazy)
+				return 0;
+			/* back from lazy mode: catch up if flushes were skipped */
+			uint64_t next_tlb_gen = next->tlb_gen;
+			if (ac->ctxs[ac->loaded_mm_asid].tlb_gen == next_tlb_gen)
+				return 0;
+			new_asid = ac->loaded_mm_asid;
+			need_flush = true;
+		}
 	} else {
 		/* x86_cpumask=lazy (209954cbc7d0, v6.14): the CPU stays in prev's
 		 * mask until a flush finds prev not loaded; the bit of next is
@@ -202,6 +396,17 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
 		/* Leave lazy mode instead of flushing: switch to init_mm. */
 		return switch_mm_irqs_off(s, cpu, NULL);
 	}
+	/* be88a1dd6112 (v6.15): a CPU still on a per-CPU ASID of an mm that
+	 * got a global one reloads CR3 with it; a global ASID needs no flush
+	 * here (INVLPGB keeps it up to date). v6.15 tested this before the
+	 * lazy test; "x86/mm: fix race between flush_tlb_func and idle task
+	 * leave_mm" (Message-ID 20250520102036.5d61f565@fangorn, Fixes:
+	 * 4afeb0ed1753) moves the lazy test first, as here. */
+	uint64_t reload = 0;
+	if (mm_needs_global_asid(s, loaded, ac->loaded_mm_asid))
+		reload = switch_mm_irqs_off(s, cpu, loaded);
+	if (is_global_asid(ac->loaded_mm_asid))
+		return reload;
 	int asid = ac->loaded_mm_asid;
 	uint64_t local_tlb_gen = ac->ctxs[asid].tlb_gen;
 	/* aa44284960d5 (v6.0): up to date with what this flush asks for; the
@@ -250,6 +455,9 @@ static bool x86_should_ipi(struct sim *s, int c, const struct flush_tlb_info *f)
 {
 	struct machine *mc = machine_of(s);
 	const struct arch_cpu *ac = &mc->cpu[c];
+	/* be88a1dd6112 (v6.15): an mm in ASID transition IPIs the whole mask */
+	if (mm_in_asid_transition(s, f->mm))
+		return true;
 	if (ac->is_lazy && (!f->freed_tables || mc->policy.x86_lazy == X86_LAZY_NEVER))
 		return false;
 	if (!f->freed_tables && mc->policy.x86_should_flush == X86_SHOULD_FLUSH_LOADED_MM &&
@@ -310,6 +518,68 @@ static void native_flush_tlb_multi(struct sim *s, int self, const struct flush_t
 	}
 }
 
+/* finish_asid_transition(info) (4afeb0ed1753): while some CPU running the
+ * mm is still on a per-CPU ASID, send the flush IPIs to the mask (every CPU
+ * of it: the mm is in transition) so that the stragglers move onto the
+ * global ASID; once every CPU running it uses the global ASID, the
+ * transition is over. */
+static void finish_asid_transition(struct sim *s, const struct flush_tlb_info *f)
+{
+	struct machine *mc = machine_of(s);
+	mm_context_t *mm = f->mm;
+	int g = mm_global_asid(s, mm);
+	if (!mm_in_asid_transition(s, mm))
+		return;
+	for (int c = 0; c < s->nr_cpus; c++) {
+		if (!cpumask_test(mm, c) || mc->cpu[c].loaded_mm != mm)
+			continue;
+		if (mc->cpu[c].loaded_mm_asid != g) {
+			sim_step(s, YP_IPI, 0);
+			native_flush_tlb_multi(s, cur_cpu(s), f, true);
+			return;
+		}
+	}
+	mm->asid_transition = false;
+}
+
+/*
+ * broadcast_tlb_flush(info) (arch/x86/mm/tlb.c, 4afeb0ed1753, v6.15): a
+ * full flush is one INVLPGB of the mm's PCID; a range is INVLPGBs of up to
+ * invlpgb_count_max strides each (one per stride above PMD size); every CPU
+ * loses the entries, no IPI; then finish_asid_transition, then one TLBSYNC.
+ */
+static void broadcast_tlb_flush(struct sim *s, const struct flush_tlb_info *f)
+{
+	int asid = mm_global_asid(s, f->mm);
+	uint32_t tag = kern_pcid(s, asid);
+	uint64_t n = 0;
+	if (f->end == TLB_FLUSH_ALL) {
+		struct inv_op inv = {.kind = INV_TAG_NONGLOBAL, .tag = tag};
+		invlpgb_all(s, &inv);
+		n = 1;
+	} else {
+		unsigned int pmd_shift = (unsigned int)hw_of(s)->geom.pmd_shift;
+		uint64_t maxnr = (uint64_t)P(s, P_invlpgb_count_max);
+		uint64_t addr = f->start;
+		do {
+			uint64_t nr = 1;
+			if (f->stride_shift <= pmd_shift) {
+				nr = (f->end - addr) >> f->stride_shift;
+				nr = nr < 1 ? 1 : nr > maxnr ? maxnr : nr;
+			}
+			struct inv_op inv = {.kind = INV_X86_INVLPG, .tag = tag, .start = addr,
+					     .end = addr + (nr << f->stride_shift),
+					     .stride = 1ull << f->stride_shift};
+			invlpgb_all(s, &inv);
+			n++;
+			addr += nr << f->stride_shift;
+		} while (addr < f->end);
+	}
+	invlpgb_issue(s, n, asid);
+	finish_asid_transition(s, f);
+	__tlbsync(s);
+}
+
 /* should_trim_cpumask(mm) (arch/x86/mm/tlb.c, 6db2526c1d69, v6.14): true at
  * most once per second per mm; it moves the next trim a second ahead */
 static bool should_trim_cpumask(struct sim *s, mm_context_t *mm)
@@ -324,7 +594,9 @@ static bool should_trim_cpumask(struct sim *s, mm_context_t *mm)
 /* flush_tlb_mm_range(mm, start, end, stride_shift, freed_tables)
  * (arch/x86/mm/tlb.c, v4.20..v5.1: local flush, then the IPIs;
  * x86_flush_local=concurrent, v5.13+: flush_tlb_multi when another CPU is in
- * the mask - local flush included - else the local flush alone) */
+ * the mask - local flush included - else the local flush alone;
+ * x86_flush=invlpgb, v6.15: broadcast_tlb_flush for an mm with a global
+ * ASID, and consider_global_asid after an IPI flush) */
 void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
 			unsigned int stride_shift, bool freed_tables)
 {
@@ -345,6 +617,12 @@ void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_
 				       .cpu = cpu};
 		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
 	}
+	/* 4afeb0ed1753 (v6.15): an mm with a global ASID is flushed by INVLPGB
+	 * on every CPU, this one included */
+	if (mm_global_asid(s, mm)) {
+		broadcast_tlb_flush(s, &info);
+		return;
+	}
 	bool concurrent = mc->policy.x86_flush_local == X86_FLUSH_LOCAL_CONCURRENT;
 	if (!concurrent && mc->cpu[cpu].loaded_mm == mm)
 		sim_charge_sys(s, flush_tlb_func_common(s, cpu, &info, true));
@@ -360,6 +638,7 @@ void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_
 			info.trim_cpumask = should_trim_cpumask(s, mm);
 		sim_step(s, YP_IPI, 0);
 		native_flush_tlb_multi(s, cpu, &info, concurrent);
+		consider_global_asid(s, mm);
 	} else if (concurrent && mc->cpu[cpu].loaded_mm == mm) {
 		sim_charge_sys(s, flush_tlb_func_common(s, cpu, &info, true));
 	}
@@ -395,10 +674,42 @@ static uint64_t do_kernel_flush(struct sim *s, int cpu, const void *data)
 }
 
 /*
+ * kernel_tlb_flush_all() / kernel_tlb_flush_range() with INVLPGB
+ * (82378c6c2f43 "x86/mm: Use INVLPGB for kernel TLB flushes", v6.15): the
+ * whole TLB is one invlpgb_flush_all(); a range is invlpgb_kernel_range_flush,
+ * INVLPGBs of up to invlpgb_count_max pages each; then one TLBSYNC. No IPI:
+ * every CPU loses the entries, this one included.
+ */
+static void invlpgb_kernel_flush(struct sim *s, const struct kflush *k)
+{
+	uint64_t n = 0;
+	if (k->all) {
+		struct inv_op inv = {.kind = INV_ALL};
+		invlpgb_all(s, &inv);
+		n = 1;
+	} else {
+		uint64_t ps = hw_of(s)->geom.page_size;
+		uint64_t maxnr = (uint64_t)P(s, P_invlpgb_count_max);
+		for (uint64_t addr = k->start, nr; addr < k->end; addr += nr * ps) {
+			nr = (k->end - addr) / ps;
+			nr = nr < 1 ? 1 : nr > maxnr ? maxnr : nr;
+			struct inv_op inv = {.kind = INV_X86_INVLPG, .tag = TC_TAG_GLOBAL,
+					     .start = addr, .end = addr + nr * ps, .stride = ps};
+			invlpgb_all(s, &inv);
+			n++;
+		}
+	}
+	if (n)
+		invlpgb_issue(s, n, 0);
+	__tlbsync(s);
+}
+
+/*
  * flush_tlb_kernel_range(start, end) (arch/x86/mm/tlb.c, v6.10): more than
  * tlb_single_page_flush_ceiling pages: on_each_cpu(do_flush_tlb_all), else
  * on_each_cpu(do_kernel_range_flush) - every online CPU, lazy or idle or
- * not, the local one included; the caller waits for every handler.
+ * not, the local one included; the caller waits for every handler. With
+ * x86_flush=invlpgb and INVLPGB (v6.15): invlpgb_kernel_flush().
  */
 static void x86_flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_t end)
 {
@@ -415,6 +726,12 @@ static void x86_flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_t e
 		struct flush_note n = {.what = FLUSH_X86_KERNEL, .full = k.all, .start = start,
 				       .end = end, .cpu = self};
 		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
+	}
+	if (invlpgb_on(s)) {
+		invlpgb_kernel_flush(s, &k);
+		if (mc->hooks && mc->hooks->kernel_flush_done)
+			mc->hooks->kernel_flush_done(mc->hooks_ctx, start, end, k.all);
+		return;
 	}
 	struct ipi_round r = {0};
 	uint64_t t0 = s->now + s->curr->pending_ns, finish = t0, nt = 0;

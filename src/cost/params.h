@@ -244,7 +244,30 @@
     "uniformly within +-jitter percent of its value (cache and TLB state, "      \
     "interrupts, SMT and frequency make a real operation's time vary by a few "  \
     "percent), so that no run phase-locks on exact costs; 0: exact mode "        \
-    "(run mode only; check explores orders, not times)")
+    "(run mode only; check explores orders, not times)")                      \
+  X(invlpgb, "bool", 0, 0,                                                       \
+    "x86: the CPU has INVLPGB/TLBSYNC (AMD Zen 3 and later, CPUID "             \
+    "0x80000008 EBX[3]) and the kernel may use it (needs PCID; off with PTI); " \
+    "0 on the Intel profiles, 1 on milan-72; x86_flush=invlpgb uses it")        \
+  X(invlpgb_ns, "ns", 107, 0,                                                    \
+    "first principles: the issuing core's cost of one INVLPGB without a wait "  \
+    "(the _nosync forms): the request leaves the core complex for the data "    \
+    "fabric, taken as one cross-CCX cache-line transfer, EPYC 7R13 (Milan) "    \
+    "107 ns (nviennot core-to-core-latency); remote cores are not charged")     \
+  X(tlbsync_ns, "ns", 394, 0,                                                    \
+    "first principles: TLBSYNC waits until every core acknowledged the "        \
+    "INVLPGBs this core issued: a round trip to the farthest core, EPYC 7R13 "  \
+    "cross-socket cache-line transfer 197 ns x 2 (nviennot "                    \
+    "core-to-core-latency; no published INVLPGB/TLBSYNC latency)")              \
+  X(invlpgb_count_max, "pages", 8, 0,                                            \
+    "x86: pages one INVLPGB may cover, CPUID 0x80000008 EDX[15:0] + 1 "         \
+    "(invlpgb_count_max, arch/x86/kernel/cpu/amd.c, v6.15); the Milan value is " \
+    "not published in a source this project has: 8 assumed")                   \
+  X(global_asids, "ASIDs", 2039, 0,                                              \
+    "x86: global ASIDs the kernel can hand out, global_asid_available = "       \
+    "MAX_ASID_AVAILABLE - TLB_NR_DYN_ASIDS - 1 with MAX_ASID_AVAILABLE 2046 "   \
+    "(11 PCID bits with CONFIG_MITIGATION_PAGE_TABLE_ISOLATION, minus 2); "     \
+    "d504d1247e36, v6.15; lower it to see exhaustion")
 
 enum param_id {
 #define X(name, unit, x86, arm, src) P_##name,

@@ -137,6 +137,17 @@ static const struct tlbsim_knob_value x86_table_free_values[X86_TABLE_FREE_COUNT
 				       "MMU_GATHER_RCU_TABLE_FREE unconditional\", v6.15)"},
 };
 
+static const struct tlbsim_knob_value x86_flush_values[X86_FLUSH_COUNT] = {
+	[X86_FLUSH_IPI] = {"ipi", "remote CPUs are flushed by IPIs (flush_tlb_multi, on_each_cpu), "
+				  "whatever the CPU offers (up to v6.14)"},
+	[X86_FLUSH_INVLPGB] = {"invlpgb", "with INVLPGB (profile parameter invlpgb=1): an mm active "
+					  "on more than 3 CPUs gets a global ASID and is flushed by "
+					  "INVLPGB + TLBSYNC, no IPIs; kernel flushes too "
+					  "(4afeb0ed1753 \"x86/mm: Enable broadcast TLB invalidation "
+					  "for multi-threaded processes\", 82378c6c2f43 \"x86/mm: "
+					  "Use INVLPGB for kernel TLB flushes\", v6.15)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -166,6 +177,9 @@ static const struct tlbsim_knob knobs[] = {
 	{"arm64_local", "arm64: whether a user flush of an mm that only ever ran on this CPU is "
 			"local (never upstream)", ARM64_LOCAL_COUNT, ARM64_LOCAL_OFF,
 	 arm64_local_values},
+	{"x86_flush", "x86: IPIs or, on a CPU with INVLPGB, broadcast invalidation for "
+		      "multi-threaded mms and kernel flushes", X86_FLUSH_COUNT, X86_FLUSH_IPI,
+	 x86_flush_values},
 };
 
 int tlbsim_knob_count(void)
@@ -194,6 +208,7 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->x86_should_flush = (enum x86_should_flush_policy)knobs[10].default_value;
 	pol->x86_table_free = (enum x86_table_free_policy)knobs[11].default_value;
 	pol->arm64_local = (enum arm64_local_policy)knobs[12].default_value;
+	pol->x86_flush = (enum x86_flush_policy)knobs[13].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -212,6 +227,7 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 10: return (int *)&pol->x86_should_flush;
 	case 11: return (int *)&pol->x86_table_free;
 	case 12: return (int *)&pol->arm64_local;
+	case 13: return (int *)&pol->x86_flush;
 	default: return NULL;
 	}
 }
@@ -315,21 +331,25 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *                 953753db887f);
  *   x86_should_flush not_lazy up to v6.13; loaded_mm from v6.14
  *                 (6db2526c1d69);
- *   x86_table_free page up to v6.14; rcu from v6.15 (a37259732a7d).
+ *   x86_table_free page up to v6.14; rcu from v6.15 (a37259732a7d);
+ *   x86_flush     ipi up to v6.14; invlpgb from v6.15 (4afeb0ed1753,
+ *                 82378c6c2f43): it changes nothing on a profile without
+ *                 INVLPGB (parameter invlpgb=0, every Intel profile), where
+ *                 the kernel also takes the IPI path.
  */
 #define K_OLD_VMAP "vmap_purge=global,kasan_flush=per_area"
 #define K_X86_OLD                                                               \
 	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \
-	"x86_should_flush=not_lazy,x86_table_free=page"
+	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
 #define K_X86_513                                                               \
 	",x86_flush_local=concurrent,x86_tlb_gen=mm_gen,x86_cpumask=eager,"       \
-	"x86_should_flush=not_lazy,x86_table_free=page"
+	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
 #define K_X86_60                                                                \
 	",x86_flush_local=concurrent,x86_tlb_gen=new_gen,x86_cpumask=eager,"      \
-	"x86_should_flush=not_lazy,x86_table_free=page"
+	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
 #define K_X86_618                                                               \
 	",x86_flush_local=concurrent,x86_tlb_gen=new_gen,x86_cpumask=lazy,"       \
-	"x86_should_flush=loaded_mm,x86_table_free=rcu"
+	"x86_should_flush=loaded_mm,x86_table_free=rcu,x86_flush=invlpgb"
 #define K_VMA_LOCK                                                              \
 	"faults under per-VMA locks (v6.4+) are not modelled: faults take "        \
 	"mmap_lock"
@@ -338,9 +358,9 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 	"reading, is not charged; "
 #define K_X86_14                                                                \
 	"x86: the mm_cpumask atomics that 209954cbc7d0 saves at context switch "   \
-	"are not charged (only the IPIs to stale CPUs it adds are); INVLPGB "      \
-	"broadcast flushes with global ASIDs (AMD, v6.15) are not modelled: the "  \
-	"IPI path runs; "
+	"are not charged (only the IPIs to stale CPUs it adds are); "              \
+	"INVLPGB (x86_flush=invlpgb) is used only on a profile with invlpgb=1 "   \
+	"(milan-72); the page-reclaim batch flush with INVLPGB is not modelled; "
 static const struct tlbsim_kernel_preset kernels[] = {
 	{"4.14",
 	 "nested=v1,nested_check=on,x86_lazy=never,fault_retry=none,spurious_flush=broadcast,"
@@ -400,7 +420,7 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
 	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618,
 	 "9e9e085effe9 (the 003 fix, v6.13); x86 209954cbc7d0, 953753db887f, 6db2526c1d69 "
-	 "(v6.14), a37259732a7d (v6.15)", K_X86_6X K_X86_14 K_VMA_LOCK},
+	 "(v6.14), a37259732a7d, 4afeb0ed1753 (v6.15)", K_X86_6X K_X86_14 K_VMA_LOCK},
 };
 
 int tlbsim_kernel_count(void)

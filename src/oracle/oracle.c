@@ -207,6 +207,16 @@ static struct mm_struct *mm_by_ctx(struct oracle *o, uint64_t ctx_id)
 	return NULL;
 }
 
+/* x86: the live mm that owns this global ASID (at most one). */
+static struct mm_struct *mm_by_global_asid(struct oracle *o, int asid)
+{
+	struct kernel *k = kernel_of(o->s);
+	for (int i = 0; i < k->nr_mms; i++)
+		if (k->mms[i]->context.global_asid == asid && k->mms[i]->users)
+			return k->mms[i];
+	return NULL;
+}
+
 /* Is the entry e on cpu a reachable translation of the live mm? O(1): the I2
  * scan asks it for every cached entry in the range. */
 static bool entry_of_mm(struct sim *s, int cpu, const struct tc_entry *e, bool walk,
@@ -224,7 +234,12 @@ static bool entry_of_mm(struct sim *s, int cpu, const struct tc_entry *e, bool w
 		       mm->context.asid_gen == machine_of(s)->asid.generation;
 	}
 	int slot = P(s, P_pcid) ? (int)e->tag - 1 : 0;
-	if (slot < 0 || slot >= TLB_NR_DYN_ASIDS || ac->ctxs[slot].ctx_id != mm->context.ctx_id)
+	/* a global ASID (x86_flush=invlpgb, v6.15): the same on every CPU and
+	 * never flushed at switch_mm, so its entries are reachable wherever
+	 * they are while the mm owns it */
+	if (slot >= TLB_NR_DYN_ASIDS)
+		return mm->context.global_asid == slot;
+	if (slot < 0 || ac->ctxs[slot].ctx_id != mm->context.ctx_id)
 		return false;
 	bool loaded = ac->loaded_mm == &mm->context && ac->loaded_mm_asid == slot;
 	if (loaded && (!ac->is_lazy || walk))
@@ -247,9 +262,10 @@ static struct mm_struct *entry_reachable(struct oracle *o, int cpu, const struct
 			mm = mm_by_asid(o, e->tag);
 	} else {
 		int slot = P(s, P_pcid) ? (int)e->tag - 1 : 0;
-		if (slot < 0 || slot >= TLB_NR_DYN_ASIDS)
+		if (slot < 0)
 			return NULL;
-		mm = mm_by_ctx(o, ac->ctxs[slot].ctx_id);
+		mm = slot >= TLB_NR_DYN_ASIDS ? mm_by_global_asid(o, slot)
+					       : mm_by_ctx(o, ac->ctxs[slot].ctx_id);
 	}
 	return mm && entry_of_mm(s, cpu, e, walk, mm) ? mm : NULL;
 }
@@ -558,6 +574,8 @@ static bool cpu_may_reach_ctx(struct oracle *o, int cpu, const mm_context_t *ctx
 	struct sim *s = o->s;
 	const struct arch_cpu *ac = arch_cpu(s, cpu);
 	if (machine_is_x86(s)) {
+		if (ctx->global_asid)
+			return true;	/* its global ASID may be cached anywhere */
 		for (int k = 0; k < TLB_NR_DYN_ASIDS; k++)
 			if (ac->ctxs[k].ctx_id == ctx->ctx_id)
 				return true;

@@ -274,6 +274,7 @@ static const struct row rows[] = {
 	{"tasklist_wait_max", true, get_tasklist_lock_wait_max_ns, true},
 	{"softlockups", false, get_softlockups, ROW_HIDE_NO_KERNEL},
 	{"records_per_sec", false, get_records_per_sec, true},
+	{"invlpgb", false, get_invlpgb, true}, {"tlbsync", false, get_tlbsync, true},
 	{"violations", false, get_violations, false}, {"events", false, get_events, false},
 };
 

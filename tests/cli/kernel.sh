@@ -63,6 +63,18 @@ print(" ".join(p[k] for k in ["x86_flush_local", "x86_tlb_gen", "x86_cpumask",
 [ "$(x86k 5.13)" = "concurrent mm_gen eager not_lazy page" ] || failmsg "5.13 x86 knobs: $(x86k 5.13)"
 [ "$(x86k 6.11)" = "concurrent new_gen eager not_lazy page" ] || failmsg "6.11 x86 knobs: $(x86k 6.11)"
 [ "$(x86k 6.18)" = "concurrent new_gen lazy loaded_mm rcu" ] || failmsg "6.18 x86 knobs: $(x86k 6.18)"
+# x86_flush: invlpgb from v6.15 (4afeb0ed1753); used only where the profile
+# has INVLPGB (milan-72): on x86-24 the 6.18 preset still sends IPIs
+x86f() {	# kernel profile -> x86_flush, then whether INVLPGBs were issued
+	"$bin" run mmap8 --iters 20 --threads 6 --cpus 6 --profile "$2" --kernel "$1" --json |
+	python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print(r["policy"]["x86_flush"], "invlpgb" if r["metrics"].get("invlpgb", 0) else "ipi")'
+}
+[ "$(x86f 6.11 milan-72)" = "ipi ipi" ] || failmsg "6.11 x86_flush: $(x86f 6.11 milan-72)"
+[ "$(x86f 6.18 x86-24)" = "invlpgb ipi" ] || failmsg "6.18 on x86-24: $(x86f 6.18 x86-24)"
+[ "$(x86f 6.18 milan-72)" = "invlpgb invlpgb" ] || failmsg "6.18 on milan-72: $(x86f 6.18 milan-72)"
 
 # every preset on every workload (the small check instance): 0 or 1
 "$bin" list kernels | awk '/^[0-9]/ {print $1}' >"$tmp/k"

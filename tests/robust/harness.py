@@ -111,6 +111,7 @@ FALLBACK = {
         "x86_cpumask": ["eager", "lazy"],
         "x86_should_flush": ["not_lazy", "loaded_mm"],
         "x86_table_free": ["page", "rcu"],
+        "x86_flush": ["ipi", "invlpgb"],
     },
     "profiles": {
         "x86-24": {"arch": "x86", "page": 4096, "cpus": 24},
@@ -120,6 +121,7 @@ FALLBACK = {
         "x86-256": {"arch": "x86", "page": 4096, "cpus": 256},
         "arm64-128": {"arch": "arm64", "page": 4096, "cpus": 128},
         "kvm16": {"arch": "x86", "page": 4096, "cpus": 16},
+        "milan-72": {"arch": "x86", "page": 4096, "cpus": 72},
     },
 }
 
