@@ -6,10 +6,12 @@
  *   loop: mprotect(p, PROT_READ); mprotect(p, PROT_READ|PROT_WRITE);
  *         write one word to each page;            ops++ (one per loop)
  *
- * It stands for the mprotect-heavy user programs of the "TLB shootdown"
- * discussions (JIT compilers and garbage collectors toggling W^X, the
- * stress-ng mprotect stressor, stress-ng 0.17's stress-mprotect.c) reduced
- * to the loop that matters for the flush machinery. In v5.1 every
+ * It stands for mprotect-heavy user programs (a JIT or a garbage collector
+ * flipping W^X or write barriers on its own pages), reduced to the loop that
+ * matters for the flush machinery. It is
+ * not stress-ng's mprotect stressor (stress-mprotect.c), which applies
+ * random protections to random spans of a shared mapping from several
+ * processes: that needs PROT_NONE/PROT_EXEC, which the model lacks. In v5.1 every
  * mprotect of present pages ends in flush_tlb_range() over the whole range,
  * and the write after mprotect(RW) takes a write fault (private PTEs stay
  * read-only: PAGE_COPY) whose ptep_set_access_flags flushes again on arm64.
@@ -139,9 +141,10 @@ static const struct tlbsim_wparam_desc storm_params[] = {
 static const struct tlbsim_workload_desc storm_desc = {
 	.name = "mprotect_storm",
 	.description = "N single-threaded processes (one per CPU, pinned), each looping "
-		       "mprotect(RO), mprotect(RW), write each of its pages (a JIT/GC W^X flip, "
-		       "the loop of stress-ng's mprotect stressor); ops = loops, timed as "
-		       "will-it-scale (warm-up loop, measured window)",
+		       "mprotect(RO), mprotect(RW), write each of its pages of a private mapping "
+		       "(a JIT/GC-style W^X flip; not stress-ng's random-span mprotect stressor); "
+		       "ops = loops, timed with will-it-scale's harness (warm-up loop, measured "
+		       "window); mm/mprotect.c v5.1",
 	.default_profile = "arm64-4k",
 	.default_threads = 0,
 	.default_iters = 100,
