@@ -5,9 +5,10 @@
  * and walks the VMAs of the range; mprotect_fixup() splits a VMA the range
  * covers only in part (split_vma, mm/mmap.c), sets the new vm_flags and
  * calls change_protection() -> change_protection_range(), which raises
- * mm->tlb_flush_pending (inc_tlb_flush_pending, so that a concurrent
+ * mm->tlb_flush_pending (inc_tlb_flush_pending, a counter on every
+ * configuration since 0a2dd266dd6b, v4.13, so that a concurrent
  * mm_tlb_flush_pending()/mm_tlb_flush_nested() reader knows a flush of this
- * mm is outstanding: 16ebe2e41fb2, v4.13), rewrites every present PTE of the
+ * mm is outstanding), rewrites every present PTE of the
  * range under its PTE table's lock (change_pte_range:
  * ptep_modify_prot_start / pte_modify / ptep_modify_prot_commit, counting
  * each present PTE), and - only if it counted any - flushes the whole range
