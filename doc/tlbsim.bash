@@ -6,7 +6,7 @@ _tlbsim()
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 	local tl=${COMP_WORDS[0]}
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "list run compare sweep merge plot check sensitivity calibrate native --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "list run compare sweep merge plot check test sensitivity calibrate native --help --version" -- "$cur"))
 		return
 	fi
 	cmd=${COMP_WORDS[1]}

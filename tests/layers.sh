@@ -3,14 +3,14 @@
 # headers of its own directory, of a lower layer, and the public API
 # (tlbsim/tlbsim.h); never of a higher layer or of a peer. Layers from the
 # top:
-#   9 cli   8 check native   7 out   6 core   5 oracle workload   4 mm   3 arch
+#   9 cli   8 check native   7 out   6 core scenario   5 oracle workload   4 mm   3 arch
 #   2 hw    1 sim     0 cost
 # Prints every violation and "layers: PASS" or "layers: FAIL".
 set -u
 src=${1:?usage: layers.sh SRC}
 rank() {
 	case $1 in
-	cli) echo 9 ;; check|native) echo 8 ;; out) echo 7 ;; core) echo 6 ;;
+	cli) echo 9 ;; check|native) echo 8 ;; out) echo 7 ;; core|scenario) echo 6 ;;
 	oracle|workload) echo 5 ;; mm) echo 4 ;; arch) echo 3 ;; hw) echo 2 ;;
 	sim) echo 1 ;; cost) echo 0 ;; *) echo -1 ;;
 	esac

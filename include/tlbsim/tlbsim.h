@@ -34,10 +34,10 @@ enum tlbsim_err {
 enum nested_policy {
 	NESTED_PREFIX,		/* v4.20..v5.2-rc5: __tlb_reset_range + adjust to [start,end) */
 	NESTED_V1,		/* keep level bits, widen range to include [start,end) */
-	NESTED_V2,		/* Yang Shi v2: range [start,end), all bits set, freed_tables */
+	NESTED_V2,		/* the v2 patch: range [start,end), all bits set, freed_tables */
 	NESTED_FULLMM,		/* 7a30df49f63a (upstream): fullmm=1, reset, freed_tables=1 */
-	NESTED_NEED_FLUSH_ALL,	/* Nadav's idea on v5.1: need_flush_all=1, reset, freed_tables=1 */
-	NESTED_JAN2,		/* Jan's 2nd experiment: reset only start/end, keep bits */
+	NESTED_NEED_FLUSH_ALL,	/* a reviewer's alternative on v5.1: need_flush_all=1, reset, freed_tables=1 */
+	NESTED_KEEP_BITS,		/* the reporter's 2nd experiment: reset only start/end, keep bits */
 	NESTED_COUNT
 };
 
@@ -178,6 +178,9 @@ void tlbsim_policy_apply_kernel(struct tlbsim_policy *pol, const struct tlbsim_k
  * defaults (its default_policy: the kernel version it models). tlbsim_run
  * applies this itself; a front end calls it to print what will run. */
 void tlbsim_policy_apply_workload(struct tlbsim_policy *pol, const char *workload);
+/* The same for a workload given by its description (a scenario file's). */
+struct tlbsim_workload_desc;
+void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_workload_desc *w);
 const char *tlbsim_policy_value_name(const struct tlbsim_policy *pol, int knob);
 
 /* ---- profiles ---- */
@@ -247,6 +250,7 @@ struct tlbsim_workload_desc {
 	int64_t check_iters;
 	int check_cpus;
 	const char *check_wparams;	/* "name=value,..." applied before -w */
+	int default_cpus;	/* 0: the profile's CPU count (a scenario file's `cpus`) */
 };
 int tlbsim_workload_count(void);
 const struct tlbsim_workload_desc *tlbsim_workload_get(int i);
@@ -263,6 +267,9 @@ struct tlbsim_config {
 	const char *profile;	/* NULL: the workload's default profile */
 	/* a profile loaded from a file (owned by the caller); NULL: by name */
 	const struct tlbsim_profile *profile_def;
+	/* a workload compiled from a scenario file (owned by the caller, see
+	 * src/scenario/scenario.h); NULL: the built-in named by workload */
+	const struct tlbsim_workload_desc *workload_def;
 	int cpus;		/* 0: profile default */
 	int threads;		/* 0: workload default */
 	int64_t iters;		/* 0: workload default */

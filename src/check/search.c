@@ -25,7 +25,8 @@ static uint64_t host_ns(void)
 
 void check_config_defaults(struct tlbsim_config *cfg, bool cpus_given, bool iters_given)
 {
-	const struct tlbsim_workload_desc *d = tlbsim_workload_find(cfg->workload);
+	const struct tlbsim_workload_desc *d =
+		cfg->workload_def ? cfg->workload_def : tlbsim_workload_find(cfg->workload);
 	if (!d)
 		return;
 	if (!iters_given && d->check_iters)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "check/check.h"
+#include "scenario/scenario.h"
 
 #define EXIT_VIOLATION 1
 #define EXIT_USAGE 2
@@ -75,6 +76,7 @@ struct cli_opts {
 	int ngrid;
 	const char *output;		/* -o FILE; NULL: stdout */
 	int shard_k, shard_n;		/* --shard K/N; 0: the whole grid */
+	struct scenario *scenario;	/* WORKLOAD was a scenario file: its program */
 	char cmdline[8192];		/* for JSON; see cli_cmdline */
 	char *cmdline_heap;		/* when the command line is longer */
 };
@@ -119,6 +121,7 @@ int cmd_native(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_test(int argc, char **argv);	/* cmd_test.c: scenario files vs their expect */
 /* compare --native (cmd_native.c): run the workload on the host and print
  * the n model columns beside it; returns the exit status */
 struct run_result;

@@ -232,7 +232,7 @@ int cmd_check(int argc, char **argv)
 		cli_opts_free(&o);
 		return rc < 0 ? 0 : rc;
 	}
-	if (!tlbsim_workload_find(o.cfg.workload)) {
+	if (!o.cfg.workload_def && !tlbsim_workload_find(o.cfg.workload)) {
 		rc = cli_error("unknown workload '%s' (see tlbsim list workloads)", o.cfg.workload);
 		cli_opts_free(&o);
 		return rc;

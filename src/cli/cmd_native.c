@@ -33,6 +33,9 @@ static int native_prepare(const struct cli_opts *o, struct native_job *j)
 {
 	memset(j, 0, sizeof(*j));
 	char err[TLBSIM_ERRLEN];
+	if (o->cfg.workload_def)
+		return cli_error("%s: a scenario file runs only in the model; the host runs the "
+				 "built-in mmap8 and page_fault3", o->cfg.workload);
 	/* the model's resolution fills the workload's parameter defaults (and
 	 * rejects unknown names); the profile plays no part in a host run */
 	struct tlbsim_config cfg = o->cfg;

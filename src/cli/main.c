@@ -64,6 +64,8 @@ static const struct command commands[] = {
 	{"plot", cmd_plot, "plot F.csv --x COL --y COL [--by COL] [-o F.svg]",
 	 "draw a line chart (SVG) of a sweep's CSV"},
 	{"merge", cmd_merge, "merge A.csv B.csv ... [-o OUT.csv]", "join the CSV files of sweep shards"},
+	{"test", cmd_test, "test PATH... [--time-limit S] [--junit FILE]",
+	 "check scenario files against their expect clauses"},
 };
 
 static void main_help(FILE *f)

@@ -403,6 +403,9 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 	else
 		fprintf(f, "usage: tlbsim %s WORKLOAD [options]\n\n"
 			   "Simulate WORKLOAD and print its metrics (simulated time).\n", cmd);
+	if (cmd_bit != C_NATIVE)
+		fprintf(f, "\nWORKLOAD is a built-in name (tlbsim list workloads) or a scenario file: a\n"
+			   "path ending in .tlbs or containing '/' (docs/scenarios.md).\n");
 	fprintf(f, "\noptions:\n");
 	for (size_t i = 0; i < NOPTS; i++) {
 		const struct opt_def *d = &opts[i];
@@ -472,6 +475,8 @@ void cli_opts_free(struct cli_opts *o)
 	o->cmdline_heap = NULL;
 	free(o->profile_file);
 	o->profile_file = NULL;
+	scenario_free(o->scenario);
+	o->scenario = NULL;
 }
 
 int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
@@ -770,6 +775,15 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	if (!workload)
 		return cli_error("%s: missing WORKLOAD (see tlbsim list workloads)", o->cmd);
 	o->cfg.workload = workload;
+	/* a scenario file (docs/scenarios.md): compiled once, here; each error
+	 * was printed as FILE:LINE:COL */
+	if (scenario_is_path(workload) && !tlbsim_workload_find(workload)) {
+		int nerr;
+		o->scenario = scenario_load(workload, stderr, &nerr);
+		if (!o->scenario)
+			return EXIT_USAGE;
+		o->cfg.workload_def = scenario_desc(o->scenario);
+	}
 	/* --profile: a built-in name, or else a profile file */
 	if (o->cfg.profile && !tlbsim_profile_find(o->cfg.profile)) {
 		char err[TLBSIM_ERRLEN];
@@ -794,6 +808,11 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	tlbsim_policy_apply_workload(&o->cfg.policy, workload);
 	for (int i = 0; i < o->npolicies; i++)
 		tlbsim_policy_apply_workload(&o->policies[i], workload);
+	if (o->cfg.workload_def) {
+		tlbsim_policy_apply_desc(&o->cfg.policy, o->cfg.workload_def);
+		for (int i = 0; i < o->npolicies; i++)
+			tlbsim_policy_apply_desc(&o->policies[i], o->cfg.workload_def);
+	}
 	if (cmd_bit == C_COMPARE && o->npolicies < 2 && !o->native)
 		return cli_error("compare: give at least two --policy KNOB=VALUE options");
 	if (o->csv && o->json)

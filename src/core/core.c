@@ -101,7 +101,7 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 		   size_t errlen)
 {
 	memset(res, 0, sizeof(*res));
-	const struct workload_ops *w = cfg->workload ? workload_find(cfg->workload) : NULL;
+	const struct workload_ops *w = workload_for(cfg);
 	if (!w) {
 		snprintf(err, errlen, "unknown workload '%s' (see tlbsim list workloads)",
 			 cfg->workload ? cfg->workload : "");
@@ -129,7 +129,8 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 			return rc;
 		}
 	}
-	res->cpus = cfg->cpus ? cfg->cpus : res->profile->nr_cpus;
+	res->cpus = cfg->cpus ? cfg->cpus
+			      : w->desc->default_cpus ? w->desc->default_cpus : res->profile->nr_cpus;
 	if (res->cpus < 1 || res->cpus > 1024) {
 		snprintf(err, errlen, "--cpus %d: want 1..1024", res->cpus);
 		return TLBSIM_EINVAL;
@@ -243,7 +244,7 @@ uint64_t tlbsim_estimate_host_bytes(const struct tlbsim_config *cfg,
 	/* a coroutine stack, a gather batch and the task per thread, plus main */
 	uint64_t gather = (8 + 10000ull) * 4;
 	bytes += ((uint64_t)res->threads + 1) * (128 * 1024 + gather + 1024);
-	const struct workload_ops *w = workload_find(res->workload->name);
+	const struct workload_ops *w = workload_for(cfg);
 	if (w && w->estimate)
 		bytes += w->estimate(res, res->profile->page_shift);
 	return bytes;
@@ -304,6 +305,8 @@ int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
 	}
 	struct tlbsim_policy pol = cfg->policy;
 	tlbsim_policy_apply_workload(&pol, cfg->workload);
+	if (cfg->workload_def)
+		tlbsim_policy_apply_desc(&pol, cfg->workload_def);
 	int rc = kernel_init(&ts->k, res->profile, res->cpus, p, &pol, cfg->seed);
 	struct sim *s = core_sim(ts);
 	if (rc) {
@@ -326,7 +329,7 @@ int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
 	}
 	if (o && o->no_workload)
 		return 0;
-	ts->w = workload_find(res->workload->name);
+	ts->w = workload_for(cfg);
 	rc = ts->w->setup(s, res, &ts->wl, err, errlen);
 	if (rc)
 		goto fail;

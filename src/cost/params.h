@@ -187,7 +187,8 @@
     "when on")                                                                   \
   X(invlpg_ns, "ns", 100, 0,                                                     \
     "C3: 'each single flush is about 100 ns' (arch/x86/mm/tlb.c ceiling "        \
-    "rationale); Hansen 2014 ~260 cycles per extra page")                        \
+    "rationale); the 2014 ceiling patch (a5102476a24b series): ~260 cycles "    \
+    "per extra page")                                                            \
   X(cr3_flush_ns, "ns", 50, 0,                                                   \
     "C3: CR3 write 96-124 cycles (Haswell/Westmere) at ~2.5 GHz")                \
   X(flush_ceiling, "pages", 33, 0,                                               \

@@ -153,6 +153,7 @@ static vm_fault_t fault_dirty_shared_page(struct sim *s, struct vm_fault *vmf, u
 {
 	struct inode *ino = vmf->vma->file;
 	bool dirtied = set_page_dirty(s, ino, f);
+	unlock_page(s, f);		/* locked by the caller since page_mkwrite */
 	if (!dirtied && !ino->fs->page_mkwrite)
 		return 0;
 	enum fault_retry_policy pol = machine_of(s)->policy.fault_retry;
@@ -244,11 +245,17 @@ static vm_fault_t do_cow_fault(struct sim *s, struct vm_fault *vmf)
 static vm_fault_t do_shared_fault(struct sim *s, struct vm_fault *vmf)
 {
 	uint32_t f = __do_fault(s, vmf);
+	/* locked from page_mkwrite (block_page_mkwrite's lock_page, returned
+	 * VM_FAULT_LOCKED), or from filemap_fault without one, until
+	 * fault_dirty_shared_page */
+	lock_page(s, f);
 	if (vmf->vma->file->fs->page_mkwrite)
 		do_page_mkwrite(s, vmf, f);
 	vm_fault_t ret = install_page(s, vmf, f, true);	/* finish_fault */
-	if (ret & VM_FAULT_NOPAGE)
+	if (ret & VM_FAULT_NOPAGE) {
+		unlock_page(s, f);
 		return ret;
+	}
 	return ret | fault_dirty_shared_page(s, vmf, f);
 }
 
@@ -329,10 +336,12 @@ static vm_fault_t wp_page_shared(struct sim *s, struct vm_fault *vmf)
 {
 	uint32_t f = pte_pfn(vmf->orig_pte);
 	frame_of(hw_of(s), f)->refcount++;		/* get_page */
+	lock_page(s, f);	/* page_mkwrite's, or wp_page_shared's own lock_page */
 	if (vmf->vma->file->fs->page_mkwrite) {
 		do_page_mkwrite(s, vmf, f);
 		sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));	/* finish_mkwrite_fault */
 		if (*vmf_pte(s, vmf) != vmf->orig_pte) {
+			unlock_page(s, f);
 			struct frame *fr = frame_of(hw_of(s), f);
 			if (--fr->refcount == 0)
 				frame_free(hw_of(s), f);

@@ -329,9 +329,51 @@ void page_mkclean(struct sim *s, struct inode *ino, uint64_t index, uint32_t fra
 }
 
 /*
+ * lock_page() / unlock_page() (mm/filemap.c, v5.8: __lock_page sleeps on the
+ * page's wait queue until PG_locked is clear; unlock_page wakes the waiters,
+ * which try again). The shared-write fault holds it from page_mkwrite (or
+ * filemap_fault) until the page is dirty and its PTE writable; writeback
+ * holds it across clear_page_dirty_for_io - so a write fault cannot dirty
+ * the page between page_mkclean and the clearing of its dirty flag.
+ */
+void lock_page(struct sim *s, uint32_t f)
+{
+	struct kernel *k = kernel_of(s);
+	struct frame *fr = frame_of(hw_of(s), f);
+	sim_step_arg(s, YP_LOCK_PAGE, (uint64_t)P(s, P_lock_op_ns), f,
+		     (fr->pgflags & PG_LOCKED) != 0);
+	while (fr->pgflags & PG_LOCKED) {
+		struct task *t = current_task(s);
+		t->pgwait_frame = f;
+		t->pgwait_next = k->page_waiters;
+		k->page_waiters = t;
+		sim_sleep(s);
+	}
+	fr->pgflags |= PG_LOCKED;
+}
+
+void unlock_page(struct sim *s, uint32_t f)
+{
+	struct kernel *k = kernel_of(s);
+	struct frame *fr = frame_of(hw_of(s), f);
+	SIM_BUG_ON(s, !(fr->pgflags & PG_LOCKED));
+	fr->pgflags &= (uint8_t)~PG_LOCKED;
+	for (struct task **pp = &k->page_waiters; *pp;) {
+		struct task *t = *pp;
+		if (t->pgwait_frame != f) {
+			pp = &t->pgwait_next;
+			continue;
+		}
+		*pp = t->pgwait_next;
+		t->pgwait_next = NULL;
+		sim_wake(s, &t->thread, (uint64_t)P(s, P_wakeup_ns));
+	}
+}
+
+/*
  * write_cache_pages() for one file (mm/page-writeback.c): every dirty page
- * is cleaned for I/O (clear_page_dirty_for_io: page_mkclean, then the dirty
- * flag), written (writeback_page_ns), and is clean afterwards.
+ * is locked and cleaned for I/O (clear_page_dirty_for_io: page_mkclean, then
+ * the dirty flag), written (writeback_page_ns), and is clean afterwards.
  */
 void writeback_inode(struct sim *s, struct inode *ino)
 {
@@ -342,12 +384,18 @@ void writeback_inode(struct sim *s, struct inode *ino)
 		uint64_t index = ino->pages[i].index;
 		if (!(frame_of(hw, f)->pgflags & PG_DIRTY))
 			continue;
-		page_mkclean(s, ino, index, f);
+		lock_page(s, f);
 		/* the flusher re-finds the page by index: the cache may have changed */
 		uint32_t j = pc_search(ino, index);
-		if (j >= ino->nr || ino->pages[j].frame != f)
+		if (j >= ino->nr || ino->pages[j].frame != f ||
+		    !(frame_of(hw, f)->pgflags & PG_DIRTY)) {
+			unlock_page(s, f);
+			if (j < ino->nr && ino->pages[j].frame == f)
+				i = j;
 			continue;
+		}
 		i = j;
+		page_mkclean(s, ino, index, f);
 		struct frame *fr = frame_of(hw, f);
 		if (fr->pgflags & PG_DIRTY) {
 			fr->pgflags &= (uint8_t)~PG_DIRTY;
@@ -358,6 +406,7 @@ void writeback_inode(struct sim *s, struct inode *ino)
 		if (k->hooks && k->hooks->page_cleaned)
 			k->hooks->page_cleaned(k->hooks_ctx, f);
 		sim_step_arg(s, YP_WRITEBACK, (uint64_t)P(s, P_writeback_page_ns), index, f);
+		unlock_page(s, f);	/* writepage submitted the I/O */
 	}
 }
 

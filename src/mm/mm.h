@@ -102,6 +102,7 @@ const struct fs_type *fs_type_find(const char *name);
 /* page flags kept in struct frame.pgflags (struct page's flags) */
 #define PG_DIRTY 0x1u
 #define PG_ANON 0x2u		/* PageAnon: not a page-cache page */
+#define PG_LOCKED 0x4u		/* PageLocked: lock_page() held */
 
 struct pagecache_ent {
 	uint64_t index;
@@ -182,6 +183,9 @@ struct task {
 	/* rwsem waiter */
 	struct task *wait_next;
 	bool wait_write;
+	/* lock_page waiter (kernel.page_waiters) */
+	struct task *pgwait_next;
+	uint32_t pgwait_frame;
 	bool wait_granted;		/* reader: lock granted by the waker */
 	bool wait_woken;		/* writer: woken, will retry the lock */
 	uint32_t *gather_pages;		/* mmu_gather page batch storage */
@@ -332,6 +336,7 @@ struct vma_pool {
 
 struct kernel {
 	struct machine mach;		/* first member: machine_of / hw_of work on it */
+	struct task *page_waiters;	/* tasks asleep in lock_page (any page) */
 	struct mm_struct **mms;		/* every mm ever created (stable objects) */
 	int nr_mms;
 	size_t cap_mms;
@@ -550,6 +555,9 @@ void balance_dirty_pages_ratelimited(struct sim *s, struct inode *ino);
 void page_mkclean(struct sim *s, struct inode *ino, uint64_t index, uint32_t frame);
 /* write back every dirty page of the file (a flusher's write_cache_pages) */
 void writeback_inode(struct sim *s, struct inode *ino);
+/* lock_page() / unlock_page() (mm/filemap.c): PG_locked as a sleeping lock */
+void lock_page(struct sim *s, uint32_t f);
+void unlock_page(struct sim *s, uint32_t f);
 void i_mmap_insert(struct sim *s, struct inode *ino, struct vm_area_struct *vma);
 void i_mmap_remove(struct inode *ino, struct vm_area_struct *vma);
 

@@ -240,7 +240,7 @@ void tlbsim_nested_policy(struct sim *s, struct mmu_gather *tlb, uint64_t start,
 	case NESTED_V1:		/* keep level bits, widen the range */
 		__tlb_adjust_range(tlb, start, end - start);
 		break;
-	case NESTED_V2:		/* Yang Shi v2, 2019-05-10 */
+	case NESTED_V2:		/* the v2 patch, 2019-05-10 */
 		if (!tlb->fullmm) {
 			__tlb_reset_range(tlb);
 			__tlb_adjust_range(tlb, start, end - start);
@@ -261,7 +261,7 @@ void tlbsim_nested_policy(struct sim *s, struct mmu_gather *tlb, uint64_t start,
 		tlb->need_flush_all = 1;
 		tlb->freed_tables = 1;
 		break;
-	case NESTED_JAN2:	/* reset only start/end, keep the level bits */
+	case NESTED_KEEP_BITS:	/* reset only start/end, keep the level bits */
 		tlb->start = TLBSIM_EINVAL_VA;
 		tlb->end = 0;
 		__tlb_adjust_range(tlb, start, end - start);

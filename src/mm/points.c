@@ -143,6 +143,11 @@ const struct sim_point tp_thread = {"thread", NULL, SP_QUIET};
 const struct sim_point tp_tlb_finish_mmu = {"tlb_finish_mmu", fmt_finish_nested, 0};
 const struct sim_point tp_call_rcu_tables = {"tlbsim_call_rcu_tables", fmt_call_rcu, 0};
 const struct sim_point tp_writeback = {"writeback", fmt_writeback, 0};
+static void fmt_lock_page(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_lock_page: frame=%" PRIu64 "%s", a, b ? " (waits)" : "");
+}
+const struct sim_point tp_lock_page = {"lock_page", fmt_lock_page, 0};
 const struct sim_point tp_fault_retry = {"tlbsim_fault_retry", fmt_fault_retry, 0};
 const struct sim_point tp_spurious = {"tlbsim_spurious", fmt_spurious, 0};
 const struct sim_point tp_page_mkwrite = {"page_mkwrite", fmt_page_mkwrite, 0};

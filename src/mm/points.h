@@ -36,7 +36,7 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 	tp_finish_policy, tp_free_pages, tp_table_flush, tp_pending_dec, tp_thread,
 	tp_tlb_finish_mmu, tp_call_rcu_tables, tp_writeback, tp_fault_retry, tp_spurious,
 	tp_page_mkwrite, tp_throttle, tp_work, tp_kpte, tp_vmalloc, tp_purge_node, tp_klock,
-	tp_pending_inc;
+	tp_lock_page, tp_pending_inc;
 
 #define YP_USER (&tp_user)
 #define YP_SYSCALL (&tp_syscall)
@@ -57,6 +57,7 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 #define TR_NESTED (&tp_tlb_finish_mmu)
 #define TR_RCU_FREE (&tp_call_rcu_tables)
 #define YP_WRITEBACK (&tp_writeback)
+#define YP_LOCK_PAGE (&tp_lock_page)
 #define TR_FAULT_RETRY (&tp_fault_retry)
 #define TR_SPURIOUS (&tp_spurious)
 #define YP_PAGE_MKWRITE (&tp_page_mkwrite)

@@ -16,7 +16,7 @@ static const struct tlbsim_knob_value nested_values[NESTED_COUNT] = {
 				     "(7a30df49f63a, upstream)"},
 	[NESTED_NEED_FLUSH_ALL] = {"need_flush_all", "need_flush_all=1, reset, freed_tables=1 as "
 						     "tested on v5.1 (flush_tlbonly sees end==0)"},
-	[NESTED_JAN2] = {"jan2", "reset only start/end, keep the level bits (the reporter's "
+	[NESTED_KEEP_BITS] = {"keep_bits", "reset only start/end, keep the level bits (the reporter's "
 				 "second experiment in the 2019 thread)"},
 };
 
@@ -280,6 +280,12 @@ static void apply_kv_list(struct tlbsim_policy *pol, const char *p, bool mark)
 void tlbsim_policy_apply_workload(struct tlbsim_policy *pol, const char *workload)
 {
 	const struct tlbsim_workload_desc *w = workload ? tlbsim_workload_find(workload) : NULL;
+	if (w && w->default_policy)
+		apply_kv_list(pol, w->default_policy, false);
+}
+
+void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_workload_desc *w)
+{
 	if (w && w->default_policy)
 		apply_kv_list(pol, w->default_policy, false);
 }

@@ -178,6 +178,11 @@ void glibc_user_work(struct sim *s, uint64_t pages)
 		user_access(s, u->stack_hi - 64, true);
 }
 
+struct glibc_proc *glibc_proc_alloc(struct sim *s)
+{
+	return kernel_obj_alloc(s, sizeof(struct glibc_proc));
+}
+
 static struct glibc_proc *proc_of_current(struct sim *s)
 {
 	struct glibc_proc *g = uthread_of(sim_current(s))->proc;

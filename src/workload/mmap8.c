@@ -1,5 +1,5 @@
 /*
- * mmap8.c and mmap5 - Jan Stancek's reproducers from the 2019 nested-flush
+ * mmap8.c and mmap5 - the bug reporter's reproducers from the 2019 nested-flush
  * thread (seed 000), re-implemented from workloads.md 1.1-1.2.
  *
  * mmap8: make a hint address in the middle of a known-free 2 GiB hole, then

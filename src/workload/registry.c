@@ -45,6 +45,13 @@ const struct workload_ops *workload_find(const char *name)
 	return NULL;
 }
 
+const struct workload_ops *workload_for(const struct tlbsim_config *cfg)
+{
+	if (cfg->workload_def)
+		return &container_of(cfg->workload_def, struct workload_def, desc)->ops;
+	return cfg->workload ? workload_find(cfg->workload) : NULL;
+}
+
 int tlbsim_workload_count(void)
 {
 	return workload_count();

@@ -30,6 +30,15 @@ struct workload_ops {
 uint64_t estimate_mapped_bytes(uint64_t pages, int page_shift);
 
 const struct workload_ops *workload_find(const char *name);
+/* A workload defined at run time (a scenario file, src/scenario/): what a
+ * tlbsim_config's workload_def points to is the desc of one of these. */
+struct workload_def {
+	struct tlbsim_workload_desc desc;
+	struct workload_ops ops;
+};
+/* cfg's workload: its workload_def's, else the built-in of that name (NULL:
+ * none) */
+const struct workload_ops *workload_for(const struct tlbsim_config *cfg);
 int workload_count(void);
 const struct workload_ops *workload_get(int i);
 
@@ -45,6 +54,8 @@ int parse_u64(const char *txt, uint64_t *out);
 
 /* glibc model (nptl): a user thread of the process */
 struct glibc_proc;
+/* a new process's glibc state (a kernel object, zeroed) */
+struct glibc_proc *glibc_proc_alloc(struct sim *s);
 struct uthread {
 	struct task task;		/* first member */
 	thread_fn user_fn;		/* the pthread start routine */

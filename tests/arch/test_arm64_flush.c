@@ -144,7 +144,7 @@ static void test_threshold_64k(void **state)
 }
 
 /* The threshold is in strides: with stride = PMD_SIZE (2 MiB on 4K), 16 MiB
- * is 8 ops (kernel-model 3.4 worked example, v1/jan2 column); 511 PMD strides
+ * is 8 ops (kernel-model 3.4 worked example, v1/keep_bits column); 511 PMD strides
  * are 511 ops; 512 PMD strides (1 GiB, the table's "MAX_TLBI_OPS x PMD_SIZE")
  * fall back to ASIDE1IS. A range that is not a multiple of the stride still
  * issues one op per started stride. */

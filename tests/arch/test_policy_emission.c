@@ -1,7 +1,7 @@
 /*
  * test_policy_emission.c - what one munmap emits when its tlb_finish_mmu is
  * nested, for every seed-000 row of kernel-model.md 9.6 (prefix, v1, v2,
- * jan2, fullmm, need_flush_all) and for the non-nested baseline, for the two
+ * keep_bits, fullmm, need_flush_all) and for the non-nested baseline, for the two
  * shapes of 9.6 on x86-24, arm64-4k, arm64-16k and falkor-46.
  *
  * Construction (deterministic): one simulated thread T0 maps the region,
@@ -26,7 +26,7 @@
  *    VALE1IS (no table freed yet: last_level), and the range is reset before
  *    free_pgtables; in S2 nothing is recorded before free_pgtables.
  *  - nested policies [1.9, 9.6]: prefix = reset + [start,end); v1 = keep bits,
- *    widen; v2 = reset + [start,end) + all bits; jan2 = reset only start/end;
+ *    widen; v2 = reset + [start,end) + all bits; keep_bits = reset only start/end;
  *    fullmm = fullmm + reset + freed_tables; need_flush_all = reset +
  *    need_flush_all + freed_tables (and end == 0, so v5.1's
  *    tlb_flush_mmu_tlbonly does nothing [1.6]).
@@ -190,7 +190,7 @@ struct expect {
 static const char *pol_name(int p)
 {
 	static const char *const names[] = {"prefix", "v1", "v2", "fullmm", "need_flush_all",
-					    "jan2"};
+					    "keep_bits"};
 	return p == BASELINE ? "baseline(not nested)" : names[p];
 }
 
@@ -249,7 +249,7 @@ static void check_table(const char *profile, enum shape shape, const struct expe
  *            W (PMD entry -> P) survives -> violation when P is freed.
  *  v1:       bits kept, range [H, A+PAGE) (5 pages) < 1 PMD stride -> +1 VAE1IS.
  *  v2:       all bits, [A,A+PAGE), stride page -> +1 VAE1IS.
- *  jan2:     bits kept (stride PMD), [A,A+PAGE) -> +1 VAE1IS.
+ *  keep_bits:     bits kept (stride PMD), [A,A+PAGE) -> +1 VAE1IS.
  *  fullmm:   fullmm + freed_tables -> +1 ASIDE1IS.
  *  need_flush_all: end == 0 -> nothing; W survives -> violation. */
 static const struct expect arm64_s1[] = {
@@ -257,7 +257,7 @@ static const struct expect arm64_s1[] = {
 	{NESTED_PREFIX, 2, 0, 0, 0, 0, 0, 1},
 	{NESTED_V1, 1, 1, 0, 0, 0, 0, 0},
 	{NESTED_V2, 1, 1, 0, 0, 0, 0, 0},
-	{NESTED_JAN2, 1, 1, 0, 0, 0, 0, 0},
+	{NESTED_KEEP_BITS, 1, 1, 0, 0, 0, 0, 0},
 	{NESTED_FULLMM, 1, 0, 1, 0, 0, 0, 0},
 	{NESTED_NEED_FLUSH_ALL, 1, 0, 0, 0, 0, 0, 1},
 };
@@ -277,7 +277,7 @@ static void test_arm64_4k_s1(void **state)
  * range [H, H+64K).
  *  baseline: 1 VAE1IS (stride PMD).
  *  prefix:   256 VALE1IS (walk cache kept -> violation at P's free).
- *  v1/jan2:  [H, H+16M) with stride 512 MiB, all levels -> 1 VAE1IS.
+ *  v1/keep_bits:  [H, H+16M) with stride 512 MiB, all levels -> 1 VAE1IS.
  *  v2:       256 VAE1IS.
  *  fullmm:   1 ASIDE1IS.
  *  need_flush_all: no TLBI (violation: W and P). */
@@ -286,7 +286,7 @@ static const struct expect falkor_s2[] = {
 	{NESTED_PREFIX, 256, 0, 0, 0, 0, 0, 1},
 	{NESTED_V1, 0, 1, 0, 0, 0, 0, 0},
 	{NESTED_V2, 0, 256, 0, 0, 0, 0, 0},
-	{NESTED_JAN2, 0, 1, 0, 0, 0, 0, 0},
+	{NESTED_KEEP_BITS, 0, 1, 0, 0, 0, 0, 0},
 	{NESTED_FULLMM, 0, 0, 1, 0, 0, 0, 0},
 	{NESTED_NEED_FLUSH_ALL, 0, 0, 0, 0, 0, 0, 1},
 };
@@ -302,7 +302,7 @@ static const struct expect arm64_16k_s2[] = {
 	{NESTED_PREFIX, 1024, 0, 0, 0, 0, 0, 1},
 	{NESTED_V1, 0, 1, 0, 0, 0, 0, 0},
 	{NESTED_V2, 0, 1024, 0, 0, 0, 0, 0},
-	{NESTED_JAN2, 0, 1, 0, 0, 0, 0, 0},
+	{NESTED_KEEP_BITS, 0, 1, 0, 0, 0, 0, 0},
 	{NESTED_FULLMM, 0, 0, 1, 0, 0, 0, 0},
 	{NESTED_NEED_FLUSH_ALL, 0, 0, 0, 0, 0, 0, 1},
 };
@@ -315,7 +315,7 @@ static void test_arm64_16k_s2(void **state)
 /* ---- arm64 S2, 4K: 4096 pages >= 512 ----
  *  prefix:   page stride, 4096 >= 512 -> 1 ASIDE1IS (walk cache flushed: the
  *            bug is masked, no violation, 3.4).
- *  v1/jan2:  stride 2 MiB: 16 MiB / 2 MiB = 8 < 512 -> 8 VAE1IS.
+ *  v1/keep_bits:  stride 2 MiB: 16 MiB / 2 MiB = 8 < 512 -> 8 VAE1IS.
  *  v2:       page stride -> 1 ASIDE1IS.
  *  fullmm:   1 ASIDE1IS. need_flush_all: nothing (violation). */
 static const struct expect arm64_4k_s2[] = {
@@ -323,7 +323,7 @@ static const struct expect arm64_4k_s2[] = {
 	{NESTED_PREFIX, 0, 0, 1, 0, 0, 0, 0},
 	{NESTED_V1, 0, 8, 0, 0, 0, 0, 0},
 	{NESTED_V2, 0, 0, 1, 0, 0, 0, 0},
-	{NESTED_JAN2, 0, 8, 0, 0, 0, 0, 0},
+	{NESTED_KEEP_BITS, 0, 8, 0, 0, 0, 0, 0},
 	{NESTED_FULLMM, 0, 0, 1, 0, 0, 0, 0},
 	{NESTED_NEED_FLUSH_ALL, 0, 0, 0, 0, 0, 0, 1},
 };
@@ -344,7 +344,7 @@ static void test_arm64_4k_s2(void **state)
  *            violation (7.1).
  *  v1:       as baseline (bits kept, range already contains [A,A+PAGE)).
  *  v2:       [A,A+PAGE), freed_tables -> 2 IPIs, 2 INVLPG.
- *  jan2:     bits kept (cleared_ptes: stride 4K), [A,A+PAGE) -> 2 IPIs, 2 INVLPG.
+ *  keep_bits:     bits kept (cleared_ptes: stride 4K), [A,A+PAGE) -> 2 IPIs, 2 INVLPG.
  *  fullmm:   TLB_FLUSH_ALL, freed_tables -> 2 IPIs; full flush on CPU0 and
  *            CPU2, CPU1 switches to init_mm -> 2 full flushes.
  *  need_flush_all: end == 0 -> no flush at all; A's page and P are freed
@@ -354,7 +354,7 @@ static const struct expect x86_s1[] = {
 	{NESTED_PREFIX, 0, 0, 0, 1, 2, 0, 1},
 	{NESTED_V1, 0, 0, 0, 2, 10, 0, 0},
 	{NESTED_V2, 0, 0, 0, 2, 2, 0, 0},
-	{NESTED_JAN2, 0, 0, 0, 2, 2, 0, 0},
+	{NESTED_KEEP_BITS, 0, 0, 0, 2, 2, 0, 0},
 	{NESTED_FULLMM, 0, 0, 0, 2, 0, 2, 0},
 	{NESTED_NEED_FLUSH_ALL, 0, 0, 0, 0, 0, 0, 1},
 };
@@ -369,7 +369,7 @@ static void test_x86_s1(void **state)
  *  baseline: stride 2 MiB, 1 stride -> 1 INVLPG here and on CPU2; 2 IPIs.
  *  prefix:   4096 pages > 33 -> full flush; non-lazy only: 1 IPI; CPU0 and
  *            CPU2 flush -> 2 full.
- *  v1/jan2:  [H, H+16M), stride 2 MiB: 8 <= 33 -> 8 INVLPG on CPU0 and CPU2;
+ *  v1/keep_bits:  [H, H+16M), stride 2 MiB: 8 <= 33 -> 8 INVLPG on CPU0 and CPU2;
  *            2 IPIs (CPU1 leaves lazy mode).
  *  v2/fullmm: full flush incl. lazy: 2 IPIs, 2 full flushes.
  *  need_flush_all: nothing. */
@@ -378,7 +378,7 @@ static const struct expect x86_s2[] = {
 	{NESTED_PREFIX, 0, 0, 0, 1, 0, 2, 0},
 	{NESTED_V1, 0, 0, 0, 2, 16, 0, 0},
 	{NESTED_V2, 0, 0, 0, 2, 0, 2, 0},
-	{NESTED_JAN2, 0, 0, 0, 2, 16, 0, 0},
+	{NESTED_KEEP_BITS, 0, 0, 0, 2, 16, 0, 0},
 	{NESTED_FULLMM, 0, 0, 0, 2, 0, 2, 0},
 	{NESTED_NEED_FLUSH_ALL, 0, 0, 0, 0, 0, 0, 0},
 };

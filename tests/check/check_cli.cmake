@@ -173,7 +173,7 @@ tlbsim_check_out(s001_writeback_x86 0
 tlbsim_check_out(s001_seed000_livelock_composition 1
   HAS "VIOLATION livelock" "token: t2."
   ARGS mmap5 --profile arm64-4k --policy nested=prefix,fault_retry=dirty_throttle
-       --invariant livelock --runs 20000 --time-limit 20)
+       --invariant livelock --strategy pct --runs 20000 --time-limit 20)
 
 # ---- seed 003: I5 on vmalloc_reuse. The withdrawn draft (one shadow flush
 # after the areas went back to the pools) is found with a replayable,

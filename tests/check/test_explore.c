@@ -12,7 +12,7 @@
  * Rules (kernel-model.md 7.1, 9.4, 9.6; scenarios.c):
  *  - seed 000 (mmap5, nested finish after munmap freed a table): on arm64
  *    nested=prefix and need_flush_all leave a walk-cache entry to the freed
- *    PTE table -> I1; v1, v2, fullmm, jan2 are correct. On x86 prefix is
+ *    PTE table -> I1; v1, v2, fullmm, keep_bits are correct. On x86 prefix is
  *    clean for the architectural caches; with speculative walks a lazy CPU
  *    keeps paging-structure entries -> I1 mentioning "lazy TLB".
  *  - madv_race (99baac21e458): without the nested check, DONTNEED -> I2 and
@@ -149,7 +149,7 @@ static void test_mmap5_prefix_arm64_finds_walk_cache_i1(void **state)
 
 static void test_mmap5_fixed_policies_clean(void **state)
 {
-	static const char *const fixed[] = {"v1", "v2", "fullmm", "jan2"};
+	static const char *const fixed[] = {"v1", "v2", "fullmm", "keep_bits"};
 	for (int i = 0; i < 2; i++)
 		for (int k = 0; k < 4; k++) {
 			struct spec sp = {"mmap5", arm64_profiles[i], {{"nested", fixed[k]}}, {0},

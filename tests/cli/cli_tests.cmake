@@ -41,7 +41,7 @@ tlbsim_cli(list_help 0 STDOUT "usage: tlbsim list" "workloads" ARGS list --help)
 # ---- list ----
 tlbsim_cli(list_workloads 0 STDOUT "^mmap8 " "^mmap5 " "-w size=" ARGS list workloads)
 tlbsim_cli(list_policies 0
-           STDOUT "^nested:" "nested=prefix" "nested=v1" "nested=v2" "nested=jan2"
+           STDOUT "^nested:" "nested=prefix" "nested=v1" "nested=v2" "nested=keep_bits"
                   "nested=need_flush_all" "nested=fullmm .*default"
            ARGS list policies)
 tlbsim_cli(list_profiles 0 STDOUT "^x86-24 " "^falkor-46 " "^arm64-4k " "^arm64-16k "

@@ -1,7 +1,7 @@
 # sweep, merge, --csv, list --json, plot, compare --svg, --version, install
 # (issue 12: tlbsim for daily use). Included from cli_tests.cmake.
 
-tlbsim_cli_script(cli_sweep sweep 300 cli)
+tlbsim_cli_script(cli_sweep sweep 600 cli)
 tlbsim_cli(sweep_help 0 STDOUT "usage: tlbsim sweep WORKLOAD --grid" "--shard K/N" "-o, --output"
            ARGS sweep --help)
 tlbsim_cli(merge_help 0 STDOUT "usage: tlbsim merge" ARGS merge --help)

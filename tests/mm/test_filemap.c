@@ -284,6 +284,48 @@ static void test_page_mkclean_every_mapping(void **state)
 	tsim_free(s);
 }
 
+/* lock_page / unlock_page: a second locker sleeps until the holder unlocks,
+ * then owns the page; writeback (fsync) of a page locked by a write fault
+ * waits for the fault to finish with it */
+struct pl {
+	uint32_t f;
+	uint64_t a_unlock, b_locked;
+};
+
+static void pl_a(struct sim *s, struct sim_thread *t)
+{
+	struct pl *p = t->arg;
+	lock_page(s, p->f);
+	sim_step(s, YP_USER, 50000);
+	p->a_unlock = s->now + t->pending_ns;
+	unlock_page(s, p->f);
+}
+
+static void pl_b(struct sim *s, struct sim_thread *t)
+{
+	struct pl *p = t->arg;
+	sim_step(s, YP_USER, 1000);
+	lock_page(s, p->f);
+	p->b_locked = s->now + t->pending_ns;
+	assert_true(frame_of(hw_of(s), p->f)->pgflags & PG_LOCKED);
+	unlock_page(s, p->f);
+}
+
+static void test_lock_page(void **state)
+{
+	(void)state;
+	struct sim *s = tsim_new("x86-24", 4, NESTED_FULLMM);
+	struct pl p = {.f = frame_alloc(hw_of(s), FRAME_DATA, 0)};
+	tsim_spawn(s, pl_a, &p, 0);
+	tsim_spawn(s, pl_b, &p, 1);
+	tsim_run(s);
+	assert_true(p.a_unlock > 0);
+	assert_true(p.b_locked >= p.a_unlock);	/* B slept until A unlocked */
+	assert_false(frame_of(hw_of(s), p.f)->pgflags & PG_LOCKED);
+	assert_null(kernel_of(s)->page_waiters);
+	tsim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_dirty_throttle),
 		cmocka_unit_test(test_tmpfs_not_accounted),
 		cmocka_unit_test(test_page_mkclean_every_mapping),
+		cmocka_unit_test(test_lock_page),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

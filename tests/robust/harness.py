@@ -99,7 +99,7 @@ FALLBACK = {
         "tlb_flush3": _wis(WIS_FILE),
     },
     "knobs": {
-        "nested": ["prefix", "v1", "v2", "fullmm", "need_flush_all", "jan2"],
+        "nested": ["prefix", "v1", "v2", "fullmm", "need_flush_all", "keep_bits"],
         "nested_check": ["off", "on"],
         "x86_lazy": ["freed_tables", "never"],
         "fault_retry": ["none", "dirty_throttle", "completed"],
@@ -839,7 +839,7 @@ class Gen:
             # --trace files, replay tokens) are exercised as well
             groups.append(self.policy_group(self.ch(["nested=prefix", "nested=need_flush_all",
                                                      "nested_check=off", "x86_lazy=never",
-                                                     "nested=jan2"])))
+                                                     "nested=keep_bits"])))
         if self.p(0.6):
             v = self.ch(["random", "pct", "dfs"]) if self.good() else \
                 self.ch(["", "PCT", "bfs", "random ", "\udcff"])

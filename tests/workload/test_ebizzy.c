@@ -61,7 +61,7 @@ static void test_glibc_malloc_rules(void **state)
 	struct task *tk = task_create(s, sizeof(struct uthread), malloc_thread, &m, tsim_mm(s, 0), 0, 0);
 	assert_non_null(tk);
 	struct uthread *u = container_of(tk, struct uthread, task);
-	u->proc = kernel_obj_alloc(s, 256);	/* a zeroed glibc_proc */
+	u->proc = glibc_proc_alloc(s);
 	tsim_run(s);
 	uint64_t chunk = (512u << 10) + 16;
 	assert_true(m.a[0].mmapped);

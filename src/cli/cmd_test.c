@@ -1,0 +1,387 @@
+/*
+ * cmd_test.c - `tlbsim test PATH... [--time-limit S] [--junit FILE]`: run
+ * every scenario file under the paths with the checker, compare each
+ * outcome with the file's expect clauses, print one line per file and a
+ * summary, and optionally write JUnit XML for CI systems.
+ *
+ * A file's clauses are checked in order, each as `tlbsim check FILE` with
+ * the clause's `with` knobs and parameters (a file with no clause is
+ * expected clean). Budget per clause: --time-limit if given, else the file's
+ * `time_limit`, else 2 s of host time (and at most 100000 schedules).
+ * `expect violation K` stops the search only at K.
+ */
+#define _XOPEN_SOURCE 700
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "oracle/oracle.h"
+
+#define TEST_DEFAULT_MS 2000
+
+struct test_case {
+	char *path;
+	int status;		/* 0 ok, 1 FAIL, 2 ERROR */
+	char msg[2048];
+	double secs;
+};
+
+struct path_list {
+	char **v;
+	size_t n, cap;
+};
+
+static int list_add(struct path_list *l, const char *p)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		char **v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n] = strdup(p);
+	return l->v[l->n] ? (int)(l->n++ * 0) : -1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* every *.tlbs file under dir (recursively) */
+static int walk(const char *dir, struct path_list *l, int depth)
+{
+	if (depth > 32)
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	struct dirent *e;
+	int rc = 0;
+	while (rc == 0 && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		size_t n = strlen(dir) + strlen(e->d_name) + 2;
+		char *p = malloc(n);
+		if (!p) {
+			rc = -1;
+			break;
+		}
+		snprintf(p, n, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name);
+		struct stat st;
+		if (stat(p, &st) == 0) {
+			size_t pl = strlen(p);
+			if (S_ISDIR(st.st_mode))
+				rc = walk(p, l, depth + 1) < 0 ? -1 : 0;
+			else if (S_ISREG(st.st_mode) && pl > 5 && strcmp(p + pl - 5, ".tlbs") == 0)
+				rc = list_add(l, p);
+		}
+		free(p);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* the first line of a buffer (the first error) */
+static void first_line(const char *buf, char *out, size_t n)
+{
+	size_t l = strcspn(buf, "\n");
+	if (l >= n)
+		l = n - 1;
+	memcpy(out, buf, l);
+	out[l] = 0;
+}
+
+static void expect_text(const struct scen_expect *e, char *out, size_t n)
+{
+	size_t o = (size_t)snprintf(out, n, "expect %s%s", e->kind < 0 ? "clean" : "violation ",
+				    e->kind < 0 ? "" : inv_name(e->kind));
+	if (e->policy[0] || e->nwparams)
+		o += (size_t)snprintf(out + o, n > o ? n - o : 0, " with %s", e->policy);
+	for (int i = 0; i < e->nwparams && o < n; i++)
+		o += (size_t)snprintf(out + o, n - o, "%s%s=%s", i || e->policy[0] ? "," : "",
+				      e->wparams[i].name, e->wparams[i].value);
+}
+
+/* run one file: 0 ok, 1 FAIL, 2 ERROR, with the message in tc->msg */
+static int run_file(struct test_case *tc, uint64_t cli_ms, bool cli_ms_given)
+{
+	char *ebuf = NULL;
+	size_t elen = 0;
+	FILE *ef = open_memstream(&ebuf, &elen);
+	int nerr = 0;
+	struct scenario *sc = scenario_load(tc->path, ef, &nerr);
+	if (ef)
+		fclose(ef);
+	if (!sc) {
+		first_line(ebuf ? ebuf : "cannot read", tc->msg, sizeof(tc->msg));
+		if (nerr > 1) {
+			size_t l = strlen(tc->msg);
+			snprintf(tc->msg + l, sizeof(tc->msg) - l, " (and %d more)", nerr - 1);
+		}
+		free(ebuf);
+		return 2;
+	}
+	free(ebuf);
+	struct scen_expect clean = {.kind = -1};
+	int n = scenario_nexpect(sc);
+	uint64_t ms = cli_ms_given ? cli_ms
+		      : scenario_time_limit_ms(sc) ? scenario_time_limit_ms(sc) : TEST_DEFAULT_MS;
+	int status = 0;
+	for (int i = 0; i < (n ? n : 1) && status == 0; i++) {
+		const struct scen_expect *e = n ? scenario_expect(sc, i) : &clean;
+		char what[600];
+		expect_text(e, what, sizeof(what));
+		struct check_opts co;
+		memset(&co, 0, sizeof(co));
+		tlbsim_config_init(&co.cfg);
+		co.cfg.workload = tc->path;
+		co.cfg.workload_def = scenario_desc(sc);
+		char err[TLBSIM_ERRLEN];
+		/* the clause's knobs, then the file's own defaults */
+		char pol[sizeof(e->policy)];
+		snprintf(pol, sizeof(pol), "%s", e->policy);
+		char *save = NULL;
+		for (char *kv = strtok_r(pol, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(kv, '=');
+			if (!eq)
+				continue;
+			*eq = 0;
+			if (tlbsim_policy_set(&co.cfg.policy, kv, eq + 1, err, sizeof(err))) {
+				snprintf(tc->msg, sizeof(tc->msg), "%.300s:%d: %.600s", tc->path, e->line, err);
+				status = 2;
+				break;
+			}
+		}
+		if (status)
+			break;
+		tlbsim_policy_apply_desc(&co.cfg.policy, co.cfg.workload_def);
+		co.cfg.nwparams = e->nwparams;
+		memcpy(co.cfg.wparams, e->wparams, sizeof(e->wparams));
+		check_config_defaults(&co.cfg, false, false);
+		co.strategy = EX_RANDOM;
+		co.runs = 100000;
+		co.time_limit_ms = ms;
+		co.depth = 2;
+		co.minimise = false;
+		co.want_kind = e->kind;
+		co.host_limit = cli_default_max_memory();
+		co.interrupted = cli_pending_signal;
+		struct check_result r;
+		int rc = tlbsim_check(&co, &r, err, sizeof(err));
+		tc->secs += (double)r.host_ns / 1e9;
+		if (rc) {
+			snprintf(tc->msg, sizeof(tc->msg), "%.300s:%d: %.400s: %.600s", tc->path, e->line, what, err);
+			status = 2;
+		} else if (e->kind < 0 && r.found) {
+			snprintf(tc->msg, sizeof(tc->msg), "%.300s:%d: %.400s: found %.600s", tc->path, e->line,
+				 what, r.v.text);
+			status = 1;
+		} else if (e->kind >= 0 && !r.found) {
+			snprintf(tc->msg, sizeof(tc->msg), "%.300s:%d: %.400s: nothing found in %llu "
+				 "schedules (%.1f s)", tc->path, e->line, what,
+				 (unsigned long long)r.schedules, (double)r.host_ns / 1e9);
+			status = 1;
+		}
+		if (!rc && r.stop_signal) {
+			snprintf(tc->msg, sizeof(tc->msg), "%.1000s: interrupted", tc->path);
+			status = 2;
+		}
+		check_result_free(&r);
+	}
+	if (status == 0)
+		snprintf(tc->msg, sizeof(tc->msg), "%.1000s (%d expectation%s)", tc->path, n ? n : 1,
+			 (n ? n : 1) == 1 ? "" : "s");
+	scenario_free(sc);
+	return status;
+}
+
+static void xml_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '<')
+			fputs("&lt;", f);
+		else if (c == '>')
+			fputs("&gt;", f);
+		else if (c == '&')
+			fputs("&amp;", f);
+		else if (c == '"')
+			fputs("&quot;", f);
+		else if (c < 0x20 && c != '\t')
+			fputc(' ', f);
+		else
+			fputc((int)c, f);
+	}
+}
+
+static int write_junit(const char *path, const struct test_case *tc, size_t n, int failed,
+		       int errors)
+{
+	size_t tl = strlen(path) + 8;
+	char *tmp = malloc(tl);
+	if (!tmp)
+		return -1;
+	snprintf(tmp, tl, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		free(tmp);
+		return -1;
+	}
+	double total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += tc[i].secs;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	fprintf(f, "<testsuites>\n<testsuite name=\"tlbsim test\" tests=\"%zu\" failures=\"%d\" "
+		   "errors=\"%d\" time=\"%.3f\">\n", n, failed, errors, total);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "  <testcase classname=\"tlbsim.scenario\" name=\"");
+		xml_escaped(f, tc[i].path);
+		fprintf(f, "\" time=\"%.3f\"", tc[i].secs);
+		if (tc[i].status == 0) {
+			fprintf(f, "/>\n");
+			continue;
+		}
+		fprintf(f, ">\n    <%s message=\"", tc[i].status == 1 ? "failure" : "error");
+		xml_escaped(f, tc[i].msg);
+		fprintf(f, "\"/>\n  </testcase>\n");
+	}
+	fprintf(f, "</testsuite>\n</testsuites>\n");
+	int bad = ferror(f);
+	if (fclose(f) || bad || rename(tmp, path)) {
+		remove(tmp);
+		free(tmp);
+		return -1;
+	}
+	free(tmp);
+	return 0;
+}
+
+static void test_help(FILE *f)
+{
+	fprintf(f, "usage: tlbsim test PATH... [--time-limit S] [--junit FILE]\n\n"
+		   "Check every scenario file (*.tlbs) under the paths (directories are searched\n"
+		   "recursively) against its expect clauses (docs/scenarios.md): each clause is a\n"
+		   "`tlbsim check FILE` with the clause's knobs and parameters. Prints one line per\n"
+		   "file - ok, FAIL (the clause and the first violation, or nothing found) or\n"
+		   "ERROR (the first parse error) - and `N passed, N failed`. Exit 0 if all passed,\n"
+		   "1 if any failed, 2 on bad usage.\n\noptions:\n"
+		   "  --time-limit S   host-time budget per expect clause in seconds (default: the\n"
+		   "                   file's time_limit, else 2)\n"
+		   "  --junit FILE     also write the results as JUnit XML to FILE\n"
+		   "  -h, --help       this help\n");
+}
+
+int cmd_test(int argc, char **argv)
+{
+	struct path_list files = {0};
+	const char *junit = NULL;
+	uint64_t ms = 0;
+	bool ms_given = false;
+	int rc = 0;
+	int npaths = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			test_help(stdout);
+			goto out;
+		}
+		if (strcmp(a, "--time-limit") == 0 || strcmp(a, "--junit") == 0) {
+			if (i + 1 >= argc) {
+				rc = cli_error("test: %s needs a value", a);
+				goto out;
+			}
+			const char *v = argv[++i];
+			if (a[2] == 'j') {
+				if (!*v) {
+					rc = cli_error("--junit: want a file name");
+					goto out;
+				}
+				junit = v;
+				continue;
+			}
+			char *end;
+			errno = 0;
+			unsigned long long s = strtoull(v, &end, 10);
+			if (errno || *end || !*v || v[0] == '-' || s < 1 || s > 86400) {
+				rc = cli_error("--time-limit %s: want 1..86400 seconds", v);
+				goto out;
+			}
+			ms = s * 1000;
+			ms_given = true;
+			continue;
+		}
+		if (a[0] == '-' && a[1]) {
+			rc = cli_error("test: unknown option '%s' (see tlbsim test --help)", a);
+			goto out;
+		}
+		npaths++;
+		struct stat st;
+		if (stat(a, &st) != 0) {
+			rc = cli_error("test: %s: %s", a, strerror(errno));
+			goto out;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			size_t before = files.n;
+			if (walk(a, &files, 0) < 0) {
+				rc = cli_error("test: %s: cannot read the directory", a);
+				goto out;
+			}
+			if (files.n > before)
+				qsort(files.v + before, files.n - before, sizeof(char *), cmp_str);
+		} else if (list_add(&files, a) < 0) {
+			rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+			goto out;
+		}
+	}
+	if (!npaths) {
+		rc = cli_error("test: missing PATH (scenario files or directories of them)");
+		goto out;
+	}
+	if (!files.n) {
+		rc = cli_error("test: no scenario files (*.tlbs) under the paths given");
+		goto out;
+	}
+	struct test_case *tc = calloc(files.n, sizeof(*tc));
+	if (!tc) {
+		rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+		goto out;
+	}
+	cli_block_signals();
+	int passed = 0, failed = 0, errors = 0;
+	size_t done = 0;
+	for (size_t i = 0; i < files.n; i++) {
+		done = i + 1;
+		tc[i].path = files.v[i];
+		tc[i].status = run_file(&tc[i], ms, ms_given);
+		static const char *const tag[] = {"ok", "FAIL", "ERROR"};
+		printf("%-5s %s\n", tag[tc[i].status], tc[i].msg);
+		fflush(stdout);
+		if (tc[i].status == 0)
+			passed++;
+		else if (tc[i].status == 1)
+			failed++;
+		else
+			errors++;
+		if (cli_pending_signal(NULL))
+			break;
+	}
+	printf("%d passed, %d failed\n", passed, failed + errors);
+	rc = failed + errors ? EXIT_VIOLATION : 0;
+	if (junit && write_junit(junit, tc, done, failed, errors) < 0)
+		rc = cli_error("--junit %s: cannot write: %s", junit, strerror(errno));
+	int sig = cli_pending_signal(NULL);
+	if (sig)
+		rc = 128 + sig;
+	free(tc);
+out:
+	for (size_t i = 0; i < files.n; i++)
+		free(files.v[i]);
+	free(files.v);
+	return rc;
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# test_runner.sh TLBSIM SCENARIOS_DIR - `tlbsim test`:
+#   - a directory with a passing file, a file whose expectation is wrong and
+#     a file that does not parse: one line each (ok / FAIL with the clause and
+#     the violation / ERROR with FILE:LINE:COL), "1 passed, 2 failed", exit 1,
+#     and JUnit XML with one failure and one error;
+#   - a wrong `expect violation` (nothing found) is a FAIL too;
+#   - usage errors exit 2 with one line on stderr.
+# Prints "test_runner: PASS" or "test_runner: FAIL: ..." lines.
+set -u
+bin=$1
+dir=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "test_runner: FAIL: $*"; fail=1; }
+mkdir -p "$tmp/d/sub"
+cp "$dir/lazy_tables.tlbs" "$tmp/d/a_good.tlbs"
+sed 's/^expect violation I1 with x86_lazy=never$/expect clean with x86_lazy=never/' \
+	"$dir/lazy_tables.tlbs" >"$tmp/d/sub/b_wrong.tlbs"
+printf 'main {\n    spawn\n}\n' >"$tmp/d/c_broken.tlbs"
+echo "not a scenario" >"$tmp/d/ignored.txt"
+"$bin" test "$tmp/d" --time-limit 1 --junit "$tmp/j.xml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+cat "$tmp/out"
+[ $rc = 1 ] || bad "exit $rc, want 1"
+[ "$(wc -l <"$tmp/out")" = 4 ] || bad "want 3 file lines and a summary"
+grep -q "^ok    $tmp/d/a_good.tlbs (2 expectations)$" "$tmp/out" || bad "no ok line"
+grep -q "^FAIL  $tmp/d/sub/b_wrong.tlbs:[0-9]*: expect clean with x86_lazy=never: found I1" \
+	"$tmp/out" || bad "no FAIL line naming the clause and the violation"
+grep -q "^ERROR $tmp/d/c_broken.tlbs:2:10: expected a thread name, found end of line$" \
+	"$tmp/out" || bad "no ERROR line with FILE:LINE:COL"
+tail -1 "$tmp/out" | grep -q "^1 passed, 2 failed$" || bad "summary"
+[ -s "$tmp/err" ] && bad "stderr not empty: $(cat "$tmp/err")"
+python3 - "$tmp/j.xml" <<'PY' || bad "JUnit XML"
+import sys, xml.etree.ElementTree as ET
+s = ET.parse(sys.argv[1]).getroot().find("testsuite")
+assert s.get("tests") == "3" and s.get("failures") == "1" and s.get("errors") == "1", s.attrib
+cases = s.findall("testcase")
+assert [c.find("failure") is not None for c in cases] == [False, False, True], "failure"
+assert [c.find("error") is not None for c in cases] == [False, True, False], "error"
+PY
+# a violation expected and not found
+sed 's/^expect clean$/expect violation I2/' "$dir/lazy_tables.tlbs" >"$tmp/none.tlbs"
+"$bin" test "$tmp/none.tlbs" --time-limit 1 >"$tmp/out" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "^FAIL  .*expect violation I2: nothing found" "$tmp/out" ||
+	bad "a missing violation: exit $rc: $(cat "$tmp/out")"
+# usage
+for args in "" "$tmp/nosuch" "--time-limit 0 $dir" "--bogus $dir" "$tmp/d/ignored.txt/"; do
+	"$bin" test $args >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] ||
+		bad "test $args: exit $rc, want 2 and one line on stderr"
+done
+mkdir "$tmp/empty"
+"$bin" test "$tmp/empty" >/dev/null 2>&1
+[ $? = 2 ] || bad "a directory with no scenario files"
+[ $fail = 0 ] && echo "test_runner: PASS" || echo "test_runner: FAIL"

@@ -1,0 +1,196 @@
+/*
+ * test_scenario.c - the scenario language (src/scenario/, docs/scenarios.md).
+ *
+ * Rules:
+ *  - a file compiles once into a flat op array whose size grows with the
+ *    text, not with the loop counts it runs (no syntax tree is walked);
+ *  - repeat N runs its body N times; for i in A..B runs B-A times with i
+ *    from A; if/else take one branch; arithmetic, units (`pages`, K/M/G
+ *    suffixes) and built-ins (iters, threads, page_size) have their values;
+ *  - parameters take their defaults, and -w values override them; a word
+ *    parameter only accepts the words it is used as;
+ *  - `wait E` does not return before a `signal E` (the schedule is
+ *    constrained whatever the seed);
+ *  - spawn/join: every spawned thread has run to its end after `join all`;
+ *    `spawn T(x)` gives the thread `arg` = x;
+ *  - errors are reported as FILE:LINE:COL, several per file, and no program
+ *    is returned.
+ */
+#define _XOPEN_SOURCE 700
+#include "test_util.h"
+#include "scenario/scenario.h"
+
+static struct scenario *compile_ok(const char *text)
+{
+	int nerr = -1;
+	struct scenario *sc = scenario_compile("t.tlbs", text, strlen(text), stderr, &nerr);
+	if (!sc)
+		fail_msg("did not compile (%d errors)", nerr);
+	assert_int_equal(nerr, 0);
+	return sc;
+}
+
+/* run sc with -w pairs (NULL-terminated) on seed; the metrics */
+static int run_sc(struct scenario *sc, uint64_t seed, const char *const *w,
+		  struct tlbsim_metrics *m, char *err, size_t errlen)
+{
+	struct tlbsim_config cfg;
+	tlbsim_config_init(&cfg);
+	cfg.workload = "t.tlbs";
+	cfg.workload_def = scenario_desc(sc);
+	cfg.seed = seed;
+	for (int i = 0; w && w[i]; i += 2) {
+		int k = cfg.nwparams++;
+		snprintf(cfg.wparams[k].name, sizeof(cfg.wparams[k].name), "%s", w[i]);
+		snprintf(cfg.wparams[k].value, sizeof(cfg.wparams[k].value), "%s", w[i + 1]);
+	}
+	tlbsim_policy_apply_desc(&cfg.policy, cfg.workload_def);
+	struct tlbsim_resolved res;
+	return tlbsim_run(&cfg, &res, m, err, errlen);
+}
+
+static uint64_t ops_of(const char *text, const char *const *w)
+{
+	struct scenario *sc = compile_ok(text);
+	struct tlbsim_metrics m;
+	char err[TLBSIM_ERRLEN];
+	if (run_sc(sc, 1, w, &m, err, sizeof(err)))
+		fail_msg("run: %s", err);
+	scenario_free(sc);
+	return m.ops;
+}
+
+static void test_loops_are_not_unrolled(void **state)
+{
+	(void)state;
+	struct scenario *a = compile_ok("main {\n repeat 3 { op }\n}\n");
+	struct scenario *b = compile_ok("main {\n repeat 3000000 { op }\n}\n");
+	assert_int_equal(scenario_nops(a), scenario_nops(b));
+	assert_true(scenario_nops(a) < 16);
+	scenario_free(a);
+	scenario_free(b);
+}
+
+static void test_loops_and_arithmetic(void **state)
+{
+	(void)state;
+	assert_int_equal(ops_of("main { repeat 7 { op } }\n", NULL), 7);
+	assert_int_equal(ops_of("main { repeat 0 { op } }\n", NULL), 0);
+	/* for: B-A iterations, i from A */
+	assert_int_equal(ops_of("main {\n for i in 2..6 { repeat i { op } }\n}\n", NULL),
+			 2 + 3 + 4 + 5);
+	assert_int_equal(ops_of("main {\n x = (3 + 4) * 2 - 10 / 5 % 3\n repeat x { op }\n}\n",
+				NULL), 12);
+	assert_int_equal(ops_of("main {\n if 2 > 1 && !(1 == 2) { op } else { op; op }\n}\n",
+				NULL), 1);
+	assert_int_equal(ops_of("main {\n if 0 { op } else if 1 { op; op } else { op }\n}\n",
+				NULL), 2);
+	/* units: 2 pages on the 64 KiB granule of falkor-46; 1M is 2^20 */
+	assert_int_equal(ops_of("profile falkor-46\nmain { repeat 2 pages / 65536 { op } }\n",
+				NULL), 2);
+	assert_int_equal(ops_of("main { repeat 1M / 1K { op } }\n", NULL), 1024);
+	assert_int_equal(ops_of("iters 5\nmain { repeat iters { op } }\n", NULL), 5);
+	assert_int_equal(ops_of("profile x86-24\nmain { repeat page_size / 4096 { op } }\n",
+				NULL), 1);
+}
+
+static void test_params_and_words(void **state)
+{
+	(void)state;
+	const char *f = "param n = 3\nparam how = dontneed\n"
+			"main {\n p = mmap(0, 4 pages, private)\n touch(p, 4 pages)\n"
+			" madvise(p, 4 pages, how)\n if how == free { op }\n repeat n { op }\n}\n";
+	assert_int_equal(ops_of(f, NULL), 3);
+	const char *const w[] = {"n", "5", "how", "free", NULL};
+	assert_int_equal(ops_of(f, w), 6);
+	/* a word the parameter is never used as is refused at setup */
+	struct scenario *sc = compile_ok(f);
+	struct tlbsim_metrics m;
+	char err[TLBSIM_ERRLEN];
+	const char *const bad[] = {"how", "shared", NULL};
+	assert_int_equal(run_sc(sc, 1, bad, &m, err, sizeof(err)), TLBSIM_EINVAL);
+	assert_non_null(strstr(err, "how=shared"));
+	assert_non_null(strstr(err, "dontneed or free"));
+	const char *const badn[] = {"n", "lots", NULL};
+	assert_int_equal(run_sc(sc, 1, badn, &m, err, sizeof(err)), TLBSIM_EINVAL);
+	scenario_free(sc);
+}
+
+/* the thread counts its op only if it sees flag set: without the wait it
+ * would run before main sets it on some seeds */
+static void test_signal_wait_orders(void **state)
+{
+	(void)state;
+	const char *with = "var flag\nmain {\n spawn t\n compute 1 ms\n flag = 1\n signal go\n"
+			   " join all\n}\nthread t {\n wait go\n if flag == 1 { op }\n}\n";
+	const char *without = "var flag\nmain {\n spawn t\n compute 1 ms\n flag = 1\n"
+			      " join all\n}\nthread t {\n if flag == 1 { op }\n}\n";
+	struct scenario *a = compile_ok(with), *b = compile_ok(without);
+	int unordered = 0;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct tlbsim_metrics m;
+		char err[TLBSIM_ERRLEN];
+		assert_int_equal(run_sc(a, seed, NULL, &m, err, sizeof(err)), 0);
+		assert_int_equal(m.ops, 1);
+		assert_int_equal(run_sc(b, seed, NULL, &m, err, sizeof(err)), 0);
+		unordered += m.ops == 0;
+	}
+	assert_true(unordered > 0);	/* the test can fail: the wait matters */
+	scenario_free(a);
+	scenario_free(b);
+}
+
+static void test_spawn_join_arg(void **state)
+{
+	(void)state;
+	/* each thread does `arg` ops: 1+2+3+4 after join all */
+	assert_int_equal(ops_of("main {\n for i in 1..5 { spawn t(i) }\n join all\n}\n"
+				"thread t { repeat arg { op } }\n", NULL), 10);
+	assert_int_equal(ops_of("main {\n spawn t(3) on 1 as h\n join h\n op\n}\n"
+				"thread t { repeat arg { op } }\n", NULL), 4);
+	/* a process: its own mm, the same ops counter */
+	assert_int_equal(ops_of("main {\n fork p\n join all\n}\n"
+				"process p { a = mmap(0, 1 page, private); store(a); op }\n", NULL), 1);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	const char *bad = "profile nosuch\nparam x = 1\nmain {\n y = x +\n bogus 3\n z = nope\n"
+			  " spawn ghost\n}\n";
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int nerr = 0;
+	struct scenario *sc = scenario_compile("bad.tlbs", bad, strlen(bad), f, &nerr);
+	fclose(f);
+	assert_null(sc);
+	assert_true(nerr >= 4);
+	assert_non_null(strstr(buf, "bad.tlbs:1:9: unknown profile 'nosuch'"));
+	assert_non_null(strstr(buf, "bad.tlbs:4:9: expected a value, found end of line"));
+	assert_non_null(strstr(buf, "bad.tlbs:5:2: unknown statement 'bogus'"));
+	assert_non_null(strstr(buf, "bad.tlbs:6:6: unknown name 'nope'"));
+	assert_non_null(strstr(buf, "bad.tlbs:7:8: no thread or process named 'ghost'"));
+	free(buf);
+	/* the cap */
+	char many[4096] = "main {\n";
+	for (int i = 0; i < 30; i++)
+		strcat(many, " nosuch\n");
+	strcat(many, "}\n");
+	sc = scenario_compile("m.tlbs", many, strlen(many), NULL, &nerr);
+	assert_null(sc);
+	assert_int_equal(nerr, SCEN_MAX_ERRORS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loops_are_not_unrolled),
+		cmocka_unit_test(test_loops_and_arithmetic),
+		cmocka_unit_test(test_params_and_words),
+		cmocka_unit_test(test_signal_wait_orders),
+		cmocka_unit_test(test_spawn_join_arg),
+		cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
