@@ -132,6 +132,10 @@ struct arch_ops {
 	uint32_t (*user_tag)(struct sim *s, int cpu);
 	/* flush_tlb_kernel_range(start, end) */
 	void (*flush_tlb_kernel_range)(struct sim *s, uint64_t start, uint64_t end);
+	/* flush_tlb_range(vma, start, end) of a non-huge VMA (v5.1): arm64
+	 * __flush_tlb_range(stride PAGE_SIZE, last_level = false: VAE1IS);
+	 * x86 flush_tlb_mm_range(stride PAGE_SHIFT, freed_tables = false) */
+	void (*flush_tlb_range)(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end);
 };
 
 extern const struct arch_ops arch_x86_64_ops;

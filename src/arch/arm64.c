@@ -177,6 +177,15 @@ void flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr)
 	arm64_tlbi_batch(s, mm, TLBI_VALE1IS, 1, &inv, true);
 }
 
+/* flush_tlb_range(vma, start, end) (arch/arm64/include/asm/tlbflush.h,
+ * v4.20..v5.9): not leaf-only, since a caller may be changing table entries
+ * (__flush_tlb_range with PAGE_SIZE and last_level = false: VAE1IS per page,
+ * ASIDE1IS from MAX_TLBI_OPS pages) */
+static void arm64_flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end)
+{
+	__flush_tlb_range(s, mm, start, end, hw_of(s)->geom.page_size, false);
+}
+
 /* tlb_flush(tlb) (arch/arm64/include/asm/tlb.h, v4.20..v5.8) */
 static void arm64_tlb_flush(struct sim *s, struct mmu_gather *tlb)
 {
@@ -490,4 +499,5 @@ const struct arch_ops arch_arm64_ops = {
 	.ptep_set_access_flags = arm64_ptep_set_access_flags,
 	.user_tag = arm64_user_tag,
 	.flush_tlb_kernel_range = arm64_flush_tlb_kernel_range,
+	.flush_tlb_range = arm64_flush_tlb_range,
 };

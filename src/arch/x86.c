@@ -796,6 +796,14 @@ static void x86_flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr)
 	flush_tlb_mm_range(s, mm, addr, addr + g->page_size, (unsigned int)g->page_shift, false);
 }
 
+/* flush_tlb_range(vma, start, end) (arch/x86/include/asm/tlbflush.h, v5.0+):
+ * flush_tlb_mm_range(vma->vm_mm, start, end, PAGE_SHIFT for a non-hugetlb
+ * VMA, false) */
+static void x86_flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end)
+{
+	flush_tlb_mm_range(s, mm, start, end, (unsigned int)hw_of(s)->geom.page_shift, false);
+}
+
 /* ptep_set_access_flags() (arch/x86/mm/pgtable.c): store only if changed and
  * dirty; never flush (a fault already dropped the faulting VA's entries). */
 static bool x86_ptep_set_access_flags(struct sim *s, mm_context_t *mm, uint64_t addr,
@@ -828,4 +836,5 @@ const struct arch_ops arch_x86_64_ops = {
 	.ptep_set_access_flags = x86_ptep_set_access_flags,
 	.user_tag = x86_user_tag,
 	.flush_tlb_kernel_range = x86_flush_tlb_kernel_range,
+	.flush_tlb_range = x86_flush_tlb_range,
 };

@@ -453,7 +453,9 @@ vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t a
  * (arch/x86/mm/fault.c), v5.8: enter the kernel once (fault_ns), take mmap_sem
  * for read, find the VMA, call handle_mm_fault(); on VM_FAULT_RETRY (the lock
  * was dropped) try again with FAULT_FLAG_TRIED; on VM_FAULT_COMPLETED (v6.0)
- * return without the lock. -1 for an address outside any VMA (SIGSEGV).
+ * return without the lock. -1 for an address outside any VMA, or an access
+ * the VMA's protection refuses (SIGSEGV: not delivered; user_access reports
+ * it to the workload).
  */
 static int do_page_fault(struct sim *s, struct mm_struct *mm, uint64_t va, bool write)
 {
@@ -464,7 +466,11 @@ static int do_page_fault(struct sim *s, struct mm_struct *mm, uint64_t va, bool 
 	for (;;) {
 		down_read(s, &mm->mmap_sem);
 		struct vm_area_struct *vma = find_vma(mm, va);
-		if (!vma || va < vma->vm_start) {
+		/* bad_area, and access_error() (x86) / the VM_FAULT_BADACCESS
+		 * vm_flags test of __do_page_fault (arm64): a write to a VMA
+		 * without VM_WRITE, or any access to one without VM_READ */
+		if (!vma || va < vma->vm_start ||
+		    !(vma->vm_flags & (write ? VM_WRITE : VM_READ | VM_WRITE))) {
 			up_read(s, &mm->mmap_sem);
 			sim_set_mode(s, MODE_USER);
 			return -1;

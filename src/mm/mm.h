@@ -21,6 +21,7 @@
  *                 (sys_fork), execve (sys_execve), mmput/mmdrop
  *   exit.c        do_exit, exit_notify, wait4 (__do_wait), release_task
  *   policy.c      the policy knobs (tlbsim_nested_policy in mmu_gather.c)
+ *   mprotect.c    mprotect: mprotect_fixup, change_protection (v5.1)
  *
  * Ordering rule kept by mmu_gather (include/asm-generic/tlb.h): unhook the
  * translation, invalidate every CPU that may cache it, and only then free the
@@ -250,7 +251,8 @@ static inline struct task *current_task(struct sim *s)
 }
 
 /* ---- system calls and lock operations, as traced ---- */
-enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_COUNT };
+enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_MPROTECT,
+		  SYS_COUNT };
 const char *mm_syscall_name(enum mm_syscall c);	/* "munmap", "madvise(MADV_DONTNEED)" */
 enum lock_op { LOCK_DOWN_READ = 1, LOCK_UP_READ, LOCK_DOWN_WRITE, LOCK_UP_WRITE,
 	       LOCK_DOWNGRADE_WRITE, LOCK_OP_END };
@@ -268,7 +270,9 @@ struct mm_hooks {
 	/* a syscall that unmaps or zaps entered the kernel; the cookie comes
 	 * back with range_unmapped */
 	uint64_t (*syscall_enter)(void *ctx, enum mm_syscall call);
-	/* munmap / madvise(MADV_DONTNEED) of [start, end) is about to return */
+	/* munmap / madvise(MADV_DONTNEED) of [start, end) is about to return;
+	 * or mprotect (call SYS_MPROTECT): no CPU may still write through a
+	 * cached entry where the PTE is now read-only */
 	void (*range_unmapped)(void *ctx, struct mm_struct *mm, uint64_t start, uint64_t end,
 			       enum mm_syscall call, uint64_t cookie);
 	/* a PTE now maps data frame f (dirty: writable and dirty) */
@@ -433,10 +437,18 @@ void sys_sched_setaffinity(struct sim *s, struct task *t, int cpu);
 int sys_munmap(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len);
+/* mprotect(addr, len, prot) (mprotect.c, v5.1): prot is TLBSIM_PROT_READ,
+ * optionally | TLBSIM_PROT_WRITE (PROT_NONE, PROT_EXEC and write-only are not
+ * modelled: -1). 0, or -1 (EINVAL, ENOMEM for a hole in the range). */
+#define TLBSIM_PROT_READ 0x1
+#define TLBSIM_PROT_WRITE 0x2
+int sys_mprotect(struct sim *s, uint64_t addr, uint64_t len, int prot);
 /* The live PTE slot for addr in mm, or NULL if a table is missing. */
 pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr);
 /* A user access by the current task; takes faults as needed (fault.c).
- * 0, or -1 for an access outside any VMA (SIGSEGV). */
+ * 0, or -1 for an access outside any VMA or one its protection refuses (a
+ * write to a VMA without VM_WRITE): the SIGSEGV, which is not modelled
+ * further - the caller decides (workloads fail the run). */
 int user_access(struct sim *s, uint64_t va, bool write);
 
 /* rwsem (kernel/locking/rwsem.c, v5.1 semantics, see docs/design.md) */
@@ -514,6 +526,9 @@ vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t a
 /* VMA helpers (mmap.c) */
 struct vm_area_struct *find_vma(struct mm_struct *mm, uint64_t addr);
 int vma_index(struct mm_struct *mm, uint64_t addr);
+/* __split_vma() (mm/mmap.c, v5.1): split mm->vmas[i] at addr; the new VMA
+ * (index i + 1) is the upper part */
+void split_vma(struct sim *s, struct mm_struct *mm, int i, uint64_t addr);
 
 /* filemap.c: inodes and their page cache */
 struct inode *inode_new(struct sim *s, const struct fs_type *fs, uint64_t size);

@@ -235,7 +235,7 @@ void sys_sched_setaffinity(struct sim *s, struct task *t, int cpu)
 }
 
 /* __split_vma(): split vmas[i] at addr; the new VMA is the upper part. */
-static void split_vma(struct sim *s, struct mm_struct *mm, int i, uint64_t addr)
+void split_vma(struct sim *s, struct mm_struct *mm, int i, uint64_t addr)
 {
 	struct vm_area_struct *v = mm->vmas[i];
 	struct vm_area_struct *n = vm_area_alloc(s);

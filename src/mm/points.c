@@ -9,6 +9,7 @@
 static const char *const syscall_names[SYS_COUNT] = {
 	[SYS_MMAP] = "mmap", [SYS_MUNMAP] = "munmap",
 	[SYS_MADVISE_DONTNEED] = "madvise(MADV_DONTNEED)", [SYS_MADVISE_FREE] = "madvise(MADV_FREE)",
+	[SYS_MPROTECT] = "mprotect",
 };
 
 const char *mm_syscall_name(enum mm_syscall c)
@@ -137,6 +138,7 @@ const struct sim_point tp_finish_policy = {"finish_policy", fmt_finish_policy, 0
 const struct sim_point tp_free_pages = {"free_pages", NULL, SP_QUIET};
 const struct sim_point tp_table_flush = {"table_flush", NULL, SP_QUIET};
 const struct sim_point tp_pending_dec = {"pending_dec", NULL, SP_QUIET};
+const struct sim_point tp_pending_inc = {"pending_inc", NULL, SP_QUIET};
 const struct sim_point tp_thread = {"thread", NULL, SP_QUIET};
 const struct sim_point tp_tlb_finish_mmu = {"tlb_finish_mmu", fmt_finish_nested, 0};
 const struct sim_point tp_call_rcu_tables = {"tlbsim_call_rcu_tables", fmt_call_rcu, 0};

@@ -12,6 +12,7 @@
  *   end_vma         tlb_end_vma
  *   finish_check_nested, finish_policy (a = nested knob value),
  *   free_pages, table_flush, pending_dec     sub-steps of tlb_finish_mmu
+ *   pending_inc     inc_tlb_flush_pending outside a gather (change_protection)
  *   thread          thread creation (clone)
  *   tlb_finish_mmu (event)   a = tlb_flush_pending read, b = nested decision
  *   tlbsim_call_rcu_tables (event)  a = first table frame, b = tables
@@ -35,7 +36,7 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 	tp_finish_policy, tp_free_pages, tp_table_flush, tp_pending_dec, tp_thread,
 	tp_tlb_finish_mmu, tp_call_rcu_tables, tp_writeback, tp_fault_retry, tp_spurious,
 	tp_page_mkwrite, tp_throttle, tp_work, tp_kpte, tp_vmalloc, tp_purge_node, tp_klock,
-	tp_lock_page;
+	tp_lock_page, tp_pending_inc;
 
 #define YP_USER (&tp_user)
 #define YP_SYSCALL (&tp_syscall)
@@ -51,6 +52,7 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 #define YP_FREE_PAGES (&tp_free_pages)
 #define YP_TABLE_FLUSH (&tp_table_flush)
 #define YP_PENDING_DEC (&tp_pending_dec)
+#define YP_PENDING_INC (&tp_pending_inc)
 #define YP_THREAD (&tp_thread)
 #define TR_NESTED (&tp_tlb_finish_mmu)
 #define TR_RCU_FREE (&tp_call_rcu_tables)

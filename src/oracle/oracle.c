@@ -21,7 +21,7 @@
  * Checks:
  *  - I1 at free (data pages) and at the hand-off to RCU (page tables);
  *  - I1 realized and stale-walk realized: hardware hooks of the MMU;
- *  - I2 at the return of munmap / madvise(DONTNEED);
+ *  - I2 at the return of munmap / madvise(DONTNEED) / mprotect;
  *  - I3 at a write through a cached dirty entry;
  *  - livelock at every user fault.
  * Deliberate windows (not reported): W3 dead-ASID leaves (arm64 fullmm);
@@ -508,10 +508,21 @@ static uint64_t on_syscall_enter(void *ctx, enum mm_syscall call)
 	return ++o->map_epoch;
 }
 
+/* Would the MMU complete a write through the cached leaf e without a walk?
+ * x86: RW set (an entry without D re-walks, but the kernel may not rely on
+ * that); arm64: AP[2] clear, or DBM with hardware dirty-state updates. */
+static bool entry_writable(const struct hw *hw, const struct tc_entry *e)
+{
+	if (!hw->fmt->rdonly)
+		return e->perm & PTE_WRITE;
+	return !(e->perm & PTE_RDONLY) || (hw->afdbm && (e->perm & PTE_WRITE));
+}
+
 /* I2: when munmap/madvise(DONTNEED) of [start,end) returns, no CPU may still
  * reach an old translation for the range: one to a frame that was mapped
  * when the call began (map_epoch <= call_epoch) and that the live page tables
- * no longer map there. */
+ * no longer map there. When mprotect returns, no CPU may hold a writable
+ * entry for a page whose PTE is now read-only. */
 static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, uint64_t end,
 			      enum mm_syscall call, uint64_t call_epoch)
 {
@@ -540,6 +551,21 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 				continue;
 			pte_t *ptep = pte_lookup(s, mm, va);
 			pte_t pte = ptep ? *ptep : 0;
+			if (call == SYS_MPROTECT) {
+				/* mprotect: the entry still grants a write the PTE
+				 * of the same page no longer allows */
+				if (!pte_present(pte) || pte_pfn(pte) != e->frame ||
+				    (pte & PTE_WRITE) || !entry_writable(hw, e))
+					continue;
+				char desc[160];
+				describe_entry(hw, c, e, false, desc, sizeof(desc));
+				oracle_violation(o, INV_I2, c, va, true, e->frame, desc,
+						 "I2: mprotect of [0x%llx, 0x%llx) returned while cpu %d "
+						 "can still write 0x%llx through a cached writable entry; "
+						 "the PTE is read-only", (unsigned long long)start,
+						 (unsigned long long)end, c, (unsigned long long)va);
+				return;
+			}
 			if (pte_present(pte) && pte_pfn(pte) == e->frame)
 				continue;
 			char desc[160];

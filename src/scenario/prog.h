@@ -53,6 +53,7 @@ enum scen_opcode {
 	OP_EXIT,	/* the task ends here */
 	OP_IMAGE,	/* pop pages: map the process image (glibc_image_map) */
 	OP_USER_WORK,	/* pop pages: the loop's user working set (glibc_user_work) */
+	OP_MPROTECT,	/* pop prot (read|write), len, addr; push 0 or -1 */
 };
 
 enum scen_word {

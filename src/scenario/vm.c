@@ -2,7 +2,7 @@
  * vm.c - the interpreter of compiled scenarios: every task of a file is a
  * simulated user thread (the glibc model of src/workload/glibc.c) running
  * its ops through the simulated syscalls sys_mmap, sys_munmap,
- * sys_madvise_dontneed / _free, sys_tmpfile, sys_fsync, sys_close and
+ * sys_madvise_dontneed / _free, sys_mprotect, sys_tmpfile, sys_fsync, sys_close and
  * user_access, exactly as the built-in C workloads call them.
  *
  * One run's state (struct scen_run: global slots, events, files) and each
@@ -384,6 +384,13 @@ static void exec(struct sim *s, struct scen_inst *in)
 				return;
 			}
 			*sp++ = (int64_t)a;
+			break;
+		}
+		case OP_MPROTECT: {
+			int prot = *--sp == W_WRITE ? TLBSIM_PROT_READ | TLBSIM_PROT_WRITE
+						    : TLBSIM_PROT_READ;
+			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
+			*sp++ = range_ok(addr, len) ? sys_mprotect(s, addr, len, prot) : -1;
 			break;
 		}
 		case OP_MUNMAP: {

@@ -13,6 +13,7 @@ extern const struct workload_ops retry_race_ops, writeback_race_ops, spurious_ra
 extern const struct workload_ops test_vmalloc_ops, vmalloc_reuse_ops;
 extern const struct workload_ops kbuild_ops;
 extern const struct workload_ops local_migrate_ops, ebizzy_ops;
+extern const struct workload_ops mprotect_storm_ops;
 
 static const struct workload_ops *const workloads[] = {
 	&mmap8_ops, &mmap5_ops, &madv_race_ops, &lazy_tables_ops,
@@ -23,6 +24,7 @@ static const struct workload_ops *const workloads[] = {
 	&kbuild_ops,
 	&local_migrate_ops,
 	&ebizzy_ops,
+	&mprotect_storm_ops,
 };
 
 int workload_count(void)

@@ -35,3 +35,10 @@ tlbsim_cli(err_wis_fs 2 STDERR "fs=xfs" "ext4 or tmpfs" ARGS run page_fault3 -w 
 tlbsim_cli(err_wis_fs_anon 2 STDERR "no parameter 'fs'" ARGS run page_fault1 -w fs=ext4)
 tlbsim_cli(err_wis_size 2 STDERR "size=1" "one page" ARGS run page_fault1 -w size=1)
 tlbsim_cli(err_tasks_zero 2 STDERR "--tasks 0" ARGS run page_fault1 --tasks 0)
+# mprotect_storm (one pinned process per CPU flipping RO/RW on its pages)
+tlbsim_cli(mprotect_storm_compare 0 STDOUT "arm64_local=single_cpu_mm" "tlbi local"
+           ARGS compare mprotect_storm --profile arm64-4k --tasks 32 --iters 3 --seeds 1
+                --policy arm64_local=off --policy arm64_local=single_cpu_mm)
+tlbsim_cli(mprotect_storm_x86 0 STDOUT "ops_per_sec" ARGS run mprotect_storm --profile x86-24 --iters 3)
+tlbsim_cli(err_mprotect_storm_pages 2 STDERR "workload parameter pages=0: want 1 to 1048576"
+           ARGS run mprotect_storm -w pages=0)
