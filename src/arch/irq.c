@@ -81,7 +81,7 @@ bool ipi_deliver(struct sim *s, struct ipi_round *r, int cpu, uint64_t arrive, i
 	if (!ic->off) {
 		uint64_t work = (uint64_t)P(s, P_ipi_handler_ns) + fn(s, cpu, data);
 		s->m.ipi_received++;
-		sim_steal(s, cpu, work);
+		sim_steal_at(s, cpu, arrive, work);
 		*done = arrive + work;
 		return true;
 	}

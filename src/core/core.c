@@ -270,7 +270,9 @@ static void finish_metrics(struct sim *s, int tasks)
 	/* a run stopped early (--time-limit, a signal) has threads queued to
 	 * resume after time already charged to their CPUs: the partial run's
 	 * wall time reaches that far, so user + sys + idle = wall x cpus holds */
-	uint64_t wall = s->stopped ? sim_charged_until(s) : s->now;
+	/* a thread's time charged before it exited has elapsed too: the last
+	 * exit can lie past the last event (user + sys + idle = wall x cpus) */
+	uint64_t wall = s->stopped ? sim_charged_until(s) : s->now > s->exit_at ? s->now : s->exit_at;
 	m->wall_ns = wall;
 	if (!m->window_ns && wall) {
 		m->window_ns = wall;

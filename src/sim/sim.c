@@ -221,6 +221,22 @@ void sim_set_mode(struct sim *s, enum cpu_mode mode)
 		sim_preempt_point(s);
 }
 
+void sim_steal_at(struct sim *s, int cpu, uint64_t at, uint64_t ns)
+{
+	struct sim_cpu *c = &s->cpus[cpu];
+	if (!c->curr) {
+		/* an idle CPU runs the handler from at: a thread woken onto it
+		 * meanwhile starts when the handler is done, without an idle
+		 * exit (the CPU is awake), so the handler's sys time and the
+		 * thread's never overlap */
+		c->sys_ns += ns;
+		uint64_t from = c->idle_at > at ? c->idle_at : at;
+		c->idle_at = from + ns;
+		return;
+	}
+	sim_steal(s, cpu, ns);
+}
+
 void sim_steal(struct sim *s, int cpu, uint64_t ns)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
@@ -645,6 +661,8 @@ static void thread_trampoline(void *arg)
 		s->live_threads--;
 	uint64_t at = s->now + t->pending_ns;
 	t->pending_ns = 0;
+	if (at > s->exit_at)
+		s->exit_at = at;	/* the run lasts until its last charge elapsed */
 	if (t->joiner && t->joiner->state == TS_SLEEPING)
 		cpu_enqueue(s, t->joiner, at + (uint64_t)P(s, P_wakeup_ns), true);
 	cpu_pick_next(s, t->cpu, at);
@@ -797,7 +815,7 @@ int sim_run(struct sim *s)
 
 uint64_t sim_charged_until(const struct sim *s)
 {
-	uint64_t t = s->now;
+	uint64_t t = s->now > s->exit_at ? s->now : s->exit_at;
 	for (uint32_t i = 0; i < evq_count(&s->q); i++) {
 		struct event ev = evq_at(&s->q, i);
 		if (ev.kind != EV_RESUME)

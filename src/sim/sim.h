@@ -161,6 +161,7 @@ struct sim {
 	uint32_t jitter_pct;
 	size_t stack_size;
 	struct sim_stack_pool *stack_pool;	/* NULL: map and unmap each stack */
+	uint64_t exit_at;		/* latest thread exit, its charged time included */
 	int error;			/* enum tlbsim_err */
 	char errmsg[TLBSIM_ERRLEN];
 	/* the caller's way to interrupt a run: a host-time deadline and a
@@ -317,6 +318,9 @@ void sim_spin_to_sleep(struct sim *s, struct sim_thread *t);
  * (a spinning thread: its spin covers the time, and it resumes no earlier
  * than the handlers end). */
 void sim_steal(struct sim *s, int cpu, uint64_t ns);
+/* The same for work that starts at time `at` (an interrupt's arrival): on an
+ * idle CPU it also keeps a thread woken there from starting before it ends. */
+void sim_steal_at(struct sim *s, int cpu, uint64_t at, uint64_t ns);
 bool sim_cpu_idle(struct sim *s, int cpu);
 /* Threads on cpu: the running one (if any) and those waiting in its queue. */
 int sim_cpu_nr_running(const struct sim *s, int cpu);
