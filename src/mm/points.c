@@ -123,6 +123,14 @@ static void fmt_throttle(char *buf, size_t len, uint64_t a, uint64_t b)
 	snprintf(buf, len, "balance_dirty_pages: pause=%" PRIu64 " ns", a);
 }
 
+/* the gathered pages go back to the allocator (release_pages, mm/swap.c,
+ * v5.1, fires mm_page_free_batched once per page; one record per batch here) */
+static void fmt_free_pages(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "mm_page_free_batched: %" PRIu64 " page(s) (tlb_flush_mmu_free)", a);
+}
+
 const struct sim_point tp_user = {"user", fmt_user, 0};
 const struct sim_point tp_syscall = {"syscall", fmt_syscall, 0};
 const struct sim_point tp_lock = {"lock", fmt_lock, 0};
@@ -134,7 +142,7 @@ const struct sim_point tp_free_table = {"free_table", fmt_free_table, 0};
 const struct sim_point tp_end_vma = {"end_vma", NULL, SP_QUIET};
 const struct sim_point tp_finish_check_nested = {"finish_check_nested", fmt_finish_enter, 0};
 const struct sim_point tp_finish_policy = {"finish_policy", fmt_finish_policy, 0};
-const struct sim_point tp_free_pages = {"free_pages", NULL, SP_QUIET};
+const struct sim_point tp_free_pages = {"free_pages", fmt_free_pages, SP_QUIET};
 const struct sim_point tp_table_flush = {"table_flush", NULL, SP_QUIET};
 const struct sim_point tp_pending_dec = {"pending_dec", NULL, SP_QUIET};
 const struct sim_point tp_thread = {"thread", NULL, SP_QUIET};
