@@ -209,10 +209,12 @@ int out_chrome_timeline(FILE *f, const struct trace_buf *tb, int ncpus, uint64_t
 		char ev[200];
 		trace_format(t, ev, sizeof(ev));
 		if (t->pt->flags & SP_COUNTER) {
-			fprintf(f, ",\n{\"name\":\"runnable threads waiting\",\"ph\":\"C\",\"pid\":1,"
-				   "\"ts\":");
+			bool rq = t->pt == &tp_nr_queued;
+			fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"C\",\"pid\":1,\"ts\":",
+				rq ? "runnable threads waiting" : t->b ? "i_mmap_rwsem waiters"
+								  : "mmap_lock waiters");
 			ts_us(f, t->time);
-			fprintf(f, ",\"args\":{\"queued\":%" PRIu64 "}}", t->a);
+			fprintf(f, ",\"args\":{\"%s\":%" PRIu64 "}}", rq ? "queued" : "waiters", t->a);
 			continue;
 		}
 		/* the CPU track: a slice until the next record on the CPU */
@@ -375,8 +377,9 @@ int out_ftrace(FILE *f, const struct trace_buf *tb, int ncpus, const char *task)
 			fprintf(f, "%16s-%-7d", comm, t->tid);
 		else
 			fprintf(f, "%16s-%-7d", "<idle>", 0);
-		fprintf(f, " [%03d] .... %5" PRIu64 ".%09" PRIu64 ": %s: %s\n", cpu,
-			t->time / 1000000000u, t->time % 1000000000u, evname, fields);
+		fprintf(f, " [%03d] .... %5" PRIu64 ".%09" PRIu64 ": %s:%s%s\n", cpu,
+			t->time / 1000000000u, t->time % 1000000000u, evname, *fields ? " " : "",
+			fields);
 	}
 	return ferror(f) ? -1 : 0;
 }
