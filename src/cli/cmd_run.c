@@ -161,7 +161,8 @@ static int write_compare_svg(const struct cli_opts *o, const struct run_result *
 }
 
 /* run --trace: the records of the first run, written atomically */
-#define TRACE_MAX_RECORDS 4000000u	/* 48 bytes each: at most ~190 MB held */
+#define TRACE_MAX_RECORDS 1000000u	/* 48 bytes each: at most ~48 MB held, a JSON
+					 * file of ~300 MB */
 
 struct trace_job {
 	const struct trace_buf *tb;
