@@ -49,7 +49,7 @@ static void waiters_changed(struct sim *s, struct rw_semaphore *sem, int d)
 	struct kernel *k = kernel_of(s);
 	k->rwsem_waiters[sem->kind] += (uint32_t)d;
 	if (s->trace && !s->ex)
-		sim_trace_rec(s, &tp_rwsem_waiters, k->rwsem_waiters[sem->kind], sem->kind);
+		sim_trace(s, &tp_rwsem_waiters, k->rwsem_waiters[sem->kind], sem->kind);
 }
 
 static void wq_append(struct sim *s, struct rw_semaphore *sem, struct task *t)

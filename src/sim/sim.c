@@ -282,7 +282,7 @@ void sim_trace_rec(struct sim *s, const struct sim_point *pt, uint64_t a, uint64
 static inline void trace_queued(struct sim *s)
 {
 	if (s->trace && !s->ex)
-		sim_trace_rec(s, &tp_nr_queued, s->nr_queued, 0);
+		sim_trace(s, &tp_nr_queued, s->nr_queued, 0);
 }
 
 /* The trace window opens (an event at its start, run mode): from here every
@@ -442,7 +442,7 @@ static inline __attribute__((always_inline)) void cpu_pick_next(struct sim *s, i
 	s->wd[cpu].sched_at = at;
 	if (!n) {
 		if (s->trace && !s->ex)
-			sim_trace_rec(s, &tp_cpu_idle, (uint64_t)cpu, 0);
+			sim_trace(s, &tp_cpu_idle, (uint64_t)cpu, 0);
 		c->curr = NULL;
 		c->idle_at = at + jittered(s, (uint64_t)P(s, P_idle_entry_ns));
 		if (s->cpu_ops)

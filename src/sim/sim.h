@@ -282,7 +282,7 @@ static inline void sim_step(struct sim *s, const struct sim_point *yp, uint64_t 
 void sim_trace_rec(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b);
 static inline void sim_trace(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b)
 {
-	if (s->trace)
+	if (s->trace && trace_in_window(s->trace, s->now))
 		sim_trace_rec(s, pt, a, b);
 }
 /* Sleep the current thread until sim_wake(); its CPU runs something else or
