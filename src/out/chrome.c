@@ -364,12 +364,45 @@ int out_ftrace(FILE *f, const struct trace_buf *tb, int ncpus, const char *task)
 		   "   #P:%d\n#\n", n, (uint64_t)n + (tb ? tb->dropped : 0), ncpus);
 	fprintf(f, "#           TASK-PID     CPU#  ||||    TIMESTAMP  FUNCTION\n"
 		   "#              | |         |   ||||       |         |\n");
+	/* the next record on each record's CPU: what a sched_switch switches to */
+	uint32_t *nc = malloc(((size_t)n + 1) * sizeof(*nc));
+	uint32_t *lc = malloc((size_t)(ncpus > 0 ? ncpus : 1) * sizeof(*lc));
+	if (!nc || !lc) {
+		free(nc);
+		free(lc);
+		return -1;
+	}
+	for (int c = 0; c < ncpus; c++)
+		lc[c] = UINT32_MAX;
+	for (uint32_t i = n; i-- > 0;) {
+		int c = cpu_track(&tb->r[i], ncpus);
+		nc[i] = c >= 0 ? lc[c] : UINT32_MAX;
+		if (c >= 0)
+			lc[c] = i;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct trace_rec *t = &tb->r[i];
 		char text[200], evname[200];
 		const char *fields;
 		trace_format(t, text, sizeof(text));
 		split_event(t, text, evname, sizeof(evname), &fields);
+		/* sched_switch with the kernel's fields (include/trace/events/
+		 * sched.h; prio 120: every simulated task runs at nice 0), the next
+		 * task being the next one seen on the CPU, or swapper/N (idle) */
+		if ((t->pt == &tp_sched_sleep || t->pt == &tp_sched_preempt) && nc[i] != UINT32_MAX &&
+		    t->tid >= 0) {
+			const struct trace_rec *nx = &tb->r[nc[i]];
+			char next[48];
+			if (nx->pt->flags & SP_IDLE)
+				snprintf(next, sizeof(next), "swapper/%d next_pid=0", (int)nx->a);
+			else
+				snprintf(next, sizeof(next), "%s next_pid=%d", nx->tid >= 0 ? comm : "?",
+					 nx->tid >= 0 ? nx->tid : 0);
+			snprintf(text, sizeof(text), "prev_comm=%s prev_pid=%d prev_prio=120 prev_state=%s "
+				 "==> next_comm=%s next_prio=120", comm, t->tid,
+				 t->pt == &tp_sched_preempt ? "R+" : "S", next);
+			fields = text;
+		}
 		int cpu = (t->pt->flags & SP_IDLE) ? (int)t->a : t->cpu;
 		if (cpu < 0)
 			cpu = 0;
@@ -381,5 +414,7 @@ int out_ftrace(FILE *f, const struct trace_buf *tb, int ncpus, const char *task)
 			t->time / 1000000000u, t->time % 1000000000u, evname, *fields ? " " : "",
 			fields);
 	}
+	free(nc);
+	free(lc);
 	return ferror(f) ? -1 : 0;
 }

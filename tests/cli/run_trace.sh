@@ -11,7 +11,8 @@
 #   * --trace-format ftrace: one line per record (as many as the JSON's
 #     records), each "TASK-TID [CPU] .... SECONDS: event: fields" with its time
 #     in the window, kernel tracepoint names (sched_switch, sys_enter,
-#     tlb_flush, ipi_send_cpumask, mm_page_free_batched, mmap_lock_*);
+#     tlb_flush, ipi_send_cpumask, mm_page_free_batched, mmap_lock_*), and
+#     sched_switch with the kernel's fields (prev_comm ... ==> next_comm ...);
 #   * the default window is 0:10ms; "START:" runs to the end.
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -115,6 +116,15 @@ for l in body:
     if not (20000 <= t < 2000000) or int(m.group(3)) >= 24:
         failm("time or CPU out of range: %r" % l); break
     events.add(m.group(6))
+sw = [l for l in body if ": sched_switch: " in l]
+kern = re.compile(r": sched_switch: prev_comm=mmap8 prev_pid=(\d+) prev_prio=120 prev_state=(S|R\+) "
+                  r"==> next_comm=(mmap8|swapper/\d+) next_pid=(\d+) next_prio=120$")
+if not sw or not any(kern.search(l) for l in sw):
+    failm("no sched_switch line in the kernel's format: %r" % sw[:2])
+for l in sw:
+    m = kern.search(l)
+    if m and m.group(3).startswith("swapper/") and m.group(4) != "0":
+        failm("a switch to swapper (idle) with next_pid != 0: %r" % l)
 for e in ("sched_switch", "sys_enter", "tlb_flush", "ipi_send_cpumask", "mm_page_free_batched",
           "mmap_lock_start_locking", "mmap_lock_released", "page_fault_user", "cpu_idle"):
     if e not in events:
