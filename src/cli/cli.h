@@ -55,6 +55,11 @@ struct cli_opts {
 	int depth;			/* -1: the strategy's default */
 	const char *replay;
 	const char *trace_file;
+	/* run --trace: the window [trace_from, trace_to) in simulated ns
+	 * (trace_to 0: to the end) and the format */
+	uint64_t trace_from, trace_to;
+	bool trace_ftrace;		/* --trace-format ftrace (else chrome) */
+	bool trace_window_given, trace_format_given;
 	bool minimise;
 	int want_kind;			/* -1: any */
 	uint64_t max_steps;		/* 0: default */
@@ -75,11 +80,6 @@ struct cli_opts {
 	int ngrid;
 	const char *output;		/* -o FILE; NULL: stdout */
 	int shard_k, shard_n;		/* --shard K/N; 0: the whole grid */
-	/* run --trace: the window [trace_from, trace_to) in simulated ns
-	 * (trace_to 0: to the end) and the format */
-	uint64_t trace_from, trace_to;
-	bool trace_ftrace;		/* --trace-format ftrace (else chrome) */
-	bool trace_window_given, trace_format_given;
 	char cmdline[8192];		/* for JSON; see cli_cmdline */
 	char *cmdline_heap;		/* when the command line is longer */
 };
