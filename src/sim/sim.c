@@ -293,6 +293,14 @@ static void trace_window_open(struct sim *s, void *arg, uint64_t data)
 	(void)arg;
 	(void)data;
 	s->m.events--;
+	/* The thread that ran last yielded only because this event cut its
+	 * fast path if its resume is now the next event (it queued it last, so
+	 * it is earlier than every other): the dispatch that resumes it would
+	 * not have happened untraced, and is not counted either. */
+	const struct evq *q = &s->q;
+	if (q->nheap && s->last_ran && q->heap[0].t == s->last_ran &&
+	    (!q->ncalls || !EVQ_BEFORE(&q->calls[0], &q->heap[0])))
+		s->m.events--;
 	if (s->slow_countdown > 1) {
 		s->steps -= s->slow_countdown - 1;
 		s->slow_countdown = 1;
@@ -801,6 +809,7 @@ void sim_dispatch(struct sim *s, const struct event *ev)
 	s->curr = t;
 	coro_switch(&s->main_co, &t->co);
 	s->curr = NULL;
+	s->last_ran = t;
 	if (t->state == TS_DONE) {
 		thread_stack_put(s, t);
 		sim_host_release(s, s->stack_size);

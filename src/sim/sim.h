@@ -145,6 +145,7 @@ struct sim {
 	struct evq q;
 	struct coro main_co;
 	struct sim_thread *curr;	/* running thread, NULL in scheduler */
+	struct sim_thread *last_ran;	/* run mode: the thread the last event resumed */
 	struct sim_thread **threads;
 	int nthreads;
 	size_t cap_threads;

@@ -7,7 +7,7 @@
  *  - run mode records every step while the window is open, from its first
  *    nanosecond: the window's start interrupts the fast path (without it the
  *    first recorded step could come up to SIM_POLL_PERIOD steps late);
- *  - tracing leaves simulated time as it is;
+ *  - tracing leaves simulated time and the events counted as they are;
  *  - at most max records are stored, the rest counted in dropped;
  *  - a run that ends before the window opens does not run on to its start.
  */
@@ -31,7 +31,10 @@ static void lone_thread(struct sim *s, struct sim_thread *t)
 	l->dt = s->now - l->t0;
 }
 
-/* Run a lone thread (steps at t0 + 10 k ns) with tb attached; return t0. */
+/* Run a lone thread (steps at t0 + 10 k ns) with tb attached; return t0.
+ * Tracing changes neither its time nor the events counted: one (its first
+ * resume), as untraced (test_engine's fast path), the window's opening
+ * included. */
 static uint64_t run_lone(struct trace_buf *tb, uint64_t *end)
 {
 	struct lone l = {0};
@@ -40,6 +43,7 @@ static uint64_t run_lone(struct trace_buf *tb, uint64_t *end)
 	tsim_spawn(s, lone_thread, &l, 0);
 	tsim_run(s);
 	assert_int_equal(l.dt, NSTEPS * STEP_NS);	/* time unchanged by tracing */
+	assert_int_equal(s->m.events, 1);
 	if (end)
 		*end = s->now;
 	s->trace = NULL;
