@@ -33,6 +33,9 @@ _tlbsim()
 	--strategy)
 		COMPREPLY=($(compgen -W "random pct dfs" -- "$cur"))
 		return ;;
+	--trace-format)
+		COMPREPLY=($(compgen -W "chrome ftrace" -- "$cur"))
+		return ;;
 	-o|--output|--svg|--trace)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -f -- "$cur"))

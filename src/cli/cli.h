@@ -56,6 +56,11 @@ struct cli_opts {
 	int depth;			/* -1: the strategy's default */
 	const char *replay;
 	const char *trace_file;
+	/* run --trace: the window [trace_from, trace_to) in simulated ns
+	 * (trace_to 0: to the end) and the format */
+	uint64_t trace_from, trace_to;
+	bool trace_ftrace;		/* --trace-format ftrace (else chrome) */
+	bool trace_window_given, trace_format_given;
 	bool minimise;
 	int want_kind;			/* -1: any */
 	uint64_t max_steps;		/* 0: default */
@@ -80,6 +85,9 @@ struct cli_opts {
 	char cmdline[8192];		/* for JSON; see cli_cmdline */
 	char *cmdline_heap;		/* when the command line is longer */
 };
+
+/* run --trace without --trace-window: the first 10 ms of simulated time */
+#define CLI_TRACE_WINDOW_NS 10000000ull
 
 /* Parse argv (argv[0] = the command name) for command bit `cmd_bit`. Returns
  * 0, -1 after printing help (exit 0), or EXIT_USAGE after printing the error. */

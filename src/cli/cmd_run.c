@@ -160,6 +160,55 @@ static int write_compare_svg(const struct cli_opts *o, const struct run_result *
 	return 0;
 }
 
+/* run --trace: the records of the first run, written atomically */
+#define TRACE_MAX_RECORDS 1000000u	/* 48 bytes each: at most ~48 MB held, a JSON
+					 * file of ~300 MB */
+
+struct trace_job {
+	const struct trace_buf *tb;
+	const struct run_result *run;
+	uint64_t end;			/* open slices end here */
+	const char *cmdline;
+	bool ftrace;
+	int rc;
+};
+
+static void write_trace(FILE *f, const void *arg)
+{
+	struct trace_job *j = (struct trace_job *)arg;
+	const struct tlbsim_resolved *r = &j->run->res;
+	if (j->ftrace) {
+		j->rc = out_ftrace(f, j->tb, r->cpus, r->workload->name);
+		return;
+	}
+	char title[256];
+	snprintf(title, sizeof(title), "tlbsim run %s on %s, %d CPUs (simulated time)",
+		 r->workload->name, r->profile->name, r->cpus);
+	j->rc = out_chrome_timeline(f, j->tb, r->cpus, j->end, title, j->cmdline);
+}
+
+static int trace_finish(const struct cli_opts *o, const struct trace_buf *tb,
+			const struct run_result *run, uint64_t wall_ns)
+{
+	struct trace_job j = {
+		.tb = tb, .run = run, .cmdline = cli_cmdline(o), .ftrace = o->trace_ftrace,
+		.end = tb->to && tb->to < wall_ns ? tb->to : wall_ns,
+	};
+	if (j.end < tb->from)
+		j.end = tb->from;
+	if (atomic_write(o->trace_file, write_trace, &j) || j.rc) {
+		int e = errno;
+		return cli_error_code(EXIT_INTERNAL, "--trace %s: cannot write: %s", o->trace_file,
+				      j.rc ? "out of memory" : strerror(e));
+	}
+	fprintf(stderr, "tlbsim: trace: %s (%" PRIu32 " events", o->trace_file, tb->n);
+	if (tb->dropped)
+		fprintf(stderr, "; %" PRIu64 " more in the window left out: at most %u are kept, "
+			"give a shorter --trace-window", tb->dropped, TRACE_MAX_RECORDS);
+	fprintf(stderr, ")\n");
+	return 0;
+}
+
 int cmd_run(int argc, char **argv, bool compare)
 {
 	struct cli_opts o;
@@ -182,6 +231,19 @@ int cmd_run(int argc, char **argv, bool compare)
 		cli_opts_free(&o);
 		return rc;
 	}
+	struct trace_buf tb = {.from = o.trace_from, .to = o.trace_to, .max = TRACE_MAX_RECORDS};
+	if (o.trace_file) {
+		if (strcmp(o.trace_file, "-") == 0 || !*o.trace_file) {
+			cli_opts_free(&o);
+			return cli_error("run: --trace wants a file name");
+		}
+		if (csv_probe_dir(o.trace_file)) {
+			rc = cli_error("--trace %s: cannot create a file there: %s", o.trace_file,
+				       strerror(errno));
+			cli_opts_free(&o);
+			return rc;
+		}
+	}
 	/* compare --native without --policy: one model column of the default knobs */
 	int nruns = compare && o.npolicies ? o.npolicies : 1, nseeds = o.seeds;
 	/* results on the heap (no static state) */
@@ -190,6 +252,7 @@ int cmd_run(int argc, char **argv, bool compare)
 	pool.t = calloc((size_t)pool.n, sizeof(*pool.t));
 	struct tlbsim_metrics *seed_m = calloc((size_t)pool.n, sizeof(*seed_m));
 	if (!runs || !pool.t || !seed_m) {
+		trace_buf_free(&tb);
 		free(runs);
 		free(pool.t);
 		free(seed_m);
@@ -205,11 +268,14 @@ int cmd_run(int argc, char **argv, bool compare)
 				t->cfg.policy = o.policies[r];
 			t->cfg.seed = o.cfg.seed + (uint64_t)k;
 		}
+	if (o.trace_file)
+		pool.t[0].trace = &tb;
 	struct pool_progress pg;
 	pool_progress_tty(&pool, &pg);
 	rc = pool_run_opts(&pool, &o, err, sizeof(err));
 	pool_progress_end(&pool);
 	if (rc) {
+		trace_buf_free(&tb);
 		free(runs);
 		free(pool.t);
 		free(seed_m);
@@ -253,6 +319,7 @@ int cmd_run(int argc, char **argv, bool compare)
 	}
 	if (!done) {
 		/* stopped before any simulation started */
+		trace_buf_free(&tb);
 		free(runs);
 		free(pool.t);
 		free(seed_m);
@@ -269,6 +336,7 @@ int cmd_run(int argc, char **argv, bool compare)
 		sig = cli_pending_signal(NULL);
 	if (o.native && !sig && done == nruns && !runs[done - 1].partial) {
 		rc = native_compare(&o, runs, done);
+		trace_buf_free(&tb);
 		free(runs);
 		free(pool.t);
 		free(seed_m);
@@ -276,6 +344,7 @@ int cmd_run(int argc, char **argv, bool compare)
 		return rc;
 	}
 	if (o.csv && print_csv(&o, runs, done, compare)) {
+		trace_buf_free(&tb);
 		free(runs);
 		free(pool.t);
 		free(seed_m);
@@ -289,6 +358,7 @@ int cmd_run(int argc, char **argv, bool compare)
 	fflush(stdout);
 	if (compare && o.svg_given && write_compare_svg(&o, runs, done)) {
 		int e = errno;
+		trace_buf_free(&tb);
 		free(runs);
 		free(pool.t);
 		free(seed_m);
@@ -296,6 +366,15 @@ int cmd_run(int argc, char **argv, bool compare)
 		cli_opts_free(&o);
 		return rc;
 	}
+	if (o.trace_file && !compare && (rc = trace_finish(&o, &tb, &runs[0], pool.t[0].m.wall_ns))) {
+		trace_buf_free(&tb);
+		free(runs);
+		free(pool.t);
+		free(seed_m);
+		cli_opts_free(&o);
+		return rc;
+	}
+	trace_buf_free(&tb);
 	bool violated = false;
 	for (int r = 0; r < done; r++) {
 		if (!runs[r].m.violations)
@@ -311,6 +390,7 @@ int cmd_run(int argc, char **argv, bool compare)
 			"numbers printed are partial\n",
 			sig ? stop_name(SIM_STOP_SIGNAL, sig) : "time limit",
 			done - (runs[done - 1].partial ? 1 : 0), nruns);
+	trace_buf_free(&tb);
 	free(runs);
 	free(pool.t);
 	free(seed_m);

@@ -22,6 +22,7 @@ enum opt_id {
 	O_NO_MINIMISE, O_INVARIANT, O_MAX_STEPS, O_DURATION, O_SEEDS, O_KERNEL, O_METRIC,
 	O_PERTURB, O_SVG, O_NATIVE,
 	O_GRID, O_SHARD, O_CSV,
+	O_TRACE_WINDOW, O_TRACE_FORMAT,
 	O_OUTPUT = 'o',
 	O_W = 'w', O_D = 'D', O_HELP = 'h', O_JOBS = 'j',
 };
@@ -127,6 +128,18 @@ static const struct opt_def opts[] = {
 	 "print CSV: one header line, one row for the search (docs/output.md)"},
 	{"svg", 0, 1, O_SVG, C_COMPARE, "FILE",
 	 "also write a grouped bar chart of the main metrics, each relative to the first column"},
+	/* run --trace (cmd_run.c) */
+	{"trace", 0, 1, O_TRACE, C_RUN, "FILE",
+	 "write a timeline of the run there (atomically): CPU and thread tracks, IPI and "
+	 "broadcast-TLBI arrows (--trace-format); with --seeds, of the first seed"},
+	{"trace-window", 0, 1, O_TRACE_WINDOW, C_RUN, "START:END",
+	 "record only simulated times in [START, END), e.g. 10ms:12ms, 0:500us, 2ms: (to the "
+	 "end); units ns, us, ms, s (default 0:10ms: the first 10 ms, so the file stays bounded)"},
+	{"trace-format", 0, 1, O_TRACE_FORMAT, C_RUN, "F",
+	 "chrome (default: Chrome trace-event JSON for ui.perfetto.dev) or ftrace (text in the "
+	 "form of the kernel's trace file, one line per event)"},
+	{"trace", 0, 1, O_TRACE, C_COMPARE | C_SWEEP, "FILE",
+	 "not available: a timeline is of one run (tlbsim run ... --policy K=V --trace FILE)"},
 	{"help", 'h', 0, O_HELP, C_ALL | C_NATIVE, NULL, "this help"},
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -330,6 +343,83 @@ static int parse_seconds_ns(const char *txt, uint64_t *ns)
 	while (fdigits++ < 9)
 		frac *= 10;
 	*ns = whole * 1000000000ull + frac;
+	return 0;
+}
+
+/* A simulated time with a unit: "10ms", "0.5us", "2s", "750ns"; "0" alone
+ * may go without. Nanoseconds (at most 1e6 s); -1 if malformed. */
+static int parse_sim_time(const char *txt, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		uint64_t mul;
+	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+	size_t l = strlen(txt), k = l;
+	while (k > 0 && ((txt[k - 1] >= 'a' && txt[k - 1] <= 'z')))
+		k--;
+	if (k == 0 || k >= 40)
+		return -1;
+	char num[40];
+	memcpy(num, txt, k);
+	num[k] = 0;
+	uint64_t mul = 0;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(txt + k, units[i].unit) == 0)
+			mul = units[i].mul;
+	if (k == l && strcmp(num, "0") == 0)
+		mul = 1;
+	if (!mul)
+		return -1;
+	/* whole and fraction as in parse_seconds_ns, scaled by the unit */
+	uint64_t whole = 0, frac = 0, fscale = 1;
+	const char *p = num;
+	int digits = 0;
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		if (whole > 1000000000000ull)
+			return -1;
+		whole = whole * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		int fd = 0;
+		for (p++; *p >= '0' && *p <= '9'; p++, fd++) {
+			if (fd == 9)
+				return -1;
+			frac = frac * 10 + (uint64_t)(*p - '0');
+			fscale *= 10;
+		}
+		if (!fd)
+			return -1;
+	}
+	if (*p || !digits)
+		return -1;
+	if (whole > 1000000000000000ull / mul)
+		return -1;
+	uint64_t f = frac * mul;
+	if (f % fscale)
+		return -1;	/* finer than a nanosecond */
+	*ns = whole * mul + f / fscale;
+	return 0;
+}
+
+/* "START:END" or "START:" (to the end) into [from, to) (to 0: no end) */
+static int parse_trace_window(const char *arg, uint64_t *from, uint64_t *to)
+{
+	const char *colon = strchr(arg, ':');
+	char a[64];
+	if (!colon || (size_t)(colon - arg) >= sizeof(a) || strchr(colon + 1, ':'))
+		return cli_error("--trace-window %s: want START:END with units, e.g. 10ms:12ms or "
+				 "0:500us (END may be left out: to the end)", arg);
+	memcpy(a, arg, (size_t)(colon - arg));
+	a[colon - arg] = 0;
+	if (parse_sim_time(a, from))
+		return cli_error("--trace-window %s: bad START '%s': want a number with a unit "
+				 "(ns, us, ms, s), e.g. 10ms", arg, a);
+	*to = 0;
+	if (colon[1] && parse_sim_time(colon + 1, to))
+		return cli_error("--trace-window %s: bad END '%s': want a number with a unit "
+				 "(ns, us, ms, s), e.g. 12ms", arg, colon + 1);
+	if (colon[1] && *to <= *from)
+		return cli_error("--trace-window %s: END must be later than START", arg);
 	return 0;
 }
 
@@ -761,6 +851,20 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 				return cli_error("--trace: want a file name (or - for stdout)");
 			o->trace_file = optarg;
 			break;
+		case O_TRACE_WINDOW:
+			if (parse_trace_window(optarg, &o->trace_from, &o->trace_to))
+				return EXIT_USAGE;
+			o->trace_window_given = true;
+			break;
+		case O_TRACE_FORMAT:
+			if (strcmp(optarg, "chrome") == 0)
+				o->trace_ftrace = false;
+			else if (strcmp(optarg, "ftrace") == 0)
+				o->trace_ftrace = true;
+			else
+				return cli_error("--trace-format %s: want chrome or ftrace", optarg);
+			o->trace_format_given = true;
+			break;
 		case O_NO_MINIMISE:
 			o->minimise = false;
 			break;
@@ -817,6 +921,13 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 		return cli_error("compare: give at least two --policy KNOB=VALUE options");
 	if (o->csv && o->json)
 		return cli_error("%s: --csv and --json exclude each other", o->cmd);
+	if (o->trace_file && (cmd_bit == C_COMPARE || cmd_bit == C_SWEEP))
+		return cli_error("%s: --trace is not available: a timeline is of one run; trace a "
+				 "column with tlbsim run %s --policy K=V --trace FILE", o->cmd, workload);
+	if (cmd_bit == C_RUN && !o->trace_file && (o->trace_window_given || o->trace_format_given))
+		return cli_error("run: --trace-window and --trace-format need --trace FILE");
+	if (cmd_bit == C_RUN && o->trace_file && !o->trace_window_given)
+		o->trace_to = CLI_TRACE_WINDOW_NS;
 	if (o->svg_given && cmd_bit == C_COMPARE && o->native)
 		return cli_error("compare: --svg does not apply with --native");
 	/* compare's default is five seeds, so its ratio comes with an interval

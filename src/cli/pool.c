@@ -12,6 +12,7 @@ static void run_task(struct seed_pool *p, struct seed_task *t)
 		.host_limit = p->max_memory,
 		.deadline_host_ns = p->deadline,
 		.interrupted = cli_pending_signal,
+		.trace = t->trace,
 	};
 	struct run_outcome out;
 	t->ran = true;

@@ -19,6 +19,7 @@ struct seed_task {
 	bool ran;		/* false: not started (a run before it stopped) */
 	int rc;			/* 0 or an enum tlbsim_err */
 	char err[TLBSIM_ERRLEN];
+	struct trace_buf *trace;	/* run --trace: record into this (NULL: no) */
 };
 
 struct seed_pool {

@@ -56,6 +56,7 @@ struct inode *inode_new(struct sim *s, const struct fs_type *fs, uint64_t size)
 	ino->nr_mmap = 0;
 	ino->nr_dirty = 0;
 	memset(&ino->i_mmap_rwsem, 0, sizeof(ino->i_mmap_rwsem));
+	ino->i_mmap_rwsem.kind = RWSEM_I_MMAP;
 	ino->next_free = NULL;
 	return ino;
 }

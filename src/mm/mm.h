@@ -76,7 +76,9 @@ struct rw_semaphore {
 	struct task *wait_tail;
 	struct task *spin_head;		/* writers spinning on a running writer owner */
 	struct task *spin_tail;		/* (the OSQ, FIFO) */
+	uint8_t kind;			/* RWSEM_MMAP_LOCK or RWSEM_I_MMAP (trace counters) */
 };
+enum { RWSEM_MMAP_LOCK, RWSEM_I_MMAP, RWSEM_KINDS };
 
 /* ---- tasklist_lock: a queued rwlock (fork.c; kernel/locking/qrwlock.c) ---- */
 struct qrwlock {
@@ -342,6 +344,8 @@ struct kernel {
 	size_t cap_mms;
 	struct vma_pool pool;
 	struct mmu_table_batch *tbatch_free;
+	uint32_t rwsem_waiters[RWSEM_KINDS];	/* sleeping waiters, all semaphores
+						 * of a kind (trace counters) */
 	/* every kernel object (VMA, shmem object, table batch) ever allocated,
 	 * owned here so a run stopped mid-syscall (check mode) frees cleanly */
 	void **objs;

@@ -145,7 +145,8 @@ static void tlb_flush_mmu_free(struct sim *s, struct mmu_gather *tlb)
 	if (arch_rcu_table_free(s))
 		tlb_table_flush(s, tlb);
 	if (tlb->nr_pages) {
-		sim_step(s, YP_FREE_PAGES, tlb->nr_pages * (uint64_t)P(s, P_page_free_ns));
+		sim_step_arg(s, YP_FREE_PAGES, tlb->nr_pages * (uint64_t)P(s, P_page_free_ns),
+			     tlb->nr_pages, 0);
 		for (uint32_t i = 0; i < tlb->nr_pages; i++)
 			gather_put_page(s, tlb->pages[i]);
 		tlb->nr_pages = 0;

@@ -39,10 +39,23 @@ static void fmt_syscall(char *buf, size_t len, uint64_t a, uint64_t b)
 	snprintf(buf, len, "sys_enter: %s(0x%" PRIx64 ")", mm_syscall_name((enum mm_syscall)a), b);
 }
 
+/* a = the lock operation, b = the semaphore's kind: mmap_lock operations as
+ * the kernel's mmap_lock tracepoints (include/trace/events/mmap_lock.h,
+ * v5.10: start_locking and released; write=true for the writer side) */
 static void fmt_lock(char *buf, size_t len, uint64_t a, uint64_t b)
 {
-	(void)b;
-	snprintf(buf, len, "mmap_sem: %s", lock_op_name((enum lock_op)a));
+	enum lock_op op = (enum lock_op)a;
+	bool w = op == LOCK_DOWN_WRITE || op == LOCK_UP_WRITE;
+	if (b == RWSEM_I_MMAP)
+		snprintf(buf, len, "tlbsim_i_mmap_rwsem: %s", lock_op_name(op));
+	else if (op == LOCK_DOWN_READ || op == LOCK_DOWN_WRITE)
+		snprintf(buf, len, "mmap_lock_start_locking: write=%s (%s)", w ? "true" : "false",
+			 lock_op_name(op));
+	else if (op == LOCK_UP_READ || op == LOCK_UP_WRITE)
+		snprintf(buf, len, "mmap_lock_released: write=%s (%s)", w ? "true" : "false",
+			 lock_op_name(op));
+	else
+		snprintf(buf, len, "tlbsim_mmap_lock: %s", lock_op_name(op));
 }
 
 static void fmt_fault(char *buf, size_t len, uint64_t a, uint64_t b)
@@ -124,6 +137,22 @@ static void fmt_throttle(char *buf, size_t len, uint64_t a, uint64_t b)
 	snprintf(buf, len, "balance_dirty_pages: pause=%" PRIu64 " ns", a);
 }
 
+/* the gathered pages go back to the allocator (release_pages, mm/swap.c,
+ * v5.1, fires mm_page_free_batched once per page; one record per batch here) */
+static void fmt_free_pages(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "mm_page_free_batched: %" PRIu64 " page(s) (tlb_flush_mmu_free)", a);
+}
+
+static void fmt_rwsem_waiters(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_rwsem_waiters: %s sleeping waiters=%" PRIu64,
+		 b == RWSEM_I_MMAP ? "i_mmap_rwsem" : "mmap_lock", a);
+}
+
+const struct sim_point tp_rwsem_waiters = {"rwsem_waiters", fmt_rwsem_waiters,
+					   SP_QUIET | SP_COUNTER};
 const struct sim_point tp_user = {"user", fmt_user, 0};
 const struct sim_point tp_syscall = {"syscall", fmt_syscall, 0};
 const struct sim_point tp_lock = {"lock", fmt_lock, 0};
@@ -135,7 +164,7 @@ const struct sim_point tp_free_table = {"free_table", fmt_free_table, 0};
 const struct sim_point tp_end_vma = {"end_vma", NULL, SP_QUIET};
 const struct sim_point tp_finish_check_nested = {"finish_check_nested", fmt_finish_enter, 0};
 const struct sim_point tp_finish_policy = {"finish_policy", fmt_finish_policy, 0};
-const struct sim_point tp_free_pages = {"free_pages", NULL, SP_QUIET};
+const struct sim_point tp_free_pages = {"free_pages", fmt_free_pages, SP_QUIET};
 const struct sim_point tp_table_flush = {"table_flush", NULL, SP_QUIET};
 const struct sim_point tp_pending_dec = {"pending_dec", NULL, SP_QUIET};
 const struct sim_point tp_pending_inc = {"pending_inc", NULL, SP_QUIET};

@@ -31,6 +31,9 @@
 
 #include "sim/trace.h"
 
+/* counter: a = sleeping waiters on all rwsems of kind b (mmap_lock or
+ * i_mmap_rwsem), recorded when it changes (run mode, tracing) */
+extern const struct sim_point tp_rwsem_waiters;
 extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fault,
 	tp_gather_init, tp_zap_pte, tp_free_table, tp_end_vma, tp_finish_check_nested,
 	tp_finish_policy, tp_free_pages, tp_table_flush, tp_pending_dec, tp_thread,

@@ -42,6 +42,29 @@
 
 /* One atomic on sem->count by the current CPU: lock_op_ns, plus the line's
  * transfer if another CPU wrote it last. */
+/* The sleeping waiters of sem changed by d: the count of their kind, and in
+ * a run's timeline a counter track */
+static void waiters_changed(struct sim *s, struct rw_semaphore *sem, int d)
+{
+	struct kernel *k = kernel_of(s);
+	k->rwsem_waiters[sem->kind] += (uint32_t)d;
+	if (s->trace && !s->ex)
+		sim_trace(s, &tp_rwsem_waiters, k->rwsem_waiters[sem->kind], sem->kind);
+}
+
+static void wq_append(struct sim *s, struct rw_semaphore *sem, struct task *t)
+{
+	q_append(&sem->wait_head, &sem->wait_tail, t);
+	waiters_changed(s, sem, 1);
+}
+
+static struct task *wq_pop(struct sim *s, struct rw_semaphore *sem)
+{
+	struct task *t = q_pop(&sem->wait_head, &sem->wait_tail);
+	waiters_changed(s, sem, -1);
+	return t;
+}
+
 static uint64_t lock_op(struct sim *s, struct rw_semaphore *sem)
 {
 	return (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &sem->count);
@@ -69,7 +92,7 @@ static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 		return;
 	}
 	while (sem->wait_head && !sem->wait_head->wait_write) {
-		struct task *r = q_pop(&sem->wait_head, &sem->wait_tail);
+		struct task *r = wq_pop(s, sem);
 		sem->readers++;
 		r->wait_granted = true;
 		rwsem_wake_one(s, r);
@@ -80,7 +103,7 @@ static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 void down_read(struct sim *s, struct rw_semaphore *sem)
 {
 	struct task *t = current_task(s);
-	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_DOWN_READ, 0);
+	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_DOWN_READ, sem->kind);
 	if (!sem->writer && !sem->wait_head) {
 		sem->readers++;
 		return;
@@ -88,7 +111,7 @@ void down_read(struct sim *s, struct rw_semaphore *sem)
 	uint64_t t0 = s->now + t->thread.pending_ns;
 	t->wait_write = false;
 	t->wait_granted = false;
-	q_append(&sem->wait_head, &sem->wait_tail, t);
+	wq_append(s, sem, t);
 	/* no active lockers at all: wake the front (ourselves, possibly) */
 	if (!sem->writer && sem->readers == 0)
 		rwsem_wake(s, sem);
@@ -102,7 +125,7 @@ void down_read(struct sim *s, struct rw_semaphore *sem)
 void up_read(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, sem->readers <= 0 || sem->writer);
-	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_UP_READ, 0);
+	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_UP_READ, sem->kind);
 	if (--sem->readers == 0)
 		rwsem_wake(s, sem);
 }
@@ -111,7 +134,7 @@ void up_read(struct sim *s, struct rw_semaphore *sem)
 void down_write(struct sim *s, struct rw_semaphore *sem)
 {
 	struct task *t = current_task(s);
-	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_DOWN_WRITE, 0);
+	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_DOWN_WRITE, sem->kind);
 	if (!sem->writer && sem->readers == 0 && !sem->spin_head) {
 		sem->writer = true;		/* fast path, or an unqueued steal */
 		return;
@@ -130,7 +153,7 @@ void down_write(struct sim *s, struct rw_semaphore *sem)
 		/* the lock became reader-owned: we were queued and slept */
 	} else {
 		t->wait_woken = false;
-		q_append(&sem->wait_head, &sem->wait_tail, t);
+		wq_append(s, sem, t);
 		sim_sleep(s);
 	}
 	/* woken at the front of the queue: retry until the lock is ours
@@ -139,7 +162,7 @@ void down_write(struct sim *s, struct rw_semaphore *sem)
 		SIM_BUG_ON(s, sem->wait_head != t);
 		sim_charge(s, line_rmw(s, &sem->count));
 		if (!sem->writer && sem->readers == 0) {
-			q_pop(&sem->wait_head, &sem->wait_tail);
+			wq_pop(s, sem);
 			sem->writer = true;
 			t->wait_woken = false;
 			break;
@@ -155,7 +178,7 @@ void down_write(struct sim *s, struct rw_semaphore *sem)
 void up_write(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, !sem->writer);
-	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_UP_WRITE, 0);
+	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_UP_WRITE, sem->kind);
 	sem->writer = false;
 	if (sem->spin_head) {
 		struct task *w = q_pop(&sem->spin_head, &sem->spin_tail);
@@ -174,17 +197,17 @@ void up_write(struct sim *s, struct rw_semaphore *sem)
 void downgrade_write(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, !sem->writer);
-	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_DOWNGRADE_WRITE, 0);
+	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_DOWNGRADE_WRITE, sem->kind);
 	sem->writer = false;
 	sem->readers = 1;
 	while (sem->spin_head) {
 		struct task *w = q_pop(&sem->spin_head, &sem->spin_tail);
 		w->wait_woken = false;
-		q_append(&sem->wait_head, &sem->wait_tail, w);
+		wq_append(s, sem, w);
 		sim_spin_to_sleep(s, &w->thread);
 	}
 	while (sem->wait_head && !sem->wait_head->wait_write) {
-		struct task *r = q_pop(&sem->wait_head, &sem->wait_tail);
+		struct task *r = wq_pop(s, sem);
 		sem->readers++;
 		r->wait_granted = true;
 		rwsem_wake_one(s, r);

@@ -36,5 +36,16 @@ void json_string(FILE *f, const char *s);
  * 0, or -1 if writing failed. */
 int out_chrome_trace(FILE *f, const struct trace_buf *tb, int ncpus, const char *title,
 		     const char *token);
+/* A run's timeline (tlbsim run --trace) as Chrome trace-event JSON on f
+ * (chrome.c): CPU tracks (pid 1) with a slice per record, idle slices, flow
+ * arrows for IPIs and broadcast TLBIs and a counter of runnable threads
+ * waiting; thread tracks (pid 2) with phase slices (user, each syscall, page
+ * faults) and nested slices per record (lock waits, sleeps). Slices still open
+ * at the last record end at end. 0, or -1 on a write or allocation failure. */
+int out_chrome_timeline(FILE *f, const struct trace_buf *tb, int ncpus, uint64_t end,
+			const char *title, const char *cmdline);
+/* The same records as text in the form of the kernel's ftrace output
+ * ("TASK-TID [CPU] .... SECONDS: event: fields", one line per record). */
+int out_ftrace(FILE *f, const struct trace_buf *tb, int ncpus, const char *task);
 
 #endif

@@ -272,6 +272,12 @@ int sim_cpu_nr_running(const struct sim *s, int cpu)
 void sim_trace_rec(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b)
 {
 	struct trace_buf *tb = s->trace;
+	if (!trace_in_window(tb, s->now))
+		return;		/* outside the window: never stored */
+	if (tb->max && tb->n >= tb->max) {
+		tb->dropped++;
+		return;
+	}
 	if (GROW(&tb->r, &tb->cap, tb->n, (size_t)tb->n + 1, 1024))
 		return;		/* the trace is a diagnostic: drop, never fail */
 	struct sim_thread *t = s->curr;
@@ -284,6 +290,38 @@ void sim_trace_rec(struct sim *s, const struct sim_point *pt, uint64_t a, uint64
 	r->pt = pt;
 	r->a = a;
 	r->b = b;
+}
+
+/* Run mode, tracing: the timeline's counter of threads waiting in run
+ * queues, and CPUs going idle (not recorded in check mode, whose trace is a
+ * counterexample's steps) */
+static inline void trace_queued(struct sim *s)
+{
+	if (s->trace && !s->ex)
+		sim_trace(s, &tp_nr_queued, s->nr_queued, 0);
+}
+
+/* The trace window opens (an event at its start, run mode): from here every
+ * step takes the slow path and is recorded. Not an event of the model: it
+ * is not counted. */
+static void trace_window_open(struct sim *s, void *arg, uint64_t data)
+{
+	(void)arg;
+	(void)data;
+	s->m.events--;
+	/* The thread that ran last yielded only because this event cut its
+	 * fast path if its resume is now the next event (it queued it last, so
+	 * it is earlier than every other): the dispatch that resumes it would
+	 * not have happened untraced, and is not counted either. */
+	const struct evq *q = &s->q;
+	if (q->nheap && s->last_ran && q->heap[0].t == s->last_ran &&
+	    (!q->ncalls || !EVQ_BEFORE(&q->calls[0], &q->heap[0])))
+		s->m.events--;
+	if (s->slow_countdown > 1) {
+		s->steps -= s->slow_countdown - 1;
+		s->slow_countdown = 1;
+		s->poll_at = SIM_POLL_PERIOD;
+	}
 }
 
 /* ---- stopping a long run ---- */
@@ -339,6 +377,7 @@ static void preempt(struct sim *s, struct sim_thread *t)
 	c->rq_tail->rq_next = t;	/* the queue is not empty (slice_over) */
 	c->rq_tail = t;
 	s->nr_queued++;
+	trace_queued(s);
 	cpu_pick_next(s, t->cpu, at);
 	switch_to_scheduler(s);
 }
@@ -365,7 +404,8 @@ static void slow_path_every_step(struct sim *s)
 static bool sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_point *yp,
 			  uint64_t a, uint64_t b)
 {
-	uint32_t period = s->trace || s->nr_queued ? 1 : SIM_POLL_PERIOD;
+	uint32_t period = (s->trace && trace_in_window(s->trace, s->now)) || s->nr_queued
+				  ? 1 : SIM_POLL_PERIOD;
 	s->slow_countdown = period;
 	sim_trace(s, yp, a, b);
 	s->steps += period;
@@ -425,6 +465,8 @@ static inline __attribute__((always_inline)) void cpu_pick_next(struct sim *s, i
 	struct sim_thread *n = c->rq_head;
 	s->wd[cpu].sched_at = at;
 	if (!n) {
+		if (s->trace && !s->ex)
+			sim_trace(s, &tp_cpu_idle, (uint64_t)cpu, 0);
 		c->curr = NULL;
 		c->idle_at = at + jittered(s, (uint64_t)P(s, P_idle_entry_ns));
 		if (s->cpu_ops)
@@ -436,6 +478,7 @@ static inline __attribute__((always_inline)) void cpu_pick_next(struct sim *s, i
 		c->rq_tail = NULL;
 	n->rq_next = NULL;
 	s->nr_queued--;
+	trace_queued(s);
 	s->m.context_switches++;
 	c->need_resched = false;
 	c->curr = n;
@@ -516,6 +559,7 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at, bool w
 		c->need_resched = true;
 	if (s->nr_queued++ == 0)
 		slow_path_every_step(s);
+	trace_queued(s);
 }
 
 /*
@@ -783,6 +827,7 @@ void sim_dispatch(struct sim *s, const struct event *ev)
 	s->curr = t;
 	coro_switch(&s->main_co, &t->co);
 	s->curr = NULL;
+	s->last_ran = t;
 	if (t->state == TS_DONE) {
 		thread_stack_put(s, t);
 		sim_host_release(s, s->stack_size);
@@ -793,8 +838,12 @@ int sim_run(struct sim *s)
 {
 	if (s->ex)
 		return explore_run(s);
+	if (s->trace && s->trace->from > s->now)
+		sim_call_at(s, s->trace->from, trace_window_open, NULL, NULL, 0);
 	while (!evq_empty(&s->q) && !s->error && !s->stopped) {
 		struct event ev = evq_heap_pop(&s->q);
+		if (ev.kind == EV_CALL && ev.fn == trace_window_open && !s->live_threads)
+			continue;	/* the run is over: time does not move on */
 		SIM_BUG_ON(s, ev.time < s->now);
 		s->now = ev.time;
 		sim_dispatch(s, &ev);

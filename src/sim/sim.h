@@ -145,6 +145,7 @@ struct sim {
 	struct evq q;
 	struct coro main_co;
 	struct sim_thread *curr;	/* running thread, NULL in scheduler */
+	struct sim_thread *last_ran;	/* run mode: the thread the last event resumed */
 	struct sim_thread **threads;
 	int nthreads;
 	size_t cap_threads;
@@ -283,7 +284,7 @@ static inline void sim_step(struct sim *s, const struct sim_point *yp, uint64_t 
 void sim_trace_rec(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b);
 static inline void sim_trace(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b)
 {
-	if (s->trace)
+	if (s->trace && trace_in_window(s->trace, s->now))
 		sim_trace_rec(s, pt, a, b);
 }
 /* Sleep the current thread until sim_wake(); its CPU runs something else or

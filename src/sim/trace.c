@@ -39,6 +39,20 @@ static void fmt_softlockup(char *buf, size_t len, uint64_t a, uint64_t b)
 		 a, b / 1000000000u);
 }
 
+static void fmt_cpu_idle(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "cpu_idle: state=1 cpu_id=%" PRIu64, a);
+}
+
+static void fmt_nr_queued(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "tlbsim_nr_queued: runnable threads waiting in run queues=%" PRIu64, a);
+}
+
+const struct sim_point tp_cpu_idle = {"cpu_idle", fmt_cpu_idle, SP_QUIET | SP_IDLE};
+const struct sim_point tp_nr_queued = {"nr_queued", fmt_nr_queued, SP_QUIET | SP_COUNTER};
 const struct sim_point tp_sched_sleep = {"sched_switch", fmt_sleep, SP_QUIET | SP_LEAVE};
 const struct sim_point tp_sched_exit = {"sched_process_exit", fmt_exit, SP_QUIET | SP_LEAVE};
 const struct sim_point tp_sched_preempt = {"sched_switch", fmt_preempt, SP_QUIET | SP_LEAVE};
@@ -59,4 +73,5 @@ void trace_buf_free(struct trace_buf *b)
 	b->r = NULL;
 	b->n = 0;
 	b->cap = 0;
+	b->dropped = 0;
 }
