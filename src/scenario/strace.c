@@ -23,6 +23,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,8 +113,10 @@ static void emit_comment(struct st_task *t, const char *what, const char *text)
 {
 	char buf[ST_MAX_LINE];
 	size_t n = 0;
-	for (const char *p = text; *p && n + 1 < sizeof(buf); p++)
-		buf[n++] = (unsigned char)*p < 0x20 ? ' ' : *p;
+	for (const char *p = text; *p && n + 2 < sizeof(buf); p++)
+		buf[n++] = (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f ? ' ' : *p;
+	if (n && buf[n - 1] == '\\')
+		buf[n++] = ' ';		/* a final backslash would continue the line */
 	buf[n] = 0;
 	emit(t, "# %s%s", what, buf);
 }
@@ -267,8 +270,8 @@ static bool parse_u64_any(const char *t, uint64_t *v)
 	char *end;
 	errno = 0;
 	unsigned long long x = strtoull(t, &end, 0);
-	if (end == t || *end || errno)
-		return false;
+	if (end == t || *end || errno || x > (unsigned long long)INT64_MAX)
+		return false;		/* the language's numbers are 63-bit */
 	*v = x;
 	return true;
 }
@@ -332,8 +335,11 @@ static void do_mmap(struct st *s, struct st_task *t, const struct st_call *c, co
 		s->nvars = var + 1;
 	s->map[slot] = (struct st_map){.proc = t->proc, .start = ret, .len = len, .var = var,
 				       .live = true};
-	if (!anon)
-		emit(t, "# a mapping of fd %s in the trace: mapped anonymous here", c->arg[4]);
+	if (!anon) {
+		char fdtxt[96];
+		snprintf(fdtxt, sizeof(fdtxt), "%.40s in the trace: mapped anonymous here", c->arg[4]);
+		emit_comment(t, "a mapping of fd ", fdtxt);
+	}
 	emit(t, "m%d = mmap(0x%" PRIx64 ", 0x%" PRIx64 ", %s)    # 0x%" PRIx64, var, ret, len,
 	     shared ? "shared" : "private", ret);
 	if (s->touch)
