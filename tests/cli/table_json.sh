@@ -69,7 +69,7 @@ on = False
 for line in open(sys.argv[1], encoding="utf-8"):
     line = line.rstrip("\n")
     on = on or line.startswith("metric")
-    if on and not line.startswith(("ratio =", "±:")):
+    if on and not line.startswith(("ratio =", "summary:", "±:")):
         print(len(line))' "$tmp/out" | sort -u >"$tmp/widths"
 [ "$(wc -l <"$tmp/widths")" = 1 ] || failmsg "compare table rows have different widths: $(tr '\n' ' ' <"$tmp/widths")"
 
