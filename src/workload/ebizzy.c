@@ -43,13 +43,9 @@ struct ebizzy_state {
 	uint64_t chunks, chunk_size;
 	bool use_mmap;
 	int nthreads;
-	int64_t records;		/* measured records per thread (no --duration) */
-	uint64_t duration_ns;
 	uint64_t *chunk;		/* addresses of the chunks */
 	/* the window */
-	int warm, measured;
-	uint64_t t0, ops0, t_end;
-	bool stop;
+	struct measure_window win;	/* records are its rounds */
 	struct sim_thread **th;
 };
 
@@ -82,8 +78,7 @@ static int ebizzy_setup(struct sim *s, const struct tlbsim_resolved *r, void **s
 	}
 	st->use_mmap = v[0] == '1';
 	st->nthreads = r->threads;
-	st->records = r->iters;
-	st->duration_ns = r->duration_ns;
+	window_init(&st->win, r->threads, r->iters, r->duration_ns);
 	st->chunk = kernel_obj_alloc(s, st->chunks * sizeof(*st->chunk));
 	st->th = kernel_obj_alloc(s, (size_t)st->nthreads * sizeof(*st->th));
 	if (!st->chunk || !st->th) {
@@ -93,34 +88,13 @@ static int ebizzy_setup(struct sim *s, const struct tlbsim_resolved *r, void **s
 	return 0;
 }
 
-static void window_close(struct sim *s, struct ebizzy_state *st)
-{
-	if (st->stop)
-		return;
-	st->stop = true;
-	uint64_t len = s->now - st->t0;
-	if (!len)
-		len = 1;
-	uint64_t ops = s->m.ops - st->ops0;
-	s->m.window_ns = len;
-	s->m.ops_per_sec = (uint64_t)((unsigned __int128)ops * 1000000000u / len);
-	s->m.ops_per_sec_task = s->m.ops_per_sec / (uint64_t)st->nthreads;
-	s->m.records_per_sec = s->m.ops_per_sec;
-}
-
 static void record_done(struct sim *s, struct ebizzy_state *st, int64_t n)
 {
 	s->m.ops++;
-	if (n == 1 && ++st->warm == st->nthreads) {
-		st->t0 = s->now;
-		st->ops0 = s->m.ops;
-		if (st->duration_ns)
-			st->t_end = s->now + st->duration_ns;
-	}
-	if (!st->duration_ns && n == 1 + st->records && ++st->measured == st->nthreads)
-		window_close(s, st);
-	if (st->t_end && s->now >= st->t_end)
-		window_close(s, st);
+	window_round_done(s, &st->win, n);
+	window_check_time(s, &st->win);
+	if (st->win.stop)
+		s->m.records_per_sec = s->m.ops_per_sec;
 }
 
 /* memcpy of the chunk into the copy: first touches through the MMU (faults),
@@ -142,7 +116,7 @@ static void ebizzy_worker(struct sim *s, struct sim_thread *t)
 	uint64_t nrec = st->chunk_size / 8, probes = 0;
 	while ((1ull << probes) < nrec)
 		probes++;
-	for (int64_t n = 1; !st->stop && !s->error; n++) {
+	for (int64_t n = 1; !st->win.stop && !s->error; n++) {
 		uint64_t src = st->chunk[rng_below(&s->rng, st->chunks)];
 		(void)src;
 		struct glibc_alloc c;

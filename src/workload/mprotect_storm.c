@@ -35,27 +35,9 @@
 struct storm_state {
 	int ntasks;
 	uint64_t pages;
-	int64_t rounds;			/* measured loops per task (no --duration) */
-	uint64_t duration_ns;
-	int warm, measured;
-	uint64_t t0, ops0, t_end;
-	bool stop;
+	struct measure_window win;	/* loops are its rounds */
 	struct sim_thread **th;
 };
-
-static void storm_window_close(struct sim *s, struct storm_state *st)
-{
-	if (st->stop)
-		return;
-	st->stop = true;
-	uint64_t len = s->now - st->t0;
-	if (!len)
-		len = 1;
-	uint64_t ops = s->m.ops - st->ops0;
-	s->m.window_ns = len;
-	s->m.ops_per_sec = (uint64_t)((unsigned __int128)ops * 1000000000u / len);
-	s->m.ops_per_sec_task = s->m.ops_per_sec / (uint64_t)st->ntasks;
-}
 
 static void storm_task(struct sim *s, struct sim_thread *t)
 {
@@ -68,7 +50,7 @@ static void storm_task(struct sim *s, struct sim_thread *t)
 			 (unsigned long long)len);
 		return;
 	}
-	for (int64_t round = 1; !st->stop && !s->error; round++) {
+	for (int64_t round = 1; !st->win.stop && !s->error; round++) {
 		if (sys_mprotect(s, p, len, TLBSIM_PROT_READ) ||
 		    sys_mprotect(s, p, len, TLBSIM_PROT_READ | TLBSIM_PROT_WRITE)) {
 			sim_fail(s, TLBSIM_EINVAL, "mprotect_storm: mprotect failed");
@@ -82,16 +64,8 @@ static void storm_task(struct sim *s, struct sim_thread *t)
 			}
 		}
 		s->m.ops++;
-		if (round == 1 && ++st->warm == st->ntasks) {
-			st->t0 = s->now;		/* the window opens */
-			st->ops0 = s->m.ops;
-			if (st->duration_ns)
-				st->t_end = st->t0 + st->duration_ns;
-		}
-		if (!st->duration_ns && round == 1 + st->rounds && ++st->measured == st->ntasks)
-			storm_window_close(s, st);
-		if (st->t_end && s->now >= st->t_end)
-			storm_window_close(s, st);
+		window_round_done(s, &st->win, round);
+		window_check_time(s, &st->win);
 	}
 }
 
@@ -121,8 +95,7 @@ static int storm_setup(struct sim *s, const struct tlbsim_resolved *r, void **st
 		return TLBSIM_EINVAL;
 	}
 	st->ntasks = r->threads;
-	st->rounds = r->iters;
-	st->duration_ns = r->duration_ns;
+	window_init(&st->win, r->threads, r->iters, r->duration_ns);
 	return 0;
 }
 

@@ -57,48 +57,9 @@ struct wis_state {
 	const struct fs_type *fs;
 	int ntasks;
 	uint64_t size;			/* bytes per mapping (and file) */
-	int64_t rounds;			/* measured rounds (without --duration) */
-	uint64_t duration_ns;		/* measured time; 0: by rounds */
-	/* progress */
-	int warm;			/* tasks past their warm-up round */
-	int measured;			/* tasks past warm-up + rounds */
-	uint64_t t0, ops0;		/* the window's start */
-	uint64_t t_end;			/* --duration: when the window closes */
-	bool open, stop;
+	struct measure_window win;
 	struct sim_thread **th;
 };
-
-/* the window opens: every task is past its first round */
-static void window_open(struct sim *s, struct wis_state *st)
-{
-	st->open = true;
-	st->t0 = s->now;
-	st->ops0 = s->m.ops;
-	if (st->duration_ns)
-		st->t_end = st->t0 + st->duration_ns;
-}
-
-static void window_close(struct sim *s, struct wis_state *st)
-{
-	if (st->stop)
-		return;
-	st->stop = true;
-	uint64_t len = s->now - st->t0;
-	if (!len)
-		len = 1;
-	uint64_t ops = s->m.ops - st->ops0;
-	s->m.window_ns = len;
-	s->m.ops_per_sec = (uint64_t)((unsigned __int128)ops * 1000000000u / len);
-	s->m.ops_per_sec_task = s->m.ops_per_sec / (uint64_t)st->ntasks;
-}
-
-static void round_done(struct sim *s, struct wis_state *st, int64_t round)
-{
-	if (round == 1 && ++st->warm == st->ntasks)
-		window_open(s, st);
-	if (!st->duration_ns && round == 1 + st->rounds && ++st->measured == st->ntasks)
-		window_close(s, st);
-}
 
 /* one testcase() of the harness, as process or thread */
 static void wis_task(struct sim *s, struct sim_thread *t)
@@ -113,7 +74,7 @@ static void wis_task(struct sim *s, struct sim_thread *t)
 			return;
 	}
 	int flags = w->shared ? TLBSIM_MAP_SHARED : TLBSIM_MAP_PRIVATE;
-	for (int64_t round = 1; !st->stop && !s->error; round++) {
+	for (int64_t round = 1; !st->win.stop && !s->error; round++) {
 		uint64_t p = file ? sys_mmap_file(s, 0, st->size, flags, file, 0)
 				  : sys_mmap(s, 0, st->size, flags);
 		if (p == TLBSIM_EINVAL_VA) {
@@ -121,20 +82,19 @@ static void wis_task(struct sim *s, struct sim_thread *t)
 				 (unsigned long long)st->size);
 			return;
 		}
-		for (uint64_t a = p; a < p + st->size && !st->stop; a += ps) {
+		for (uint64_t a = p; a < p + st->size && !st->win.stop; a += ps) {
 			user_access(s, a, w->write);
 			if (w->zap) {
 				sys_madvise_dontneed(s, a, ps);
 				user_access(s, a, false);	/* the harness asserts the value */
 			}
 			s->m.ops++;
-			if (st->t_end && s->now >= st->t_end)
-				window_close(s, st);
+			window_check_time(s, &st->win);
 		}
-		if (st->stop)
+		if (st->win.stop)
 			break;
 		sys_munmap(s, p, st->size);
-		round_done(s, st, round);
+		window_round_done(s, &st->win, round);
 	}
 }
 
@@ -186,8 +146,7 @@ static int wis_setup(struct sim *s, const struct tlbsim_resolved *r, void **stat
 	}
 	st->size = (st->size + ps - 1) & ~(ps - 1);
 	st->ntasks = r->threads;
-	st->rounds = r->iters;
-	st->duration_ns = r->duration_ns;
+	window_init(&st->win, r->threads, r->iters, r->duration_ns);
 	return 0;
 }
 

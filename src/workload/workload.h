@@ -52,6 +52,27 @@ const char *wparam(const struct tlbsim_resolved *r, const char *name);
 int parse_size(const char *txt, uint64_t *out);
 int parse_u64(const char *txt, uint64_t *out);
 
+/*
+ * The measured window of a timed workload (window.c; will-it-scale's harness):
+ * each task's first round is warm-up; the window opens when the last task
+ * finishes it and closes when every task has done `rounds` more, or
+ * `duration_ns` later (checked by window_check_time). Closing sets
+ * window_ns, ops_per_sec and ops_per_sec_task; tasks stop once `stop` is set.
+ */
+struct measure_window {
+	int ntasks;
+	int64_t rounds;			/* measured rounds per task (duration 0) */
+	uint64_t duration_ns;		/* measured time; 0: by rounds */
+	int warm, measured;		/* tasks past warm-up / past the rounds */
+	uint64_t t0, ops0, t_end;	/* the window's start; --duration: its end */
+	bool stop;
+};
+void window_init(struct measure_window *w, int ntasks, int64_t rounds, uint64_t duration_ns);
+/* a task finished round `round` (1 = its warm-up); s->m.ops already counts it */
+void window_round_done(struct sim *s, struct measure_window *w, int64_t round);
+void window_check_time(struct sim *s, struct measure_window *w);
+void window_close(struct sim *s, struct measure_window *w);
+
 /* glibc model (nptl): a user thread of the process */
 struct glibc_proc;
 /* a new process's glibc state (a kernel object, zeroed) */
