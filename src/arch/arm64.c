@@ -71,8 +71,10 @@ static bool flush_stays_local(struct sim *s, const mm_context_t *mm)
 	return true;
 }
 
-/* The local form of a batch (TLBI ...E1, no IS; DSB NSH): this CPU's caches
- * only, no DVM traffic; tlbi_local_ns per TLBI. */
+/* The local form of a batch, as the proposal's __flush_tlb_range /
+ * flush_tlb_mm (arch/arm64/include/asm/tlbflush.h, v5.6-era posting) issue it:
+ * TLBI ...E1 without IS, DSB NSH - this CPU's caches only, no DVM traffic;
+ * tlbi_local_ns per TLBI. */
 static void arm64_tlbi_local_batch(struct sim *s, enum tlbi_kind kind, uint64_t nops,
 				   const struct inv_op *inv, bool user)
 {

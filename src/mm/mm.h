@@ -671,7 +671,8 @@ static inline uint64_t zero_page_cost(struct sim *s, uint32_t f)
 }
 
 /* A page allocated and cleared (alloc_zeroed_user_highpage_movable,
- * pte_alloc_one's __GFP_ZERO, ...): page_alloc_ns + extra_ns + the clear */
+ * include/linux/highmem.h, and pte_alloc_one's __GFP_ZERO, arch pgalloc.h,
+ * v5.8): page_alloc_ns + extra_ns + the clear */
 uint32_t alloc_zeroed_frame(struct sim *s, enum frame_state st, int depth, uint64_t extra_ns);
 
 #endif

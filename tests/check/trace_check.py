@@ -16,6 +16,23 @@ import json
 import sys
 from decimal import Decimal
 
+def check_nesting(path, tracks, errs):
+    """tracks: key -> [(ts, -dur, name)]; append an error per track where two
+    slices overlap partially (also used by tests/cli/run_trace_check.py)"""
+    for key, sl in tracks.items():
+        sl.sort()
+        stack = []          # ends of the open slices, innermost last
+        for ts, ndur, name in sl:
+            end = ts - ndur
+            while stack and stack[-1] <= ts:
+                stack.pop()  # closed before this one starts
+            if stack and end > stack[-1]:
+                errs.append(f"{path}: track {key}: slice {name} [{ts}, {end}) overlaps "
+                            f"an enclosing slice that ends at {stack[-1]}")
+                break
+            stack.append(end)
+
+
 def check(path):
     errs = []
     d = json.load(open(path), parse_float=Decimal)
@@ -38,18 +55,7 @@ def check(path):
         if ts < 0 or dur < 0:
             errs.append(f"{path}: negative ts/dur: {e}")
         tracks.setdefault(e["tid"], []).append((ts, -dur, e["name"]))
-    for tid, sl in tracks.items():
-        sl.sort()
-        stack = []          # ends of the open slices, innermost last
-        for ts, ndur, name in sl:
-            end = ts - ndur
-            while stack and stack[-1] <= ts:
-                stack.pop()  # closed before this one starts
-            if stack and end > stack[-1]:
-                errs.append(f"{path}: track {tid}: slice {name} [{ts}, {end}) overlaps "
-                            f"an enclosing slice that ends at {stack[-1]}")
-                break
-            stack.append(end)
+    check_nesting(path, tracks, errs)
     starts = [e for e in ev if e.get("ph") == "s"]
     finishes = {}
     for e in ev:

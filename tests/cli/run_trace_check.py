@@ -15,8 +15,12 @@ Prints "run_trace_check: PASS" or "run_trace_check: FAIL: ..." lines; with
 --summary, one line of counts (what the calling test then requires).
 """
 import json
+import os
 import sys
 from decimal import Decimal
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "check"))
+from trace_check import check_nesting  # noqa: E402  (the slice-nesting rule, shared)
 
 
 def ns(v):
@@ -64,18 +68,7 @@ def check(path, lo, hi):
         counts["X%d" % e["pid"]] = counts.get("X%d" % e["pid"], 0) + 1
         counts["names"].add("%d:%s" % (e["pid"], e["name"]))
         tracks.setdefault(key, []).append((t, -(end - t), e["name"]))
-    for key, sl in tracks.items():
-        sl.sort()
-        stack = []  # ends of the open slices, innermost last
-        for ts, ndur, name in sl:
-            end = ts - ndur
-            while stack and stack[-1] <= ts:
-                stack.pop()
-            if stack and end > stack[-1]:
-                errs.append(f"{path}: track {key}: slice {name} [{ts}, {end}) overlaps an "
-                            f"enclosing slice that ends at {stack[-1]}")
-                break
-            stack.append(end)
+    check_nesting(path, tracks, errs)
     starts = [e for e in ev if e.get("ph") == "s"]
     finishes = {}
     for e in ev:
