@@ -696,11 +696,20 @@ static void derive(struct native_calib *c)
 				  "ns, minus idle_exit_ns (%.0f, kept) which the model adds for an idle "
 				  "CPU, and the waker's wake_per_task_ns and schedule() in "
 				  "(ctx_switch_ns / 2) together %.0f", val(f), lat, idle, kept);
-		else {
-			param_set(c, P_wakeup_ns, lat > kept ? lat - kept : 0, "cross-CPU futex "
+		else if (lat > kept) {
+			param_set(c, P_wakeup_ns, lat - kept, "cross-CPU futex "
 				  "ping-pong: half a round trip (min %.0f ns) - syscall_ns - the waker's "
 				  "wake_per_task_ns and schedule() in (%.0f); shorter than the base idle "
 				  "exit, so all of the rest is here and idle_exit_ns is 0", val(f), kept);
+			param_set(c, P_idle_exit_ns, 0, "folded into wakeup_ns (see there)");
+		} else {
+			/* shorter than the model's own waker and schedule() terms: a
+			 * zero would say the host wakes for free, so the measured
+			 * latency stands whole (the model then overstates it by kept) */
+			param_set(c, P_wakeup_ns, lat, "cross-CPU futex ping-pong: half a round "
+				  "trip (min %.0f ns) - syscall_ns = %.0f ns, shorter than the model's "
+				  "wake_per_task_ns + schedule() in (%.0f): taken whole, the model "
+				  "overstates this host's wake-to-run by those", val(f), lat, kept);
 			param_set(c, P_idle_exit_ns, 0, "folded into wakeup_ns (see there)");
 		}
 	}
