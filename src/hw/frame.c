@@ -24,7 +24,8 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 	hw->tlb_busy = calloc(hw->cpu_words, sizeof(uint64_t));
 	hw->tlb_tagcpus = calloc((size_t)TC_TAGCNT * hw->cpu_words, sizeof(uint64_t));
 	hw->wc_tagcpus = calloc((size_t)TC_TAGCNT * hw->cpu_words, sizeof(uint64_t));
-	if (!hw->cpu || !hw->tlb_busy || !hw->tlb_tagcpus || !hw->wc_tagcpus)
+	hw->tlb_regcpus = calloc((size_t)TC_NREGIONS * hw->cpu_words, sizeof(uint64_t));
+	if (!hw->cpu || !hw->tlb_busy || !hw->tlb_tagcpus || !hw->wc_tagcpus || !hw->tlb_regcpus)
 		return TLBSIM_ENOMEM;
 	for (int i = 0; i < nr_cpus; i++) {
 		if (tcache_init(&hw->cpu[i].tlb, cg->tlb_sets, cg->tlb_ways) ||
@@ -35,6 +36,7 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 		hw->cpu[i].tlb.busy_bit = 1ull << (i % 64);
 		hw->cpu[i].tlb.tag_word = &hw->tlb_tagcpus[i / 64];
 		hw->cpu[i].wc.tag_word = &hw->wc_tagcpus[i / 64];
+		hw->cpu[i].tlb.reg_word = &hw->tlb_regcpus[i / 64];
 		hw->cpu[i].tlb.tag_stride = hw->cpu[i].wc.tag_stride = hw->cpu_words;
 		hw->cpu[i].wc.busy_bit = hw->cpu[i].tlb.busy_bit;
 		if (!hw->tlb_slotcpus) {
@@ -70,6 +72,7 @@ void hw_destroy(struct hw *hw)
 	free(hw->tlb_busy);
 	free(hw->tlb_tagcpus);
 	free(hw->wc_tagcpus);
+	free(hw->tlb_regcpus);
 	hw_zfree(hw->tlb_slotcpus, hw->slotcpus_bytes);
 	memset(hw, 0, sizeof(*hw));
 }

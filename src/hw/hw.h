@@ -207,8 +207,28 @@ struct tcache {
 	/* entries held per tag hash (tag & (TC_TAGCNT - 1)), exact: an
 	 * invalidation of one ASID/PCID skips a cache that holds none of it */
 	uint32_t tagcnt[64];
+	/* optional (leaf TLBs): the CPU's word in row 0 of hw.tlb_regcpus; the
+	 * bit of row r (stride tag_stride) is kept set while regcnt[r] != 0 */
+	uint64_t *reg_word;
+	/* entries held per address region hash (tc_region()), exact */
+	uint32_t regcnt[64];
 };
 #define TC_TAGCNT 64u
+
+/*
+ * Address regions of the leaf TLBs: a leaf key (VA >> PAGE_SHIFT) falls in
+ * region (key >> TC_REGION_SHIFT) mod TC_NREGIONS, i.e. 2 MiB of VA per
+ * region with 4K pages, wrapping every 128 MiB. A CPU's bit in row r of
+ * hw.tlb_regcpus is set while its TLB holds an entry of region r, so "which
+ * CPUs may cache a page of [start, end)" costs a few row ORs for a range of
+ * up to TC_NREGIONS - 1 regions instead of a scan of every TLB.
+ */
+#define TC_REGION_SHIFT 9
+#define TC_NREGIONS 64u
+static inline uint32_t tc_region(uint64_t key)
+{
+	return (uint32_t)(key >> TC_REGION_SHIFT) & (TC_NREGIONS - 1);
+}
 
 int tcache_init(struct tcache *tc, uint32_t sets, uint32_t ways);
 /* Zeroed arrays of any size; large ones are mapped lazily (tcache.c). */
@@ -321,6 +341,9 @@ struct hw {
 	 * hold one of them without visiting the others */
 	uint64_t *tlb_slotcpus;
 	size_t slotcpus_bytes;
+	/* TC_NREGIONS rows of cpu_words words: row r has the bit of each CPU
+	 * whose leaf TLB holds an entry of address region r (tc_region) */
+	uint64_t *tlb_regcpus;
 	uint32_t cpu_words;
 	struct tlbsim_metrics *m;	/* counters: tlb_misses, page_walks, *_freed */
 	const struct hw_hooks *hooks;
@@ -351,6 +374,20 @@ static inline int hw_next_busy_tlb(const struct hw *hw, int from)
 	}
 	return hw->nr_cpus;
 }
+/* Word wi of the bitmap of CPUs whose leaf TLB may hold an entry with a key
+ * in [kfirst, klast] (a superset: by address region) */
+static inline uint64_t hw_tlb_range_cpus_word(const struct hw *hw, uint64_t kfirst, uint64_t klast,
+					      uint32_t wi)
+{
+	uint64_t r0 = kfirst >> TC_REGION_SHIFT, r1 = klast >> TC_REGION_SHIFT;
+	if (r1 - r0 >= TC_NREGIONS - 1)
+		return hw->tlb_busy[wi];
+	uint64_t m = 0;
+	for (uint64_t r = r0; r <= r1; r++)
+		m |= hw->tlb_regcpus[(size_t)(r & (TC_NREGIONS - 1)) * hw->cpu_words + wi];
+	return m;
+}
+
 /* Word wi of the bitmap of CPUs whose caches may hold an entry that op
  * removes: for ops that match by tag, the CPUs holding an entry whose tag
  * hashes like op's (INVLPG: or a global one); else every CPU. A superset:

@@ -255,6 +255,15 @@ void hw_invalidate_bcast(struct hw *hw, const struct inv_op *op,
 			walk = op->kind == INV_VA_ALL ? hw->wc_tagcpus[(size_t)(op->tag & (TC_TAGCNT - 1)) * W + wi]
 						      : 0;
 			all = leaf | walk;
+		} else if (op->kind == INV_VA_LEAF || op->kind == INV_VA_ALL) {
+			/* many addresses: the leaf TLBs that hold the tag and a
+			 * page of the op's address range; the walk caches by tag */
+			uint32_t h = op->tag & (TC_TAGCNT - 1);
+			int sh = hw->geom.page_shift;
+			leaf = hw->tlb_tagcpus[(size_t)h * W + wi] &
+			       hw_tlb_range_cpus_word(hw, op->start >> sh, (op->end - 1) >> sh, wi);
+			walk = op->kind == INV_VA_ALL ? hw->wc_tagcpus[(size_t)h * W + wi] : 0;
+			all = leaf | walk;
 		} else {
 			all = leaf = walk = hw_inv_cpus_word(hw, op, wi);
 		}

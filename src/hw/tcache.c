@@ -93,10 +93,20 @@ void tcache_destroy(struct tcache *tc)
 
 struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int depth, uint32_t tag)
 {
+	/* exact shortcuts for a miss: no entry of the tag (nor a global one),
+	 * or the leaf filter holds neither (key, tag) nor (key, global) */
+	const uint32_t hg = TC_TAG_GLOBAL & (TC_TAGCNT - 1);
+	bool globals = tc->tagcnt[hg] != 0;
+	if (!tc->tagcnt[tag & (TC_TAGCNT - 1)] && !globals)
+		return NULL;
+	if (tc->filt && !tc->filt[tc_filt_slot(tc, key, tag)] &&
+	    (!globals || !tc->filt[tc_filt_slot(tc, key, TC_TAG_GLOBAL)]))
+		return NULL;
 	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
 	for (uint32_t w = 0; w < tc->ways; w++) {
 		struct tc_entry *e = &set[w];
-		if (e->valid && e->key == key && e->depth == depth &&
+		/* the key first: it differs in almost every way scanned */
+		if (e->key == key && e->valid && e->depth == depth &&
 		    (e->tag == tag || e->tag == TC_TAG_GLOBAL)) {
 			e->stamp = ++tc->clock;
 			return e;
@@ -113,6 +123,11 @@ void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e)
 	uint32_t h = e->tag & (TC_TAGCNT - 1);
 	if (--tc->tagcnt[h] == 0 && tc->tag_word)
 		tc->tag_word[(size_t)h * tc->tag_stride] &= ~tc->busy_bit;
+	if (tc->reg_word) {
+		uint32_t r = tc_region(e->key);
+		if (--tc->regcnt[r] == 0)
+			tc->reg_word[(size_t)r * tc->tag_stride] &= ~tc->busy_bit;
+	}
 	if (tc->filt) {
 		uint32_t k = tc_filt_slot(tc, e->key, e->tag);
 		uint8_t *c = &tc->filt[k];
@@ -132,30 +147,36 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
 {
 	uint32_t base = tc_set(tc, key, depth) * tc->ways;
 	struct tc_entry *set = &tc->e[base];
+	/* an entry of the same (key, depth, tag) is replaced; else the lowest
+	 * invalid way; else the least recently used way (lowest way on equal
+	 * stamps) is evicted. The tag count and the leaf filter say exactly
+	 * when no same entry can be held (the common case: a fill follows a
+	 * lookup that missed). */
 	struct tc_entry *victim = NULL;
-	for (uint32_t w = 0; w < tc->ways; w++) {
-		struct tc_entry *e = &set[w];
-		if (e->valid && e->key == key && e->depth == depth && e->tag == tag) {
-			victim = e;
-			break;
+	bool may_same = tc->tagcnt[tag & (TC_TAGCNT - 1)] &&
+			(!tc->filt || tc->filt[tc_filt_slot(tc, key, tag)]);
+	if (may_same)
+		for (uint32_t w = 0; w < tc->ways; w++) {
+			struct tc_entry *e = &set[w];
+			if (e->key == key && e->valid && e->depth == depth && e->tag == tag) {
+				victim = e;
+				break;
+			}
 		}
-	}
-	if (victim) {
-		tc_remove(hw, tc, victim);
-	} else {
+	if (!victim)
 		for (uint32_t w = 0; w < tc->ways; w++)
 			if (!set[w].valid) {
 				victim = &set[w];
 				break;
 			}
-		if (!victim) {
-			victim = &set[0];
-			for (uint32_t w = 1; w < tc->ways; w++)
-				if (set[w].stamp < victim->stamp)
-					victim = &set[w];
-			tc_remove(hw, tc, victim);
-		}
+	if (!victim) {
+		victim = &set[0];
+		for (uint32_t w = 1; w < tc->ways; w++)
+			if (set[w].stamp < victim->stamp)
+				victim = &set[w];
 	}
+	if (victim->valid)
+		tc_remove(hw, tc, victim);
 	struct tc_entry *e = victim;
 	e->key = key;
 	e->depth = (uint8_t)depth;
@@ -172,6 +193,11 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
 	uint32_t h = tag & (TC_TAGCNT - 1);
 	if (tc->tagcnt[h]++ == 0 && tc->tag_word)
 		tc->tag_word[(size_t)h * tc->tag_stride] |= tc->busy_bit;
+	if (tc->reg_word) {
+		uint32_t r = tc_region(key);
+		if (tc->regcnt[r]++ == 0)
+			tc->reg_word[(size_t)r * tc->tag_stride] |= tc->busy_bit;
+	}
 	if (tc->filt) {
 		uint32_t k = tc_filt_slot(tc, key, tag);
 		uint8_t *c = &tc->filt[k];

@@ -536,8 +536,10 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 	const struct hw_cpu *hc = hw->cpu;
 	const int nwords = (s->nr_cpus + 63) / 64;
 	for (int wi = 0; wi < nwords; wi++)
-	for (uint64_t busy = hw->tlb_busy[wi]; busy; busy &= busy - 1) {
-		/* only CPUs whose TLB holds something (nothing changes them here) */
+	for (uint64_t busy = hw_tlb_range_cpus_word(hw, kfirst, kfirst + kspan, (uint32_t)wi); busy;
+	     busy &= busy - 1) {
+		/* only CPUs whose TLB may hold a page of the range (nothing
+		 * changes them here) */
 		int c = wi * 64 + __builtin_ctzll(busy);
 		const struct tcache *tc = &hc[c].tlb;
 		for (uint32_t i = 0; (i = tc_find_key_range(tc, i, kfirst, kspan)) < tc->ndense; i++) {

@@ -15,7 +15,11 @@
  *    CPU's cache holds an entry whose tag hashes to h, and hw.tlb_slotcpus
  *    row k exactly while its leaf TLB's filter slot k is non-zero, so a
  *    broadcast invalidation that visits only the CPUs these name
- *    (hw_invalidate_bcast) misses no CPU that holds something it removes.
+ *    (hw_invalidate_bcast) misses no CPU that holds something it removes;
+ *  - hw.tlb_regcpus row r has a CPU's bit exactly while its leaf TLB holds
+ *    an entry of address region r (tc_region), so the CPUs named by
+ *    hw_tlb_range_cpus_word for a key range include every CPU whose leaf
+ *    TLB holds a key in it.
  */
 #include "test_util.h"
 
@@ -359,17 +363,19 @@ static void test_tag_cpus_exact(void **state)
 		struct tcache *tc = (x >> 35) & 1 ? &hw->cpu[cpu].wc : &hw->cpu[cpu].tlb;
 		uint32_t tag = tags[(x >> 30) % 4];
 		int depth = tc == &hw->cpu[cpu].wc ? 1 : hw->geom.levels - 1;
+		/* 40 keys 97 pages apart: several address regions */
 		if ((x >> 60) < 9 || !tc->ndense)
-			tc_fill(hw, tc, (x >> 8) % 40, depth, tag, f, 0);
+			tc_fill(hw, tc, (x >> 8) % 40 * 97, depth, tag, f, 0);
 		else if ((x >> 60) < 15)
 			tc_remove(hw, tc, &tc->e[tc->dense[(x >> 8) % tc->ndense]]);
 		else if ((x >> 62) == 3 && (x & 1)) {
 			/* a broadcast of a few addresses (by hw.tlb_slotcpus) or
 			 * many (by tag) leaves nothing it removes anywhere */
-			uint64_t ps = 1ull << hw->geom.page_shift, k0 = (x >> 4) % 40;
+			uint64_t ps = 1ull << hw->geom.page_shift, k0 = (x >> 4) % 40 * 97;
+			uint64_t n = (x >> 23) & 1 ? 1 + (x >> 10) % 70 : 1 + (x >> 10) % 5000;
 			struct inv_op op = {.kind = (x >> 21) & 1 ? INV_VA_ALL : INV_VA_LEAF,
 					    .tag = tag == TC_TAG_GLOBAL ? 67 : tag,
-					    .start = k0 * ps, .end = (k0 + 1 + (x >> 10) % 70) * ps,
+					    .start = k0 * ps, .end = (k0 + n) * ps,
 					    .stride = ps};
 			hw_invalidate_bcast(hw, &op, NULL, NULL);
 			for (int c = 0; c < hw->nr_cpus; c++)
@@ -390,6 +396,26 @@ static void test_tag_cpus_exact(void **state)
 				for (uint32_t k = 0; k <= hw->cpu[c].tlb.filt_mask; k++)
 					assert_int_equal(tagbit(hw->tlb_slotcpus, hw, k, c),
 							 hw->cpu[c].tlb.filt[k] != 0);
+		/* the region rows are exact, and a key range names every CPU
+		 * holding a key in it */
+		uint64_t r0 = (x >> 5) % 4000, r1 = r0 + (x >> 17) % 2000;
+		for (int c = 0; c < hw->nr_cpus; c++) {
+			const struct tcache *lt = &hw->cpu[c].tlb;
+			uint32_t per[TC_NREGIONS] = {0};
+			bool in_range = false;
+			for (uint32_t i = 0; i < lt->ndense; i++) {
+				uint64_t k = lt->e[lt->dense[i]].key;
+				per[tc_region(k)]++;
+				in_range |= k >= r0 && k <= r1;
+			}
+			for (uint32_t r = 0; r < TC_NREGIONS; r++) {
+				assert_int_equal(lt->regcnt[r], per[r]);
+				assert_int_equal(tagbit(hw->tlb_regcpus, hw, r, c), per[r] != 0);
+			}
+			if (in_range)
+				assert_true(hw_tlb_range_cpus_word(hw, r0, r1, (uint32_t)c / 64) >>
+					    (c % 64) & 1);
+		}
 		for (int c = 0; c < hw->nr_cpus; c++)
 			for (uint32_t h = 0; h < TC_TAGCNT; h++) {
 				assert_int_equal(tagbit(hw->tlb_tagcpus, hw, h, c),
