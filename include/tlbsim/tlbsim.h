@@ -127,6 +127,18 @@ enum x86_flush_policy {
 	X86_FLUSH_INVLPGB,	/* v6.15: INVLPGB + TLBSYNC for global-ASID mms and kernel flushes */
 	X86_FLUSH_COUNT
 };
+/* tlb_flush_cond: when tlb_flush_mmu_tlbonly() issues the flush */
+enum tlb_flush_cond_policy {
+	TLB_FLUSH_COND_END,	/* v4.20..v5.5: unless tlb->end == 0 (a fullmm gather always flushes) */
+	TLB_FLUSH_COND_BITS,	/* 0758cd830494 (v5.6): only if a level bit or freed_tables is set */
+	TLB_FLUSH_COND_COUNT
+};
+/* clear_refs: how clear_refs_write() (fs/proc/task_mmu.c) flushes */
+enum clear_refs_policy {
+	CLEAR_REFS_GATHER,	/* b3a81d0841a9 (v4.13)..v5.10: a fullmm mmu_gather */
+	CLEAR_REFS_FLUSH_MM,	/* 912efa17e512 (v5.11): inc_tlb_flush_pending + flush_tlb_mm */
+	CLEAR_REFS_COUNT
+};
 
 struct tlbsim_policy {
 	enum nested_policy nested;
@@ -143,6 +155,8 @@ struct tlbsim_policy {
 	enum x86_table_free_policy x86_table_free;
 	enum arm64_local_policy arm64_local;
 	enum x86_flush_policy x86_flush;
+	enum tlb_flush_cond_policy tlb_flush_cond;
+	enum clear_refs_policy clear_refs;
 	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

@@ -46,6 +46,7 @@ typedef uint64_t pte_t;
 #define PTE_RDONLY (1ull << 5)	/* arm64 AP[2] (hardware read-only) */
 #define PTE_USER   (1ull << 6)
 #define PTE_GLOBAL (1ull << 7)
+#define PTE_SOFT_DIRTY (1ull << 8)	/* x86 _PAGE_SOFT_DIRTY (a software bit) */
 #define PTE_PFN_SHIFT 12
 #define PTE_PFN_MASK 0xffffffffull
 #define pte_pfn(p) ((uint32_t)(((p) >> PTE_PFN_SHIFT) & PTE_PFN_MASK))
@@ -62,6 +63,7 @@ enum frame_state { FRAME_FREE = 0, FRAME_DATA, FRAME_PGTABLE };
  * (hw_hooks.watched_walk / watched_write). */
 #define WATCH_RCU   0x1u	/* table handed to RCU after its flush (stale-walk) */
 #define WATCH_CLEAN 0x2u	/* page judged clean by MADV_FREE or writeback (I3) */
+#define WATCH_SOFTDIRTY 0x4u	/* page reported clean by soft-dirty tracking (I3) */
 
 struct frame {
 	uint8_t state;		/* enum frame_state */
@@ -97,6 +99,10 @@ struct pt_format {
 	/* x86: a page fault drops the faulting VA's TLB and paging-structure
 	 * entries (SDM 3A 4.10.4.1) */
 	bool fault_flushes_va;
+	/* x86 CONFIG_MEM_SOFT_DIRTY: pte_mkdirty() also sets the soft-dirty
+	 * bit, which /proc/PID/clear_refs clears; arm64 has no soft-dirty
+	 * tracking (no CONFIG_HAVE_ARCH_SOFT_DIRTY) */
+	bool soft_dirty;
 	uint64_t task_size;	/* TASK_SIZE of the 48-bit user VA */
 };
 extern const struct pt_format pt_format_x86_64;
@@ -105,7 +111,7 @@ extern const struct pt_format pt_format_arm64;
 /* pgtable.h helpers (arch/{x86,arm64}/include/asm/pgtable.h) over the format */
 static inline pte_t fmt_pte_mkdirty(const struct pt_format *f, pte_t p)
 {
-	p |= PTE_DIRTY;
+	p |= PTE_DIRTY | (f->soft_dirty ? PTE_SOFT_DIRTY : 0);
 	return f->rdonly ? p & ~PTE_RDONLY : p;
 }
 static inline pte_t fmt_pte_mkclean(const struct pt_format *f, pte_t p)

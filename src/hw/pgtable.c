@@ -12,6 +12,7 @@ const struct pt_format pt_format_x86_64 = {
 	.af_fault = false,
 	.rdonly = false,
 	.fault_flushes_va = true,
+	.soft_dirty = true,
 	.task_size = 0x7ffffffff000ull,	/* TASK_SIZE_MAX: 2^47 minus a guard page */
 };
 

@@ -254,7 +254,7 @@ static inline struct task *current_task(struct sim *s)
 
 /* ---- system calls and lock operations, as traced ---- */
 enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_MPROTECT,
-		  SYS_COUNT };
+		  SYS_CLEAR_REFS, SYS_COUNT };
 const char *mm_syscall_name(enum mm_syscall c);	/* "munmap", "madvise(MADV_DONTNEED)" */
 enum lock_op { LOCK_DOWN_READ = 1, LOCK_UP_READ, LOCK_DOWN_WRITE, LOCK_UP_WRITE,
 	       LOCK_DOWNGRADE_WRITE, LOCK_OP_END };
@@ -273,8 +273,9 @@ struct mm_hooks {
 	 * back with range_unmapped */
 	uint64_t (*syscall_enter)(void *ctx, enum mm_syscall call);
 	/* munmap / madvise(MADV_DONTNEED) of [start, end) is about to return;
-	 * or mprotect (call SYS_MPROTECT): no CPU may still write through a
-	 * cached entry where the PTE is now read-only */
+	 * or mprotect (call SYS_MPROTECT) or a soft-dirty clear_refs (call
+	 * SYS_CLEAR_REFS, the whole address space): no CPU may still write
+	 * through a cached entry where the PTE is now read-only */
 	void (*range_unmapped)(void *ctx, struct mm_struct *mm, uint64_t start, uint64_t end,
 			       enum mm_syscall call, uint64_t cookie);
 	/* a PTE now maps data frame f (dirty: writable and dirty) */
@@ -298,6 +299,9 @@ struct mm_hooks {
 	/* writeback made the page of frame f clean and write-protected every
 	 * PTE mapping it (page_mkclean, clear_page_dirty_for_io) */
 	void (*page_cleaned)(void *ctx, uint32_t f);
+	/* a soft-dirty clear_refs returned and the PTE of va (frame f) has no
+	 * soft-dirty bit: a pagemap read now reports the page clean */
+	void (*soft_dirty_clean)(void *ctx, uint64_t va, uint32_t f);
 	/* a kernel PTE for va is about to map frame f (vmalloc, KASAN shadow) */
 	void (*kernel_mapped)(void *ctx, uint64_t va, uint32_t f);
 	/* the kernel PTE of va was cleared (no flush yet) */
@@ -441,6 +445,8 @@ void sys_sched_setaffinity(struct sim *s, struct task *t, int cpu);
 int sys_munmap(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len);
+/* write "type" to /proc/self/clear_refs (task_mmu.c); 0 or -1 (EINVAL) */
+int sys_clear_refs(struct sim *s, int type);
 /* mprotect(addr, len, prot) (mprotect.c, v5.1): prot is TLBSIM_PROT_READ,
  * optionally | TLBSIM_PROT_WRITE (PROT_NONE, PROT_EXEC and write-only are not
  * modelled: -1). 0, or -1 (EINVAL, ENOMEM for a hole in the range). */

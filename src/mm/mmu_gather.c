@@ -56,11 +56,20 @@ void tlb_gather_mmu(struct sim *s, struct mmu_gather *tlb, struct mm_struct *mm,
 		     (uint64_t)mm->tlb_flush_pending, 0);
 }
 
-/* tlb_flush_mmu_tlbonly() (v4.20..v5.4: returns early when end == 0) */
+/* tlb_flush_mmu_tlbonly() (include/asm-generic/tlb.h): v4.20..v5.5 return
+ * early when end == 0 (a fullmm gather has end = ~0, so its finish always
+ * flushes); from 0758cd830494 (v5.6, knob tlb_flush_cond=bits) when neither
+ * freed_tables nor a cleared_* bit is set, so a gather that cleared nothing
+ * flushes nothing */
 void tlb_flush_mmu_tlbonly(struct sim *s, struct mmu_gather *tlb)
 {
-	if (!tlb->end)
+	if (machine_of(s)->policy.tlb_flush_cond == TLB_FLUSH_COND_BITS) {
+		if (!(tlb->freed_tables || tlb->cleared_ptes || tlb->cleared_pmds ||
+		      tlb->cleared_puds || tlb->cleared_p4ds))
+			return;
+	} else if (!tlb->end) {
 		return;
+	}
 	machine_of(s)->arch->tlb_flush(s, tlb);
 	/* mmu_notifier_invalidate_range(): no secondary TLBs modelled */
 	__tlb_reset_range(tlb);

@@ -148,6 +148,28 @@ static const struct tlbsim_knob_value x86_flush_values[X86_FLUSH_COUNT] = {
 					  "Use INVLPGB for kernel TLB flushes\", v6.15)"},
 };
 
+static const struct tlbsim_knob_value tlb_flush_cond_values[TLB_FLUSH_COND_COUNT] = {
+	[TLB_FLUSH_COND_END] = {"end", "tlb_flush_mmu_tlbonly flushes unless tlb->end is 0, so a "
+				       "fullmm gather flushes even when it cleared nothing "
+				       "(v4.20..v5.5)"},
+	[TLB_FLUSH_COND_BITS] = {"bits", "it flushes only if freed_tables or a cleared_* level bit "
+					 "is set: a gather that cleared nothing flushes nothing "
+					 "(0758cd830494 \"asm-generic/tlb: avoid potential double "
+					 "flush\", v5.6; 4.19 stable)"},
+};
+
+static const struct tlbsim_knob_value clear_refs_values[CLEAR_REFS_COUNT] = {
+	[CLEAR_REFS_GATHER] = {"gather", "clear_refs_write wraps its page walk in a fullmm "
+					 "mmu_gather (b3a81d0841a9 \"mm: fix KSM data corruption\", "
+					 "v4.13..v5.10); with tlb_flush_cond=bits its finish flushes "
+					 "nothing, and a soft-dirty clear leaves writable TLB entries "
+					 "behind"},
+	[CLEAR_REFS_FLUSH_MM] = {"flush_mm", "the soft-dirty clear raises tlb_flush_pending and "
+					     "ends with flush_tlb_mm (912efa17e512 \"mm: proc: "
+					     "Invalidate TLB after clearing soft-dirty page state\", "
+					     "v5.11)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -180,6 +202,10 @@ static const struct tlbsim_knob knobs[] = {
 	{"x86_flush", "x86: IPIs or, on a CPU with INVLPGB, broadcast invalidation for "
 		      "multi-threaded mms and kernel flushes", X86_FLUSH_COUNT, X86_FLUSH_IPI,
 	 x86_flush_values},
+	{"tlb_flush_cond", "when tlb_flush_mmu_tlbonly() issues the gather's flush",
+	 TLB_FLUSH_COND_COUNT, TLB_FLUSH_COND_END, tlb_flush_cond_values},
+	{"clear_refs", "how a write to /proc/PID/clear_refs flushes the PTEs it write-protected "
+		       "or aged", CLEAR_REFS_COUNT, CLEAR_REFS_GATHER, clear_refs_values},
 };
 
 int tlbsim_knob_count(void)
@@ -209,6 +235,8 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->x86_table_free = (enum x86_table_free_policy)knobs[11].default_value;
 	pol->arm64_local = (enum arm64_local_policy)knobs[12].default_value;
 	pol->x86_flush = (enum x86_flush_policy)knobs[13].default_value;
+	pol->tlb_flush_cond = (enum tlb_flush_cond_policy)knobs[14].default_value;
+	pol->clear_refs = (enum clear_refs_policy)knobs[15].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -228,6 +256,8 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 11: return (int *)&pol->x86_table_free;
 	case 12: return (int *)&pol->arm64_local;
 	case 13: return (int *)&pol->x86_flush;
+	case 14: return (int *)&pol->tlb_flush_cond;
+	case 15: return (int *)&pol->clear_refs;
 	default: return NULL;
 	}
 }
@@ -332,12 +362,19 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *   x86_should_flush not_lazy up to v6.13; loaded_mm from v6.14
  *                 (6db2526c1d69);
  *   x86_table_free page up to v6.14; rcu from v6.15 (a37259732a7d);
+ *   tlb_flush_cond end up to v5.5; bits from v5.6 (0758cd830494);
+ *   clear_refs    gather from v4.13 (b3a81d0841a9) to v5.10; flush_mm from
+ *                 v5.11 (912efa17e512): v5.6..v5.10 is the window in which a
+ *                 soft-dirty clear left writable TLB entries;
  *   x86_flush     ipi up to v6.14; invlpgb from v6.15 (4afeb0ed1753,
  *                 82378c6c2f43): it changes nothing on a profile without
  *                 INVLPGB (parameter invlpgb=0, every Intel profile), where
  *                 the kernel also takes the IPI path.
  */
 #define K_OLD_VMAP "vmap_purge=global,kasan_flush=per_area"
+#define K_GATHER_END ",tlb_flush_cond=end,clear_refs=gather"
+#define K_GATHER_BITS ",tlb_flush_cond=bits,clear_refs=gather"
+#define K_FLUSH_MM ",tlb_flush_cond=bits,clear_refs=flush_mm"
 #define K_X86_OLD                                                               \
 	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \
 	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
@@ -364,61 +401,61 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 static const struct tlbsim_kernel_preset kernels[] = {
 	{"4.14",
 	 "nested=v1,nested_check=on,x86_lazy=never,fault_retry=none,spurious_flush=broadcast,"
-	 K_OLD_VMAP K_X86_OLD,
+	 K_OLD_VMAP K_X86_OLD K_GATHER_END,
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
 	 "arm64 flushed every range with page-stride all-level VAE1IS (no level tracking before "
 	 "v4.20); the model picks VALE1IS/VAE1IS from the level bits"},
 	{"4.20",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END,
 	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
 	 "b956575bed91",
 	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
 	 "PTRS_PER_PTE"},
 	{"5.1",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END,
 	 "the seed-000 kernel: the nested finish resets the level bits", NULL},
 	{"5.2",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END,
 	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", NULL},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS,
 	 "89b15332af7c (the seed-001 kernel: retried write faults)", NULL},
 	{"5.9",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD,
+	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS,
 	 "b7333b58f358 (the 001 fix)", NULL},
 	{"5.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS,
 	 "arm64's no-op spurious fault hook", NULL},
 	{"5.13",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_513,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM,
 	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM,
 	 "d92725256b4f (VM_FAULT_COMPLETED); x86 4ce94eabac16 (v5.13), aa44284960d5",
 	 K_X86_6X K_VMA_LOCK},
 	{"6.6",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM,
 	 "the v6.3..v6.8 vmalloc purge", K_X86_6X K_VMA_LOCK},
 	{"6.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_FLUSH_MM,
 	 "282631cb2447 (vmap nodes: the seed-003 kernel)", K_X86_6X K_VMA_LOCK},
 	{"6.11",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_FLUSH_MM,
 	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X K_VMA_LOCK},
 	{"6.18",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_FLUSH_MM,
 	 "9e9e085effe9 (the 003 fix, v6.13); x86 209954cbc7d0, 953753db887f, 6db2526c1d69 "
 	 "(v6.14), a37259732a7d, 4afeb0ed1753 (v6.15)", K_X86_6X K_X86_14 K_VMA_LOCK},
 };

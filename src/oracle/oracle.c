@@ -425,13 +425,31 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 	struct oracle *o = ctx;
 	struct sim *s = o->s;
 	struct hw *hw = hw_of(s);
-	if (!(frame_of(hw, te->frame)->watch & WATCH_CLEAN))
+	uint8_t watch = frame_of(hw, te->frame)->watch;
+	if (!(watch & (WATCH_CLEAN | WATCH_SOFTDIRTY)))
 		return;
 	struct sim_thread *t = s->cpus[cpu].curr;
 	if (!t)
 		return;
 	pte_t *ptep = pte_lookup(s, task_of(t)->mm, va);
 	pte_t pte = ptep ? *ptep : 0;
+	if ((watch & WATCH_SOFTDIRTY) && pte_present(pte) && pte_pfn(pte) == te->frame &&
+	    !(pte & PTE_SOFT_DIRTY)) {
+		/* the I3 point of soft-dirty tracking: the write completed
+		 * without the fault that would set the bit, so every pagemap
+		 * read from now on reports the page clean */
+		char ent[160];
+		snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached "
+			 "writable+dirty", cpu, (unsigned long long)va, te->frame);
+		oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
+				 "I3: cpu %d wrote va 0x%llx through a stale writable TLB entry "
+				 "after clear_refs cleared its soft-dirty bit and write-protected "
+				 "the PTE: the write sets no soft-dirty bit and is lost to "
+				 "soft-dirty tracking", cpu, (unsigned long long)va);
+		return;
+	}
+	if (!(watch & WATCH_CLEAN))
+		return;
 	if (!pte_present(pte) || pte_pfn(pte) != te->frame || !fmt_pte_clean(hw->fmt, pte))
 		return;
 	char ent[160];
@@ -553,18 +571,20 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 				continue;
 			pte_t *ptep = pte_lookup(s, mm, va);
 			pte_t pte = ptep ? *ptep : 0;
-			if (call == SYS_MPROTECT) {
-				/* mprotect: the entry still grants a write the PTE
-				 * of the same page no longer allows */
+			if (call == SYS_MPROTECT || call == SYS_CLEAR_REFS) {
+				/* mprotect, soft-dirty clear_refs: the entry still
+				 * grants a write the PTE of the same page no longer
+				 * allows */
 				if (!pte_present(pte) || pte_pfn(pte) != e->frame ||
 				    (pte & PTE_WRITE) || !entry_writable(hw, e))
 					continue;
 				char desc[160];
 				describe_entry(hw, c, e, false, desc, sizeof(desc));
 				oracle_violation(o, INV_I2, c, va, true, e->frame, desc,
-						 "I2: mprotect of [0x%llx, 0x%llx) returned while cpu %d "
+						 "I2: %s of [0x%llx, 0x%llx) returned while cpu %d "
 						 "can still write 0x%llx through a cached writable entry; "
-						 "the PTE is read-only", (unsigned long long)start,
+						 "the PTE is read-only", mm_syscall_name(call),
+						 (unsigned long long)start,
 						 (unsigned long long)end, c, (unsigned long long)va);
 				return;
 			}
@@ -672,6 +692,16 @@ static void on_lazyfree_done(void *ctx, struct mm_struct *mm, const struct lazyf
 		    !(*ptep & PTE_DIRTY) && oracle_frame(o, r[i].frame)->dirty_epoch < r[i].cookie)
 			fr->watch |= WATCH_CLEAN;
 	}
+}
+
+/* a soft-dirty clear_refs returned and the page at va is clean of
+ * soft-dirty: a write through a cached writable entry from now on is lost
+ * to the tracker (I3) */
+static void on_soft_dirty_clean(void *ctx, uint64_t va, uint32_t f)
+{
+	(void)va;
+	struct oracle *o = ctx;
+	frame_of(hw_of(o->s), f)->watch |= WATCH_SOFTDIRTY;
 }
 
 /* writeback cleaned the page of frame f and write-protected its PTEs: a
@@ -872,6 +902,7 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.lazyfree_done = on_lazyfree_done,
 	.user_fault = on_user_fault,
 	.page_cleaned = on_page_cleaned,
+	.soft_dirty_clean = on_soft_dirty_clean,
 	.kernel_mapped = on_kernel_mapped,
 	.kernel_unmapped = on_kernel_unmapped,
 	.kernel_page_freed = on_kernel_page_freed,

@@ -554,7 +554,8 @@ static struct eval call_expr(struct parser *ps);
 static bool is_call_name(const struct parser *ps)
 {
 	static const char *const calls[] = {"mmap", "munmap", "madvise", "load", "store",
-					    "touch", "tmpfile", "fsync", "close", "mprotect"};
+					    "touch", "tmpfile", "fsync", "close", "mprotect",
+					    "clear_refs"};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (is_id(ps, calls[i]))
 			return true;
@@ -791,6 +792,9 @@ static struct eval call_expr(struct parser *ps)
 		expect_p(ps, ",");
 		num_expr(ps, "tmpfile size");
 		code = OP_TMPFILE;
+	} else if (strcmp(n, "clear_refs") == 0) {
+		num_expr(ps, "clear_refs type");
+		code = OP_CLEAR_REFS;
 	} else if (strcmp(n, "fsync") == 0 || strcmp(n, "close") == 0) {
 		num_expr(ps, n);
 		code = n[0] == 'f' ? OP_FSYNC : OP_CLOSE;

@@ -2,7 +2,7 @@
  * vm.c - the interpreter of compiled scenarios: every task of a file is a
  * simulated user thread (the glibc model of src/workload/glibc.c) running
  * its ops through the simulated syscalls sys_mmap, sys_munmap,
- * sys_madvise_dontneed / _free, sys_mprotect, sys_tmpfile, sys_fsync, sys_close and
+ * sys_madvise_dontneed / _free, sys_mprotect, sys_clear_refs, sys_tmpfile, sys_fsync, sys_close and
  * user_access, exactly as the built-in C workloads call them.
  *
  * One run's state (struct scen_run: global slots, events, files) and each
@@ -391,6 +391,11 @@ static void exec(struct sim *s, struct scen_inst *in)
 						    : TLBSIM_PROT_READ;
 			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
 			*sp++ = range_ok(addr, len) ? sys_mprotect(s, addr, len, prot) : -1;
+			break;
+		}
+		case OP_CLEAR_REFS: {
+			int64_t type = *--sp;
+			*sp++ = type >= 1 && type <= 5 ? sys_clear_refs(s, (int)type) : -1;
 			break;
 		}
 		case OP_MUNMAP: {

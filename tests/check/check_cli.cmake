@@ -265,3 +265,19 @@ tlbsim_check_out(local_migrate_preemptible 1
 tlbsim_check_out(local_migrate_pages4_single_cpu_mm 0
   HAS "no violation: "
   ARGS local_migrate -w pages=4 --policy arm64_local=single_cpu_mm --runs 3000)
+
+# ---- clear_refs (issue 13 item 5) ----
+# v5.10: the soft-dirty clear's fullmm gather flushes nothing since
+# 0758cd830494, a writable entry survives the return (I2), found on the
+# first schedule; v5.13 (912efa17e512, flush_tlb_mm) and v5.1 (the gather
+# still flushed): nothing within the budget
+tlbsim_check_out(clear_refs_v510 1
+  HAS "VIOLATION I2" "clear_refs of" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/clear_refs_race.tlbs --kernel 5.10 --runs 20000
+       --time-limit 20)
+tlbsim_check_out(clear_refs_v513 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/clear_refs_race.tlbs --kernel 5.13 --runs 3000)
+tlbsim_check_out(clear_refs_v51 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/clear_refs_race.tlbs --kernel 5.1 --runs 3000)
