@@ -192,7 +192,6 @@ static const char *thousands(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
-
 /* a value with four significant digits (up to 9999 with none after the point) */
 static void four(double v, const char *unit, char *buf, size_t len)
 {
