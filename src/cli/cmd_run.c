@@ -211,6 +211,7 @@ static int trace_finish(const struct cli_opts *o, const struct trace_buf *tb,
 
 int cmd_run(int argc, char **argv, bool compare)
 {
+	uint64_t host_t0 = sim_host_ns();
 	struct cli_opts o;
 	int rc = cli_parse(argc, argv, compare ? C_COMPARE : C_RUN, &o);
 	if (rc) {
@@ -353,8 +354,10 @@ int cmd_run(int argc, char **argv, bool compare)
 	}
 	if (o.json)
 		out_json(stdout, cli_cmdline(&o), runs, done, compare);
-	else if (!o.csv)
+	else if (!o.csv) {
+		out_table_note(stdout, runs, (double)(sim_host_ns() - host_t0) / 1e9);
 		out_table(stdout, runs, done, compare);
+	}
 	fflush(stdout);
 	if (compare && o.svg_given && write_compare_svg(&o, runs, done)) {
 		int e = errno;
@@ -380,8 +383,14 @@ int cmd_run(int argc, char **argv, bool compare)
 		if (!runs[r].m.violations)
 			continue;
 		violated = true;
-		fprintf(stderr, "tlbsim: note: %s %d saw %" PRIu64 " invariant violation(s), the first: ",
-			compare ? "column" : "run", r + 1, runs[r].m.violations);
+		fprintf(stderr, "tlbsim: note: %s %d", compare ? "column" : "run", r + 1);
+		if (compare && o.npolicies) {
+			fputs(" (", stderr);
+			cli_put_sanitized(stderr, o.policy_args[r]);
+			fputc(')', stderr);
+		}
+		fprintf(stderr, " saw %" PRIu64 " invariant violation(s), the first: ",
+			runs[r].m.violations);
 		cli_put_sanitized(stderr, runs[r].m.first_violation);
 		fprintf(stderr, "; use 'tlbsim check' for a counterexample\n");
 	}

@@ -493,7 +493,9 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 			   "See docs/native.md.\n");
 	else
 		fprintf(f, "usage: tlbsim %s WORKLOAD [options]\n\n"
-			   "Simulate WORKLOAD and print its metrics (simulated time).\n", cmd);
+			   "Simulate WORKLOAD and print its metrics (simulated time, in human units;\n"
+			   "the first line gives the host seconds the command took). On a terminal a\n"
+			   "progress bar runs on stderr.\n", cmd);
 	if (cmd_bit != C_NATIVE)
 		fprintf(f, "\nWORKLOAD is a built-in name (tlbsim list workloads) or a scenario file: a\n"
 			   "path ending in .tlbs or containing '/' (docs/scenarios.md).\n");

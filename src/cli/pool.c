@@ -13,6 +13,8 @@ static void run_task(struct seed_pool *p, struct seed_task *t)
 		.deadline_host_ns = p->deadline,
 		.interrupted = cli_pending_signal,
 		.trace = t->trace,
+		.progress = p->on_progress,
+		.progress_ctx = p->on_done_arg,
 	};
 	struct run_outcome out;
 	t->ran = true;
@@ -115,41 +117,73 @@ void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *
 }
 
 
-/* The progress line (pool.h): a bar, the runs done, and the host time left
- * at the rate so far; redrawn when the percentage changes, erased at the end. */
-static void progress_cb(void *arg, int done, int n)
+/* The progress line (pool.h): a bar, what is done, and the host time left
+ * at the rate so far; redrawn when the percentage changes. */
+static void progress_draw(struct pool_progress *pg, double frac, const char *what)
 {
-	struct pool_progress *pg = arg;
-	int pct = n ? done * 100 / n : 100;
-	if (pct == pg->last_pct && done != n)
+	int pct = (int)(frac * 100);
+	if (pct == pg->last_pct)
 		return;
 	pg->last_pct = pct;
 	double el = (double)(sim_host_ns() - pg->start_ns) / 1e9;
-	double left = done ? el * (n - done) / done : 0;
+	double left = frac > 0 ? el * (1 - frac) / frac : 0;
 	char bar[31];
 	int fill = pct * 30 / 100;
 	for (int i = 0; i < 30; i++)
 		bar[i] = i < fill ? '#' : '.';
 	bar[30] = 0;
-	fprintf(stderr, "\r[%s] %3d%% %d/%d runs, %d:%02d left ", bar, pct, done, n, (int)left / 60,
+	fprintf(stderr, "\r[%s] %3d%% %s, %d:%02d left ", bar, pct, what, (int)left / 60,
 		(int)left % 60);
-	if (done == n)
-		fprintf(stderr, "\r%*s\r", 70, "");
 	fflush(stderr);
+	pg->drawn = true;
+}
+
+static void progress_erase(struct pool_progress *pg)
+{
+	if (pg->drawn)
+		fprintf(stderr, "\r%*s\r", 79, "");
+	fflush(stderr);
+	pg->drawn = false;
+}
+
+/* several runs: the runs done; erased when the last ends */
+static void progress_cb(void *arg, int done, int n)
+{
+	struct pool_progress *pg = arg;
+	char what[64];
+	snprintf(what, sizeof(what), "%d/%d runs", done, n);
+	progress_draw(pg, n ? (double)done / n : 1, what);
+	if (done == n)
+		progress_erase(pg);
+}
+
+/* one run: its simulated progress */
+static void progress_one(void *arg, double frac)
+{
+	progress_draw(arg, frac, "of the simulated run");
 }
 
 void pool_progress_tty(struct seed_pool *p, struct pool_progress *pg)
 {
 	pg->start_ns = sim_host_ns();
 	pg->last_pct = -1;
-	if (p->n > 1 && isatty(STDERR_FILENO)) {
+	pg->drawn = false;
+	if (!isatty(STDERR_FILENO))
+		return;
+	p->on_done_arg = pg;
+	if (p->n > 1)
 		p->on_done = progress_cb;
-		p->on_done_arg = pg;
-	}
+	else
+		p->on_progress = progress_one;
 }
 
 void pool_progress_end(struct seed_pool *p)
 {
+	struct pool_progress *pg = p->on_done_arg;
+	if (!pg || !pg->drawn)
+		return;
 	if (p->on_done && p->ndone < p->n)
 		fprintf(stderr, "\n");	/* stopped early: keep the last line */
+	else
+		progress_erase(pg);
 }

@@ -34,6 +34,8 @@ struct seed_pool {
 	 * far (NULL: none); sweep's progress line */
 	void (*on_done)(void *arg, int done, int n);
 	void *on_done_arg;
+	/* a pool of one run: its simulated progress (core_opts.progress) */
+	void (*on_progress)(void *arg, double frac);
 	int ndone;
 };
 
@@ -45,12 +47,15 @@ void pool_run(struct seed_pool *p, int jobs);
  * --time-limit and --max-memory, --jobs threads; then the first failure in
  * task order: 0, or its enum tlbsim_err with its text in err. */
 int pool_run_opts(struct seed_pool *p, const struct cli_opts *o, char *err, size_t errlen);
-/* Progress on stderr while the pool runs, only when stderr is a terminal
- * and there is more than one run: call pool_progress_tty before
- * pool_run(_opts), pool_progress_end after (pg must outlive the run). */
+/* Progress on stderr while the pool runs, only when stderr is a terminal:
+ * with more than one run the runs done, with one the run's simulated
+ * progress (ops done of those expected, or simulated time of --duration);
+ * call pool_progress_tty before pool_run(_opts), pool_progress_end after
+ * (pg must outlive the run). */
 struct pool_progress {
 	uint64_t start_ns;
 	int last_pct;
+	bool drawn;		/* a line is on the terminal */
 };
 void pool_progress_tty(struct seed_pool *p, struct pool_progress *pg);
 void pool_progress_end(struct seed_pool *p);

@@ -288,6 +288,35 @@ static void finish_metrics(struct sim *s, int tasks)
 	}
 }
 
+/* the engine's poll with core_opts.progress: report how far the run is, then
+ * ask the caller's interrupted() */
+static int core_poll(void *ctx)
+{
+	struct tlbsim_sim *ts = ctx;
+	struct sim *s = core_sim(ts);
+	double frac = 0;
+	if (ts->progress_ns)
+		frac = (double)s->now / (double)ts->progress_ns;
+	else if (ts->progress_ops)
+		frac = (double)s->m.ops / (double)ts->progress_ops;
+	ts->progress(ts->progress_ctx, frac < 0.99 ? frac : 0.99);
+	return ts->interrupted ? ts->interrupted(ts->interrupted_ctx) : 0;
+}
+
+/* what a whole run of res counts, for the progress hook */
+static void progress_total(struct tlbsim_sim *ts, const struct tlbsim_resolved *res)
+{
+	const struct tlbsim_workload_desc *d = ts->w->desc;
+	if (res->duration_ns) {
+		ts->progress_ns = res->duration_ns;
+		return;
+	}
+	if (ts->w->expected_ops)
+		ts->progress_ops = ts->w->expected_ops(res, res->profile->page_shift);
+	else
+		ts->progress_ops = (uint64_t)res->threads * (uint64_t)(res->iters + (d->timed ? 1 : 0));
+}
+
 int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
 	       const struct tlbsim_resolved *res, const struct core_opts *o, char *err,
 	       size_t errlen)
@@ -332,6 +361,15 @@ int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
 	if (o && o->no_workload)
 		return 0;
 	ts->w = workload_for(cfg);
+	if (o && o->progress) {
+		ts->interrupted = o->interrupted;
+		ts->interrupted_ctx = o->interrupted_ctx;
+		ts->progress = o->progress;
+		ts->progress_ctx = o->progress_ctx;
+		progress_total(ts, res);
+		s->interrupted = core_poll;
+		s->interrupted_ctx = ts;
+	}
 	rc = ts->w->setup(s, res, &ts->wl, err, errlen);
 	if (rc)
 		goto fail;

@@ -18,6 +18,13 @@ struct tlbsim_sim {
 	struct oracle oracle;
 	const struct workload_ops *w;	/* NULL: no workload (tests) */
 	void *wl;			/* the workload's state */
+	/* core_opts.progress: polled through the engine's interrupted hook */
+	int (*interrupted)(void *ctx);
+	void *interrupted_ctx;
+	void (*progress)(void *ctx, double frac);
+	void *progress_ctx;
+	uint64_t progress_ops;		/* ops a whole run counts (0: unknown) */
+	uint64_t progress_ns;		/* or: simulated time it lasts (--duration) */
 };
 
 static inline struct sim *core_sim(struct tlbsim_sim *ts)
@@ -44,6 +51,11 @@ struct core_opts {
 	int (*interrupted)(void *ctx);	/* polled: non-zero stops the run */
 	void *interrupted_ctx;
 	struct sim_stack_pool *stack_pool;	/* reuse thread stacks (NULL: none) */
+	/* called with the run's simulated progress (0..1: ops done of those
+	 * expected, or simulated time of --duration) each time the engine
+	 * polls interrupted (NULL: none) */
+	void (*progress)(void *ctx, double frac);
+	void *progress_ctx;
 };
 
 /* An estimate of the host memory (bytes) a run of res needs, known before it

@@ -3,7 +3,8 @@
  *
  * Every number the cost model uses lives in this table: a name, a unit, a value
  * for the x86-64 profiles and one for the arm64 profiles, and where the number
- * comes from (a calibration.md id such as C1, or a first-principles argument).
+ * comes from (a published per-operation measurement named by its hardware and
+ * Message-ID, commit or URL, or a first-principles argument).
  * `tlbsim list params` prints the table; `-D name=value` overrides an entry.
  *
  * Rule (DEVELOPERS.md): values come from per-operation measurements in
@@ -25,7 +26,8 @@
   X(lock_op_ns, "ns", 20, 25,                                                    \
     "first principles: one uncontended atomic RMW on a shared line")             \
   X(line_transfer_ns, "ns", 51, 72,                                             \
-    "C13 (core-to-core CAS ping-pong, round trip / 2, median): x86: Xeon "     \
+    "core-to-core-latency (github.com/nviennot/core-to-core-latency: CAS "   \
+    "ping-pong, round trip / 2, median): x86: Xeon "     \
     "Platinum 8375C 51 ns within a socket; arm64: no Falkor figure, Kunpeng "   \
     "920-6426 72 ns, the higher of the two 2019 arm64 server figures "          \
     "(Graviton2 47 ns); paid on top of lock_op_ns by an atomic on a line last "  \
@@ -58,11 +60,14 @@
     "(Skylake-SP and later server cores); Falkor 512 KiB L2 per duplex of two "  \
     "cores (Qualcomm Centriq 2400); 0 = always cold")                            \
   X(fault_ns, "ns", 1000, 1380,                                                  \
-    "arm64: C6 (Falkor minimal fault round trip 1.38 us); x86: first "           \
-    "principles (no x86 figure in calibration.md), exception entry+exit and "    \
+    "arm64: 1.38 us per spurious-fault round trip on the 2019 Falkor (perf "   \
+    "stat of the stall loop in the report, Message-ID 1817839533.20996552."     \
+    "1557065445233.JavaMail.zimbra@redhat.com); x86: first "           \
+    "principles (no published x86 figure found), exception entry+exit and "    \
     "handle_mm_fault dispatch ~2500 cycles")                                     \
   X(walk_level_ns, "ns", 25, 25,                                                 \
-    "first principles (calibration gap 2): one table read per level, mostly "    \
+    "first principles (no published per-level figure): one table read per "    \
+    "level, mostly "    \
     "from L2/L3 cache")                                                          \
   X(user_access_ns, "ns", 2, 2,                                                  \
     "first principles: one store that hits the TLB and L1")                      \
@@ -84,7 +89,7 @@
     "x86: intel_idle C1 exit_latency 2 us; arm64: cpuidle WFI state "           \
     "exit_latency 1 us (drivers/cpuidle, kernel constants)")                      \
   X(idle_entry_ns, "ns", 400, 400,                                               \
-    "first principles (calibration lists no idle-entry figure): do_idle -> "     \
+    "first principles (no published idle-entry figure): do_idle -> "     \
     "cpuidle_idle_call before the idle instruction: tick_nohz_idle_stop_tick "   \
     "(one hrtimer reprogram), the menu governor's state choice, rcu_idle_enter "  \
     "and the idle-state bookkeeping ~1000 cycles at 2.5-2.6 GHz; a wake-up "     \
@@ -95,10 +100,13 @@
     "__rwsem_mark_wake, v5.1): the task's pi_lock, its state and on_rq, "        \
     "select_task_rq's look at the target runqueues, the enqueue or wake-list "   \
     "add on the target and the reschedule IPI's send: ~8 cache lines last "      \
-    "written by another CPU at 46-72 ns each (C13) plus ~250 cycles of code. "   \
+    "written by another CPU at 46-72 ns each (line_transfer_ns figures) plus "  \
+    "~250 cycles of code. "   \
     "With wakeup_ns, idle_exit_ns and half a ctx_switch_ns this gives 3.35 us "  \
-    "from an arm64 wake to the woken task running, against C11's 3.52 us per "  \
-    "pipe hand-over from WFI idle (which also holds two syscalls)")              \
+    "from an arm64 wake to the woken task running, against 3.52 us per "  \
+    "pipe hand-over from WFI idle (which also holds two syscalls) of perf "     \
+    "bench sched pipe on Graviton2 metal ('arm64: cpuidle: Add arm_poll_idle', " \
+    "LKML 2024-04)")              \
   X(rcu_grace_ns, "ns", 3000000, 3000000,                                        \
     "first principles: an RCU-sched grace period takes a few jiffies (HZ=1000)") \
   X(pagecache_lookup_ns, "ns", 150, 150,                                         \
@@ -109,12 +117,13 @@
     "destination costs a cold clear (zero_4k_ns, 300) and reading the source "   \
     "about as much again; per 4 KiB")                                            \
   X(shmem_setup_ns, "ns", 2000, 2000,                                            \
-    "first principles (calibration has no shmem file figure): shmem_zero_setup " \
+    "first principles (no published shmem file figure): shmem_zero_setup " \
     "-> __shmem_file_setup (v5.1) under mmap_sem: shmem_acct_size "            \
     "(vm_committed_as), shmem_get_inode (inode slab alloc and "                 \
     "inode_init_always over ~10 lines, sb inode list and stat_lock), "          \
     "d_alloc_pseudo, alloc_file_pseudo (file slab alloc, nr_files) and the "     \
-    "LSM alloc hooks: 3 slab objects and ~4 shared cache lines (C13 46-72 ns) "  \
+    "LSM alloc hooks: 3 slab objects and ~4 shared cache lines (46-72 ns each, " \
+    "line_transfer_ns) "  \
     "~5000 cycles at 2.5 GHz")                                                   \
   X(shmem_evict_ns, "ns", 1500, 1500,                                            \
     "first principles: the deferred final fput of a tmpfs file (task_work -> "   \
@@ -152,11 +161,15 @@
   X(thread_create_ns, "ns", 20000, 20000,                                        \
     "first principles: clone() + stack setup ~50k cycles")                       \
   X(tlbi_op_ns, "ns", 0, 468,                                                    \
-    "C1: 468 ns per broadcast TLBI VA op (least squares, 1-256 pages): the "     \
+    "468 ns per broadcast TLBI VA op: least squares over 1-256 pages of "      \
+    "__flush_tlb_range timed on a Huawei arm64 server with 4K pages "           \
+    "(linux-arm-kernel 2020-06-09, Message-ID 504c7588-97e5-e014-fca0-"       \
+    "c5511ae0d256@huawei.com): the "     \
     "issuing CPU's latency per op")                                              \
   X(dvm_occupancy_pct, "percent", 0, 100,                                        \
     "first principles: the share of each broadcast op's issuer latency during "  \
-    "which the shared DVM path is held, so other CPUs' broadcasts queue; C1 "    \
+    "which the shared DVM path is held, so other CPUs' broadcasts queue; the "  \
+    "tlbi_op_ns measurement "    \
     "measures the issuer only and no figure separates the two: 100 = fully "     \
     "serial (every broadcast waits for all earlier ones; the upper bound), 0 = " \
     "no contention (docs/sensitivity.md has the sweep)")                         \
@@ -165,11 +178,13 @@
     "receives (its TLB and walk-cache lookup of the DVM message); 0 until "      \
     "measured")                                                                  \
   X(tlbi_asid_ns, "ns", 0, 547,                                                  \
-    "C1: full ASID flush 1508 ns minus the 961 ns fixed part")                   \
+    "full ASID flush 1508 ns minus the 961 ns fixed part (the tlbi_op_ns "    \
+    "measurement)")                   \
   X(tlbi_all_ns, "ns", 0, 547,                                                   \
-    "first principles: VMALLE1IS assumed to cost as ASIDE1IS (C1)")              \
+    "first principles: VMALLE1IS assumed to cost as ASIDE1IS (tlbi_asid_ns)")              \
   X(dsb_ns, "ns", 0, 961,                                                        \
-    "C1: fixed part of a __flush_tlb_range call (DSB ISH completion)")           \
+    "fixed part of a __flush_tlb_range call (DSB ISH completion), from the "  \
+    "tlbi_op_ns measurement")           \
   X(tlbi_local_ns, "ns", 0, 40,                                                  \
     "first principles: non-broadcast TLBI + DSB NSH stays inside the core")      \
   X(asid_bits, "bits", 0, 16,                                                    \
@@ -183,30 +198,38 @@
     "(FreeBSD review D13985): the CR3 switches of entry and exit; arm64: no "    \
     "published figure for the KPTI trampoline (0)")                              \
   X(repeat_tlbi, "bool", 0, 0,                                                   \
-    "C8: Falkor part 0xc00 is not in the 2019 REPEAT_TLBI list; TLBI;DSB;TLBI "  \
+    "ARM64_WORKAROUND_REPEAT_TLBI errata (arch/arm64/kernel/cpu_errata.c): "  \
+    "Falkor part 0xc00 is not in the 2019 list; TLBI;DSB;TLBI "  \
     "when on")                                                                   \
   X(invlpg_ns, "ns", 100, 0,                                                     \
-    "C3: 'each single flush is about 100 ns' (arch/x86/mm/tlb.c ceiling "        \
-    "rationale); the 2014 ceiling patch (a5102476a24b series): ~260 cycles "    \
+    "'each single flush is about 100 ns' (arch/x86/mm/tlb.c ceiling "        \
+    "rationale); the 2014 ceiling patch (a5102476a24b, Message-ID "          \
+    "20140218193017.ECDF1089@viggo.jf.intel.com): ~260 cycles "    \
     "per extra page")                                                            \
   X(cr3_flush_ns, "ns", 50, 0,                                                   \
-    "C3: CR3 write 96-124 cycles (Haswell/Westmere) at ~2.5 GHz")                \
+    "CR3 write 96-124 cycles (Haswell/Westmere) at ~2.5 GHz (thread 'TLB "  \
+    "flush multiple pages per IPI v5', Message-ID "                            \
+    "20150608195237.GA15429@gmail.com)")                \
   X(flush_ceiling, "pages", 33, 0,                                               \
-    "C3: tlb_single_page_flush_ceiling default")                                 \
+    "tlb_single_page_flush_ceiling default (arch/x86/mm/tlb.c)")                                 \
   X(flush_all_ns, "ns", 350, 0,                                                  \
-    "C3: a global flush (CR4.PGE toggle / INVPCID all) 746-960 cycles on "      \
-    "Haswell/Westmere Xeon; 960 cycles at 2.7 GHz")                              \
+    "a global flush (CR4.PGE toggle / INVPCID all) 746-960 cycles on "      \
+    "Haswell/Westmere Xeon (the cr3_flush_ns thread); 960 cycles at 2.7 GHz")                              \
   X(ipi_send_ns, "ns", 68, 0,                                                    \
-    "C4: +68 ns per additional shootdown target (serial CSD queue + ICR write)") \
+    "+68 ns per additional shootdown target (serial CSD queue + ICR write): "  \
+    "MADV_DONTNEED+touch with 0, 1 and 3 remote CPUs on Haswell (RFC 'x86/mm: " \
+    "Flush remote and local TLBs concurrently', Message-ID "                  \
+    "20190525082203.6531-1-namit@vmware.com)") \
   X(ipi_handler_ns, "ns", 300, 0,                                                \
     "first principles: IRQ entry, EOI, exit ~750 cycles (flush work charged "    \
     "separately)")                                                               \
   X(ipi_latency_ns, "ns", 307, 0,                                                \
-    "C4: 775 ns first-target cost minus send (68), handler (300) and one "       \
+    "775 ns first-target cost (the ipi_send_ns measurement) minus send (68), " \
+    "handler (300) and one "       \
     "INVLPG (100)")                                                              \
   X(pcid, "bool", 1, 0, "x86: PCID in use (Haswell and later)")                  \
   X(spec_walks, "bool", 0, 0,                                                    \
-    "allow speculative walks on lazy x86 CPUs (kernel-model 8.6); checker use")  \
+    "allow speculative walks on lazy x86 CPUs; checker use")  \
   X(tlb_sets, "sets", 128, 128,                                                  \
     "first principles: 1024-entry second-level TLB, 8 ways")                     \
   X(tlb_ways, "ways", 8, 8, "first principles: 8-way")                           \
@@ -220,14 +243,16 @@
     "multiplies the first-principles kernel costs of fork/exec/exit/wait4 when "  \
     "-w kasan=on, divides the KASAN-measured tasklist write hold when off")       \
   X(tasklist_write_hold_ns, "ns", 123000, 123000,                                \
-    "calibration 2.2 (thread 003, lock_stat, 256-core bare-metal x86 KASAN "    \
+    "lock_stat posted in the 2024 review thread of 9e9e085effe9 (256-core "    \
+    "bare-metal x86 KASAN "    \
     "kernel): tasklist_lock write hold avg ~123 us, used for every write "      \
     "section (copy_process, exit_notify, release_task); a KASAN figure (kasan=off:" \
     " / kasan_slowdown); arm64: no figure, the x86 one")                         \
   X(wait_child_ns, "ns", 60, 60,                                                 \
     "first principles: __do_wait's read section per child looked at "           \
     "(wait_consider_task reads exit_state etc. of a task_struct last written by " \
-    "another CPU: one cache-line transfer, C13 46-72 ns); without KASAN")          \
+    "another CPU: one cache-line transfer, 46-72 ns as line_transfer_ns); "   \
+    "without KASAN")          \
   X(exec_ns, "ns", 30000, 30000,                                                 \
     "first principles: execve's own work besides the mm (path walk, ELF "       \
     "headers from the page cache, argv/envp copy, bprm/cred/signal setup, the "  \

@@ -34,10 +34,10 @@ static const struct tlbsim_knob_value x86_lazy_values[X86_LAZY_COUNT] = {
 
 static const struct tlbsim_knob_value fault_retry_values[FAULT_RETRY_COUNT] = {
 	[FAULT_RETRY_NONE] = {"none", "a shared-file write fault throttles dirty pages with mmap_lock "
-				      "held and never retries (before 89b15332af7c, v5.7)"},
+				      "held and never retries (before 89b15332af7c, v5.5)"},
 	[FAULT_RETRY_DIRTY_THROTTLE] = {"dirty_throttle", "fault_dirty_shared_page drops mmap_lock "
 							  "and returns VM_FAULT_RETRY on the first "
-							  "attempt (89b15332af7c, v5.7..v5.19)"},
+							  "attempt (89b15332af7c, v5.5..v5.19)"},
 	[FAULT_RETRY_COMPLETED] = {"completed", "it drops mmap_lock and returns VM_FAULT_COMPLETED: "
 						"no second attempt (d92725256b4f, v6.0)"},
 };

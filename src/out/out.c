@@ -192,10 +192,41 @@ static const char *thousands(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
-/* ns -> seconds with 6 decimals, integer arithmetic only */
-static const char *secs(uint64_t ns, char *buf, size_t len)
+/* a value with four significant digits (up to 9999 with none after the point) */
+static void four(double v, const char *unit, char *buf, size_t len)
 {
-	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64 " s", ns / 1000000000u, (ns / 1000u) % 1000000u);
+	double a = fabs(v);
+	snprintf(buf, len, a < 9.9995 ? "%.3f %s" : a < 99.995 ? "%.2f %s" : a < 999.95 ? "%.1f %s"
+								       : "%.0f %s", v, unit);
+}
+
+/* a simulated time in the unit that fits: 950 ns, 46.00 \u00b5s, 15.25 ms, 1.234 s */
+static const char *human_time(double ns, char *buf, size_t len)
+{
+	double a = fabs(ns);
+	if (a >= 1e9)
+		four(ns / 1e9, "s", buf, len);
+	else if (a >= 1e6)
+		four(ns / 1e6, "ms", buf, len);
+	else if (a >= 1e3)
+		four(ns / 1e3, "\u00b5s", buf, len);
+	else
+		snprintf(buf, len, "%.0f ns", ns);
+	return buf;
+}
+
+/* a count: exact below 10 000 (7,761), else K/M/G with four digits (180.7 K) */
+static const char *human_cnt(double v, char *buf, size_t len)
+{
+	double a = fabs(v);
+	if (a >= 1e9)
+		four(v / 1e9, "G", buf, len);
+	else if (a >= 1e6)
+		four(v / 1e6, "M", buf, len);
+	else if (a >= 1e4)
+		four(v / 1e3, "K", buf, len);
+	else
+		thousands((uint64_t)(a + 0.5), buf, len);
 	return buf;
 }
 
@@ -232,6 +263,10 @@ static uint64_t get_purge_vmap_node_mean(const struct tlbsim_metrics *m)
 {
 	return m->purge_vmap_node_calls ? m->purge_vmap_node_ns / m->purge_vmap_node_calls : 0;
 }
+static uint64_t get_sys_per_op(const struct tlbsim_metrics *m)
+{
+	return m->ops ? m->sys_ns / m->ops : 0;
+}
 static uint64_t get_tasklist_wait_mean(const struct tlbsim_metrics *m)
 {
 	return m->tasklist_lock_waits ? m->tasklist_lock_wait_ns / m->tasklist_lock_waits : 0;
@@ -239,8 +274,9 @@ static uint64_t get_tasklist_wait_mean(const struct tlbsim_metrics *m)
 
 static const struct row rows[] = {
 	{"wall", true, get_wall_ns, false}, {"user", true, get_user_ns, false}, {"sys", true, get_sys_ns, false},
-	{"idle", true, get_idle_ns, false}, {"ops", false, get_ops, false},
+	{"idle", false, get_idle_ns, false}, {"ops", false, get_ops, false},
 	{"ops_per_sec", false, get_ops_per_sec, false}, {"ops_per_sec_task", false, get_ops_per_sec_task, false},
+	{"sys_per_op", true, get_sys_per_op, ROW_HIDE_ZERO},
 	{"window", true, get_window_ns, false},
 	{"page_faults", false, get_page_faults, false}, {"fault_retries", false, get_fault_retries, false},
 	{"spurious_faults", false, get_spurious_faults, false},
@@ -395,15 +431,44 @@ static void metric_ci(const struct run_result *r, uint64_t (*get)(const struct t
 	out_mean_ci(x, n, mean, ci);
 }
 
+/* idle is shown as a percentage of the CPU time (wall x CPUs), not as the
+ * seconds summed over CPUs */
+static bool row_cpu_pct(const struct row *rw)
+{
+	return rw->get == get_idle_ns;
+}
+
+/* a row's value in run r, seed k (a single run: its metrics): the metric, or
+ * for a cpu_pct row its percentage of the CPU time of that run */
+static double row_value(const struct row *rw, const struct run_result *r, int k)
+{
+	const struct tlbsim_metrics *m = run_seeds(r) > 1 ? &r->seed_m[k] : &r->m;
+	double v = (double)rw->get(m);
+	if (row_cpu_pct(rw)) {
+		double cpu_ns = (double)m->wall_ns * r->res.cpus;
+		v = cpu_ns > 0 ? v * 100 / cpu_ns : 0;
+	}
+	return v;
+}
+
+static void row_ci(const struct row *rw, const struct run_result *r, double *mean, double *ci)
+{
+	double x[1000];
+	int n = run_seeds(r);
+	for (int k = 0; k < n; k++)
+		x[k] = row_value(rw, r, k);
+	out_mean_ci(x, n, mean, ci);
+}
+
 /* compare: the ratio last/first per seed (seed k of both columns: paired),
  * its mean and interval; false when some seed has a zero first value */
-static bool ratio_ci(const struct run_result *a, const struct run_result *b,
-		     uint64_t (*get)(const struct tlbsim_metrics *m), double *mean, double *ci)
+static bool row_ratio_ci(const struct row *rw, const struct run_result *a,
+			 const struct run_result *b, double *mean, double *ci)
 {
 	double x[1000];
 	int n = run_seeds(a) < run_seeds(b) ? run_seeds(a) : run_seeds(b);
 	for (int k = 0; k < n; k++) {
-		double va = seed_value(a, get, k), vb = seed_value(b, get, k);
+		double va = row_value(rw, a, k), vb = row_value(rw, b, k);
 		if (va == 0)
 			return false;
 		x[k] = vb / va;
@@ -412,17 +477,26 @@ static bool ratio_ci(const struct run_result *a, const struct run_result *b,
 	return true;
 }
 
-/* "1,234 ± 56" or "1.234567 s ± 0.012345" (len >= 96) */
-static const char *cell_ci(double mean, double ci, bool time, char *buf, size_t len)
+/* a cell in human units: "15.25 ms", "180.7 K", "97.8 %"; with ci (several
+ * seeds) "15.25 ms \u00b1 18.00 \u00b5s" (len >= 96) */
+static const char *cell(const struct row *rw, double mean, double ci, bool with_ci, char *buf,
+			size_t len)
 {
-	if (time) {
-		snprintf(buf, len, "%.6f s \u00b1 %.6f", mean / 1e9, ci / 1e9);
-		return buf;
+	char a[40], b[40];
+	if (row_cpu_pct(rw)) {
+		snprintf(a, sizeof(a), "%.1f %%", mean);
+		snprintf(b, sizeof(b), "%.1f", ci);
+	} else if (rw->time) {
+		human_time(mean, a, sizeof(a));
+		human_time(ci, b, sizeof(b));
+	} else {
+		human_cnt(mean, a, sizeof(a));
+		human_cnt(ci, b, sizeof(b));
 	}
-	char a[32], b[32];
-	thousands((uint64_t)(mean + 0.5), a, sizeof(a));
-	thousands((uint64_t)(ci + 0.5), b, sizeof(b));
-	snprintf(buf, len, "%.31s \u00b1 %.31s", a, b);
+	if (with_ci)
+		snprintf(buf, len, "%s \u00b1 %s", a, b);
+	else
+		snprintf(buf, len, "%s", a);
 	return buf;
 }
 
@@ -456,6 +530,14 @@ static void column_label(const struct run_result *runs, int n, int col, char *bu
 		snprintf(buf, len, "(same)");
 }
 
+void out_table_note(FILE *f, const struct run_result *runs, double host_s)
+{
+	fprintf(f, "# simulated times (profile %s", runs[0].res.profile->name);
+	if (runs[0].cfg.kernel)
+		fprintf(f, ", kernel %s", runs[0].cfg.kernel);
+	fprintf(f, "); host %.2f s\n", host_s);
+}
+
 void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 {
 	const struct tlbsim_resolved *r0 = &runs[0].res;
@@ -474,7 +556,7 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 	} else if (r0->duration_ns) {
 		char d[48];
 		fprintf(f, "), profile %s, %d CPUs, %d tasks, warm-up round then %s measured, %s\n",
-			r0->profile->name, r0->cpus, r0->threads, secs(r0->duration_ns, d, sizeof(d)),
+			r0->profile->name, r0->cpus, r0->threads, human_time((double)r0->duration_ns, d, sizeof(d)),
 			seedtxt);
 	} else {
 		fprintf(f, "), profile %s, %d CPUs, %d tasks, warm-up round then %" PRId64
@@ -507,8 +589,8 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 			for (int i = 0; i < n; i++) {
 				char cb[96];
 				double mean, ci;
-				metric_ci(&runs[i], rows[k].get, &mean, &ci);
-				int l = display_width(cell_ci(mean, ci, rows[k].time, cb, sizeof(cb)));
+				row_ci(&rows[k], &runs[i], &mean, &ci);
+				int l = display_width(cell(&rows[k], mean, ci, true, cb, sizeof(cb)));
 				if (l > width)
 					width = l;
 			}
@@ -535,7 +617,7 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 	}
 	if (!shown)
 		fprintf(f, " (every knob is set per column)");
-	char buf[48];
+	char buf[96];
 	fprintf(f, "\n%-18s", "metric");
 	for (int i = 0; i < n; i++)
 		fprintf(f, " %*s", width, labels[i]);
@@ -557,13 +639,13 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 			for (int i = 0; i < n; i++) {
 				char cb[96];
 				double mean, ci;
-				metric_ci(&runs[i], rows[k].get, &mean, &ci);
-				put_padded(f, cell_ci(mean, ci, rows[k].time, cb, sizeof(cb)), width);
+				row_ci(&rows[k], &runs[i], &mean, &ci);
+				put_padded(f, cell(&rows[k], mean, ci, true, cb, sizeof(cb)), width);
 			}
 			if (compare) {
 				char rb[64];
 				double mean, ci;
-				if (ratio_ci(&runs[0], &runs[n - 1], rows[k].get, &mean, &ci))
+				if (row_ratio_ci(&rows[k], &runs[0], &runs[n - 1], &mean, &ci))
 					snprintf(rb, sizeof(rb), "%.2f \u00b1 %.2f", mean, ci);
 				else
 					snprintf(rb, sizeof(rb), "%s",
@@ -573,15 +655,16 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 			fputc('\n', f);
 			continue;
 		}
-		for (int i = 0; i < n; i++) {
-			uint64_t v = rows[k].get(&runs[i].m);
-			fprintf(f, " %*s", width, rows[k].time ? secs(v, buf, sizeof(buf))
-							       : thousands(v, buf, sizeof(buf)));
-		}
+		for (int i = 0; i < n; i++)
+			put_padded(f, cell(&rows[k], row_value(&rows[k], &runs[i], 0), 0, false, buf,
+					   sizeof(buf)), width);
 		if (compare) {
 			uint64_t a = rows[k].get(&runs[0].m), b = rows[k].get(&runs[n - 1].m);
+			double pa = row_value(&rows[k], &runs[0], 0), pb = row_value(&rows[k], &runs[n - 1], 0);
 			if (a == 0)
 				fprintf(f, " %9s", b ? "inf" : "-");
+			else if (row_cpu_pct(&rows[k]))
+				fprintf(f, " %9.2f", pa > 0 ? pb / pa : 0.0);
 			else {
 				/* ratio last/first with 2 decimals, integer arithmetic */
 				unsigned __int128 q = ((unsigned __int128)b * 100 + a / 2) / a;

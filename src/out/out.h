@@ -29,6 +29,10 @@ struct run_result {
 void out_mean_ci(const double *x, int n, double *mean, double *ci);
 void out_json(FILE *f, const char *cmdline, const struct run_result *runs, int n, bool compare);
 void out_table(FILE *f, const struct run_result *runs, int n, bool compare);
+/* The table's first line: "# simulated times (profile P[, kernel V]); host
+ * S s" - the times below are the modelled machine's; S is the host seconds
+ * the command took (the one part of the table that differs between runs) */
+void out_table_note(FILE *f, const struct run_result *runs, double host_s);
 /* JSON string escaping into f (control characters escaped, invalid UTF-8
  * replaced by U+FFFD) */
 void json_string(FILE *f, const char *s);

@@ -245,6 +245,15 @@ static int kbuild_setup(struct sim *s, const struct tlbsim_resolved *r, void **s
 	return 0;
 }
 
+/* ops = jobs: -w jobs, else --iters per slot */
+static uint64_t kbuild_expected_ops(const struct tlbsim_resolved *r, int page_shift)
+{
+	uint64_t jobs;
+	if (parse_u64(wparam(r, "jobs"), &jobs))
+		return 0;
+	return jobs ? jobs : (uint64_t)r->iters * (uint64_t)r->threads;
+}
+
 /* every slot's working set at once, plus each job's task object (kept until
  * the end of the run) */
 static uint64_t kbuild_estimate(const struct tlbsim_resolved *r, int page_shift)
@@ -291,4 +300,5 @@ const struct workload_ops kbuild_ops = {
 	.setup = kbuild_setup,
 	.main = kbuild_main,
 	.estimate = kbuild_estimate,
+	.expected_ops = kbuild_expected_ops,
 };

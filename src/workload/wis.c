@@ -162,6 +162,15 @@ static uint64_t wis_estimate(const struct tlbsim_resolved *r, int page_shift)
 	return (uint64_t)r->threads * (2 * estimate_mapped_bytes(pages, page_shift) + (64u << 10));
 }
 
+/* ops = pages: every task's warm-up round and --iters measured rounds */
+static uint64_t wis_expected_ops(const struct tlbsim_resolved *r, int page_shift)
+{
+	uint64_t size;
+	if (parse_size(wparam(r, "size"), &size))
+		return 0;
+	return (uint64_t)r->threads * (uint64_t)(r->iters + 1) * (size >> page_shift);
+}
+
 #define MODE_PARAM {"mode", "processes", "processes (fork: an mm each) or threads (one mm)"}
 #define FS_PARAM {"fs", "ext4", "filesystem of the task's file: ext4 (page_mkwrite, dirty " \
 			    "accounting) or tmpfs"}
@@ -196,7 +205,7 @@ static const struct tlbsim_wparam_desc tf2_params[] = {MODE_PARAM, SIZE_PARAM("1
 	}                                                                                   \
 	const struct workload_ops id##_ops = {                                              \
 		.desc = &id##_desc, .setup = id##_setup, .main = wis_main,                  \
-		.estimate = wis_estimate,                                                   \
+		.estimate = wis_estimate, .expected_ops = wis_expected_ops,                 \
 	}
 
 WIS_DESC(PAGE_FAULT1, "page_fault1",

@@ -23,6 +23,10 @@ struct workload_ops {
 	 * (simulated frames and page tables), from the resolved parameters;
 	 * 0 when a parameter is malformed (setup reports it). */
 	uint64_t (*estimate)(const struct tlbsim_resolved *r, int page_shift);
+	/* The ops (metrics.ops) a whole run counts, for the progress bar of a
+	 * single run; NULL: threads x iters (timed workloads: x (iters + 1),
+	 * the warm-up round included). 0: unknown. */
+	uint64_t (*expected_ops)(const struct tlbsim_resolved *r, int page_shift);
 };
 
 /* Host bytes to hold `pages` simulated pages mapped contiguously: a frame

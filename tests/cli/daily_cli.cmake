@@ -53,3 +53,9 @@ tlbsim_cli_script(cli_version_revision version 60 cli ${CMAKE_SOURCE_DIR})
 add_test(NAME cli_install COMMAND bash ${TLBSIM_CLI_DIR}/install.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(cli_install PROPERTIES LABELS cli TIMEOUT 120
   PASS_REGULAR_EXPRESSION "install: PASS" FAIL_REGULAR_EXPRESSION "install: FAIL")
+# the human table: units, idle %, violation notes, the progress bar
+tlbsim_cli_script(cli_readable readable 120 cli)
+# the three SVG kinds rendered by headless Chromium (skipped without it)
+add_test(NAME cli_chromium_svg COMMAND bash ${TLBSIM_CLI_DIR}/chromium_svg.sh $<TARGET_FILE:tlbsim>)
+set_tests_properties(cli_chromium_svg PROPERTIES LABELS cli TIMEOUT 300 SKIP_RETURN_CODE 77
+  FAIL_REGULAR_EXPRESSION "chromium_svg: FAIL")
