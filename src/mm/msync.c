@@ -43,7 +43,7 @@ int sys_msync(struct sim *s, uint64_t start, uint64_t len, int flags)
 	uint64_t ps = hw_of(s)->geom.page_size;
 	int error = -1, unmapped_error = 0;
 	sim_set_mode(s, MODE_SYS);
-	sim_step(s, YP_SYSCALL, syscall_cost(s));
+	sim_step_arg(s, YP_SYSCALL, syscall_cost(s), SYS_MSYNC, start);
 	kernel_entry(s);
 	if (flags & ~(TLBSIM_MS_ASYNC | TLBSIM_MS_SYNC))
 		goto out;

@@ -446,9 +446,12 @@ static const struct tlbsim_workload_desc sng_desc = {
 	.timed = 1,
 	.nparams = (int)(sizeof(sng_params) / sizeof(sng_params[0])),
 	.params = sng_params,
+	/* check mode has no time-slice preemption: a child rotated onto the CPU
+	 * of a task that never sleeps (the parent) would wait there for ever,
+	 * so the checker's instance keeps every task on a CPU of its own */
 	.check_iters = 1,
-	.check_cpus = 2,
-	.check_wparams = "pages=2,file_pages=1,rotate=50us",
+	.check_cpus = 3,
+	.check_wparams = "procs=2,pages=2,file_pages=1,rotate=0",
 };
 
 const struct workload_ops stress_ng_tlb_ops = {
