@@ -58,10 +58,14 @@
  *    without its PTEs (copy_page_range skips a VMA without anon_vma), so the
  *    children fault the pages in as here. fork's other costs are
  *    thread_create_ns (glibc_fork_on).
- *  - The parent is not pinned in stress-ng. The engine does not balance
- *    load, so it moves itself once to the first CPU no child starts on (the
- *    idle CPU the load balancer would give it), or stays on CPU 0 when every
- *    CPU has a child.
+ *  - The parent is not pinned in stress-ng; the engine does not balance
+ *    load. At the top of each of its loops the parent moves itself (a
+ *    sched_setaffinity) off a CPU a child is on, to the first CPU from its
+ *    own on that has no child - the move the load balancer would make (the
+ *    CPU a rotating child left goes idle and its newidle balance pulls the
+ *    one task that may move, kernel/sched/fair.c). With a child on every CPU
+ *    it stays where it is. Without that a child rotated onto the parent's
+ *    CPU would wait a whole time slice (sched_slice_ns) behind it.
  *  - Cache-line accesses: each page's first access in a pass goes through
  *    the MMU (user_access: TLB, walk, fault); the page's other lines are user
  *    time at user_access_ns each (an L1/TLB hit). The strided passes visit
@@ -234,11 +238,28 @@ static void sng_child(struct sim *s, struct sim_thread *t)
 	}
 }
 
-static void sng_parent_loop(struct sim *s, struct sng_state *st)
+/* the first CPU from cpu on (cyclically) that no child is on, or -1 */
+static int cpu_without_child(struct sim *s, struct sng_state *st, int cpu)
+{
+	for (int k = 0; k < s->nr_cpus; k++) {
+		int c = (cpu + k) % s->nr_cpus;
+		bool taken = false;
+		for (int i = 0; i < st->procs && !taken; i++)
+			taken = st->th[i] && st->th[i]->state != TS_DONE && st->th[i]->cpu == c;
+		if (!taken)
+			return c;
+	}
+	return -1;
+}
+
+static void sng_parent_loop(struct sim *s, struct sim_thread *t, struct sng_state *st)
 {
 	uint64_t ps = hw_of(s)->geom.page_size;
 	uint64_t flen = st->file_pages * ps;
 	for (int64_t round = 1; !st->win.stop && !s->error; round++) {
+		int c = cpu_without_child(s, st, t->cpu);
+		if (c >= 0 && c != t->cpu)	/* the load balancer's move */
+			sys_sched_setaffinity(s, task_of(t), c);
 		uint64_t fp = st->memfd + rng_below(&s->rng, st->file_pages) * ps;
 		if (sys_madvise_dontneed(s, fp, ps) || access_lines(s, fp, 1, true) ||
 		    sys_msync(s, fp, ps, TLBSIM_MS_SYNC))
@@ -305,9 +326,7 @@ static void sng_main(struct sim *s, struct sim_thread *t)
 		return;
 	for (int i = 0; i < st->procs && !s->error; i++)
 		st->th[i] = glibc_fork_on(s, sng_child, st, i);
-	if (st->procs < s->nr_cpus)		/* the load balancer's idle CPU */
-		sys_sched_setaffinity(s, task_of(t), st->procs);
-	sng_parent_loop(s, st);
+	sng_parent_loop(s, t, st);
 	for (int i = 0; i < st->procs; i++)
 		if (st->th[i])
 			sim_join(s, st->th[i]);
