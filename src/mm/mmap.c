@@ -11,7 +11,8 @@
  *
  * VMAs are kept in an array sorted by vm_start (the rbtree/list of the
  * kernel; the layouts modelled here have tens of VMAs). Anonymous VMAs are
- * not merged (vma_merge is not modelled; see docs/design.md).
+ * not merged at mmap (vma_merge is modelled only for mprotect of file-backed
+ * VMAs: vma_merge_file_neighbours; see docs/design.md).
  */
 #include <stdlib.h>
 #include <string.h>
