@@ -18,9 +18,10 @@
  *    __filemap_fdatawrite_range(WB_SYNC_ALL) -> write_cache_pages over the
  *    range (writeback_range, filemap.c: clear_page_dirty_for_io, i.e.
  *    page_mkclean of every mapping of each dirty page, flushing each) and the
- *    wait for that I/O (part of writeback_page_ns). The jbd2 commit and the
- *    device cache flush that may follow are not modelled (no journal, no
- *    block device).
+ *    wait for that I/O (filemap_fdatawait_range). The device's time is not
+ *    modelled (writeback_page_ns is the CPU's share), nor are the jbd2 commit
+ *    and the device cache flush that may follow (no journal, no block
+ *    device): an MS_SYNC costs its CPU work only.
  * MS_INVALIDATE (EBUSY on a VM_LOCKED VMA, otherwise nothing) is not
  * modelled: no caller uses it.
  */

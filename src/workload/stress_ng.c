@@ -74,6 +74,10 @@
  *  - The msync of step 7 and of parent step 5 name no range or flag in the
  *    description the model follows: the file mapping, MS_ASYNC (children)
  *    and MS_SYNC (parent) are taken.
+ *  - msync(MS_SYNC) costs only its CPU work (msync.c: no device time, no
+ *    journal commit), so the parent's loop - two MS_SYNCs of a dirty page
+ *    each - is faster than on a real disk, and its share of the bogo ops
+ *    larger.
  *  - Timing follows the will-it-scale harness of the other timed workloads
  *    (window.c): every task's first iteration is warm-up, the window opens
  *    when the last task finished it and closes after --iters more
