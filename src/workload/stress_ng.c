@@ -3,7 +3,12 @@
  * https://github.com/ColinIanKing/stress-ng, the version of commit 291fc4341,
  * file last changed in a5f04f1db, 2026-08-03), one instance
  * (stress-ng --tlb-shootdown 1), re-implemented from its behaviour at the
- * level of the system calls and memory accesses it makes.
+ * level of the system calls and memory accesses it makes. The loops below
+ * follow a description of that version; the details it shares with the
+ * 2022 file (commit 00de689196d5: 512 shared anonymous pages, a 4-page
+ * shared file, 64-byte lines, min(max(CPUs, 2), 8) children pinned to the
+ * CPUs in order, the stride of 137 + a prime above the line count) were
+ * checked against that file.
  *
  * Setup (the instance's process): an unlinked temporary file of `file_pages`
  * pages (ftruncate'd; on `fs`, ext4 by default: stress-ng's temp directory)
