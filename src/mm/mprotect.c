@@ -22,7 +22,9 @@
  * are the same). A private anonymous VMA split by one mprotect stays split
  * when a later one gives both parts the same flags again (the model has no
  * anon_vma to say which may merge): a later mprotect of the whole range then
- * flushes once per piece where the kernel flushes once. Not modelled: PROT_NONE and PROT_EXEC (and write-only), pkeys, VM_MAYWRITE
+ * flushes once per piece where the kernel flushes once.
+ *
+ * Not modelled: PROT_NONE and PROT_EXEC (and write-only), pkeys, VM_MAYWRITE
  * (every VMA may be made writable), VM_ACCOUNT charging, the NUMA-hinting
  * prot_numa path, swap and migration entries (the model has neither), THP.
  *
