@@ -463,10 +463,12 @@ static const struct tlbsim_wparam_desc sng_params[] = {
 static const struct tlbsim_workload_desc sng_desc = {
 	.name = "stress-ng-tlb",
 	.description = "stress-ng's tlb-shootdown stressor (github.com/ColinIanKing/stress-ng "
-		       "stress-tlb-shootdown.c, commit 291fc4341): pinned, rotating child "
-		       "processes mprotect/madvise/msync shared anonymous and shared file pages, "
-		       "the parent msync(MS_SYNC)s the file; bogo_ops_per_sec, "
-		       "tlb_shootdowns_per_sec, ipis_per_sec",
+		       "stress-tlb-shootdown.c, commit 291fc4341), one instance: -w procs "
+		       "pinned child processes, moved to the next CPU every -w rotate, "
+		       "mprotect/madvise/msync shared anonymous and shared file pages while the "
+		       "parent msync(MS_SYNC)s the file; bogo_ops_per_sec, "
+		       "tlb_shootdowns_per_sec, ipis_per_sec; steps the model lacks are named in "
+		       "the output's notes",
 	.default_profile = "x86-24",
 	.default_threads = 1,
 	.fixed_threads = 1,
@@ -474,12 +476,13 @@ static const struct tlbsim_workload_desc sng_desc = {
 	.timed = 1,
 	.nparams = (int)(sizeof(sng_params) / sizeof(sng_params[0])),
 	.params = sng_params,
-	/* check mode has no time-slice preemption: a child rotated onto the CPU
-	 * of a task that never sleeps (the parent) would wait there for ever,
-	 * so the checker's instance keeps every task on a CPU of its own */
+	/* small enough to explore; the children rotate every 20 us, a few
+	 * times per schedule, and the parent has a CPU to move to (check mode
+	 * has no time-slice preemption: two tasks that never sleep sharing a
+	 * CPU would take every schedule to --max-steps) */
 	.check_iters = 1,
 	.check_cpus = 3,
-	.check_wparams = "procs=2,pages=2,file_pages=1,rotate=0",
+	.check_wparams = "procs=2,pages=2,file_pages=1,rotate=20us",
 };
 
 const struct workload_ops stress_ng_tlb_ops = {

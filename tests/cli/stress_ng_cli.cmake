@@ -13,7 +13,10 @@ tlbsim_cli(sng_run_milan_csv 0 STDOUT "tlb_shootdowns_per_sec"
            ARGS run stress-ng-tlb --profile milan-72 --iters 2 -w rotate=100us --csv)
 tlbsim_cli(sng_list 0 STDOUT "^stress-ng-tlb .*github.com/ColinIanKing/stress-ng" "-w rotate=1s"
            ARGS list workloads)
-tlbsim_cli(sng_check 0 STDOUT "no violation" ARGS check stress-ng-tlb --runs 50)
+tlbsim_cli(sng_check 0 STDOUT "no violation" "rotate=20us" ARGS check stress-ng-tlb --runs 50)
+# the 2020 arm64 local-flush proposal across the children's CPU rotations
+tlbsim_cli(sng_check_arm64_local 0 STDOUT "no violation"
+           ARGS check stress-ng-tlb --profile arm64-4k --policy arm64_local=single_cpu_mm --runs 200)
 tlbsim_cli(err_sng_procs 2 STDERR "workload parameter procs=3: want auto or 1 to 2"
            ARGS run stress-ng-tlb --cpus 2 -w procs=3)
 tlbsim_cli(err_sng_procs_zero 2 STDERR "workload parameter procs=0"
