@@ -436,9 +436,12 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
 	return cost;
 }
 
-/* the IPI handler of a user flush: flush_tlb_func_remote() */
+/* the IPI handler of a user flush: flush_tlb_func_remote() (arch/x86/mm/tlb.c,
+ * v4.20..v5.1; flush_tlb_func's !local branch from v5.2): every received
+ * flush IPI counts in irq_tlb_count, the TLB line of /proc/interrupts */
 static uint64_t flush_tlb_func_remote(struct sim *s, int cpu, const void *data)
 {
+	s->m.tlb_shootdowns++;
 	return flush_tlb_func_common(s, cpu, data, false);
 }
 

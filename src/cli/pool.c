@@ -109,6 +109,7 @@ void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *
 	}
 	TLBSIM_TLBI_KINDS(X)
 #undef X
+	memcpy(m->notes, v[0].notes, sizeof(m->notes));
 	for (int k = 0; k < n; k++)
 		if (v[k].first_violation[0]) {
 			memcpy(m->first_violation, v[k].first_violation, sizeof(m->first_violation));

@@ -373,16 +373,19 @@ void unlock_page(struct sim *s, uint32_t f)
 
 /*
  * write_cache_pages() for one file (mm/page-writeback.c): every dirty page
+ * of the range (page indexes first..last, the wbc's range_start/range_end)
  * is locked and cleaned for I/O (clear_page_dirty_for_io: page_mkclean, then
  * the dirty flag), written (writeback_page_ns), and is clean afterwards.
  */
-void writeback_inode(struct sim *s, struct inode *ino)
+void writeback_range(struct sim *s, struct inode *ino, uint64_t first, uint64_t last)
 {
 	struct kernel *k = kernel_of(s);
 	struct hw *hw = hw_of(s);
-	for (uint32_t i = 0; i < ino->nr; i++) {	/* by index: the cache may grow */
+	for (uint32_t i = pc_search(ino, first); i < ino->nr; i++) {	/* by index: the cache may grow */
 		uint32_t f = ino->pages[i].frame;
 		uint64_t index = ino->pages[i].index;
+		if (index > last)
+			break;
 		if (!(frame_of(hw, f)->pgflags & PG_DIRTY))
 			continue;
 		lock_page(s, f);
@@ -409,6 +412,12 @@ void writeback_inode(struct sim *s, struct inode *ino)
 		sim_step_arg(s, YP_WRITEBACK, (uint64_t)P(s, P_writeback_page_ns), index, f);
 		unlock_page(s, f);	/* writepage submitted the I/O */
 	}
+}
+
+/* the whole file */
+void writeback_inode(struct sim *s, struct inode *ino)
+{
+	writeback_range(s, ino, 0, ~0ull);
 }
 
 /* vma_link()'s __vma_link_file() (mm/mmap.c): add vma to the file's i_mmap

@@ -22,6 +22,7 @@
  *   exit.c        do_exit, exit_notify, wait4 (__do_wait), release_task
  *   policy.c      the policy knobs (tlbsim_nested_policy in mmu_gather.c)
  *   mprotect.c    mprotect: mprotect_fixup, change_protection (v5.1)
+ *   msync.c       msync (v5.1): vfs_fsync_range of shared file mappings
  *
  * Ordering rule kept by mmu_gather (include/asm-generic/tlb.h): unhook the
  * translation, invalidate every CPU that may cache it, and only then free the
@@ -254,7 +255,7 @@ static inline struct task *current_task(struct sim *s)
 
 /* ---- system calls and lock operations, as traced ---- */
 enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_MPROTECT,
-		  SYS_CLEAR_REFS, SYS_COUNT };
+		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_COUNT };
 const char *mm_syscall_name(enum mm_syscall c);	/* "munmap", "madvise(MADV_DONTNEED)" */
 enum lock_op { LOCK_DOWN_READ = 1, LOCK_UP_READ, LOCK_DOWN_WRITE, LOCK_UP_WRITE,
 	       LOCK_DOWNGRADE_WRITE, LOCK_OP_END };
@@ -439,6 +440,12 @@ struct inode *sys_tmpfile(struct sim *s, const struct fs_type *fs, uint64_t size
 void sys_close(struct sim *s, struct inode *file);
 /* fsync(): write back the file's dirty pages (page_mkclean each) */
 void sys_fsync(struct sim *s, struct inode *file);
+/* msync(addr, len, flags) (msync.c, v5.1): flags TLBSIM_MS_ASYNC or
+ * TLBSIM_MS_SYNC (MS_INVALIDATE is not modelled). 0, or -1: EINVAL (bad
+ * flags, unaligned addr) or ENOMEM (a hole in the range) */
+#define TLBSIM_MS_ASYNC 0x1
+#define TLBSIM_MS_SYNC 0x4
+int sys_msync(struct sim *s, uint64_t addr, uint64_t len, int flags);
 /* sched_setaffinity(t, {cpu}): t moves to cpu (at once if it sleeps, else at
  * its next preemption point) */
 void sys_sched_setaffinity(struct sim *s, struct task *t, int cpu);
@@ -539,6 +546,12 @@ int vma_index(struct mm_struct *mm, uint64_t addr);
 /* __split_vma() (mm/mmap.c, v5.1): split mm->vmas[i] at addr; the new VMA
  * (index i + 1) is the upper part */
 void split_vma(struct sim *s, struct mm_struct *mm, int i, uint64_t addr);
+/* vma_merge() as mprotect_fixup() gets it (mm/mmap.c, v5.1), for file-backed
+ * VMAs (shared anonymous ones are shmem files) only: mm->vmas[i] merges with
+ * the next and then the previous VMA when they are adjacent, have the same
+ * flags and file and map contiguous file pages. Private anonymous VMAs are
+ * never merged (no anon_vma in the model to tell which may). */
+void vma_merge_file_neighbours(struct sim *s, struct mm_struct *mm, int i);
 
 /* filemap.c: inodes and their page cache */
 struct inode *inode_new(struct sim *s, const struct fs_type *fs, uint64_t size);
@@ -565,6 +578,9 @@ void balance_dirty_pages_ratelimited(struct sim *s, struct inode *ino);
 void page_mkclean(struct sim *s, struct inode *ino, uint64_t index, uint32_t frame);
 /* write back every dirty page of the file (a flusher's write_cache_pages) */
 void writeback_inode(struct sim *s, struct inode *ino);
+/* write back the dirty pages of indexes first..last (write_cache_pages of a
+ * range: __filemap_fdatawrite_range) */
+void writeback_range(struct sim *s, struct inode *ino, uint64_t first, uint64_t last);
 /* lock_page() / unlock_page() (mm/filemap.c): PG_locked as a sleeping lock */
 void lock_page(struct sim *s, uint32_t f);
 void unlock_page(struct sim *s, uint32_t f);

@@ -11,7 +11,8 @@
  *
  * VMAs are kept in an array sorted by vm_start (the rbtree/list of the
  * kernel; the layouts modelled here have tens of VMAs). Anonymous VMAs are
- * not merged (vma_merge is not modelled; see docs/design.md).
+ * not merged at mmap (vma_merge is modelled only for mprotect of file-backed
+ * VMAs: vma_merge_file_neighbours; see docs/design.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +251,44 @@ void split_vma(struct sim *s, struct mm_struct *mm, int i, uint64_t addr)
 		n->file->refs++;		/* get_file() */
 		i_mmap_insert(s, n->file, n);
 	}
+}
+
+/* can_vma_merge_after() of a and the VMA b that follows it (mm/mmap.c, v5.1)
+ * for file-backed VMAs: adjacent, the same flags and file, and b maps the
+ * file pages that continue a's */
+static bool file_vmas_mergeable(struct sim *s, const struct vm_area_struct *a,
+				const struct vm_area_struct *b)
+{
+	return a->file && a->file == b->file && a->vm_end == b->vm_start &&
+	       a->vm_flags == b->vm_flags &&
+	       a->vm_pgoff + ((a->vm_end - a->vm_start) >> hw_of(s)->geom.page_shift) == b->vm_pgoff;
+}
+
+/* __vma_adjust() removing next (mm/mmap.c, v5.1): vmas[i] grows over
+ * vmas[i + 1], which leaves i_mmap (under i_mmap_rwsem, write) and drops its
+ * file reference */
+static void vma_absorb_next(struct sim *s, struct mm_struct *mm, int i)
+{
+	struct vm_area_struct *a = mm->vmas[i], *b = mm->vmas[i + 1];
+	struct inode *file = b->file;
+	down_write(s, &file->i_mmap_rwsem);
+	a->vm_end = b->vm_end;
+	i_mmap_remove(file, b);
+	up_write(s, &file->i_mmap_rwsem);
+	memmove(&mm->vmas[i + 1], &mm->vmas[i + 2],
+		(size_t)(mm->nr_vmas - i - 2) * sizeof(*mm->vmas));
+	mm->nr_vmas--;
+	sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
+	fput(s, file);
+	vm_area_free(s, b);
+}
+
+void vma_merge_file_neighbours(struct sim *s, struct mm_struct *mm, int i)
+{
+	if (i + 1 < mm->nr_vmas && file_vmas_mergeable(s, mm->vmas[i], mm->vmas[i + 1]))
+		vma_absorb_next(s, mm, i);
+	if (i > 0 && file_vmas_mergeable(s, mm->vmas[i - 1], mm->vmas[i]))
+		vma_absorb_next(s, mm, i - 1);
 }
 
 /*

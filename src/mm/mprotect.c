@@ -15,10 +15,16 @@
  * with flush_tlb_range(vma, start, end) before dec_tlb_flush_pending(). No
  * mmu_gather: that came with 4a18419f71cd (v6.0).
  *
- * Not modelled: vma_merge (a VMA split by one mprotect stays split when a
- * later one gives both parts the same flags again - the kernel would merge
- * them back; what it changes here is the VMA count, not the PTEs or the
- * flushes), PROT_NONE and PROT_EXEC (and write-only), pkeys, VM_MAYWRITE
+ * vma_merge: a file-backed VMA (a shared anonymous mapping is a shmem file)
+ * merges back with its neighbours when mprotect gives them the same flags
+ * again (vma_merge_file_neighbours, mmap.c; the kernel merges before it
+ * changes the PTEs, here it is done after: the PTEs and the flushed range
+ * are the same). A private anonymous VMA split by one mprotect stays split
+ * when a later one gives both parts the same flags again (the model has no
+ * anon_vma to say which may merge): a later mprotect of the whole range then
+ * flushes once per piece where the kernel flushes once.
+ *
+ * Not modelled: PROT_NONE and PROT_EXEC (and write-only), pkeys, VM_MAYWRITE
  * (every VMA may be made writable), VM_ACCOUNT charging, the NUMA-hinting
  * prot_numa path, swap and migration entries (the model has neither), THP.
  *
@@ -148,8 +154,9 @@ static uint64_t change_protection(struct sim *s, struct vm_area_struct *vma, uin
 /*
  * mprotect_fixup() (mm/mprotect.c, v5.1) for mm->vmas[i] and the part
  * [start, end) of it: nothing when the flags do not change; else split off
- * what lies outside the range (vma_merge is not modelled), set vm_flags,
- * and change_protection() with dirty_accountable = vma_wants_writenotify().
+ * what lies outside the range, set vm_flags, change_protection() with
+ * dirty_accountable = vma_wants_writenotify(), and merge a file-backed VMA
+ * back with neighbours of the same flags (vma_merge).
  */
 static void mprotect_fixup(struct sim *s, struct mm_struct *mm, int i, uint64_t start,
 			   uint64_t end, uint32_t newflags)
@@ -167,6 +174,8 @@ static void mprotect_fixup(struct sim *s, struct mm_struct *mm, int i, uint64_t 
 	vma = mm->vmas[i];
 	vma->vm_flags = newflags;		/* and vma_set_page_prot() */
 	change_protection(s, vma, start, end, vma_wants_writenotify(vma));
+	if (vma->file)
+		vma_merge_file_neighbours(s, mm, i);
 }
 
 /*

@@ -136,6 +136,10 @@ static void json_run(FILE *f, const char *cmdline, const struct run_result *r)
 		json_string(f, r->m.first_violation);
 	else
 		fprintf(f, "null");
+	if (r->m.notes[0]) {
+		fprintf(f, ",\"notes\":");
+		json_string(f, r->m.notes);
+	}
 	fprintf(f, ",\"partial\":");
 	if (r->partial)
 		json_string(f, r->partial);
@@ -311,6 +315,10 @@ static const struct row rows[] = {
 	{"softlockups", false, get_softlockups, ROW_HIDE_NO_KERNEL},
 	{"records_per_sec", false, get_records_per_sec, true},
 	{"invlpgb", false, get_invlpgb, true}, {"tlbsync", false, get_tlbsync, true},
+	{"tlb_shootdowns", false, get_tlb_shootdowns, true},
+	{"bogo_ops_per_sec", false, get_bogo_ops_per_sec, true},
+	{"tlb_shootdowns_per_sec", false, get_tlb_shootdowns_per_sec, true},
+	{"ipis_per_sec", false, get_ipis_per_sec, true},
 	{"violations", false, get_violations, false}, {"events", false, get_events, false},
 };
 
@@ -573,6 +581,8 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 		fprintf(f, " stopped early (%s); its numbers cover the simulated time until "
 			"then\n", runs[i].partial);
 	}
+	if (runs[0].m.notes[0])
+		fprintf(f, "note: %s\n", runs[0].m.notes);
 	char labels[MAX_TABLE_COLUMNS][256];
 	int width = 20;
 	for (int i = 0; i < n && i < MAX_TABLE_COLUMNS; i++) {
