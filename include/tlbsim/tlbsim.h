@@ -139,6 +139,20 @@ enum clear_refs_policy {
 	CLEAR_REFS_FLUSH_MM,	/* 912efa17e512 (v5.11): inc_tlb_flush_pending + flush_tlb_mm */
 	CLEAR_REFS_COUNT
 };
+/* mremap_flush: where move_ptes() (mm/mremap.c) flushes the old range */
+enum mremap_flush_policy {
+	MREMAP_FLUSH_AFTER_PTL,	/* up to v4.8: once, after every PTL was dropped */
+	MREMAP_FLUSH_DIRTY,	/* 5d1904204c99 (v4.9): a dirty moved PTE under the PTLs, others after */
+	MREMAP_FLUSH_UNDER_PTL,	/* eb66ae030829 (v4.19): any moved present PTE, under the PTLs */
+	MREMAP_FLUSH_COUNT
+};
+/* mremap_pmd: the PMD-level move of move_page_tables() (mm/mremap.c) */
+enum mremap_pmd_policy {
+	MREMAP_PMD_NONE,	/* up to v5.0: every extent moves PTE by PTE */
+	MREMAP_PMD_NEED_RMAP,	/* 2c91bd4a4e2e (v5.1): move_normal_pmd, rmap locks if need_rmap_locks */
+	MREMAP_PMD_RMAP_LOCKS,	/* 97113eb39fa7: move_normal_pmd always under the rmap locks */
+	MREMAP_PMD_COUNT
+};
 
 struct tlbsim_policy {
 	enum nested_policy nested;
@@ -157,6 +171,8 @@ struct tlbsim_policy {
 	enum x86_flush_policy x86_flush;
 	enum tlb_flush_cond_policy tlb_flush_cond;
 	enum clear_refs_policy clear_refs;
+	enum mremap_flush_policy mremap_flush;
+	enum mremap_pmd_policy mremap_pmd;
 	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

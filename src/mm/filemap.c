@@ -316,6 +316,7 @@ void page_mkclean(struct sim *s, struct inode *ino, uint64_t index, uint32_t fra
 		if (addr == ~0ull)
 			continue;
 		sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* PTL */
+		ptl_wait(s, mm_table_at(s, vma->vm_mm, addr, hw->geom.levels - 1));
 		pte_t *ptep = pte_lookup(s, vma->vm_mm, addr);
 		if (!ptep || !pte_present(*ptep) || pte_pfn(*ptep) != frame)
 			continue;
@@ -442,4 +443,68 @@ void i_mmap_remove(struct inode *ino, struct vm_area_struct *vma)
 			ino->nr_mmap--;
 			return;
 		}
+}
+
+/*
+ * unmap_mapping_range(mapping, holebegin, 0, 1) (mm/memory.c, v5.1) for the
+ * pages from index `first` on: under i_mmap_rwsem (read), for every VMA of
+ * the file mapping some of them, zap_page_range_single() of that part -
+ * its own mmu_gather on the VMA's mm (tlb_gather_mmu, unmap_single_vma,
+ * tlb_finish_mmu), which flushes the zapped addresses of that VMA only.
+ */
+void unmap_mapping_range(struct sim *s, struct inode *ino, uint64_t first)
+{
+	const struct pt_geom *g = &hw_of(s)->geom;
+	down_read(s, &ino->i_mmap_rwsem);
+	for (int i = 0; i < ino->nr_mmap; i++) {	/* by index: the array may change */
+		struct vm_area_struct *vma = ino->mmap[i];
+		uint64_t pages = (vma->vm_end - vma->vm_start) >> g->page_shift;
+		if (vma->vm_pgoff + pages <= first)
+			continue;
+		uint64_t from = first > vma->vm_pgoff ? first : vma->vm_pgoff;
+		uint64_t start = vma->vm_start + ((from - vma->vm_pgoff) << g->page_shift);
+		struct mmu_gather tlb;
+		tlb_gather_mmu(s, &tlb, vma->vm_mm, start, vma->vm_end);
+		unmap_single_vma(s, &tlb, vma, start, vma->vm_end);
+		tlb_finish_mmu(s, &tlb, start, vma->vm_end);
+	}
+	up_read(s, &ino->i_mmap_rwsem);
+}
+
+/*
+ * truncate_inode_pages_range() (mm/truncate.c, v5.1) from index `first`:
+ * each cached page is locked, deleted from the page cache (its dirty state
+ * and accounting go with it: delete_from_page_cache) and the cache's
+ * reference dropped; the page is freed when no mapping holds it any more.
+ */
+void truncate_inode_pages(struct sim *s, struct inode *ino, uint64_t first)
+{
+	struct kernel *k = kernel_of(s);
+	struct hw *hw = hw_of(s);
+	for (uint32_t i = pc_search(ino, first); i < ino->nr;) {
+		uint32_t f = ino->pages[i].frame;
+		uint64_t index = ino->pages[i].index;
+		lock_page(s, f);
+		uint32_t j = pc_search(ino, index);	/* the cache may have changed */
+		if (j >= ino->nr || ino->pages[j].frame != f) {
+			unlock_page(s, f);
+			i = pc_search(ino, index);
+			continue;
+		}
+		struct frame *fr = frame_of(hw, f);
+		if (fr->pgflags & PG_DIRTY) {
+			fr->pgflags &= (uint8_t)~PG_DIRTY;
+			ino->nr_dirty--;
+			if (ino->fs->account_dirty)
+				k->nr_file_dirty--;
+		}
+		memmove(&ino->pages[j], &ino->pages[j + 1],
+			(size_t)(ino->nr - j - 1) * sizeof(*ino->pages));
+		ino->nr--;
+		sim_charge(s, (uint64_t)P(s, P_page_free_ns));
+		unlock_page(s, f);
+		if (--fr->refcount == 0)		/* put_page of the cache's reference */
+			frame_free(hw, f);
+		i = j;
+	}
 }

@@ -71,6 +71,7 @@ again:;
 		if (pte_none(pte))
 			continue;
 		sim_step_arg(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns), addr, 0);
+		ptl_wait(s, pte_table);		/* a move_ptes holding the PTL */
 		pte = fr->table[idx];		/* ptep_get_and_clear_full under PTL */
 		if (pte_none(pte))
 			continue;

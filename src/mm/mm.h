@@ -255,7 +255,7 @@ static inline struct task *current_task(struct sim *s)
 
 /* ---- system calls and lock operations, as traced ---- */
 enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_MPROTECT,
-		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_COUNT };
+		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_MREMAP, SYS_COUNT };
 const char *mm_syscall_name(enum mm_syscall c);	/* "munmap", "madvise(MADV_DONTNEED)" */
 enum lock_op { LOCK_DOWN_READ = 1, LOCK_UP_READ, LOCK_DOWN_WRITE, LOCK_UP_WRITE,
 	       LOCK_DOWNGRADE_WRITE, LOCK_OP_END };
@@ -344,6 +344,11 @@ struct vma_pool {
 struct kernel {
 	struct machine mach;		/* first member: machine_of / hw_of work on it */
 	struct task *page_waiters;	/* tasks asleep in lock_page (any page) */
+	/* PTE-table locks held across yield points (mremap's move_ptes):
+	 * table frame and holder; waiters sleep on ptl_waiters (mremap.c) */
+	struct { uint32_t table; struct task *owner; } ptl_held[8];
+	int nr_ptl_held;
+	struct task *ptl_waiters;
 	struct mm_struct **mms;		/* every mm ever created (stable objects) */
 	int nr_mms;
 	size_t cap_mms;
@@ -450,6 +455,22 @@ int sys_msync(struct sim *s, uint64_t addr, uint64_t len, int flags);
  * its next preemption point) */
 void sys_sched_setaffinity(struct sim *s, struct task *t, int cpu);
 int sys_munmap(struct sim *s, uint64_t addr, uint64_t len);
+/* mmap.c: __do_munmap under mmap_sem (write); true if it downgraded */
+bool do_munmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end, bool downgrade);
+struct vm_area_struct *copy_vma(struct sim *s, struct vm_area_struct *vma, uint64_t addr,
+				uint64_t len, uint64_t pgoff, bool *need_rmap_locks);
+uint64_t mremap_unmapped_area(struct sim *s, struct mm_struct *mm, uint64_t len);
+/* mremap(addr, old_len, new_len, MREMAP_MAYMOVE [| MREMAP_FIXED, new_addr])
+ * (mremap.c, v5.1): the new address, or TLBSIM_EINVAL_VA */
+uint64_t sys_mremap(struct sim *s, uint64_t addr, uint64_t old_len, uint64_t new_len, bool fixed,
+		    uint64_t new_addr);
+/* the split PTE lock of a PTE table, where the model holds it across yield
+ * points (mremap.c): rmap walkers and zaps wait for it with ptl_wait */
+void ptl_lock(struct sim *s, uint32_t table);
+void ptl_unlock(struct sim *s, uint32_t table);
+void ptl_wait(struct sim *s, uint32_t table);
+/* the table at depth (0 = PGD) on addr's walk in mm, or NO_FRAME */
+uint32_t mm_table_at(struct sim *s, struct mm_struct *mm, uint64_t addr, int depth);
 int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len);
 /* write "type" to /proc/self/clear_refs (task_mmu.c); 0 or -1 (EINVAL) */
@@ -578,6 +599,12 @@ void balance_dirty_pages_ratelimited(struct sim *s, struct inode *ino);
 void page_mkclean(struct sim *s, struct inode *ino, uint64_t index, uint32_t frame);
 /* write back every dirty page of the file (a flusher's write_cache_pages) */
 void writeback_inode(struct sim *s, struct inode *ino);
+/* truncation (filemap.c): zap every mapping of the pages from index first
+ * (unmap_mapping_range), then drop them from the page cache */
+void unmap_mapping_range(struct sim *s, struct inode *ino, uint64_t first);
+void truncate_inode_pages(struct sim *s, struct inode *ino, uint64_t first);
+/* ftruncate(fd, size) (mmap.c): 0, or -1 */
+int sys_ftruncate(struct sim *s, struct inode *file, uint64_t size);
 /* write back the dirty pages of indexes first..last (write_cache_pages of a
  * range: __filemap_fdatawrite_range) */
 void writeback_range(struct sim *s, struct inode *ino, uint64_t first, uint64_t last);

@@ -220,6 +220,31 @@ void sys_fsync(struct sim *s, struct inode *file)
 }
 
 /*
+ * ftruncate(fd, size) -> do_truncate() -> the filesystem's setattr ->
+ * truncate_setsize() -> truncate_pagecache() (mm/truncate.c, v5.1): set
+ * i_size, unmap the pages past it from every mapping (unmap_mapping_range),
+ * drop them from the page cache, and unmap again (a page a racing fault
+ * mapped meanwhile). Growing only sets i_size.
+ */
+int sys_ftruncate(struct sim *s, struct inode *file, uint64_t size)
+{
+	uint64_t ps = hw_of(s)->geom.page_size;
+	sim_set_mode(s, MODE_SYS);
+	sim_step(s, YP_SYSCALL, syscall_cost(s));
+	kernel_entry(s);
+	uint64_t old = file->size;
+	file->size = size;
+	if (size < old) {
+		uint64_t first = (size + ps - 1) / ps;	/* holebegin */
+		unmap_mapping_range(s, file, first);
+		truncate_inode_pages(s, file, first);
+		unmap_mapping_range(s, file, first);
+	}
+	sim_set_mode(s, MODE_USER);
+	return 0;
+}
+
+/*
  * sched_setaffinity() with a one-CPU mask (kernel/sched/core.c, v5.1:
  * __set_cpus_allowed_ptr): a task that is not running is placed on the CPU
  * when it next wakes; a running one is pushed off by the stopper
@@ -308,32 +333,16 @@ static void unmap_region(struct sim *s, struct mm_struct *mm, struct vm_area_str
 }
 
 /*
- * munmap(addr, len) -> __vm_munmap(addr, len, downgrade = true) ->
- * __do_munmap() (mm/mmap.c, v4.20..v5.1).
+ * __do_munmap() (mm/mmap.c, v4.20..v5.1) of [start, end) with mmap_sem held
+ * for write: split the VMAs at the edges, detach them, with `downgrade`
+ * (munmap's __vm_munmap) downgrade mmap_sem to read, then unmap_region and
+ * remove_vma_list. Returns whether it downgraded (nothing to unmap: false).
  */
-int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
+bool do_munmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end, bool downgrade)
 {
-	struct mm_struct *mm = current_task(s)->mm;
-	struct kernel *k = kernel_of(s);
-	uint64_t ps = hw_of(s)->geom.page_size;
-	int ret = 0;
-	sim_set_mode(s, MODE_SYS);
-	sim_step_arg(s, YP_SYSCALL, syscall_cost(s), SYS_MUNMAP, addr);
-	kernel_entry(s);
-	uint64_t cookie = k->hooks && k->hooks->syscall_enter
-				  ? k->hooks->syscall_enter(k->hooks_ctx, SYS_MUNMAP) : 0;
-	len = (len + ps - 1) & ~(ps - 1);
-	if ((addr & (ps - 1)) || len == 0 || addr + len > hw_of(s)->geom.task_size) {
-		ret = -1;
-		goto out;
-	}
-	uint64_t start = addr, end = addr + len;
-	down_write(s, &mm->mmap_sem);
 	int i = vma_index(mm, start);
-	if (i >= mm->nr_vmas || mm->vmas[i]->vm_start >= end) {
-		up_write(s, &mm->mmap_sem);
-		goto out;
-	}
+	if (i >= mm->nr_vmas || mm->vmas[i]->vm_start >= end)
+		return false;
 	sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
 	if (mm->vmas[i]->vm_start < start) {
 		split_vma(s, mm, i, start);
@@ -357,7 +366,8 @@ int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
 	memmove(&mm->vmas[i], &mm->vmas[j], (size_t)(mm->nr_vmas - j) * sizeof(*mm->vmas));
 	mm->nr_vmas -= n;
 
-	downgrade_write(s, &mm->mmap_sem);
+	if (downgrade)
+		downgrade_write(s, &mm->mmap_sem);
 	unmap_region(s, mm, dv, n, prev, next, start, end);
 
 	/* remove_vma_list() -> remove_vma(): drop file references (fput: a
@@ -367,6 +377,35 @@ int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
 			fput(s, dv[v]->file);
 		sim_charge(s, (uint64_t)P(s, P_vma_op_ns) / 2);
 		vm_area_free(s, dv[v]);
+	}
+	return downgrade;
+}
+
+/*
+ * munmap(addr, len) -> __vm_munmap(addr, len, downgrade = true) ->
+ * __do_munmap() (mm/mmap.c, v4.20..v5.1).
+ */
+int sys_munmap(struct sim *s, uint64_t addr, uint64_t len)
+{
+	struct mm_struct *mm = current_task(s)->mm;
+	struct kernel *k = kernel_of(s);
+	uint64_t ps = hw_of(s)->geom.page_size;
+	int ret = 0;
+	sim_set_mode(s, MODE_SYS);
+	sim_step_arg(s, YP_SYSCALL, syscall_cost(s), SYS_MUNMAP, addr);
+	kernel_entry(s);
+	uint64_t cookie = k->hooks && k->hooks->syscall_enter
+				  ? k->hooks->syscall_enter(k->hooks_ctx, SYS_MUNMAP) : 0;
+	len = (len + ps - 1) & ~(ps - 1);
+	if ((addr & (ps - 1)) || len == 0 || addr + len > hw_of(s)->geom.task_size) {
+		ret = -1;
+		goto out;
+	}
+	uint64_t start = addr, end = addr + len;
+	down_write(s, &mm->mmap_sem);
+	if (!do_munmap(s, mm, start, end, true)) {
+		up_write(s, &mm->mmap_sem);
+		goto out;
 	}
 	up_read(s, &mm->mmap_sem);
 	if (k->hooks && k->hooks->range_unmapped)
@@ -378,6 +417,40 @@ out:
 	task_work_run(s);
 	sim_set_mode(s, MODE_USER);
 	return ret;
+}
+
+/*
+ * copy_vma() (mm/mmap.c, v5.1) for mremap's move_vma: a new VMA over
+ * [addr, addr + len) with vma's flags and file at pgoff, linked into the mm
+ * and its file's i_mmap. vma_merge with a neighbour is not modelled, so the
+ * VMA is always new and *need_rmap_locks is false (the new VMA comes after
+ * the old one in rmap order).
+ */
+struct vm_area_struct *copy_vma(struct sim *s, struct vm_area_struct *vma, uint64_t addr,
+				uint64_t len, uint64_t pgoff, bool *need_rmap_locks)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct vm_area_struct *n = vm_area_alloc(s);
+	n->vm_start = addr;
+	n->vm_end = addr + len;
+	n->vm_flags = vma->vm_flags;
+	n->vm_mm = mm;
+	n->file = vma->file;
+	n->vm_pgoff = pgoff;
+	if (n->file)
+		n->file->refs++;		/* get_file() */
+	sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
+	vma_link(s, mm, n);
+	if (n->file)
+		i_mmap_insert(s, n->file, n);
+	*need_rmap_locks = false;
+	return n;
+}
+
+/* mremap's get_unmapped_area(file, 0, len, pgoff, flags) (v5.1): top-down */
+uint64_t mremap_unmapped_area(struct sim *s, struct mm_struct *mm, uint64_t len)
+{
+	return get_unmapped_area(s, mm, 0, len);
 }
 
 /*

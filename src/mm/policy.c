@@ -170,6 +170,38 @@ static const struct tlbsim_knob_value clear_refs_values[CLEAR_REFS_COUNT] = {
 					     "v5.11)"},
 };
 
+static const struct tlbsim_knob_value mremap_flush_values[MREMAP_FLUSH_COUNT] = {
+	[MREMAP_FLUSH_AFTER_PTL] = {"after_ptl", "move_ptes drops both PTE locks before any flush; "
+						 "move_page_tables flushes the old range once at the "
+						 "end (up to v4.8): writeback or truncate may take a "
+						 "moved PTE while a CPU still caches the old one"},
+	[MREMAP_FLUSH_DIRTY] = {"dirty", "move_ptes flushes under the PTE locks when a moved PTE "
+					 "was dirty, other moves at the end after the locks "
+					 "(5d1904204c99 \"mremap: fix race between mremap() and "
+					 "page cleanning\", v4.9..v4.18): a clean moved page can be "
+					 "truncated and freed while its old entry is cached"},
+	[MREMAP_FLUSH_UNDER_PTL] = {"under_ptl", "move_ptes flushes the old range under both PTE "
+						 "locks whenever it moved a present PTE "
+						 "(eb66ae030829 \"mremap: properly flush TLB before "
+						 "releasing the page\", v4.19)"},
+};
+
+static const struct tlbsim_knob_value mremap_pmd_values[MREMAP_PMD_COUNT] = {
+	[MREMAP_PMD_NONE] = {"none", "no PMD-level move: every extent goes through move_ptes "
+				     "(up to v5.0; arm64 until it selected HAVE_MOVE_PMD)"},
+	[MREMAP_PMD_NEED_RMAP] = {"need_rmap", "a PMD-aligned PMD-sized extent moves its whole PTE "
+					       "table with move_normal_pmd under the PMD locks only, "
+					       "the rmap locks only when need_rmap_locks "
+					       "(2c91bd4a4e2e \"mm: speed up mremap by 20x on large "
+					       "regions\", v5.1..v5.12): an rmap walker holding the "
+					       "table's PTE lock can zap the moved PTE and flush the "
+					       "old address"},
+	[MREMAP_PMD_RMAP_LOCKS] = {"rmap_locks", "move_normal_pmd always under the rmap locks "
+						 "(i_mmap_rwsem for write: 97113eb39fa7 \"mm/mremap: "
+						 "hold the rmap lock in write mode when moving page "
+						 "table entries.\", v5.13)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -206,6 +238,10 @@ static const struct tlbsim_knob knobs[] = {
 	 TLB_FLUSH_COND_COUNT, TLB_FLUSH_COND_END, tlb_flush_cond_values},
 	{"clear_refs", "how a write to /proc/PID/clear_refs flushes the PTEs it write-protected "
 		       "or aged", CLEAR_REFS_COUNT, CLEAR_REFS_GATHER, clear_refs_values},
+	{"mremap_flush", "where mremap's move_ptes flushes the old range: before or after it drops "
+			 "the PTE locks", MREMAP_FLUSH_COUNT, MREMAP_FLUSH_UNDER_PTL, mremap_flush_values},
+	{"mremap_pmd", "whether mremap moves whole PTE tables (move_normal_pmd) and under which "
+		       "locks", MREMAP_PMD_COUNT, MREMAP_PMD_RMAP_LOCKS, mremap_pmd_values},
 };
 
 int tlbsim_knob_count(void)
@@ -237,6 +273,8 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->x86_flush = (enum x86_flush_policy)knobs[13].default_value;
 	pol->tlb_flush_cond = (enum tlb_flush_cond_policy)knobs[14].default_value;
 	pol->clear_refs = (enum clear_refs_policy)knobs[15].default_value;
+	pol->mremap_flush = (enum mremap_flush_policy)knobs[16].default_value;
+	pol->mremap_pmd = (enum mremap_pmd_policy)knobs[17].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -258,6 +296,8 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 13: return (int *)&pol->x86_flush;
 	case 14: return (int *)&pol->tlb_flush_cond;
 	case 15: return (int *)&pol->clear_refs;
+	case 16: return (int *)&pol->mremap_flush;
+	case 17: return (int *)&pol->mremap_pmd;
 	default: return NULL;
 	}
 }
@@ -363,6 +403,11 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *                 (6db2526c1d69);
  *   x86_table_free page up to v6.14; rcu from v6.15 (a37259732a7d);
  *   tlb_flush_cond end up to v5.5; bits from v5.6 (0758cd830494);
+ *   mremap_flush  dirty v4.9..v4.18 (5d1904204c99); under_ptl from v4.19
+ *                 (eb66ae030829); after_ptl (up to v4.8) is in no preset;
+ *   mremap_pmd    none up to v5.0; need_rmap v5.1..v5.12 (2c91bd4a4e2e);
+ *                 rmap_locks from v5.13 (97113eb39fa7); arm64 selected
+ *                 HAVE_MOVE_PMD later than x86, which the presets ignore;
  *   clear_refs    gather from v4.13 (b3a81d0841a9) to v5.10; flush_mm from
  *                 v5.11 (912efa17e512): v5.6..v5.10 is the window in which a
  *                 soft-dirty clear left writable TLB entries;
@@ -375,6 +420,10 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 #define K_GATHER_END ",tlb_flush_cond=end,clear_refs=gather"
 #define K_GATHER_BITS ",tlb_flush_cond=bits,clear_refs=gather"
 #define K_FLUSH_MM ",tlb_flush_cond=bits,clear_refs=flush_mm"
+#define K_MREMAP_414 ",mremap_flush=dirty,mremap_pmd=none"
+#define K_MREMAP_420 ",mremap_flush=under_ptl,mremap_pmd=none"
+#define K_MREMAP_51 ",mremap_flush=under_ptl,mremap_pmd=need_rmap"
+#define K_MREMAP_513 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks"
 #define K_X86_OLD                                                               \
 	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \
 	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
@@ -401,61 +450,61 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 static const struct tlbsim_kernel_preset kernels[] = {
 	{"4.14",
 	 "nested=v1,nested_check=on,x86_lazy=never,fault_retry=none,spurious_flush=broadcast,"
-	 K_OLD_VMAP K_X86_OLD K_GATHER_END,
+	 K_OLD_VMAP K_X86_OLD K_GATHER_END K_MREMAP_414,
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
 	 "arm64 flushed every range with page-stride all-level VAE1IS (no level tracking before "
 	 "v4.20); the model picks VALE1IS/VAE1IS from the level bits"},
 	{"4.20",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_MREMAP_420,
 	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
 	 "b956575bed91",
 	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
 	 "PTRS_PER_PTE"},
 	{"5.1",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_MREMAP_51,
 	 "the seed-000 kernel: the nested finish resets the level bits", NULL},
 	{"5.2",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_MREMAP_51,
 	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", NULL},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_MREMAP_51,
 	 "89b15332af7c (the seed-001 kernel: retried write faults)", NULL},
 	{"5.9",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS,
+	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_MREMAP_51,
 	 "b7333b58f358 (the 001 fix)", NULL},
 	{"5.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_MREMAP_51,
 	 "arm64's no-op spurious fault hook", NULL},
 	{"5.13",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_MREMAP_513,
 	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM K_MREMAP_513,
 	 "d92725256b4f (VM_FAULT_COMPLETED); x86 4ce94eabac16 (v5.13), aa44284960d5",
 	 K_X86_6X K_VMA_LOCK},
 	{"6.6",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM K_MREMAP_513,
 	 "the v6.3..v6.8 vmalloc purge", K_X86_6X K_VMA_LOCK},
 	{"6.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_FLUSH_MM,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_FLUSH_MM K_MREMAP_513,
 	 "282631cb2447 (vmap nodes: the seed-003 kernel)", K_X86_6X K_VMA_LOCK},
 	{"6.11",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_FLUSH_MM,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_FLUSH_MM K_MREMAP_513,
 	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X K_VMA_LOCK},
 	{"6.18",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_FLUSH_MM,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_FLUSH_MM K_MREMAP_513,
 	 "9e9e085effe9 (the 003 fix, v6.13); x86 209954cbc7d0, 953753db887f, 6db2526c1d69 "
 	 "(v6.14), a37259732a7d, 4afeb0ed1753 (v6.15)", K_X86_6X K_X86_14 K_VMA_LOCK},
 };

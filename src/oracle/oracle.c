@@ -450,6 +450,22 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 	}
 	if (!(watch & WATCH_CLEAN))
 		return;
+	const struct frame *fr = frame_of(hw, te->frame);
+	if ((!pte_present(pte) || pte_pfn(pte) != te->frame) && !(fr->pgflags & PG_ANON) &&
+	    !(fr->pgflags & PG_DIRTY)) {
+		/* no PTE maps the page at va any more (mremap moved it) and
+		 * writeback judged the page clean: the write lands after the
+		 * page was written back and leaves it clean */
+		char ent[160];
+		snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached "
+			 "writable+dirty", cpu, (unsigned long long)va, te->frame);
+		oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
+				 "I3: cpu %d wrote va 0x%llx through a stale dirty TLB entry whose "
+				 "PTE no longer maps the page there (moved by mremap), after "
+				 "writeback cleaned the page: the write is lost to writeback",
+				 cpu, (unsigned long long)va);
+		return;
+	}
 	if (!pte_present(pte) || pte_pfn(pte) != te->frame || !fmt_pte_clean(hw->fmt, pte))
 		return;
 	char ent[160];

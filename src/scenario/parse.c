@@ -554,7 +554,7 @@ static struct eval call_expr(struct parser *ps);
 static bool is_call_name(const struct parser *ps)
 {
 	static const char *const calls[] = {"mmap", "munmap", "madvise", "load", "store",
-					    "touch", "tmpfile", "fsync", "close", "mprotect",
+					    "touch", "tmpfile", "fsync", "close", "mprotect", "mremap", "ftruncate",
 					    "clear_refs"};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (is_id(ps, calls[i]))
@@ -792,6 +792,22 @@ static struct eval call_expr(struct parser *ps)
 		expect_p(ps, ",");
 		num_expr(ps, "tmpfile size");
 		code = OP_TMPFILE;
+	} else if (strcmp(n, "mremap") == 0) {
+		num_expr(ps, "mremap address");
+		expect_p(ps, ",");
+		num_expr(ps, "mremap old length");
+		expect_p(ps, ",");
+		num_expr(ps, "mremap new length");
+		code = OP_MREMAP;
+		if (accept_p(ps, ",")) {
+			num_expr(ps, "mremap new address");
+			code = OP_MREMAP_FIXED;
+		}
+	} else if (strcmp(n, "ftruncate") == 0) {
+		num_expr(ps, "ftruncate file");
+		expect_p(ps, ",");
+		num_expr(ps, "ftruncate size");
+		code = OP_FTRUNCATE;
 	} else if (strcmp(n, "clear_refs") == 0) {
 		num_expr(ps, "clear_refs type");
 		code = OP_CLEAR_REFS;

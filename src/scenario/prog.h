@@ -55,6 +55,9 @@ enum scen_opcode {
 	OP_USER_WORK,	/* pop pages: the loop's user working set (glibc_user_work) */
 	OP_MPROTECT,	/* pop prot (read|write), len, addr; push 0 or -1 */
 	OP_CLEAR_REFS,	/* pop type; push 0 or -1 (write to /proc/self/clear_refs) */
+	OP_MREMAP,	/* pop new_len, old_len, addr; push the new address or -1 (MAYMOVE) */
+	OP_MREMAP_FIXED,	/* pop new_addr, new_len, old_len, addr; same (MAYMOVE|FIXED) */
+	OP_FTRUNCATE,	/* pop size, file; push 0 or -1 */
 };
 
 enum scen_word {

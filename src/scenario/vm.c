@@ -2,7 +2,8 @@
  * vm.c - the interpreter of compiled scenarios: every task of a file is a
  * simulated user thread (the glibc model of src/workload/glibc.c) running
  * its ops through the simulated syscalls sys_mmap, sys_munmap,
- * sys_madvise_dontneed / _free, sys_mprotect, sys_clear_refs, sys_tmpfile, sys_fsync, sys_close and
+ * sys_madvise_dontneed / _free, sys_mprotect, sys_clear_refs, sys_mremap, sys_tmpfile,
+ * sys_ftruncate, sys_fsync, sys_close and
  * user_access, exactly as the built-in C workloads call them.
  *
  * One run's state (struct scen_run: global slots, events, files) and each
@@ -396,6 +397,25 @@ static void exec(struct sim *s, struct scen_inst *in)
 		case OP_CLEAR_REFS: {
 			int64_t type = *--sp;
 			*sp++ = type >= 1 && type <= 5 ? sys_clear_refs(s, (int)type) : -1;
+			break;
+		}
+		case OP_MREMAP:
+		case OP_MREMAP_FIXED: {
+			uint64_t to = op->code == OP_MREMAP_FIXED ? (uint64_t)*--sp : 0;
+			uint64_t nlen = (uint64_t)*--sp, olen = (uint64_t)*--sp, addr = (uint64_t)*--sp;
+			uint64_t r = TLBSIM_EINVAL_VA;
+			if (range_ok(addr, olen) && range_ok(to, nlen))
+				r = sys_mremap(s, addr, olen, nlen, op->code == OP_MREMAP_FIXED, to);
+			*sp++ = r == TLBSIM_EINVAL_VA ? -1 : (int64_t)r;
+			break;
+		}
+		case OP_FTRUNCATE: {
+			int64_t size = *--sp, fh = *--sp;
+			struct inode *file = file_of(s, in, op, fh);
+			if (!file)
+				return;
+			*sp++ = size >= 0 && (uint64_t)size <= MAX_LEN
+					? sys_ftruncate(s, file, (uint64_t)size) : -1;
 			break;
 		}
 		case OP_MUNMAP: {
