@@ -255,7 +255,7 @@ static inline struct task *current_task(struct sim *s)
 
 /* ---- system calls and lock operations, as traced ---- */
 enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_MPROTECT,
-		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_MREMAP, SYS_COUNT };
+		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_MREMAP, SYS_FTRUNCATE, SYS_COUNT };
 const char *mm_syscall_name(enum mm_syscall c);	/* "munmap", "madvise(MADV_DONTNEED)" */
 enum lock_op { LOCK_DOWN_READ = 1, LOCK_UP_READ, LOCK_DOWN_WRITE, LOCK_UP_WRITE,
 	       LOCK_DOWNGRADE_WRITE, LOCK_OP_END };

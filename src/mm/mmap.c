@@ -230,7 +230,7 @@ int sys_ftruncate(struct sim *s, struct inode *file, uint64_t size)
 {
 	uint64_t ps = hw_of(s)->geom.page_size;
 	sim_set_mode(s, MODE_SYS);
-	sim_step(s, YP_SYSCALL, syscall_cost(s));
+	sim_step_arg(s, YP_SYSCALL, syscall_cost(s), SYS_FTRUNCATE, size);
 	kernel_entry(s);
 	uint64_t old = file->size;
 	file->size = size;
