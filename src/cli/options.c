@@ -459,8 +459,8 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 		fprintf(f, "usage: tlbsim check WORKLOAD [options]\n\n"
 			   "Explore interleavings of WORKLOAD (a small instance: see the check defaults in\n"
 			   "tlbsim list workloads) and stop at the first invariant violation (I1 freed frame\n"
-			   "reachable, I2 translation survives munmap/madvise/mprotect/clear_refs, I3 write\n"
-			   "into a page judged clean or lost to soft-dirty tracking, I5 kernel VA reused\n"
+			   "reachable, I2 translation survives munmap/madvise/mprotect/clear_refs/mremap, I3\n"
+			   "write into a page judged clean or lost to soft-dirty tracking, I5 kernel VA reused\n"
 			   "before its flush, stale walk, livelock). Exit 1 with a minimised counterexample\n"
 			   "and a replay "
 			   "token, 0 if nothing is found within the budget, 2 on bad input.\n");

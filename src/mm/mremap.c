@@ -117,6 +117,8 @@ void ptl_unlock(struct sim *s, uint32_t table)
 	}
 }
 
+/* pgd_offset() .. pmd_offset() of addr without allocation (get_old_pmd,
+ * mm/mremap.c v5.1, and pte_offset_map's table): the table at depth */
 uint32_t mm_table_at(struct sim *s, struct mm_struct *mm, uint64_t addr, int depth)
 {
 	struct hw *hw = hw_of(s);
@@ -172,8 +174,8 @@ static void drop_rmap_locks(struct sim *s, struct vm_area_struct *vma)
 		up_write(s, &vma->file->i_mmap_rwsem);
 }
 
-/* pte_dirty(): x86 D, arm64 the software dirty bit or a writable entry
- * with AP[2] clear (hardware dirty) */
+/* pte_dirty() (arch/{x86,arm64}/include/asm/pgtable.h): x86 D, arm64 the
+ * software dirty bit or a writable entry with AP[2] clear (hardware dirty) */
 static bool pte_is_dirty(const struct pt_format *fmt, pte_t pte)
 {
 	return (pte & PTE_DIRTY) || (fmt->rdonly && (pte & PTE_WRITE) && !(pte & PTE_RDONLY));

@@ -193,9 +193,10 @@ static const struct tlbsim_knob_value mremap_pmd_values[MREMAP_PMD_COUNT] = {
 					       "table with move_normal_pmd under the PMD locks only, "
 					       "the rmap locks only when need_rmap_locks "
 					       "(2c91bd4a4e2e \"mm: speed up mremap by 20x on large "
-					       "regions\", v5.1..v5.12): an rmap walker holding the "
-					       "table's PTE lock can zap the moved PTE and flush the "
-					       "old address"},
+					       "regions\", v5.1..v5.12): a truncate's rmap walk "
+					       "running meanwhile can zap the PTE through the moved "
+					       "table and free the page before the old address is "
+					       "flushed"},
 	[MREMAP_PMD_RMAP_LOCKS] = {"rmap_locks", "move_normal_pmd always under the rmap locks "
 						 "(i_mmap_rwsem for write: 97113eb39fa7 \"mm/mremap: "
 						 "hold the rmap lock in write mode when moving page "

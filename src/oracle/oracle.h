@@ -32,7 +32,7 @@
 #define TLBSIM_INVARIANTS(X)                                                     \
 	X(INV_I1, "I1", "freed frame reachable from a TLB or walk cache")        \
 	X(INV_I1_REALIZED, "I1-realized", "access or walk used a freed frame")   \
-	X(INV_I2, "I2", "translation survives munmap/madvise/mprotect/clear_refs return")   \
+	X(INV_I2, "I2", "translation survives munmap/madvise/mprotect/clear_refs/mremap return") \
 	X(INV_I3, "I3", "write through stale dirty entry into a clean page")     \
 	X(INV_STALE_WALK, "stale-walk", "walk entry to an unlinked table used")  \
 	X(INV_LIVELOCK, "livelock", "identical faults with no PTE change")       \
