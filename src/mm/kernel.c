@@ -100,6 +100,7 @@ void kernel_destroy(struct kernel *k)
 		destroy_context(s, &mm->context);
 	}
 	free(k->mms);
+	free(k->ptl_held);
 	for (uint32_t i = 0; i < k->ninodes; i++) {
 		free(k->all_inodes[i]->pages);
 		free(k->all_inodes[i]->mmap);

@@ -346,8 +346,9 @@ struct kernel {
 	struct task *page_waiters;	/* tasks asleep in lock_page (any page) */
 	/* PTE-table locks held across yield points (mremap's move_ptes):
 	 * table frame and holder; waiters sleep on ptl_waiters (mremap.c) */
-	struct { uint32_t table; struct task *owner; } ptl_held[8];
+	struct ptl_hold { uint32_t table; struct task *owner; } *ptl_held;
 	int nr_ptl_held;
+	size_t cap_ptl_held;
 	struct task *ptl_waiters;
 	struct mm_struct **mms;		/* every mm ever created (stable objects) */
 	int nr_mms;

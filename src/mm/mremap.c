@@ -50,6 +50,7 @@
 
 #include "mm/mm.h"
 #include "mm/points.h"
+#include "sim/grow.h"
 
 #define LATENCY_LIMIT_PAGES 64	/* LATENCY_LIMIT (64 * PAGE_SIZE) */
 
@@ -91,7 +92,9 @@ void ptl_lock(struct sim *s, uint32_t table)
 {
 	struct kernel *k = kernel_of(s);
 	ptl_wait(s, table);
-	SIM_BUG_ON(s, k->nr_ptl_held >= (int)(sizeof(k->ptl_held) / sizeof(k->ptl_held[0])));
+	if (GROW(&k->ptl_held, &k->cap_ptl_held, (size_t)k->nr_ptl_held,
+		 (size_t)k->nr_ptl_held + 1, 8))
+		sim_oom(s, "held PTE locks");
 	k->ptl_held[k->nr_ptl_held].table = table;
 	k->ptl_held[k->nr_ptl_held].owner = current_task(s);
 	k->nr_ptl_held++;
