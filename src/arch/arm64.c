@@ -502,4 +502,5 @@ const struct arch_ops arch_arm64_ops = {
 	.user_tag = arm64_user_tag,
 	.flush_tlb_kernel_range = arm64_flush_tlb_kernel_range,
 	.flush_tlb_range = arm64_flush_tlb_range,
+	.flush_tlb_mm = flush_tlb_mm,
 };

@@ -804,6 +804,13 @@ static void x86_flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start,
 	flush_tlb_mm_range(s, mm, start, end, (unsigned int)hw_of(s)->geom.page_shift, false);
 }
 
+/* flush_tlb_mm(mm) (arch/x86/include/asm/tlbflush.h, v4.20+):
+ * flush_tlb_mm_range(mm, 0, TLB_FLUSH_ALL, 0, true) */
+static void x86_flush_tlb_mm(struct sim *s, mm_context_t *mm)
+{
+	flush_tlb_mm_range(s, mm, 0, TLB_FLUSH_ALL, 0, true);
+}
+
 /* ptep_set_access_flags() (arch/x86/mm/pgtable.c): store only if changed and
  * dirty; never flush (a fault already dropped the faulting VA's entries). */
 static bool x86_ptep_set_access_flags(struct sim *s, mm_context_t *mm, uint64_t addr,
@@ -837,4 +844,5 @@ const struct arch_ops arch_x86_64_ops = {
 	.user_tag = x86_user_tag,
 	.flush_tlb_kernel_range = x86_flush_tlb_kernel_range,
 	.flush_tlb_range = x86_flush_tlb_range,
+	.flush_tlb_mm = x86_flush_tlb_mm,
 };

@@ -305,6 +305,9 @@ struct mm_hooks {
 	/* a page the kernel mapped is freed before the flush of its VA: the
 	 * tolerated windows W1 (vfree's pages) and W2 (a released shadow page) */
 	void (*kernel_page_freed)(void *ctx, uint32_t f, bool shadow);
+	/* fork's copy_page_range gave the child a PTE to data frame f: an
+	 * anonymous page is now mapped by more than one mm */
+	void (*page_dup)(void *ctx, uint32_t f);
 };
 
 /* ---- work items (workqueue.c) ---- */
@@ -645,6 +648,13 @@ void tasklist_write_section(struct sim *s);
 void put_task_stack(struct sim *s, struct task *tk);
 /* exit_mmap() (mm/mmap.c, v6.10): the fullmm teardown of mm (mmap.c) */
 void exit_mmap(struct sim *s, struct mm_struct *mm);
+/* fork's copy of the address space (fork.c, mmap.c, memory.c): dup_mmap of
+ * oldmm into the new mm; vm_area_dup + link of one VMA into mm; the PTEs of
+ * src's range copied into dst (COW: both write-protected) */
+void dup_mmap(struct sim *s, struct mm_struct *mm, struct mm_struct *oldmm);
+struct vm_area_struct *vm_area_dup_link(struct sim *s, struct mm_struct *mm,
+					const struct vm_area_struct *orig);
+void copy_page_range(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src);
 /* KASAN-scaled first-principles kernel cost (ns x kasan_slowdown when on) */
 static inline uint64_t kasan_cost(struct sim *s, int64_t ns)
 {

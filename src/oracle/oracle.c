@@ -616,6 +616,16 @@ static bool cpu_may_reach_ctx(struct oracle *o, int cpu, const mm_context_t *ctx
 	return ctx->asid && (hc->tlb.tagcnt[b] || hc->wc.tagcnt[b]);
 }
 
+/* fork shared an anonymous page between two mms: it no longer belongs to
+ * the one that mapped it, so a free of it scans every CPU (check_frame) */
+static void on_page_dup(void *ctx, uint32_t f)
+{
+	struct oracle *o = ctx;
+	struct oracle_frame *of = oracle_frame(o, f);
+	of->map_ctx = NULL;
+	of->map_ctx_id = 0;
+}
+
 static void on_page_dirtied(void *ctx, uint32_t f)
 {
 	page_dirtied(ctx, f);
@@ -875,6 +885,7 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.kernel_mapped = on_kernel_mapped,
 	.kernel_unmapped = on_kernel_unmapped,
 	.kernel_page_freed = on_kernel_page_freed,
+	.page_dup = on_page_dup,
 };
 
 int oracle_attach(struct oracle *o, struct kernel *k, int want_kind)

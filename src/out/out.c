@@ -275,6 +275,7 @@ static const struct row rows[] = {
 	{"softlockups", false, get_softlockups, ROW_HIDE_NO_KERNEL},
 	{"records_per_sec", false, get_records_per_sec, true},
 	{"invlpgb", false, get_invlpgb, true}, {"tlbsync", false, get_tlbsync, true},
+	{"cow_faults", false, get_cow_faults, true},
 	{"violations", false, get_violations, false}, {"events", false, get_events, false},
 };
 
