@@ -14,6 +14,7 @@ extern const struct workload_ops test_vmalloc_ops, vmalloc_reuse_ops;
 extern const struct workload_ops kbuild_ops;
 extern const struct workload_ops local_migrate_ops, ebizzy_ops;
 extern const struct workload_ops mprotect_storm_ops;
+extern const struct workload_ops fork_exec_ops;
 
 static const struct workload_ops *const workloads[] = {
 	&mmap8_ops, &mmap5_ops, &madv_race_ops, &lazy_tables_ops,
@@ -25,6 +26,7 @@ static const struct workload_ops *const workloads[] = {
 	&local_migrate_ops,
 	&ebizzy_ops,
 	&mprotect_storm_ops,
+	&fork_exec_ops,
 };
 
 int workload_count(void)
