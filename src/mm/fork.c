@@ -388,6 +388,9 @@ void mmput(struct sim *s, struct mm_struct *mm)
  */
 void dup_mmap(struct sim *s, struct mm_struct *mm, struct mm_struct *oldmm)
 {
+	struct kernel *k = kernel_of(s);
+	uint64_t cookie = k->hooks && k->hooks->syscall_enter
+				  ? k->hooks->syscall_enter(k->hooks_ctx, SYS_FORK) : 0;
 	down_write(s, &oldmm->mmap_sem);
 	down_write(s, &mm->mmap_sem);
 	for (int i = 0; i < oldmm->nr_vmas && !s->error; i++) {
@@ -398,6 +401,14 @@ void dup_mmap(struct sim *s, struct mm_struct *mm, struct mm_struct *oldmm)
 	mm->mmap_base = oldmm->mmap_base;
 	up_write(s, &mm->mmap_sem);
 	machine_of(s)->arch->flush_tlb_mm(s, &oldmm->context);
+	/* the oracle: no CPU may still write through a cached entry of a page
+	 * fork write-protected (I2, as at mprotect's return) */
+	for (int i = 0; i < oldmm->nr_vmas && k->hooks && k->hooks->range_unmapped; i++) {
+		const struct vm_area_struct *v = oldmm->vmas[i];
+		if (!(v->vm_flags & VM_SHARED))
+			k->hooks->range_unmapped(k->hooks_ctx, oldmm, v->vm_start, v->vm_end, SYS_FORK,
+						 cookie);
+	}
 	up_write(s, &oldmm->mmap_sem);
 }
 

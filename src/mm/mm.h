@@ -254,7 +254,7 @@ static inline struct task *current_task(struct sim *s)
 
 /* ---- system calls and lock operations, as traced ---- */
 enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_MPROTECT,
-		  SYS_COUNT };
+		  SYS_FORK, SYS_COUNT };
 const char *mm_syscall_name(enum mm_syscall c);	/* "munmap", "madvise(MADV_DONTNEED)" */
 enum lock_op { LOCK_DOWN_READ = 1, LOCK_UP_READ, LOCK_DOWN_WRITE, LOCK_UP_WRITE,
 	       LOCK_DOWNGRADE_WRITE, LOCK_OP_END };
@@ -273,8 +273,9 @@ struct mm_hooks {
 	 * back with range_unmapped */
 	uint64_t (*syscall_enter)(void *ctx, enum mm_syscall call);
 	/* munmap / madvise(MADV_DONTNEED) of [start, end) is about to return;
-	 * or mprotect (call SYS_MPROTECT): no CPU may still write through a
-	 * cached entry where the PTE is now read-only */
+	 * or mprotect (call SYS_MPROTECT) or fork (SYS_FORK, the parent's
+	 * private VMAs): no CPU may still write through a cached entry where
+	 * the PTE is now read-only */
 	void (*range_unmapped)(void *ctx, struct mm_struct *mm, uint64_t start, uint64_t end,
 			       enum mm_syscall call, uint64_t cookie);
 	/* a PTE now maps data frame f (dirty: writable and dirty) */

@@ -553,18 +553,20 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 				continue;
 			pte_t *ptep = pte_lookup(s, mm, va);
 			pte_t pte = ptep ? *ptep : 0;
-			if (call == SYS_MPROTECT) {
-				/* mprotect: the entry still grants a write the PTE
-				 * of the same page no longer allows */
+			if (call == SYS_MPROTECT || call == SYS_FORK) {
+				/* mprotect, or fork's COW write-protection: the entry
+				 * still grants a write the PTE of the same page no
+				 * longer allows */
 				if (!pte_present(pte) || pte_pfn(pte) != e->frame ||
 				    (pte & PTE_WRITE) || !entry_writable(hw, e))
 					continue;
 				char desc[160];
 				describe_entry(hw, c, e, false, desc, sizeof(desc));
 				oracle_violation(o, INV_I2, c, va, true, e->frame, desc,
-						 "I2: mprotect of [0x%llx, 0x%llx) returned while cpu %d "
+						 "I2: %s of [0x%llx, 0x%llx) returned while cpu %d "
 						 "can still write 0x%llx through a cached writable entry; "
-						 "the PTE is read-only", (unsigned long long)start,
+						 "the PTE is read-only", mm_syscall_name(call),
+						 (unsigned long long)start,
 						 (unsigned long long)end, c, (unsigned long long)va);
 				return;
 			}

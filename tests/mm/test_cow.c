@@ -21,7 +21,10 @@
  *    mm gone), the CPU runs under a new ASID, and the old mapping is not
  *    reachable from it;
  *  - a child's exit tears its copy down with a fullmm gather: no per-page
- *    TLBIs on arm64.
+ *    TLBIs on arm64;
+ *  - the oracle's I2 at fork's return: a write-protected PTE whose writable
+ *    entry a CPU still caches is a violation (what a fork without its flush
+ *    would leave).
  */
 #include "test_util.h"
 
@@ -305,6 +308,35 @@ static void test_exec_releases_old_mm(void **state)
 	}
 }
 
+/* a PTE write-protected as fork does, without the flush: I2 at return */
+static void i2_fn(struct sim *s, struct sim_thread *t)
+{
+	struct kernel *k = kernel_of(s);
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uint64_t p = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
+	assert_int_equal(user_access(s, p, true), 0);
+	uint64_t cookie = k->hooks->syscall_enter(k->hooks_ctx, SYS_FORK);
+	pte_t *e = pte_lookup(s, mm, p);
+	*e &= ~PTE_WRITE;
+	if (hw_of(s)->fmt->rdonly)
+		*e |= PTE_RDONLY;
+	k->hooks->range_unmapped(k->hooks_ctx, mm, p, p + ps, SYS_FORK, cookie);
+}
+
+static void test_oracle_i2_at_fork(void **state)
+{
+	static const char *const profiles[] = {"arm64-4k", "x86-24"};
+	for (int i = 0; i < 2; i++) {
+		struct sim *s = tsim_new(profiles[i], 2, NESTED_FULLMM);
+		tsim_spawn(s, i2_fn, NULL, 1);
+		tsim_run(s);
+		assert_int_equal(tsim_violation(s)->kind, INV_I2);
+		assert_non_null(strstr(tsim_violation(s)->text, "I2: fork of"));
+		tsim_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_fork_flushes_every_parent_cpu_arm64),
 		cmocka_unit_test(test_fork_skips_shared),
 		cmocka_unit_test(test_exec_releases_old_mm),
+		cmocka_unit_test(test_oracle_i2_at_fork),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
