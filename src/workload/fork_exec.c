@@ -24,6 +24,12 @@
  *                  reference is gone) in place;
  *           ops++ (one per fork)
  *
+ * With -w parent_threads=T each parent process also runs T - 1 threads that
+ * compute on CPUs of their own (parent i's j-th on CPU i + j x nparents) until
+ * the window closes: a multi-threaded process forking, whose fork flush
+ * reaches every CPU running it (x86: IPIs to mm_cpumask; with INVLPGB, an mm
+ * active on more than 3 CPUs gets a global ASID and broadcasts instead).
+ *
  * The kernel paths are those of src/mm: sys_fork (dup_mmap,
  * copy_page_range, flush_tlb_mm of the parent), do_wp_page (wp_page_copy /
  * wp_page_reuse), sys_execve (exec_mmap: new mm, activate_mm, mmput of the
@@ -45,6 +51,7 @@
 
 struct fe_state {
 	int nparents;
+	int parent_threads;		/* threads per parent process (1: the parent alone) */
 	uint64_t pages;
 	uint64_t write_pct;
 	bool exec;
@@ -55,6 +62,7 @@ struct fe_state {
 struct fe_parent {
 	struct fe_state *st;
 	uint64_t region;		/* the parent's private region */
+	struct sim_thread **helper;	/* its other threads (parent_threads - 1) */
 };
 
 /* is page i of n one of the write_pct percent written (spread evenly)? */
@@ -96,6 +104,35 @@ static void fe_child(struct sim *s, struct sim_thread *t)
 	fe_touch(s, p, st->pages, 100);
 }
 
+/* the parent's loop: fork, wait4, rewrite its region; one op per fork */
+static void fe_parent_loop(struct sim *s, struct fe_parent *par)
+{
+	struct fe_state *st = par->st;
+	for (int64_t round = 1; !st->win.stop && !s->error; round++) {
+		if (!sys_fork(s, sizeof(struct task), fe_child, par, -1))
+			return;
+		sys_wait4(s);
+		if (!fe_touch(s, par->region, st->pages, 100))
+			return;
+		s->m.ops++;
+		window_round_done(s, &st->win, round);
+		window_check_time(s, &st->win);
+	}
+}
+
+/* a parent's other thread: computes in user mode (10 us steps) on its own
+ * CPU until the window closes - it keeps that CPU in the parent's
+ * mm_cpumask, so fork's flush of the parent reaches it */
+#define FE_HELPER_STEP_NS 10000u
+static const struct sim_point tp_helper = {"fork_exec_thread", NULL, SP_QUIET};
+
+static void fe_helper(struct sim *s, struct sim_thread *t)
+{
+	const struct fe_parent *par = t->arg;
+	while (!par->st->win.stop && !s->error)
+		sim_step(s, &tp_helper, FE_HELPER_STEP_NS);
+}
+
 static void fe_parent_fn(struct sim *s, struct sim_thread *t)
 {
 	struct fe_parent *par = t->arg;
@@ -109,16 +146,15 @@ static void fe_parent_fn(struct sim *s, struct sim_thread *t)
 	}
 	if (!fe_touch(s, par->region, st->pages, 100))
 		return;
-	for (int64_t round = 1; !st->win.stop && !s->error; round++) {
-		if (!sys_fork(s, sizeof(struct task), fe_child, par, -1))
-			return;
-		sys_wait4(s);
-		if (!fe_touch(s, par->region, st->pages, 100))
-			return;
-		s->m.ops++;
-		window_round_done(s, &st->win, round);
-		window_check_time(s, &st->win);
-	}
+	/* the other threads, on CPUs parent + j x nparents (distinct while
+	 * nparents x parent_threads <= CPUs) */
+	for (int j = 1; j < st->parent_threads && !s->error; j++)
+		par->helper[j - 1] = glibc_pthread_create_on(s, fe_helper, par,
+							     (t->cpu + j * st->nparents) % s->nr_cpus);
+	fe_parent_loop(s, par);
+	for (int j = 1; j < st->parent_threads; j++)
+		if (par->helper[j - 1])
+			glibc_pthread_join(s, par->helper[j - 1]);
 }
 
 /* the launcher: fork the parents, one per CPU in turn, and reap them */
@@ -127,8 +163,13 @@ static void fe_main(struct sim *s, struct sim_thread *t)
 	struct fe_state *st = t->arg;
 	int started = 0;
 	for (int i = 0; i < st->nparents && !s->error; i++) {
-		if (!sys_fork(s, sizeof(struct task), fe_parent_fn, &st->parent[i], i % s->nr_cpus))
+		struct task *c = sys_fork(s, sizeof(struct uthread), fe_parent_fn, &st->parent[i],
+					  i % s->nr_cpus);
+		if (!c)
 			break;
+		/* the parent's glibc state (its threads' stack cache), set
+		 * before it runs: nothing yields in between */
+		container_of(c, struct uthread, task)->proc = glibc_proc_alloc(s);
 		started++;
 	}
 	while (started-- > 0 && !s->error)
@@ -161,14 +202,28 @@ static int fe_setup(struct sim *s, const struct tlbsim_resolved *r, void **state
 		return TLBSIM_EINVAL;
 	}
 	st->exec = v[0] == '1';
+	v = wparam(r, "parent_threads");
+	uint64_t pt;
+	if (parse_u64(v, &pt) || pt < 1 || pt > 64) {
+		snprintf(err, errlen, "workload parameter parent_threads=%s: want 1 to 64", v);
+		return TLBSIM_EINVAL;
+	}
+	st->parent_threads = (int)pt;
 	st->nparents = r->threads;
 	st->parent = kernel_obj_alloc(s, (size_t)st->nparents * sizeof(*st->parent));
 	if (!st->parent) {
 		snprintf(err, errlen, "out of memory");
 		return TLBSIM_ENOMEM;
 	}
-	for (int i = 0; i < st->nparents; i++)
+	for (int i = 0; i < st->nparents; i++) {
 		st->parent[i].st = st;
+		st->parent[i].helper = kernel_obj_alloc(s, (size_t)st->parent_threads *
+							       sizeof(*st->parent[i].helper));
+		if (!st->parent[i].helper) {
+			snprintf(err, errlen, "out of memory");
+			return TLBSIM_ENOMEM;
+		}
+	}
 	window_init(&st->win, r->threads, r->iters, r->duration_ns);
 	return 0;
 }
@@ -177,11 +232,12 @@ static int fe_setup(struct sim *s, const struct tlbsim_resolved *r, void **state
  * with exec a child's fresh region; kernel stacks and mm_structs */
 static uint64_t fe_estimate(const struct tlbsim_resolved *r, int page_shift)
 {
-	uint64_t pages;
-	if (parse_u64(wparam(r, "pages"), &pages))
+	uint64_t pages, pt;
+	if (parse_u64(wparam(r, "pages"), &pages) || parse_u64(wparam(r, "parent_threads"), &pt))
 		return 0;
+	/* + per thread of a parent: its stack's touched pages and tables */
 	return (uint64_t)r->threads * (3 * estimate_mapped_bytes(pages + 1, page_shift) +
-				       (128u << 10));
+				       (128u << 10) + pt * (64u << 10));
 }
 
 static const struct tlbsim_wparam_desc fe_params[] = {
@@ -191,13 +247,16 @@ static const struct tlbsim_wparam_desc fe_params[] = {
 			     "rest it reads"},
 	{"exec", "0", "1: the child execs after touching the inherited region, then maps and "
 		      "writes a fresh region; 0: it exits at once"},
+	{"parent_threads", "1", "threads per parent process: the others compute on CPUs of their "
+				"own, so fork's flush of the parent reaches them (x86: IPIs)"},
 };
 
 static const struct tlbsim_workload_desc fe_desc = {
 	.name = "fork_exec",
 	.description = "usemem-like fork churn (usemem.c of vm-scalability, "
 		       "https://git.kernel.org/pub/scm/linux/kernel/git/wfg/vm-scalability.git): "
-		       "N parents (one per CPU, pinned) loop fork; the child writes its inherited "
+		       "N parents (one per CPU, pinned; -w parent_threads adds computing threads) "
+		       "loop fork; the child writes its inherited "
 		       "pages (COW faults), optionally execs and writes a fresh region, exits; the "
 		       "parent waits and rewrites its write-protected pages; ops = forks "
 		       "(ops_per_sec = forks/s), timed with will-it-scale's harness; "

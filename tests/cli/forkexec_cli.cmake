@@ -30,3 +30,9 @@ add_test(NAME cli_fork_exec_determinism
          COMMAND bash -c "a=$(\"$0\" run fork_exec --cpus 4 --iters 2 -w pages=4 -w exec=1 --seed 9 --json) && b=$(\"$0\" run fork_exec --cpus 4 --iters 2 -w pages=4 -w exec=1 --seed 9 --json) && [ -n \"$a\" ] && [ \"$a\" = \"$b\" ]"
                  $<TARGET_FILE:tlbsim>)
 set_tests_properties(cli_fork_exec_determinism PROPERTIES LABELS cli)
+tlbsim_cli(fork_exec_parent_threads 0 STDOUT "^ipi_sent +[1-9]"
+           ARGS run fork_exec --profile x86-24 --tasks 2 --cpus 8 --iters 2 -w pages=4
+                -w parent_threads=3)
+tlbsim_cli(err_fork_exec_parent_threads 2
+           STDERR "workload parameter parent_threads=0: want 1 to 64"
+           ARGS run fork_exec -w parent_threads=0)
