@@ -1,7 +1,7 @@
 # CLI tests of the fork_exec workload (usemem-like fork / COW / exec / exit
 # churn): the profiles and kernels it must run on, its parameters and their
 # errors, and byte-identical output for the same seed.
-tlbsim_cli(fork_exec_x86 0 STDOUT "^workload fork_exec \\(pages=8 write_pct=100 exec=0\\)"
+tlbsim_cli(fork_exec_x86 0 STDOUT "^workload fork_exec \\(pages=8 write_pct=100 exec=0 parent_threads=1\\)"
            "^ops_per_sec +[1-9]" "^cow_faults +[1-9]"
            ARGS run fork_exec --profile x86-24 --cpus 4 --iters 2 -w pages=8)
 tlbsim_cli(fork_exec_falkor_exec 0 STDOUT "^cow_faults +[1-9]" "^tlbi aside1is +[1-9]"
