@@ -321,7 +321,8 @@ void tlbsim_config_init(struct tlbsim_config *cfg);
 	X(purge_vmap_node_max_ns) X(shadow_pages_freed) X(tasklist_lock_waits)    \
 	X(tasklist_lock_wait_ns) X(tasklist_lock_wait_max_ns) X(softlockups)     \
 	X(tlbi_local_skipped_broadcast) X(records_per_sec) X(invlpgb) X(tlbsync)   \
-	X(tlb_shootdowns) X(bogo_ops_per_sec) X(tlb_shootdowns_per_sec) X(ipis_per_sec)
+	X(tlb_shootdowns) X(bogo_ops_per_sec) X(tlb_shootdowns_per_sec) X(ipis_per_sec) \
+	X(cow_faults)
 #define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local)
 
 struct tlbsim_metrics {

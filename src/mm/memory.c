@@ -384,3 +384,134 @@ pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr)
 {
 	return hw_pte_lookup(hw_of(s), mm->pgd, addr);
 }
+
+/* ---- fork: copying the page tables ---- */
+
+/*
+ * ptep_set_wrprotect() / pte_wrprotect() (arch/{x86,arm64}/include/asm/
+ * pgtable.h, v5.1): drop the write permission; arm64 first turns a
+ * hardware-dirty entry (writable, RDONLY clear) into a software-dirty one and
+ * sets RDONLY.
+ */
+static pte_t pte_wrprotect_fmt(const struct pt_format *fmt, pte_t pte)
+{
+	if (fmt->rdonly && (pte & PTE_WRITE) && !(pte & PTE_RDONLY))
+		pte |= PTE_DIRTY;
+	pte &= ~PTE_WRITE;
+	if (fmt->rdonly)
+		pte |= PTE_RDONLY;
+	return pte;
+}
+
+/* pte_alloc_map_lock() / pmd_alloc() / pud_alloc() of the child's side of
+ * copy_*_range(): the child's PTE table for addr, allocating the missing
+ * levels. The child's mm is new and write-locked by its only user: no race
+ * to lose. NO_FRAME when frames ran out (the run has failed). */
+static uint32_t dst_pte_table(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint32_t table = mm->pgd;
+	for (int d = 0; d < g->levels - 1; d++) {
+		uint64_t idx = pt_index(g, d, addr);
+		pte_t e = table_of(hw, table)[idx];
+		if (!pte_present(e)) {
+			uint32_t nt = alloc_zeroed_frame(s, FRAME_PGTABLE, d + 1, 0);
+			if (nt == NO_FRAME)
+				return NO_FRAME;
+			set_entry(s, table, idx, pfn_pte(nt, PTE_VALID | PTE_TABLE | PTE_USER));
+			e = table_of(hw, table)[idx];
+		}
+		table = pte_pfn(e);
+	}
+	return table;
+}
+
+/*
+ * copy_pte_range() -> copy_one_pte() (mm/memory.c, v5.1; copy_present_pte
+ * since v5.10 keeps these rules) for [addr, end) within one PTE table: under
+ * both PTE locks, each present PTE is copied into the child. A COW mapping
+ * (private, may write) write-protects a writable PTE in the parent
+ * (ptep_set_wrprotect: no flush here - dup_mmap flushes the parent's whole mm
+ * at the end) and gives the child the write-protected value; a shared
+ * mapping's copy is made clean; the copy is made old (pte_mkold). A normal
+ * page gains a reference and a mapping (get_page, page_dup_rmap); the zero
+ * page does not. Cost: pte_scan_ns per slot read, and per copied PTE
+ * pte_zap_ns - the same work as a zap in reverse (a PTE store, the page's
+ * refcount and mapcount atomics, the rss counter). No lock breaks
+ * (the kernel drops the locks every 32 entries only when rescheduling is due).
+ */
+static void copy_pte_range(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src,
+			   pte_t *stab, uint64_t addr, uint64_t end)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	struct kernel *k = kernel_of(s);
+	int d = g->levels - 1;
+	uint64_t i0 = pt_index(g, d, addr);
+	uint64_t n = (end - addr) >> g->page_shift;
+	uint32_t dtab = dst_pte_table(s, dst->vm_mm, addr);
+	if (dtab == NO_FRAME)
+		return;
+	bool cow = !(src->vm_flags & VM_SHARED);	/* is_cow_mapping(): VM_MAYWRITE is implied */
+	sim_step_arg(s, YP_PTE, 2 * (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* both PTLs */
+	sim_charge(s, n * (uint64_t)P(s, P_pte_scan_ns));
+	for (uint64_t i = table_next_used(g, stab, i0, i0 + n); i < i0 + n;
+	     i = table_next_used(g, stab, i + 1, i0 + n)) {
+		pte_t pte = stab[i];
+		if (!pte_present(pte))
+			continue;
+		if (cow && (pte & PTE_WRITE)) {
+			stab[i] = pte_wrprotect_fmt(hw->fmt, pte);	/* ptep_set_wrprotect */
+			pte = stab[i];
+		}
+		if (src->vm_flags & VM_SHARED)
+			pte = fmt_pte_mkclean(hw->fmt, pte);
+		pte &= ~PTE_YOUNG;					/* pte_mkold */
+		uint32_t f = pte_pfn(pte);
+		if (!is_zero_frame(s, f)) {
+			frame_of(hw, f)->refcount++;			/* get_page */
+			if (k->hooks && k->hooks->page_dup)
+				k->hooks->page_dup(k->hooks_ctx, f);
+		}
+		set_entry(s, dtab, i, pte);
+		sim_charge(s, (uint64_t)P(s, P_pte_zap_ns));
+	}
+}
+
+/* copy_pud_range() / copy_pmd_range() (mm/memory.c, v5.1): the source table
+ * at `depth`; an absent entry is skipped (pXd_none_or_clear_bad) */
+static void copy_table_range(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src,
+			     uint32_t table, int depth, uint64_t addr, uint64_t end)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	if (depth == g->levels - 1) {
+		copy_pte_range(s, dst, src, table_of(hw, table), addr, end);
+		return;
+	}
+	uint64_t next;
+	for (; addr != end && !s->error; addr = next) {
+		next = addr_end(g, depth, addr, end);
+		if (frame_of(hw, table)->nr_used == 0)
+			return;
+		pte_t e = table_of(hw, table)[pt_index(g, depth, addr)];
+		if (!pte_present(e))
+			continue;
+		copy_table_range(s, dst, src, pte_pfn(e), depth + 1, addr, next);
+	}
+}
+
+/*
+ * copy_page_range(dst_mm, src_mm, vma) (mm/memory.c, v5.1): fork's copy of
+ * one VMA's page tables. A VMA without an anon_vma is skipped - its pages
+ * refault in the child - which the model takes to be every shared mapping
+ * (an anon_vma exists only for private ones; a private VMA never written is
+ * copied although the kernel would skip it: read-only PTEs, the same flushes).
+ */
+void copy_page_range(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src)
+{
+	if (src->vm_flags & VM_SHARED)
+		return;
+	copy_table_range(s, dst, src, src->vm_mm->pgd, 0, src->vm_start, src->vm_end);
+}

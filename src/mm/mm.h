@@ -255,7 +255,7 @@ static inline struct task *current_task(struct sim *s)
 
 /* ---- system calls and lock operations, as traced ---- */
 enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_MPROTECT,
-		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_COUNT };
+		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_FORK, SYS_COUNT };
 const char *mm_syscall_name(enum mm_syscall c);	/* "munmap", "madvise(MADV_DONTNEED)" */
 enum lock_op { LOCK_DOWN_READ = 1, LOCK_UP_READ, LOCK_DOWN_WRITE, LOCK_UP_WRITE,
 	       LOCK_DOWNGRADE_WRITE, LOCK_OP_END };
@@ -274,9 +274,10 @@ struct mm_hooks {
 	 * back with range_unmapped */
 	uint64_t (*syscall_enter)(void *ctx, enum mm_syscall call);
 	/* munmap / madvise(MADV_DONTNEED) of [start, end) is about to return;
-	 * or mprotect (call SYS_MPROTECT) or a soft-dirty clear_refs (call
-	 * SYS_CLEAR_REFS, the whole address space): no CPU may still write
-	 * through a cached entry where the PTE is now read-only */
+	 * or mprotect (call SYS_MPROTECT), a soft-dirty clear_refs (call
+	 * SYS_CLEAR_REFS, the whole address space) or fork (SYS_FORK, the
+	 * parent's private VMAs): no CPU may still write through a cached entry
+	 * where the PTE is now read-only */
 	void (*range_unmapped)(void *ctx, struct mm_struct *mm, uint64_t start, uint64_t end,
 			       enum mm_syscall call, uint64_t cookie);
 	/* a PTE now maps data frame f (dirty: writable and dirty) */
@@ -310,6 +311,9 @@ struct mm_hooks {
 	/* a page the kernel mapped is freed before the flush of its VA: the
 	 * tolerated windows W1 (vfree's pages) and W2 (a released shadow page) */
 	void (*kernel_page_freed)(void *ctx, uint32_t f, bool shadow);
+	/* fork's copy_page_range gave the child a PTE to data frame f: an
+	 * anonymous page is now mapped by more than one mm */
+	void (*page_dup)(void *ctx, uint32_t f);
 };
 
 /* ---- work items (workqueue.c) ---- */
@@ -667,6 +671,13 @@ void tasklist_write_section(struct sim *s);
 void put_task_stack(struct sim *s, struct task *tk);
 /* exit_mmap() (mm/mmap.c, v6.10): the fullmm teardown of mm (mmap.c) */
 void exit_mmap(struct sim *s, struct mm_struct *mm);
+/* fork's copy of the address space (fork.c, mmap.c, memory.c): dup_mmap of
+ * oldmm into the new mm; vm_area_dup + link of one VMA into mm; the PTEs of
+ * src's range copied into dst (COW: both write-protected) */
+void dup_mmap(struct sim *s, struct mm_struct *mm, struct mm_struct *oldmm);
+struct vm_area_struct *vm_area_dup_link(struct sim *s, struct mm_struct *mm,
+					const struct vm_area_struct *orig);
+void copy_page_range(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src);
 /* KASAN-scaled first-principles kernel cost (ns x kasan_slowdown when on) */
 static inline uint64_t kasan_cost(struct sim *s, int64_t ns)
 {

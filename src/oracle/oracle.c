@@ -571,10 +571,10 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 				continue;
 			pte_t *ptep = pte_lookup(s, mm, va);
 			pte_t pte = ptep ? *ptep : 0;
-			if (call == SYS_MPROTECT || call == SYS_CLEAR_REFS) {
-				/* mprotect, soft-dirty clear_refs: the entry still
-				 * grants a write the PTE of the same page no longer
-				 * allows */
+			if (call == SYS_MPROTECT || call == SYS_CLEAR_REFS || call == SYS_FORK) {
+				/* mprotect, a soft-dirty clear_refs, fork's COW
+				 * write-protection: the entry still grants a write the
+				 * PTE of the same page no longer allows */
 				if (!pte_present(pte) || pte_pfn(pte) != e->frame ||
 				    (pte & PTE_WRITE) || !entry_writable(hw, e))
 					continue;
@@ -634,6 +634,16 @@ static bool cpu_may_reach_ctx(struct oracle *o, int cpu, const mm_context_t *ctx
 	const struct hw_cpu *hc = &hw_of(s)->cpu[cpu];
 	uint32_t b = ctx->asid & (TC_TAGCNT - 1);
 	return ctx->asid && (hc->tlb.tagcnt[b] || hc->wc.tagcnt[b]);
+}
+
+/* fork shared an anonymous page between two mms: it no longer belongs to
+ * the one that mapped it, so a free of it scans every CPU (check_frame) */
+static void on_page_dup(void *ctx, uint32_t f)
+{
+	struct oracle *o = ctx;
+	struct oracle_frame *of = oracle_frame(o, f);
+	of->map_ctx = NULL;
+	of->map_ctx_id = 0;
 }
 
 static void on_page_dirtied(void *ctx, uint32_t f)
@@ -906,6 +916,7 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.kernel_mapped = on_kernel_mapped,
 	.kernel_unmapped = on_kernel_unmapped,
 	.kernel_page_freed = on_kernel_page_freed,
+	.page_dup = on_page_dup,
 };
 
 int oracle_attach(struct oracle *o, struct kernel *k, int want_kind)
