@@ -139,6 +139,12 @@ enum clear_refs_policy {
 	CLEAR_REFS_FLUSH_MM,	/* 912efa17e512 (v5.11): inc_tlb_flush_pending + flush_tlb_mm */
 	CLEAR_REFS_COUNT
 };
+/* zap_rmap: when zap_pte_range removes the rmap of a dirty file page */
+enum zap_rmap_policy {
+	ZAP_RMAP_EARLY,		/* v3.15..v6.0: with its PTE, before the flush */
+	ZAP_RMAP_DELAYED,	/* 5df397dec7c4 (v6.1): after the flush (tlb_flush_rmaps) */
+	ZAP_RMAP_COUNT
+};
 
 struct tlbsim_policy {
 	enum nested_policy nested;
@@ -157,6 +163,7 @@ struct tlbsim_policy {
 	enum x86_flush_policy x86_flush;
 	enum tlb_flush_cond_policy tlb_flush_cond;
 	enum clear_refs_policy clear_refs;
+	enum zap_rmap_policy zap_rmap;
 	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "mm/mm.h"
+#include "sim/grow.h"
 #include "mm/points.h"
 
 static inline uint64_t span(const struct pt_geom *g, int depth)
@@ -40,7 +41,11 @@ static inline uint64_t addr_end(const struct pt_geom *g, int depth, uint64_t add
  * a flush before the PTE lock is dropped (tlb_flush_mmu_tlbonly), so no CPU
  * can go on writing through a stale entry once the page may be written back;
  * the batch is then freed and the walk restarts where it stopped. A full page
- * batch forces the same.
+ * batch forces the same. The rmap of such a page goes with its PTE (v3.15
+ * .. v6.0: page_mkclean then finds it unmapped and neither waits for this
+ * PTE lock nor flushes) or after the flush (knob zap_rmap=delayed,
+ * 5df397dec7c4 "mm: delay page_remove_rmap() until after the TLB has been
+ * flushed", v6.1).
  */
 static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
 			  uint32_t pte_table, uint64_t addr, uint64_t end)
@@ -55,7 +60,9 @@ static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 again:;
 	if (fr->nr_used == 0)
 		return;
+	pte_lock_nowait(s, pte_table);		/* pte_offset_map_lock */
 	bool force_flush = false;
+	bool delay_rmap = machine_of(s)->policy.zap_rmap == ZAP_RMAP_DELAYED;
 	uint32_t rss = 0;		/* pages taken off the mm's counters */
 	for (; addr < end && fr->nr_used; addr += g->page_size) {
 		/* skip none slots by the occupancy bitmap */
@@ -84,6 +91,12 @@ again:;
 		    !fmt_pte_clean(hw->fmt, pte)) {
 			force_flush = true;
 			set_page_dirty(s, vma->file, page);
+			/* zap_rmap=delayed (5df397dec7c4, v6.1): the page stays
+			 * mapped for rmap walkers until tlb_flush_rmaps() after
+			 * the flush; early (v3.15..v6.0): page_remove_rmap()
+			 * now, with the PTE (page_mapped() sees no mapping) */
+			if (delay_rmap)
+				frame_of(hw, page)->pgflags |= PG_DELAY_RMAP;
 		}
 		if (__tlb_remove_page(s, tlb, page)) {
 			force_flush = true;
@@ -96,9 +109,16 @@ again:;
 	if (rss)
 		sim_charge(s, (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &vma->vm_mm->rss_line));
 	if (force_flush) {
-		/* flush under the PTL (tlb_flush_mmu_tlbonly), then free the
-		 * batch (tlb_flush_mmu_free) and go on */
-		tlb_flush_mmu(s, tlb);
+		/* flush under the PTL (tlb_flush_mmu_tlbonly), and with
+		 * delayed rmaps remove them now (tlb_flush_rmaps) */
+		tlb_flush_mmu_tlbonly(s, tlb);
+		if (delay_rmap)
+			tlb_flush_rmaps(s, tlb);
+	}
+	pte_unlock(s, pte_table);		/* pte_unmap_unlock */
+	if (force_flush) {
+		/* then free the batch (tlb_flush_mmu_free) and go on */
+		tlb_flush_mmu_free(s, tlb);
 		if (addr < end)
 			goto again;
 	}
@@ -383,6 +403,87 @@ void free_pgtables(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct 
 pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr)
 {
 	return hw_pte_lookup(hw_of(s), mm->pgd, addr);
+}
+
+uint32_t pte_table_frame(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint32_t table = mm->pgd;
+	for (int d = 0; d < g->levels - 1; d++) {
+		pte_t e = table_of(hw, table)[pt_index(g, d, addr)];
+		if (!pte_present(e))
+			return NO_FRAME;
+		table = pte_pfn(e);
+	}
+	return table;
+}
+
+/*
+ * The split PTE lock (pte_lockptr / pte_offset_map_lock, mm/memory.c and
+ * include/linux/mm.h, USE_SPLIT_PTE_PTLOCKS): one spinlock per PTE table.
+ * The model holds it where an ordering depends on it: zap_pte_range across
+ * its pass and forced flush, and page_mkclean around each PTE it cleans and
+ * flushes (page_vma_mapped_walk). A zap takes it without waiting - two zaps
+ * of one table do not serialise here, and no other path takes it - so that
+ * only page_mkclean can wait for a zap's flush; a spinner sees the release
+ * lock_op_ns later. Holders are counted per table (kernel.ptl_held).
+ */
+static struct ptl_held *ptl_find(struct kernel *k, uint32_t table)
+{
+	for (uint32_t i = 0; i < k->nr_ptl_held; i++)
+		if (k->ptl_held[i].table == table)
+			return &k->ptl_held[i];
+	return NULL;
+}
+
+void pte_lock_nowait(struct sim *s, uint32_t table)
+{
+	struct kernel *k = kernel_of(s);
+	struct ptl_held *h = ptl_find(k, table);
+	if (!h) {
+		if (GROW(&k->ptl_held, &k->cap_ptl_held, k->nr_ptl_held,
+			 (size_t)k->nr_ptl_held + 1, 8))
+			sim_oom(s, "the PTE locks");
+		h = &k->ptl_held[k->nr_ptl_held++];
+		h->table = table;
+		h->count = 0;
+	}
+	h->count++;
+}
+
+void pte_lock_wait(struct sim *s, uint32_t table)
+{
+	struct kernel *k = kernel_of(s);
+	while (ptl_find(k, table)) {
+		struct task *t = current_task(s);
+		t->pgwait_frame = table;
+		t->pgwait_next = k->ptl_waiters;
+		k->ptl_waiters = t;
+		sim_spin_wait(s);
+	}
+	pte_lock_nowait(s, table);
+}
+
+void pte_unlock(struct sim *s, uint32_t table)
+{
+	struct kernel *k = kernel_of(s);
+	struct ptl_held *h = ptl_find(k, table);
+	SIM_BUG_ON(s, !h);
+	if (--h->count)
+		return;
+	*h = k->ptl_held[--k->nr_ptl_held];
+	for (struct task **pp = &k->ptl_waiters; *pp;) {
+		struct task *t = *pp;
+		if (t->pgwait_frame != table) {
+			pp = &t->pgwait_next;
+			continue;
+		}
+		*pp = t->pgwait_next;
+		t->pgwait_next = NULL;
+		if (s->curr != &t->thread)
+			sim_wake(s, &t->thread, (uint64_t)P(s, P_lock_op_ns));
+	}
 }
 
 /* ---- fork: copying the page tables ---- */

@@ -106,6 +106,10 @@ const struct fs_type *fs_type_find(const char *name);
 #define PG_DIRTY 0x1u
 #define PG_ANON 0x2u		/* PageAnon: not a page-cache page */
 #define PG_LOCKED 0x4u		/* PageLocked: lock_page() held */
+/* a page-cache page whose PTE a zap cleared and whose rmap removal waits for
+ * the gather's flush (zap_rmap=delayed: 5df397dec7c4's delay_rmap): it
+ * still counts as mapped (page_mapped) */
+#define PG_DELAY_RMAP 0x8u
 
 struct pagecache_ent {
 	uint64_t index;
@@ -186,7 +190,8 @@ struct task {
 	/* rwsem waiter */
 	struct task *wait_next;
 	bool wait_write;
-	/* lock_page waiter (kernel.page_waiters) */
+	/* lock_page waiter (kernel.page_waiters), or PTE-lock spinner
+	 * (kernel.ptl_waiters, pgwait_frame = the PTE table) */
 	struct task *pgwait_next;
 	uint32_t pgwait_frame;
 	bool wait_granted;		/* reader: lock granted by the waker */
@@ -348,6 +353,13 @@ struct vma_pool {
 struct kernel {
 	struct machine mach;		/* first member: machine_of / hw_of work on it */
 	struct task *page_waiters;	/* tasks asleep in lock_page (any page) */
+	/* split PTE locks (pte_lockptr) held by zap_pte_range and
+	 * page_mkclean: holders per PTE-table frame, and the tasks spinning
+	 * for one (pgwait_frame = the table) */
+	struct ptl_held { uint32_t table, count; } *ptl_held;
+	uint32_t nr_ptl_held;
+	size_t cap_ptl_held;
+	struct task *ptl_waiters;
 	struct mm_struct **mms;		/* every mm ever created (stable objects) */
 	int nr_mms;
 	size_t cap_mms;
@@ -466,6 +478,15 @@ int sys_clear_refs(struct sim *s, int type);
 int sys_mprotect(struct sim *s, uint64_t addr, uint64_t len, int prot);
 /* The live PTE slot for addr in mm, or NULL if a table is missing. */
 pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr);
+/* the frame of the PTE table mapping addr, or NO_FRAME */
+uint32_t pte_table_frame(struct sim *s, struct mm_struct *mm, uint64_t addr);
+/* the split PTE lock of a PTE table (memory.c): pte_lock_wait spins until
+ * nobody holds it, then holds it; pte_lock_nowait holds it at once (zap's
+ * acquisitions: zaps of one table do not serialise in the model);
+ * pte_unlock releases one hold and wakes the spinners when none is left */
+void pte_lock_wait(struct sim *s, uint32_t table);
+void pte_lock_nowait(struct sim *s, uint32_t table);
+void pte_unlock(struct sim *s, uint32_t table);
 /* A user access by the current task; takes faults as needed (fault.c).
  * 0, or -1 for an access outside any VMA or one its protection refuses (a
  * write to a VMA without VM_WRITE): the SIGSEGV, which is not modelled
@@ -488,6 +509,8 @@ void pte_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_
 void pmd_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_t address);
 void pud_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_t address);
 void tlb_flush_mmu_tlbonly(struct sim *s, struct mmu_gather *tlb);
+void tlb_flush_mmu_free(struct sim *s, struct mmu_gather *tlb);
+void tlb_flush_rmaps(struct sim *s, struct mmu_gather *tlb);
 void tlb_flush_mmu(struct sim *s, struct mmu_gather *tlb);
 void tlb_start_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma);
 void tlb_end_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma);

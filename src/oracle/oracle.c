@@ -450,6 +450,22 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 	}
 	if (!(watch & WATCH_CLEAN))
 		return;
+	const struct frame *fr = frame_of(hw, te->frame);
+	if ((!pte_present(pte) || pte_pfn(pte) != te->frame) && fr->state == FRAME_DATA &&
+	    !(fr->pgflags & PG_ANON) && fr->refcount) {
+		/* a page-cache page written back clean while a zap had taken
+		 * its PTE and not yet flushed: the write lands in a page the
+		 * kernel holds clean (5df397dec7c4's race) */
+		char ent[160];
+		snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached "
+			 "writable+dirty, PTE zapped", cpu, (unsigned long long)va, te->frame);
+		oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
+				 "I3: cpu %d wrote va 0x%llx through a stale dirty TLB entry after "
+				 "its PTE was zapped and writeback cleaned the page: the write is "
+				 "lost (the page is clean in the page cache)", cpu,
+				 (unsigned long long)va);
+		return;
+	}
 	if (!pte_present(pte) || pte_pfn(pte) != te->frame || !fmt_pte_clean(hw->fmt, pte))
 		return;
 	char ent[160];
