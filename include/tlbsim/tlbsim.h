@@ -153,6 +153,12 @@ enum mremap_pmd_policy {
 	MREMAP_PMD_RMAP_LOCKS,	/* 97113eb39fa7: move_normal_pmd always under the rmap locks */
 	MREMAP_PMD_COUNT
 };
+/* zap_rmap: when zap_pte_range removes the rmap of a dirty file page */
+enum zap_rmap_policy {
+	ZAP_RMAP_EARLY,		/* v3.15..v6.0: with its PTE, before the flush */
+	ZAP_RMAP_DELAYED,	/* 5df397dec7c4 (v6.1): after the flush (tlb_flush_rmaps) */
+	ZAP_RMAP_COUNT
+};
 
 struct tlbsim_policy {
 	enum nested_policy nested;
@@ -173,6 +179,7 @@ struct tlbsim_policy {
 	enum clear_refs_policy clear_refs;
 	enum mremap_flush_policy mremap_flush;
 	enum mremap_pmd_policy mremap_pmd;
+	enum zap_rmap_policy zap_rmap;
 	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 
@@ -337,7 +344,8 @@ void tlbsim_config_init(struct tlbsim_config *cfg);
 	X(purge_vmap_node_max_ns) X(shadow_pages_freed) X(tasklist_lock_waits)    \
 	X(tasklist_lock_wait_ns) X(tasklist_lock_wait_max_ns) X(softlockups)     \
 	X(tlbi_local_skipped_broadcast) X(records_per_sec) X(invlpgb) X(tlbsync)   \
-	X(tlb_shootdowns) X(bogo_ops_per_sec) X(tlb_shootdowns_per_sec) X(ipis_per_sec)
+	X(tlb_shootdowns) X(bogo_ops_per_sec) X(tlb_shootdowns_per_sec) X(ipis_per_sec) \
+	X(cow_faults)
 #define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local)
 
 struct tlbsim_metrics {

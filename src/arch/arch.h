@@ -136,8 +136,9 @@ struct arch_ops {
 	 * __flush_tlb_range(stride PAGE_SIZE, last_level = false: VAE1IS);
 	 * x86 flush_tlb_mm_range(stride PAGE_SHIFT, freed_tables = false) */
 	void (*flush_tlb_range)(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end);
-	/* flush_tlb_mm(mm): every user translation of the mm (arm64 ASIDE1IS;
-	 * x86 flush_tlb_mm_range(mm, 0, TLB_FLUSH_ALL, 0, true)) */
+	/* flush_tlb_mm(mm): every user entry of mm on every CPU that may hold
+	 * them (arm64 ASIDE1IS; x86 flush_tlb_mm_range(TLB_FLUSH_ALL, freed
+	 * tables)), as dup_mmap issues it for the parent */
 	void (*flush_tlb_mm)(struct sim *s, mm_context_t *mm);
 };
 

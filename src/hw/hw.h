@@ -439,7 +439,29 @@ void frame_free(struct hw *hw, uint32_t f);
 bool frame_clear(struct hw *hw, uint32_t f, int cpu, uint32_t cache_kb);
 
 /* Caches */
-struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int depth, uint32_t tag);
+static inline struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int depth, uint32_t tag)
+{
+	/* exact shortcuts for a miss: no entry of the tag (nor a global one),
+	 * or the leaf filter holds neither (key, tag) nor (key, global) */
+	const uint32_t hg = TC_TAG_GLOBAL & (TC_TAGCNT - 1);
+	bool globals = tc->tagcnt[hg] != 0;
+	if (!tc->tagcnt[tag & (TC_TAGCNT - 1)] && !globals)
+		return NULL;
+	if (tc->filt && !tc->filt[tc_filt_slot(tc, key, tag)] &&
+	    (!globals || !tc->filt[tc_filt_slot(tc, key, TC_TAG_GLOBAL)]))
+		return NULL;
+	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
+	for (uint32_t w = 0; w < tc->ways; w++) {
+		struct tc_entry *e = &set[w];
+		/* the key first: it differs in almost every way scanned */
+		if (e->key == key && e->valid && e->depth == depth &&
+		    (e->tag == tag || e->tag == TC_TAG_GLOBAL)) {
+			e->stamp = ++tc->clock;
+			return e;
+		}
+	}
+	return NULL;
+}
 void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 	     uint32_t frame, uint8_t perm);
 void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e);

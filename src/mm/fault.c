@@ -317,6 +317,7 @@ static vm_fault_t wp_page_copy(struct sim *s, struct vm_fault *vmf)
 	}
 	uint32_t old = pte_pfn(*ptep);
 	*ptep = mk_pte(s, nf, vma, true);
+	s->m.cow_faults++;
 	machine_of(s)->arch->flush_tlb_page(s, &vma->vm_mm->context, vmf->address);
 	struct kernel *k = kernel_of(s);
 	if (k->hooks && k->hooks->page_mapped)

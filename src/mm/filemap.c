@@ -296,19 +296,42 @@ static uint64_t vma_address(struct sim *s, const struct vm_area_struct *vma, uin
 	return addr < vma->vm_end ? addr : ~0ull;
 }
 
+/* page_mapped() of a page-cache page (include/linux/mm.h): some PTE of a
+ * VMA mapping the file maps it, or a zap delayed the removal of its rmap
+ * (PG_DELAY_RMAP) */
+static bool page_mapped(struct sim *s, struct inode *ino, uint64_t index, uint32_t frame)
+{
+	if (frame_of(hw_of(s), frame)->pgflags & PG_DELAY_RMAP)
+		return true;
+	for (int i = 0; i < ino->nr_mmap; i++) {
+		struct vm_area_struct *vma = ino->mmap[i];
+		uint64_t addr = vma_address(s, vma, index);
+		if (addr == ~0ull)
+			continue;
+		pte_t *ptep = pte_lookup(s, vma->vm_mm, addr);
+		if (ptep && pte_present(*ptep) && pte_pfn(*ptep) == frame)
+			return true;
+	}
+	return false;
+}
+
 /*
  * page_mkclean() -> rmap_walk_file() -> page_mkclean_one() (mm/rmap.c, v5.8):
- * under i_mmap_rwsem (read), for every VMA mapping the page, a PTE that is
- * dirty or writable is write-protected and cleaned and its translation
- * flushed (ptep_clear_flush: arm64 broadcast VALE1IS, x86 a one-page
- * flush_tlb_mm_range). The PTE is stored write-protected before the flush
- * (the kernel clears it, flushes, then stores it): either way every access
- * after the store faults.
+ * nothing for a page no PTE maps (the early return on !page_mapped);
+ * otherwise under i_mmap_rwsem (read), for every VMA mapping the page, under
+ * the PTE lock (page_vma_mapped_walk: it waits for a zap that holds it), a
+ * PTE that is dirty or writable is write-protected and cleaned and its
+ * translation flushed (ptep_clear_flush: arm64 broadcast VALE1IS, x86 a
+ * one-page flush_tlb_mm_range). The PTE is stored write-protected before the
+ * flush (the kernel clears it, flushes, then stores it): either way every
+ * access after the store faults.
  */
 void page_mkclean(struct sim *s, struct inode *ino, uint64_t index, uint32_t frame)
 {
 	struct hw *hw = hw_of(s);
 	const struct arch_ops *arch = machine_of(s)->arch;
+	if (!page_mapped(s, ino, index, frame))
+		return;
 	down_read(s, &ino->i_mmap_rwsem);
 	for (int i = 0; i < ino->nr_mmap; i++) {	/* by index: the array may grow */
 		struct vm_area_struct *vma = ino->mmap[i];
@@ -316,16 +339,22 @@ void page_mkclean(struct sim *s, struct inode *ino, uint64_t index, uint32_t fra
 		if (addr == ~0ull)
 			continue;
 		sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* PTL */
-		ptl_wait(s, mm_table_at(s, vma->vm_mm, addr, hw->geom.levels - 1));
-		pte_t *ptep = pte_lookup(s, vma->vm_mm, addr);
-		if (!ptep || !pte_present(*ptep) || pte_pfn(*ptep) != frame)
+		uint32_t table = pte_table_frame(s, vma->vm_mm, addr);
+		if (table == NO_FRAME)
 			continue;
+		pte_lock_wait(s, table);
+		pte_t *ptep = pte_lookup(s, vma->vm_mm, addr);
+		if (!ptep || !pte_present(*ptep) || pte_pfn(*ptep) != frame) {
+			pte_unlock(s, table);
+			continue;
+		}
 		pte_t e = *ptep;
 		bool dirty = (e & PTE_DIRTY) || ((e & PTE_WRITE) && hw->fmt->rdonly && !(e & PTE_RDONLY));
-		if (!dirty && !(e & PTE_WRITE))
-			continue;
-		*ptep = fmt_pte_mkclean(hw->fmt, e & ~PTE_WRITE);	/* pte_wrprotect(pte_mkclean()) */
-		arch->flush_tlb_page(s, &vma->vm_mm->context, addr);
+		if (dirty || (e & PTE_WRITE)) {
+			*ptep = fmt_pte_mkclean(hw->fmt, e & ~PTE_WRITE);	/* pte_wrprotect(pte_mkclean()) */
+			arch->flush_tlb_page(s, &vma->vm_mm->context, addr);
+		}
+		pte_unlock(s, table);
 	}
 	up_read(s, &ino->i_mmap_rwsem);
 }

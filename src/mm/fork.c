@@ -31,8 +31,9 @@
  * call_rcu) and otherwise vfree()s - from softirq context, i.e. vfree_atomic().
  *
  * fork: copy_process() charges thread_create_ns (x kasan_slowdown), takes a
- * stack, gives the child a new mm (dup_mmap's copy of the parent's address
- * space is not modelled: the child maps what it touches, or execs at once),
+ * stack, gives the child a new mm with a copy of the parent's address space
+ * (dup_mmap: every VMA, and the PTEs of the private ones with COW
+ * write-protection; the parent's whole mm is flushed before fork returns),
  * links it under the write lock, and wake_up_new_task() places it: on the
  * CPU asked for, else on the least loaded CPU (find_idlest_cpu: an idle CPU
  * first; ties go to the first CPU after the previous choice). The engine never
@@ -370,6 +371,47 @@ void mmput(struct sim *s, struct mm_struct *mm)
 
 /* ---- fork ---- */
 
+/*
+ * dup_mmap(mm, oldmm) (kernel/fork.c, v5.1; the same order through v6.18,
+ * where it moved to mm/mmap.c): with oldmm's mmap_sem and then the new mm's
+ * held for write, each VMA of the parent is duplicated and linked into the
+ * child (vm_area_dup, get_file + i_mmap for a file), and copy_page_range()
+ * copies its PTEs - write-protecting the parent's writable private ones.
+ * Then the new mm is unlocked and flush_tlb_mm(oldmm) runs while oldmm is
+ * still write-locked: no CPU may keep writing through a writable TLB entry
+ * of a page that is now shared copy-on-write, so the parent is flushed
+ * before fork returns (arm64 one ASIDE1IS broadcast; x86 a full flush of
+ * the mm, IPIs to the other CPUs in its mm_cpumask). The flush is
+ * unconditional: it is issued even when nothing was write-protected.
+ * Not modelled: VM_DONTCOPY / VM_WIPEONFORK, the mmu notifiers, uprobes,
+ * userfaultfd, accounting.
+ */
+void dup_mmap(struct sim *s, struct mm_struct *mm, struct mm_struct *oldmm)
+{
+	struct kernel *k = kernel_of(s);
+	uint64_t cookie = k->hooks && k->hooks->syscall_enter
+				  ? k->hooks->syscall_enter(k->hooks_ctx, SYS_FORK) : 0;
+	down_write(s, &oldmm->mmap_sem);
+	down_write(s, &mm->mmap_sem);
+	for (int i = 0; i < oldmm->nr_vmas && !s->error; i++) {
+		struct vm_area_struct *mpnt = oldmm->vmas[i];
+		struct vm_area_struct *tmp = vm_area_dup_link(s, mm, mpnt);
+		copy_page_range(s, tmp, mpnt);
+	}
+	mm->mmap_base = oldmm->mmap_base;
+	up_write(s, &mm->mmap_sem);
+	machine_of(s)->arch->flush_tlb_mm(s, &oldmm->context);
+	/* the oracle: no CPU may still write through a cached entry of a page
+	 * fork write-protected (I2, as at mprotect's return) */
+	for (int i = 0; i < oldmm->nr_vmas && k->hooks && k->hooks->range_unmapped; i++) {
+		const struct vm_area_struct *v = oldmm->vmas[i];
+		if (!(v->vm_flags & VM_SHARED))
+			k->hooks->range_unmapped(k->hooks_ctx, oldmm, v->vm_start, v->vm_end, SYS_FORK,
+						 cookie);
+	}
+	up_write(s, &oldmm->mmap_sem);
+}
+
 /* select_task_rq_fair(SD_BALANCE_FORK) -> find_idlest_cpu(), as far as a
  * machine without NUMA or SMT goes: the CPU running the fewest threads
  * (an idle one if any), scanning from the CPU after the previous choice. */
@@ -418,8 +460,10 @@ struct task *sys_fork(struct sim *s, size_t size, thread_fn fn, void *arg, int c
 			  "stack");
 		return NULL;
 	}
-	/* copy_mm() -> dup_mm(): a new mm (dup_mmap's copy is not modelled) */
+	/* copy_mm() -> dup_mm(): a new mm and dup_mmap() */
 	struct mm_struct *mm = mm_alloc(s);
+	if (mm && parent->mm)
+		dup_mmap(s, mm, parent->mm);
 	struct sim_thread *ct = mm ? sim_thread_alloc(s, size) : NULL;
 	if (!ct) {
 		sim_fatal(s, s->error ? s->error : TLBSIM_ENOMEM, "fork: out of host memory");

@@ -100,12 +100,12 @@ void kernel_destroy(struct kernel *k)
 		destroy_context(s, &mm->context);
 	}
 	free(k->mms);
-	free(k->ptl_held);
 	for (uint32_t i = 0; i < k->ninodes; i++) {
 		free(k->all_inodes[i]->pages);
 		free(k->all_inodes[i]->mmap);
 	}
 	free(k->all_inodes);
+	free(k->ptl_held);
 	free(k->bdp_ratelimits);
 	free(k->dirty_throttle_leaks);
 	free(k->active_mm);

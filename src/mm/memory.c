@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "mm/mm.h"
+#include "sim/grow.h"
 #include "mm/points.h"
 
 static inline uint64_t span(const struct pt_geom *g, int depth)
@@ -40,7 +41,11 @@ static inline uint64_t addr_end(const struct pt_geom *g, int depth, uint64_t add
  * a flush before the PTE lock is dropped (tlb_flush_mmu_tlbonly), so no CPU
  * can go on writing through a stale entry once the page may be written back;
  * the batch is then freed and the walk restarts where it stopped. A full page
- * batch forces the same.
+ * batch forces the same. The rmap of such a page goes with its PTE (v3.15
+ * .. v6.0: page_mkclean then finds it unmapped and neither waits for this
+ * PTE lock nor flushes) or after the flush (knob zap_rmap=delayed,
+ * 5df397dec7c4 "mm: delay page_remove_rmap() until after the TLB has been
+ * flushed", v6.1).
  */
 static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
 			  uint32_t pte_table, uint64_t addr, uint64_t end)
@@ -53,9 +58,12 @@ static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 	sim_charge(s, n * (uint64_t)P(s, P_pte_scan_ns));	/* each PTE is read once */
 	struct frame *fr = frame_of(hw, pte_table);	/* stable storage */
 again:;
+	pte_wait_excl(s, pte_table);		/* a move_ptes holds it across its flush */
 	if (fr->nr_used == 0)
 		return;
+	pte_lock_nowait(s, pte_table);		/* pte_offset_map_lock */
 	bool force_flush = false;
+	bool delay_rmap = machine_of(s)->policy.zap_rmap == ZAP_RMAP_DELAYED;
 	uint32_t rss = 0;		/* pages taken off the mm's counters */
 	for (; addr < end && fr->nr_used; addr += g->page_size) {
 		/* skip none slots by the occupancy bitmap */
@@ -71,7 +79,6 @@ again:;
 		if (pte_none(pte))
 			continue;
 		sim_step_arg(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns), addr, 0);
-		ptl_wait(s, pte_table);		/* a move_ptes holding the PTL */
 		pte = fr->table[idx];		/* ptep_get_and_clear_full under PTL */
 		if (pte_none(pte))
 			continue;
@@ -85,6 +92,12 @@ again:;
 		    !fmt_pte_clean(hw->fmt, pte)) {
 			force_flush = true;
 			set_page_dirty(s, vma->file, page);
+			/* zap_rmap=delayed (5df397dec7c4, v6.1): the page stays
+			 * mapped for rmap walkers until tlb_flush_rmaps() after
+			 * the flush; early (v3.15..v6.0): page_remove_rmap()
+			 * now, with the PTE (page_mapped() sees no mapping) */
+			if (delay_rmap)
+				frame_of(hw, page)->pgflags |= PG_DELAY_RMAP;
 		}
 		if (__tlb_remove_page(s, tlb, page)) {
 			force_flush = true;
@@ -97,9 +110,16 @@ again:;
 	if (rss)
 		sim_charge(s, (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &vma->vm_mm->rss_line));
 	if (force_flush) {
-		/* flush under the PTL (tlb_flush_mmu_tlbonly), then free the
-		 * batch (tlb_flush_mmu_free) and go on */
-		tlb_flush_mmu(s, tlb);
+		/* flush under the PTL (tlb_flush_mmu_tlbonly), and with
+		 * delayed rmaps remove them now (tlb_flush_rmaps) */
+		tlb_flush_mmu_tlbonly(s, tlb);
+		if (delay_rmap)
+			tlb_flush_rmaps(s, tlb);
+	}
+	pte_unlock(s, pte_table);		/* pte_unmap_unlock */
+	if (force_flush) {
+		/* then free the batch (tlb_flush_mmu_free) and go on */
+		tlb_flush_mmu_free(s, tlb);
 		if (addr < end)
 			goto again;
 	}
@@ -384,4 +404,240 @@ void free_pgtables(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct 
 pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr)
 {
 	return hw_pte_lookup(hw_of(s), mm->pgd, addr);
+}
+
+uint32_t pte_table_frame(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint32_t table = mm->pgd;
+	for (int d = 0; d < g->levels - 1; d++) {
+		pte_t e = table_of(hw, table)[pt_index(g, d, addr)];
+		if (!pte_present(e))
+			return NO_FRAME;
+		table = pte_pfn(e);
+	}
+	return table;
+}
+
+/*
+ * The split PTE lock (pte_lockptr / pte_offset_map_lock, mm/memory.c and
+ * include/linux/mm.h, USE_SPLIT_PTE_PTLOCKS): one spinlock per PTE table.
+ * The model holds it where an ordering depends on it: zap_pte_range across
+ * its pass and forced flush, and page_mkclean around each PTE it cleans and
+ * flushes (page_vma_mapped_walk). A zap takes it without waiting - two zaps
+ * of one table do not serialise here, and no other path takes it - so that
+ * only page_mkclean can wait for a zap's flush; a spinner sees the release
+ * lock_op_ns later. Holders are counted per table (kernel.ptl_held).
+ */
+static struct ptl_held *ptl_find(struct kernel *k, uint32_t table)
+{
+	for (uint32_t i = 0; i < k->nr_ptl_held; i++)
+		if (k->ptl_held[i].table == table)
+			return &k->ptl_held[i];
+	return NULL;
+}
+
+void pte_lock_nowait(struct sim *s, uint32_t table)
+{
+	struct kernel *k = kernel_of(s);
+	struct ptl_held *h = ptl_find(k, table);
+	if (!h) {
+		if (GROW(&k->ptl_held, &k->cap_ptl_held, k->nr_ptl_held,
+			 (size_t)k->nr_ptl_held + 1, 8))
+			sim_oom(s, "the PTE locks");
+		h = &k->ptl_held[k->nr_ptl_held++];
+		h->table = table;
+		h->count = 0;
+		h->excl = false;
+	}
+	h->count++;
+}
+
+/* the PTE lock as mremap's move_ptes takes it (mremap.c): it waits for every
+ * holder, and a zap, which otherwise takes the lock without waiting, waits
+ * for it (pte_wait_excl) - the one holder that keeps it across a flush the
+ * zap must not overtake */
+void pte_lock_excl(struct sim *s, uint32_t table)
+{
+	pte_lock_wait(s, table);
+	ptl_find(kernel_of(s), table)->excl = true;
+}
+
+void pte_wait_excl(struct sim *s, uint32_t table)
+{
+	struct kernel *k = kernel_of(s);
+	struct ptl_held *h;
+	while ((h = ptl_find(k, table)) && h->excl) {
+		struct task *t = current_task(s);
+		t->pgwait_frame = table;
+		t->pgwait_next = k->ptl_waiters;
+		k->ptl_waiters = t;
+		sim_spin_wait(s);
+	}
+}
+
+void pte_lock_wait(struct sim *s, uint32_t table)
+{
+	struct kernel *k = kernel_of(s);
+	while (ptl_find(k, table)) {
+		struct task *t = current_task(s);
+		t->pgwait_frame = table;
+		t->pgwait_next = k->ptl_waiters;
+		k->ptl_waiters = t;
+		sim_spin_wait(s);
+	}
+	pte_lock_nowait(s, table);
+}
+
+void pte_unlock(struct sim *s, uint32_t table)
+{
+	struct kernel *k = kernel_of(s);
+	struct ptl_held *h = ptl_find(k, table);
+	SIM_BUG_ON(s, !h);
+	if (--h->count)
+		return;
+	*h = k->ptl_held[--k->nr_ptl_held];
+	for (struct task **pp = &k->ptl_waiters; *pp;) {
+		struct task *t = *pp;
+		if (t->pgwait_frame != table) {
+			pp = &t->pgwait_next;
+			continue;
+		}
+		*pp = t->pgwait_next;
+		t->pgwait_next = NULL;
+		if (s->curr != &t->thread)
+			sim_wake(s, &t->thread, (uint64_t)P(s, P_lock_op_ns));
+	}
+}
+
+/* ---- fork: copying the page tables ---- */
+
+/*
+ * ptep_set_wrprotect() / pte_wrprotect() (arch/{x86,arm64}/include/asm/
+ * pgtable.h, v5.1): drop the write permission; arm64 first turns a
+ * hardware-dirty entry (writable, RDONLY clear) into a software-dirty one and
+ * sets RDONLY.
+ */
+static pte_t pte_wrprotect_fmt(const struct pt_format *fmt, pte_t pte)
+{
+	if (fmt->rdonly && (pte & PTE_WRITE) && !(pte & PTE_RDONLY))
+		pte |= PTE_DIRTY;
+	pte &= ~PTE_WRITE;
+	if (fmt->rdonly)
+		pte |= PTE_RDONLY;
+	return pte;
+}
+
+/* pte_alloc_map_lock() / pmd_alloc() / pud_alloc() of the child's side of
+ * copy_*_range(): the child's PTE table for addr, allocating the missing
+ * levels. The child's mm is new and write-locked by its only user: no race
+ * to lose. NO_FRAME when frames ran out (the run has failed). */
+static uint32_t dst_pte_table(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint32_t table = mm->pgd;
+	for (int d = 0; d < g->levels - 1; d++) {
+		uint64_t idx = pt_index(g, d, addr);
+		pte_t e = table_of(hw, table)[idx];
+		if (!pte_present(e)) {
+			uint32_t nt = alloc_zeroed_frame(s, FRAME_PGTABLE, d + 1, 0);
+			if (nt == NO_FRAME)
+				return NO_FRAME;
+			set_entry(s, table, idx, pfn_pte(nt, PTE_VALID | PTE_TABLE | PTE_USER));
+			e = table_of(hw, table)[idx];
+		}
+		table = pte_pfn(e);
+	}
+	return table;
+}
+
+/*
+ * copy_pte_range() -> copy_one_pte() (mm/memory.c, v5.1; copy_present_pte
+ * since v5.10 keeps these rules) for [addr, end) within one PTE table: under
+ * both PTE locks, each present PTE is copied into the child. A COW mapping
+ * (private, may write) write-protects a writable PTE in the parent
+ * (ptep_set_wrprotect: no flush here - dup_mmap flushes the parent's whole mm
+ * at the end) and gives the child the write-protected value; a shared
+ * mapping's copy is made clean; the copy is made old (pte_mkold). A normal
+ * page gains a reference and a mapping (get_page, page_dup_rmap); the zero
+ * page does not. Cost: pte_scan_ns per slot read, and per copied PTE
+ * pte_zap_ns - the same work as a zap in reverse (a PTE store, the page's
+ * refcount and mapcount atomics, the rss counter). No lock breaks
+ * (the kernel drops the locks every 32 entries only when rescheduling is due).
+ */
+static void copy_pte_range(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src,
+			   pte_t *stab, uint64_t addr, uint64_t end)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	struct kernel *k = kernel_of(s);
+	int d = g->levels - 1;
+	uint64_t i0 = pt_index(g, d, addr);
+	uint64_t n = (end - addr) >> g->page_shift;
+	uint32_t dtab = dst_pte_table(s, dst->vm_mm, addr);
+	if (dtab == NO_FRAME)
+		return;
+	bool cow = !(src->vm_flags & VM_SHARED);	/* is_cow_mapping(): VM_MAYWRITE is implied */
+	sim_step_arg(s, YP_PTE, 2 * (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* both PTLs */
+	sim_charge(s, n * (uint64_t)P(s, P_pte_scan_ns));
+	for (uint64_t i = table_next_used(g, stab, i0, i0 + n); i < i0 + n;
+	     i = table_next_used(g, stab, i + 1, i0 + n)) {
+		pte_t pte = stab[i];
+		if (!pte_present(pte))
+			continue;
+		if (cow && (pte & PTE_WRITE)) {
+			stab[i] = pte_wrprotect_fmt(hw->fmt, pte);	/* ptep_set_wrprotect */
+			pte = stab[i];
+		}
+		if (src->vm_flags & VM_SHARED)
+			pte = fmt_pte_mkclean(hw->fmt, pte);
+		pte &= ~PTE_YOUNG;					/* pte_mkold */
+		uint32_t f = pte_pfn(pte);
+		if (!is_zero_frame(s, f)) {
+			frame_of(hw, f)->refcount++;			/* get_page */
+			if (k->hooks && k->hooks->page_dup)
+				k->hooks->page_dup(k->hooks_ctx, f);
+		}
+		set_entry(s, dtab, i, pte);
+		sim_charge(s, (uint64_t)P(s, P_pte_zap_ns));
+	}
+}
+
+/* copy_pud_range() / copy_pmd_range() (mm/memory.c, v5.1): the source table
+ * at `depth`; an absent entry is skipped (pXd_none_or_clear_bad) */
+static void copy_table_range(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src,
+			     uint32_t table, int depth, uint64_t addr, uint64_t end)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	if (depth == g->levels - 1) {
+		copy_pte_range(s, dst, src, table_of(hw, table), addr, end);
+		return;
+	}
+	uint64_t next;
+	for (; addr != end && !s->error; addr = next) {
+		next = addr_end(g, depth, addr, end);
+		if (frame_of(hw, table)->nr_used == 0)
+			return;
+		pte_t e = table_of(hw, table)[pt_index(g, depth, addr)];
+		if (!pte_present(e))
+			continue;
+		copy_table_range(s, dst, src, pte_pfn(e), depth + 1, addr, next);
+	}
+}
+
+/*
+ * copy_page_range(dst_mm, src_mm, vma) (mm/memory.c, v5.1): fork's copy of
+ * one VMA's page tables. A VMA without an anon_vma is skipped - its pages
+ * refault in the child - which the model takes to be every shared mapping
+ * (an anon_vma exists only for private ones; a private VMA never written is
+ * copied although the kernel would skip it: read-only PTEs, the same flushes).
+ */
+void copy_page_range(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src)
+{
+	if (src->vm_flags & VM_SHARED)
+		return;
+	copy_table_range(s, dst, src, src->vm_mm->pgd, 0, src->vm_start, src->vm_end);
 }

@@ -106,6 +106,10 @@ const struct fs_type *fs_type_find(const char *name);
 #define PG_DIRTY 0x1u
 #define PG_ANON 0x2u		/* PageAnon: not a page-cache page */
 #define PG_LOCKED 0x4u		/* PageLocked: lock_page() held */
+/* a page-cache page whose PTE a zap cleared and whose rmap removal waits for
+ * the gather's flush (zap_rmap=delayed: 5df397dec7c4's delay_rmap): it
+ * still counts as mapped (page_mapped) */
+#define PG_DELAY_RMAP 0x8u
 
 struct pagecache_ent {
 	uint64_t index;
@@ -186,7 +190,8 @@ struct task {
 	/* rwsem waiter */
 	struct task *wait_next;
 	bool wait_write;
-	/* lock_page waiter (kernel.page_waiters) */
+	/* lock_page waiter (kernel.page_waiters), or PTE-lock spinner
+	 * (kernel.ptl_waiters, pgwait_frame = the PTE table) */
 	struct task *pgwait_next;
 	uint32_t pgwait_frame;
 	bool wait_granted;		/* reader: lock granted by the waker */
@@ -255,7 +260,7 @@ static inline struct task *current_task(struct sim *s)
 
 /* ---- system calls and lock operations, as traced ---- */
 enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_MPROTECT,
-		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_MREMAP, SYS_FTRUNCATE, SYS_COUNT };
+		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_FORK, SYS_MREMAP, SYS_FTRUNCATE, SYS_COUNT };
 const char *mm_syscall_name(enum mm_syscall c);	/* "munmap", "madvise(MADV_DONTNEED)" */
 enum lock_op { LOCK_DOWN_READ = 1, LOCK_UP_READ, LOCK_DOWN_WRITE, LOCK_UP_WRITE,
 	       LOCK_DOWNGRADE_WRITE, LOCK_OP_END };
@@ -274,9 +279,10 @@ struct mm_hooks {
 	 * back with range_unmapped */
 	uint64_t (*syscall_enter)(void *ctx, enum mm_syscall call);
 	/* munmap / madvise(MADV_DONTNEED) of [start, end) is about to return;
-	 * or mprotect (call SYS_MPROTECT) or a soft-dirty clear_refs (call
-	 * SYS_CLEAR_REFS, the whole address space): no CPU may still write
-	 * through a cached entry where the PTE is now read-only */
+	 * or mprotect (call SYS_MPROTECT), a soft-dirty clear_refs (call
+	 * SYS_CLEAR_REFS, the whole address space) or fork (SYS_FORK, the
+	 * parent's private VMAs): no CPU may still write through a cached entry
+	 * where the PTE is now read-only */
 	void (*range_unmapped)(void *ctx, struct mm_struct *mm, uint64_t start, uint64_t end,
 			       enum mm_syscall call, uint64_t cookie);
 	/* a PTE now maps data frame f (dirty: writable and dirty) */
@@ -310,6 +316,9 @@ struct mm_hooks {
 	/* a page the kernel mapped is freed before the flush of its VA: the
 	 * tolerated windows W1 (vfree's pages) and W2 (a released shadow page) */
 	void (*kernel_page_freed)(void *ctx, uint32_t f, bool shadow);
+	/* fork's copy_page_range gave the child a PTE to data frame f: an
+	 * anonymous page is now mapped by more than one mm */
+	void (*page_dup)(void *ctx, uint32_t f);
 };
 
 /* ---- work items (workqueue.c) ---- */
@@ -344,10 +353,11 @@ struct vma_pool {
 struct kernel {
 	struct machine mach;		/* first member: machine_of / hw_of work on it */
 	struct task *page_waiters;	/* tasks asleep in lock_page (any page) */
-	/* PTE-table locks held across yield points (mremap's move_ptes):
-	 * table frame and holder; waiters sleep on ptl_waiters (mremap.c) */
-	struct ptl_hold { uint32_t table; struct task *owner; } *ptl_held;
-	int nr_ptl_held;
+	/* split PTE locks (pte_lockptr) held by zap_pte_range and
+	 * page_mkclean: holders per PTE-table frame, and the tasks spinning
+	 * for one (pgwait_frame = the table) */
+	struct ptl_held { uint32_t table, count; bool excl; } *ptl_held;
+	uint32_t nr_ptl_held;
 	size_t cap_ptl_held;
 	struct task *ptl_waiters;
 	struct mm_struct **mms;		/* every mm ever created (stable objects) */
@@ -465,11 +475,6 @@ uint64_t mremap_unmapped_area(struct sim *s, struct mm_struct *mm, uint64_t len)
  * (mremap.c, v5.1): the new address, or TLBSIM_EINVAL_VA */
 uint64_t sys_mremap(struct sim *s, uint64_t addr, uint64_t old_len, uint64_t new_len, bool fixed,
 		    uint64_t new_addr);
-/* the split PTE lock of a PTE table, where the model holds it across yield
- * points (mremap.c): rmap walkers and zaps wait for it with ptl_wait */
-void ptl_lock(struct sim *s, uint32_t table);
-void ptl_unlock(struct sim *s, uint32_t table);
-void ptl_wait(struct sim *s, uint32_t table);
 /* the table at depth (0 = PGD) on addr's walk in mm, or NO_FRAME */
 uint32_t mm_table_at(struct sim *s, struct mm_struct *mm, uint64_t addr, int depth);
 int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len);
@@ -484,6 +489,19 @@ int sys_clear_refs(struct sim *s, int type);
 int sys_mprotect(struct sim *s, uint64_t addr, uint64_t len, int prot);
 /* The live PTE slot for addr in mm, or NULL if a table is missing. */
 pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr);
+/* the frame of the PTE table mapping addr, or NO_FRAME */
+uint32_t pte_table_frame(struct sim *s, struct mm_struct *mm, uint64_t addr);
+/* the split PTE lock of a PTE table (memory.c): pte_lock_wait spins until
+ * nobody holds it, then holds it; pte_lock_nowait holds it at once (zap's
+ * acquisitions: zaps of one table do not serialise in the model);
+ * pte_unlock releases one hold and wakes the spinners when none is left */
+void pte_lock_wait(struct sim *s, uint32_t table);
+void pte_lock_nowait(struct sim *s, uint32_t table);
+void pte_unlock(struct sim *s, uint32_t table);
+/* move_ptes' hold (mremap.c): pte_lock_wait, and zaps wait for it too
+ * (pte_wait_excl, before their pte_lock_nowait) */
+void pte_lock_excl(struct sim *s, uint32_t table);
+void pte_wait_excl(struct sim *s, uint32_t table);
 /* A user access by the current task; takes faults as needed (fault.c).
  * 0, or -1 for an access outside any VMA or one its protection refuses (a
  * write to a VMA without VM_WRITE): the SIGSEGV, which is not modelled
@@ -506,6 +524,8 @@ void pte_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_
 void pmd_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_t address);
 void pud_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_t address);
 void tlb_flush_mmu_tlbonly(struct sim *s, struct mmu_gather *tlb);
+void tlb_flush_mmu_free(struct sim *s, struct mmu_gather *tlb);
+void tlb_flush_rmaps(struct sim *s, struct mmu_gather *tlb);
 void tlb_flush_mmu(struct sim *s, struct mmu_gather *tlb);
 void tlb_start_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma);
 void tlb_end_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma);
@@ -695,6 +715,13 @@ void tasklist_write_section(struct sim *s);
 void put_task_stack(struct sim *s, struct task *tk);
 /* exit_mmap() (mm/mmap.c, v6.10): the fullmm teardown of mm (mmap.c) */
 void exit_mmap(struct sim *s, struct mm_struct *mm);
+/* fork's copy of the address space (fork.c, mmap.c, memory.c): dup_mmap of
+ * oldmm into the new mm; vm_area_dup + link of one VMA into mm; the PTEs of
+ * src's range copied into dst (COW: both write-protected) */
+void dup_mmap(struct sim *s, struct mm_struct *mm, struct mm_struct *oldmm);
+struct vm_area_struct *vm_area_dup_link(struct sim *s, struct mm_struct *mm,
+					const struct vm_area_struct *orig);
+void copy_page_range(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src);
 /* KASAN-scaled first-principles kernel cost (ns x kasan_slowdown when on) */
 static inline uint64_t kasan_cost(struct sim *s, int64_t ns)
 {

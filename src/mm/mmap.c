@@ -260,6 +260,26 @@ void sys_sched_setaffinity(struct sim *s, struct task *t, int cpu)
 	sim_set_mode(s, MODE_USER);
 }
 
+/* dup_mmap()'s per-VMA part (kernel/fork.c, v5.1): vm_area_dup() of orig
+ * for the child's mm, get_file() and the i_mmap insertion next to orig for a
+ * file (or shmem) mapping, __vma_link_rb() into mm. mm is new and locked for
+ * write by its only user, so it is appended in orig's order. */
+struct vm_area_struct *vm_area_dup_link(struct sim *s, struct mm_struct *mm,
+					const struct vm_area_struct *orig)
+{
+	struct vm_area_struct *n = vm_area_alloc(s);
+	*n = *orig;
+	n->vm_mm = mm;
+	n->next_free = NULL;
+	sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
+	vma_insert_at(s, mm, mm->nr_vmas, n);
+	if (n->file) {
+		n->file->refs++;		/* get_file() */
+		i_mmap_insert(s, n->file, n);
+	}
+	return n;
+}
+
 /* __split_vma(): split vmas[i] at addr; the new VMA is the upper part. */
 void split_vma(struct sim *s, struct mm_struct *mm, int i, uint64_t addr)
 {

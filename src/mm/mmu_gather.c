@@ -148,8 +148,17 @@ static void gather_put_page(struct sim *s, uint32_t f)
 		frame_free(hw_of(s), f);
 }
 
+/* tlb_flush_rmaps() (mm/mmu_gather.c, v6.1, 5df397dec7c4): after the TLB
+ * flush, under the PTE lock, remove the rmaps zap_pte_range delayed */
+void tlb_flush_rmaps(struct sim *s, struct mmu_gather *tlb)
+{
+	struct hw *hw = hw_of(s);
+	for (uint32_t i = 0; i < tlb->nr_pages; i++)
+		frame_of(hw, tlb->pages[i])->pgflags &= (uint8_t)~PG_DELAY_RMAP;
+}
+
 /* tlb_flush_mmu_free() (v5.1): table flush, then free the page batches */
-static void tlb_flush_mmu_free(struct sim *s, struct mmu_gather *tlb)
+void tlb_flush_mmu_free(struct sim *s, struct mmu_gather *tlb)
 {
 	if (arch_rcu_table_free(s))
 		tlb_table_flush(s, tlb);

@@ -34,11 +34,10 @@
  * cached the new address keeps it past the free (I1). The rmap lock
  * (i_mmap_rwsem for write) excludes that walk.
  *
- * The PTE locks: the model's PTE-lock sections are atomic between yield
- * points, except move_ptes', which spans its flush (the flush may wait for
- * IPIs). So move_ptes records the two tables it holds (ptl_lock), and the
- * rmap walkers that would take those locks - page_mkclean (filemap.c) and
- * zap_pte_range (memory.c) - wait for them (ptl_wait).
+ * The PTE locks (memory.c): move_ptes holds both across its flush
+ * (pte_lock_excl: it waits for zaps and page_mkclean, and they wait for it),
+ * so an rmap walker that needs either lock sees the moved PTE only after
+ * the flush the knob put under them.
  *
  * Not modelled: MREMAP_DONTUNMAP, mlock accounting, VM_ACCOUNT, userfaultfd,
  * THP (move_huge_pmd), move_normal_pud (v5.11), the anon_vma lock (the model
@@ -50,7 +49,6 @@
 
 #include "mm/mm.h"
 #include "mm/points.h"
-#include "sim/grow.h"
 
 #define LATENCY_LIMIT_PAGES 64	/* LATENCY_LIMIT (64 * PAGE_SIZE) */
 
@@ -61,64 +59,6 @@ static void fmt_move(char *buf, size_t len, uint64_t a, uint64_t b)
 		 a, b & ~((uint64_t)1 << 63), (b >> 63) ? "PMD" : "PTEs");
 }
 static const struct sim_point tp_mremap_move = {"mremap_move", fmt_move, 0};
-
-/* ---- PTE locks held across yield points ---- */
-
-static struct task *ptl_owner(struct kernel *k, uint32_t table)
-{
-	for (int i = 0; i < k->nr_ptl_held; i++)
-		if (k->ptl_held[i].table == table)
-			return k->ptl_held[i].owner;
-	return NULL;
-}
-
-/* spin_lock(pte_lockptr(mm, pmd)) where the holder may yield: wait (asleep:
- * the model's spin) while another task holds it */
-void ptl_wait(struct sim *s, uint32_t table)
-{
-	struct kernel *k = kernel_of(s);
-	if (!s->curr || table == NO_FRAME)
-		return;
-	struct task *t = current_task(s);
-	for (struct task *o; (o = ptl_owner(k, table)) && o != t;) {
-		t->pgwait_frame = table;
-		t->pgwait_next = k->ptl_waiters;
-		k->ptl_waiters = t;
-		sim_sleep(s);
-	}
-}
-
-void ptl_lock(struct sim *s, uint32_t table)
-{
-	struct kernel *k = kernel_of(s);
-	ptl_wait(s, table);
-	if (GROW(&k->ptl_held, &k->cap_ptl_held, (size_t)k->nr_ptl_held,
-		 (size_t)k->nr_ptl_held + 1, 8))
-		sim_oom(s, "held PTE locks");
-	k->ptl_held[k->nr_ptl_held].table = table;
-	k->ptl_held[k->nr_ptl_held].owner = current_task(s);
-	k->nr_ptl_held++;
-}
-
-void ptl_unlock(struct sim *s, uint32_t table)
-{
-	struct kernel *k = kernel_of(s);
-	for (int i = 0; i < k->nr_ptl_held; i++)
-		if (k->ptl_held[i].table == table) {
-			k->ptl_held[i] = k->ptl_held[--k->nr_ptl_held];
-			break;
-		}
-	for (struct task **pp = &k->ptl_waiters; *pp;) {
-		struct task *t = *pp;
-		if (t->pgwait_frame != table) {
-			pp = &t->pgwait_next;
-			continue;
-		}
-		*pp = t->pgwait_next;
-		t->pgwait_next = NULL;
-		sim_wake(s, &t->thread, (uint64_t)P(s, P_wakeup_ns));
-	}
-}
 
 /* pgd_offset() .. pmd_offset() of addr without allocation (get_old_pmd,
  * mm/mremap.c v5.1, and pte_offset_map's table): the table at depth */
@@ -207,9 +147,9 @@ static void move_ptes(struct sim *s, struct vm_area_struct *vma, uint64_t old_ad
 		take_rmap_locks(s, vma);
 	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), old_addr, 0);	/* the PTE locks */
 	uint32_t old_t = mm_table_at(s, mm, old_addr, d), new_t = mm_table_at(s, mm, new_addr, d);
-	ptl_lock(s, old_t);
+	pte_lock_excl(s, old_t);
 	if (new_t != old_t)
-		ptl_lock(s, new_t);
+		pte_lock_excl(s, new_t);
 	uint64_t i0 = pt_index(g, d, old_addr), n = len >> g->page_shift;
 	uint64_t j0 = pt_index(g, d, new_addr);
 	pte_t *ot = table_of(hw, old_t);
@@ -234,8 +174,8 @@ static void move_ptes(struct sim *s, struct vm_area_struct *vma, uint64_t old_ad
 	else if (pol != MREMAP_FLUSH_UNDER_PTL)
 		*need_flush = true;
 	if (new_t != old_t)
-		ptl_unlock(s, new_t);
-	ptl_unlock(s, old_t);
+		pte_unlock(s, new_t);
+	pte_unlock(s, old_t);
 	if (need_rmap_locks)
 		drop_rmap_locks(s, vma);
 	/* the locks are released: another CPU's zap or rmap walk may run from

@@ -170,6 +170,16 @@ static const struct tlbsim_knob_value clear_refs_values[CLEAR_REFS_COUNT] = {
 					     "v5.11)"},
 };
 
+static const struct tlbsim_knob_value zap_rmap_values[ZAP_RMAP_COUNT] = {
+	[ZAP_RMAP_EARLY] = {"early", "zap_pte_range removes a dirty file page's rmap with its PTE, "
+				     "before the flush: page_mkclean finds the page unmapped, returns "
+				     "without taking the PTE lock or flushing, and writeback can clean "
+				     "it while a CPU still writes through a stale entry (v3.15..v6.0)"},
+	[ZAP_RMAP_DELAYED] = {"delayed", "the rmap removal waits for the TLB flush under the PTE "
+					 "lock (5df397dec7c4 \"mm: delay page_remove_rmap() until "
+					 "after the TLB has been flushed\", v6.1)"},
+};
+
 static const struct tlbsim_knob_value mremap_flush_values[MREMAP_FLUSH_COUNT] = {
 	[MREMAP_FLUSH_AFTER_PTL] = {"after_ptl", "move_ptes drops both PTE locks before any flush; "
 						 "move_page_tables flushes the old range once at the "
@@ -239,6 +249,8 @@ static const struct tlbsim_knob knobs[] = {
 	 TLB_FLUSH_COND_COUNT, TLB_FLUSH_COND_END, tlb_flush_cond_values},
 	{"clear_refs", "how a write to /proc/PID/clear_refs flushes the PTEs it write-protected "
 		       "or aged", CLEAR_REFS_COUNT, CLEAR_REFS_GATHER, clear_refs_values},
+	{"zap_rmap", "when a zap removes the rmap of a dirty shared file page: before or after "
+		     "its TLB flush", ZAP_RMAP_COUNT, ZAP_RMAP_EARLY, zap_rmap_values},
 	{"mremap_flush", "where mremap's move_ptes flushes the old range: before or after it drops "
 			 "the PTE locks", MREMAP_FLUSH_COUNT, MREMAP_FLUSH_UNDER_PTL, mremap_flush_values},
 	{"mremap_pmd", "whether mremap moves whole PTE tables (move_normal_pmd) and under which "
@@ -274,8 +286,9 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->x86_flush = (enum x86_flush_policy)knobs[13].default_value;
 	pol->tlb_flush_cond = (enum tlb_flush_cond_policy)knobs[14].default_value;
 	pol->clear_refs = (enum clear_refs_policy)knobs[15].default_value;
-	pol->mremap_flush = (enum mremap_flush_policy)knobs[16].default_value;
-	pol->mremap_pmd = (enum mremap_pmd_policy)knobs[17].default_value;
+	pol->zap_rmap = (enum zap_rmap_policy)knobs[16].default_value;
+	pol->mremap_flush = (enum mremap_flush_policy)knobs[17].default_value;
+	pol->mremap_pmd = (enum mremap_pmd_policy)knobs[18].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -297,8 +310,9 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 13: return (int *)&pol->x86_flush;
 	case 14: return (int *)&pol->tlb_flush_cond;
 	case 15: return (int *)&pol->clear_refs;
-	case 16: return (int *)&pol->mremap_flush;
-	case 17: return (int *)&pol->mremap_pmd;
+	case 16: return (int *)&pol->zap_rmap;
+	case 17: return (int *)&pol->mremap_flush;
+	case 18: return (int *)&pol->mremap_pmd;
 	default: return NULL;
 	}
 }
@@ -412,15 +426,17 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *   clear_refs    gather from v4.13 (b3a81d0841a9) to v5.10; flush_mm from
  *                 v5.11 (912efa17e512): v5.6..v5.10 is the window in which a
  *                 soft-dirty clear left writable TLB entries;
+ *   zap_rmap      early up to v6.0; delayed from v6.1 (5df397dec7c4);
  *   x86_flush     ipi up to v6.14; invlpgb from v6.15 (4afeb0ed1753,
  *                 82378c6c2f43): it changes nothing on a profile without
  *                 INVLPGB (parameter invlpgb=0, every Intel profile), where
  *                 the kernel also takes the IPI path.
  */
 #define K_OLD_VMAP "vmap_purge=global,kasan_flush=per_area"
-#define K_GATHER_END ",tlb_flush_cond=end,clear_refs=gather"
-#define K_GATHER_BITS ",tlb_flush_cond=bits,clear_refs=gather"
-#define K_FLUSH_MM ",tlb_flush_cond=bits,clear_refs=flush_mm"
+#define K_GATHER_END ",tlb_flush_cond=end,clear_refs=gather,zap_rmap=early"
+#define K_GATHER_BITS ",tlb_flush_cond=bits,clear_refs=gather,zap_rmap=early"
+#define K_FLUSH_MM ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=early"
+#define K_DELAY_RMAP ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=delayed"
 #define K_MREMAP_414 ",mremap_flush=dirty,mremap_pmd=none"
 #define K_MREMAP_420 ",mremap_flush=under_ptl,mremap_pmd=none"
 #define K_MREMAP_51 ",mremap_flush=under_ptl,mremap_pmd=need_rmap"
@@ -493,19 +509,19 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 K_X86_6X K_VMA_LOCK},
 	{"6.6",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM K_MREMAP_513,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_DELAY_RMAP K_MREMAP_513,
 	 "the v6.3..v6.8 vmalloc purge", K_X86_6X K_VMA_LOCK},
 	{"6.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_FLUSH_MM K_MREMAP_513,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_MREMAP_513,
 	 "282631cb2447 (vmap nodes: the seed-003 kernel)", K_X86_6X K_VMA_LOCK},
 	{"6.11",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_FLUSH_MM K_MREMAP_513,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_MREMAP_513,
 	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X K_VMA_LOCK},
 	{"6.18",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_FLUSH_MM K_MREMAP_513,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_DELAY_RMAP K_MREMAP_513,
 	 "9e9e085effe9 (the 003 fix, v6.13); x86 209954cbc7d0, 953753db887f, 6db2526c1d69 "
 	 "(v6.14), a37259732a7d, 4afeb0ed1753 (v6.15)", K_X86_6X K_X86_14 K_VMA_LOCK},
 };

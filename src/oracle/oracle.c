@@ -451,19 +451,19 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 	if (!(watch & WATCH_CLEAN))
 		return;
 	const struct frame *fr = frame_of(hw, te->frame);
-	if ((!pte_present(pte) || pte_pfn(pte) != te->frame) && !(fr->pgflags & PG_ANON) &&
-	    !(fr->pgflags & PG_DIRTY)) {
-		/* no PTE maps the page at va any more (mremap moved it) and
-		 * writeback judged the page clean: the write lands after the
-		 * page was written back and leaves it clean */
+	if ((!pte_present(pte) || pte_pfn(pte) != te->frame) && fr->state == FRAME_DATA &&
+	    !(fr->pgflags & PG_ANON) && fr->refcount) {
+		/* a page-cache page written back clean while a zap had taken
+		 * its PTE and not yet flushed: the write lands in a page the
+		 * kernel holds clean (5df397dec7c4's race) */
 		char ent[160];
 		snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached "
-			 "writable+dirty", cpu, (unsigned long long)va, te->frame);
+			 "writable+dirty, PTE zapped or moved", cpu, (unsigned long long)va, te->frame);
 		oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
-				 "I3: cpu %d wrote va 0x%llx through a stale dirty TLB entry whose "
-				 "PTE no longer maps the page there (moved by mremap), after "
-				 "writeback cleaned the page: the write is lost to writeback",
-				 cpu, (unsigned long long)va);
+				 "I3: cpu %d wrote va 0x%llx through a stale dirty TLB entry after "
+				 "its PTE was zapped (or moved by mremap) and writeback cleaned the "
+				 "page: the write is lost (the page is clean in the page cache)", cpu,
+				 (unsigned long long)va);
 		return;
 	}
 	if (!pte_present(pte) || pte_pfn(pte) != te->frame || !fmt_pte_clean(hw->fmt, pte))
@@ -587,10 +587,10 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 				continue;
 			pte_t *ptep = pte_lookup(s, mm, va);
 			pte_t pte = ptep ? *ptep : 0;
-			if (call == SYS_MPROTECT || call == SYS_CLEAR_REFS) {
-				/* mprotect, soft-dirty clear_refs: the entry still
-				 * grants a write the PTE of the same page no longer
-				 * allows */
+			if (call == SYS_MPROTECT || call == SYS_CLEAR_REFS || call == SYS_FORK) {
+				/* mprotect, a soft-dirty clear_refs, fork's COW
+				 * write-protection: the entry still grants a write the
+				 * PTE of the same page no longer allows */
 				if (!pte_present(pte) || pte_pfn(pte) != e->frame ||
 				    (pte & PTE_WRITE) || !entry_writable(hw, e))
 					continue;
@@ -650,6 +650,16 @@ static bool cpu_may_reach_ctx(struct oracle *o, int cpu, const mm_context_t *ctx
 	const struct hw_cpu *hc = &hw_of(s)->cpu[cpu];
 	uint32_t b = ctx->asid & (TC_TAGCNT - 1);
 	return ctx->asid && (hc->tlb.tagcnt[b] || hc->wc.tagcnt[b]);
+}
+
+/* fork shared an anonymous page between two mms: it no longer belongs to
+ * the one that mapped it, so a free of it scans every CPU (check_frame) */
+static void on_page_dup(void *ctx, uint32_t f)
+{
+	struct oracle *o = ctx;
+	struct oracle_frame *of = oracle_frame(o, f);
+	of->map_ctx = NULL;
+	of->map_ctx_id = 0;
 }
 
 static void on_page_dirtied(void *ctx, uint32_t f)
@@ -922,6 +932,7 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.kernel_mapped = on_kernel_mapped,
 	.kernel_unmapped = on_kernel_unmapped,
 	.kernel_page_freed = on_kernel_page_freed,
+	.page_dup = on_page_dup,
 };
 
 int oracle_attach(struct oracle *o, struct kernel *k, int want_kind)

@@ -13,7 +13,9 @@
  *                hand-off to RCU) is still reachable from a TLB or walk cache
  *   I1-realized  an access or walk used an entry whose frame was freed/reused
  *   I2           munmap/madvise(DONTNEED) returned while a CPU still
- *                translates the range to an old frame
+ *                translates the range to an old frame; mprotect or fork
+ *                (its COW write-protection) returned while a CPU can still
+ *                write through a cached writable entry
  *   I3           a write went through a stale dirty entry into a page that
  *                MADV_FREE judged clean
  *   stale-walk   a walk used a walk-cache entry to a table already unlinked
@@ -32,7 +34,7 @@
 #define TLBSIM_INVARIANTS(X)                                                     \
 	X(INV_I1, "I1", "freed frame reachable from a TLB or walk cache")        \
 	X(INV_I1_REALIZED, "I1-realized", "access or walk used a freed frame")   \
-	X(INV_I2, "I2", "translation survives munmap/madvise/mprotect/clear_refs/mremap return") \
+	X(INV_I2, "I2", "translation survives munmap/madvise/mprotect/clear_refs/fork/mremap return") \
 	X(INV_I3, "I3", "write through stale dirty entry into a clean page")     \
 	X(INV_STALE_WALK, "stale-walk", "walk entry to an unlinked table used")  \
 	X(INV_LIVELOCK, "livelock", "identical faults with no PTE change")       \

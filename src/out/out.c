@@ -319,6 +319,7 @@ static const struct row rows[] = {
 	{"bogo_ops_per_sec", false, get_bogo_ops_per_sec, true},
 	{"tlb_shootdowns_per_sec", false, get_tlb_shootdowns_per_sec, true},
 	{"ipis_per_sec", false, get_ipis_per_sec, true},
+	{"cow_faults", false, get_cow_faults, true},
 	{"violations", false, get_violations, false}, {"events", false, get_events, false},
 };
 

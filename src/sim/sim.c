@@ -445,8 +445,19 @@ void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, u
 	} else {
 		if (__builtin_expect(--s->slow_countdown == 0, 0) && sim_step_slow(s, t, yp, a, b))
 			return;		/* preempted at the end of its slice */
-		if (!s->sched->yield(s, t, yp))
+		/* the time-ordered strategy, the only one of run mode, inline:
+		 * keep running while no queued event comes first (an event
+		 * queued at the same time was queued first and wins the tie) */
+		if (s->sched == &sched_time_ordered) {
+			uint64_t wake = s->now + t->pending_ns;
+			if (evq_empty(&s->q) || wake < evq_top_time(&s->q)) {
+				s->now = wake;
+				t->pending_ns = 0;
+				return;
+			}
+		} else if (!s->sched->yield(s, t, yp)) {
 			return;
+		}
 	}
 	queue_resume(s, t, s->now + t->pending_ns);
 	t->pending_ns = 0;

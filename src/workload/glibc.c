@@ -112,8 +112,9 @@ static void child_start(struct sim *s, struct sim_thread *t)
 /*
  * fork() with the child pinned to cpu (sched_setaffinity before fork, as the
  * will-it-scale harness does): the child is a new process with an mm of its
- * own. Copying the parent's address space (copy_page_range, COW) is not
- * modelled: the children here map everything they touch themselves.
+ * own. Unlike sys_fork (kernel/fork.c dup_mmap in src/mm/fork.c), this
+ * path does not copy the parent's address space: the children here map
+ * everything they touch themselves.
  */
 struct sim_thread *glibc_fork_on(struct sim *s, thread_fn fn, void *arg, int cpu)
 {

@@ -15,6 +15,7 @@ extern const struct workload_ops kbuild_ops;
 extern const struct workload_ops local_migrate_ops, ebizzy_ops;
 extern const struct workload_ops mprotect_storm_ops;
 extern const struct workload_ops stress_ng_tlb_ops;
+extern const struct workload_ops fork_exec_ops;
 
 static const struct workload_ops *const workloads[] = {
 	&mmap8_ops, &mmap5_ops, &madv_race_ops, &lazy_tables_ops,
@@ -27,6 +28,7 @@ static const struct workload_ops *const workloads[] = {
 	&ebizzy_ops,
 	&mprotect_storm_ops,
 	&stress_ng_tlb_ops,
+	&fork_exec_ops,
 };
 
 int workload_count(void)

@@ -311,3 +311,15 @@ tlbsim_check_out(mremap_truncate_v618 0
 tlbsim_check_out(mremap_pmd_v513 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/mremap_pmd_race.tlbs --kernel 5.13 --runs 3000)
+
+# ---- zap vs writeback: the rmap removed before the zap's flush (issue 13 item 10) ----
+# v6.0: page_mkclean finds the zapped page unmapped and returns; writeback
+# cleans it while the writer's stale dirty entry still writes (I3); v6.6
+# (5df397dec7c4, delayed rmap): nothing within the budget
+tlbsim_check_out(zap_rmap_v60 1
+  HAS "VIOLATION I3" "PTE was zapped" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/zap_writeback_race.tlbs --kernel 6.0 --runs 20000
+       --time-limit 20)
+tlbsim_check_out(zap_rmap_v66 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/zap_writeback_race.tlbs --kernel 6.6 --runs 3000)

@@ -125,6 +125,7 @@ tlbsim_cli(err_absurd_caches 2 STDERR "absurd" ARGS run mmap8 --cpus 1024 -D tlb
 include(${CMAKE_CURRENT_LIST_DIR}/robust_cli.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/wis_cli.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/kbuild_cli.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/forkexec_cli.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/daily_cli.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/run_trace.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/stress_ng_cli.cmake)
