@@ -25,7 +25,10 @@
  *  - I2 at mremap's return: a CPU that still translates an old address is
  *    reported (by hand: the PTE moved without a flush); a real mremap under
  *    every knob value returns clean;
- *  - ftruncate(0) zaps every mapping of the file and frees its pages.
+ *  - ftruncate(0) zaps every mapping of the file and frees its pages;
+ *  - move_ptes' PTE lock (pte_lock_excl) is waited for by a zap
+ *    (pte_wait_excl) and by page_mkclean (pte_lock_wait) until it is
+ *    dropped; a zap's own hold (pte_lock_nowait) does not stop another zap.
  */
 #include "test_util.h"
 
@@ -434,6 +437,74 @@ static void test_ftruncate_zaps(void **state)
 	assert_false(x.mapped_after);
 }
 
+/* ---- the exclusive PTE lock of move_ptes ---- */
+
+struct excl {
+	uint32_t table;
+	bool nowait;			/* the holder is a zap (pte_lock_nowait) */
+	volatile bool held, released;
+	bool zap_saw_release, mkclean_saw_release;
+	volatile int waiters_done;
+};
+
+static void excl_holder(struct sim *s, struct sim_thread *t)
+{
+	struct excl *x = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t a = sys_mmap(s, 0, hw_of(s)->geom.page_size, TLBSIM_MAP_PRIVATE);
+	assert_int_equal(user_access(s, a, true), 0);
+	x->table = mm_table_at(s, mm, a, hw_of(s)->geom.levels - 1);
+	if (x->nowait)
+		pte_lock_nowait(s, x->table);
+	else
+		pte_lock_excl(s, x->table);
+	x->held = true;
+	for (int i = 0; i < 50; i++)	/* hold it across yield points */
+		sim_step(s, YP_USER, 100);
+	x->released = true;
+	pte_unlock(s, x->table);
+	while (x->waiters_done < 2)
+		sim_step(s, YP_USER, 10);
+}
+
+static void excl_zap(struct sim *s, struct sim_thread *t)
+{
+	struct excl *x = t->arg;
+	while (!x->held)
+		sim_step(s, YP_USER, 10);
+	pte_wait_excl(s, x->table);
+	x->zap_saw_release = x->released;
+	x->waiters_done++;
+}
+
+static void excl_mkclean(struct sim *s, struct sim_thread *t)
+{
+	struct excl *x = t->arg;
+	while (!x->held)
+		sim_step(s, YP_USER, 10);
+	pte_lock_wait(s, x->table);
+	x->mkclean_saw_release = x->released;
+	pte_unlock(s, x->table);
+	x->waiters_done++;
+}
+
+static void test_move_lock_excludes(void **state)
+{
+	(void)state;
+	for (int nowait = 0; nowait < 2; nowait++) {
+		struct excl x = {.nowait = nowait};
+		struct sim *s = tsim_new_p("x86-24", 3, NESTED_FULLMM, no_kpti);
+		tsim_spawn(s, excl_holder, &x, 0);
+		tsim_spawn(s, excl_zap, &x, 1);
+		tsim_spawn(s, excl_mkclean, &x, 2);
+		tsim_run(s);
+		tsim_free(s);
+		/* page_mkclean waits for any holder; a zap only for move_ptes */
+		assert_true(x.mkclean_saw_release);
+		assert_int_equal(x.zap_saw_release, !nowait);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_pmd_move_same_table),
 		cmocka_unit_test(test_i2_at_return),
 		cmocka_unit_test(test_ftruncate_zaps),
+		cmocka_unit_test(test_move_lock_excludes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
