@@ -28,11 +28,14 @@
  * And the knob `mremap_pmd`: none (up to v5.0, every extent through
  * move_ptes), need_rmap (v5.1..v5.12: move_normal_pmd takes the rmap locks
  * only when need_rmap_locks, which a new VMA never needs), rmap_locks
- * (97113eb39fa7: always). move_normal_pmd holds only the PMD locks, so a
- * truncate that read the old PMD before the move and holds the table's PTE
- * lock zaps the PTE after it moved and flushes the old address: a CPU that
- * cached the new address keeps it past the free (I1). The rmap lock
- * (i_mmap_rwsem for write) excludes that walk.
+ * (97113eb39fa7: always). move_normal_pmd holds only the PMD locks, no PTE
+ * lock, so without the rmap lock a truncate's walk of the file's VMAs runs
+ * beside it: it can zap the PTE through the moved table at the new address
+ * and free the page before the flush of the old address has completed (the
+ * model finds this on arm64, the TLBI issued and its DSB not yet), or, as
+ * 97113eb39fa7 describes, zap it through the old address it computed before
+ * the move and flush that address while a CPU has cached the new one (I1).
+ * The rmap lock (i_mmap_rwsem for write) excludes the walk.
  *
  * The PTE locks (memory.c): move_ptes holds both across its flush
  * (pte_lock_excl: it waits for zaps and page_mkclean, and they wait for it),
