@@ -306,7 +306,8 @@ static struct vm_area_struct *vma_to_resize(struct mm_struct *mm, uint64_t addr,
  * otherwise a shrink unmaps the tail, a grow extends the VMA in place when
  * it ends at addr + old_len and the gap after it allows (vma_expandable), or
  * else moves it to a free range (get_unmapped_area). EINVAL for unaligned or
- * overlapping ranges, EFAULT/ENOMEM when no VMA holds the old range.
+ * overlapping ranges, EFAULT/ENOMEM when no VMA holds the old range; an
+ * old_len of 0 (duplicating a shared mapping) is refused too.
  */
 uint64_t sys_mremap(struct sim *s, uint64_t addr, uint64_t old_len, uint64_t new_len, bool fixed,
 		    uint64_t new_addr)
@@ -324,7 +325,9 @@ uint64_t sys_mremap(struct sim *s, uint64_t addr, uint64_t old_len, uint64_t new
 				  ? k->hooks->syscall_enter(k->hooks_ctx, SYS_MREMAP) : 0;
 	old_len = (old_len + ps - 1) & ~(ps - 1);
 	new_len = (new_len + ps - 1) & ~(ps - 1);
-	if ((addr & (ps - 1)) || !new_len || old_len > g->task_size || addr > g->task_size - old_len ||
+	/* old_len 0 (a second mapping of a shared one) is not modelled */
+	if ((addr & (ps - 1)) || !new_len || !old_len || old_len > g->task_size ||
+	    addr > g->task_size - old_len ||
 	    new_len > g->task_size)
 		goto out;
 	if (fixed && ((new_addr & (ps - 1)) || new_addr > g->task_size - new_len ||

@@ -40,7 +40,7 @@ struct single {
 	pte_t before[3], after[3];
 	bool old_empty, old_vma, new_vma;
 	uint64_t a, b, pgoff_new;
-	uint64_t shrink, grow, bad_overlap, bad_unaligned;
+	uint64_t shrink, grow, bad_overlap, bad_unaligned, bad_zero;
 };
 
 static void single_body(struct sim *s, struct sim_thread *t)
@@ -78,6 +78,7 @@ static void single_body(struct sim *s, struct sim_thread *t)
 	x->grow = sys_mremap(s, b, 2 * ps, 3 * ps, false, 0);
 	x->bad_overlap = sys_mremap(s, b, 3 * ps, 3 * ps, true, b + ps);
 	x->bad_unaligned = sys_mremap(s, b + 1, ps, ps, false, 0);
+	x->bad_zero = sys_mremap(s, b, 0, ps, false, 0);
 	sys_close(s, f);
 }
 
@@ -111,6 +112,7 @@ static void test_move_keeps_ptes(void **state)
 			assert_int_equal(x.grow, x.b);
 			assert_int_equal(x.bad_overlap, TLBSIM_EINVAL_VA);
 			assert_int_equal(x.bad_unaligned, TLBSIM_EINVAL_VA);
+			assert_int_equal(x.bad_zero, TLBSIM_EINVAL_VA);
 			(void)ps;
 		}
 	}
