@@ -42,8 +42,27 @@ static inline uint64_t addr_end(const struct pt_geom *g, int depth, uint64_t add
  * the batch is then freed and the walk restarts where it stopped. A full page
  * batch forces the same.
  */
+static void zap_pte_range_locked(struct sim *s, struct mmu_gather *tlb,
+				 struct vm_area_struct *vma, uint32_t pte_table, uint64_t addr,
+				 uint64_t end);
+
+/* zap_pte_range() under the PTE table's lock: flush_tlb_batched_pending(mm)
+ * first (3ea277194daa, v4.11; knob ubc_check_zap), so that a PTE reclaim
+ * cleared without a flush is not left cached when munmap/MADV_DONTNEED
+ * returns */
 static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
 			  uint32_t pte_table, uint64_t addr, uint64_t end)
+{
+	ptl_lock(s, pte_table);
+	if (machine_of(s)->policy.ubc_check_zap)
+		flush_tlb_batched_pending(s, vma->vm_mm);
+	zap_pte_range_locked(s, tlb, vma, pte_table, addr, end);
+	ptl_unlock(s);
+}
+
+static void zap_pte_range_locked(struct sim *s, struct mmu_gather *tlb,
+				 struct vm_area_struct *vma, uint32_t pte_table, uint64_t addr,
+				 uint64_t end)
 {
 	struct hw *hw = hw_of(s);
 	const struct pt_geom *g = &hw->geom;

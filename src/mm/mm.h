@@ -105,6 +105,7 @@ const struct fs_type *fs_type_find(const char *name);
 #define PG_DIRTY 0x1u
 #define PG_ANON 0x2u		/* PageAnon: not a page-cache page */
 #define PG_LOCKED 0x4u		/* PageLocked: lock_page() held */
+#define PG_LAZYFREE 0x8u	/* anon page with PageSwapBacked clear (MADV_FREE) */
 
 struct pagecache_ent {
 	uint64_t index;
@@ -174,9 +175,27 @@ struct mm_struct {
 	int slot;			/* index in kernel.mms while it is there */
 	struct mm_struct *next_free;	/* freed mm_structs, reused by mm_alloc */
 	mm_context_t context;		/* arch-owned: ASID, ctx_id, tlb_gen, cpumask */
+	/* mm->tlb_flush_batched (rmap.c): ubc_flag=bool: 0/1; gen: pending
+	 * generation in bits 0-14, flushed generation in bits 16-30 */
+	uint32_t tlb_flush_batched;
 };
 
 struct lazyfree_rec;
+
+/* struct tlbflush_unmap_batch (include/linux/sched.h, v5.1; rmap.c): the
+ * reclaim task's deferred flush. x86: the mms whose CPUs need the flush
+ * (arch_tlbbatch_add_mm); arm64 (v6.5+): the TLBIs issued without their DSB,
+ * not yet known complete (a TLBI is complete only after the issuer's DSB). */
+#define UBC_MAX 32
+struct tlbflush_unmap_batch {
+	bool flush_required;
+	bool writable;			/* a dirty PTE was cleared */
+	uint32_t nmm;
+	struct mm_struct *mms[UBC_MAX];	/* x86: mms to flush */
+	uint32_t nva;
+	uint64_t va[UBC_MAX];		/* arm64: TLBI VALE1IS issued, no DSB yet */
+	uint32_t asid[UBC_MAX];
+};
 
 /* ---- per-task kernel state (struct task_struct's share of it) ---- */
 struct task {
@@ -214,6 +233,11 @@ struct task {
 	bool wait_chld;			/* on its wait_chldexit queue (do_wait) */
 	bool chld_woken;		/* a child's exit_notify woke it */
 	bool chld_sleeping;		/* asleep in do_wait */
+	/* reclaim (rmap.c): the per-task unmap batch, and the PTE table whose
+	 * lock (the split PTL) this task holds in a path that synchronises with
+	 * reclaim (0: none) */
+	struct tlbflush_unmap_batch tlb_ubc;
+	uint32_t ptl_table;
 };
 
 /* task_struct->exit_state (include/linux/sched.h) */
@@ -305,6 +329,9 @@ struct mm_hooks {
 	/* a page the kernel mapped is freed before the flush of its VA: the
 	 * tolerated windows W1 (vfree's pages) and W2 (a released shadow page) */
 	void (*kernel_page_freed)(void *ctx, uint32_t f, bool shadow);
+	/* reclaim cleared the clean PTE of lazyfree frame f at va and will
+	 * discard the page (try_to_unmap_one's MADV_FREE check) */
+	void (*lazyfree_discard)(void *ctx, struct mm_struct *mm, uint64_t va, uint32_t f);
 };
 
 /* ---- work items (workqueue.c) ---- */
@@ -381,6 +408,7 @@ struct kernel {
 		uint64_t to_cache, to_rcu;		/* free_thread_stack */
 		uint64_t rcu_to_cache, rcu_vfree;	/* thread_stack_free_rcu */
 	} proc;
+	int nr_reclaim_ptl;		/* PTE-table locks reclaim holds now (rmap.c) */
 	const struct mm_hooks *hooks;
 	void *hooks_ctx;
 };
@@ -674,5 +702,20 @@ static inline uint64_t zero_page_cost(struct sim *s, uint32_t f)
  * include/linux/highmem.h, and pte_alloc_one's __GFP_ZERO, arch pgalloc.h,
  * v5.8): page_alloc_ns + extra_ns + the clear */
 uint32_t alloc_zeroed_frame(struct sim *s, enum frame_state st, int depth, uint64_t extra_ns);
+
+
+/* ---- reclaim with batched unmap flushes (rmap.c, vmscan.c-side) ---- */
+/* pte_offset_map_lock()'s PTE-table lock as far as reclaim sees it: taken by
+ * the paths that call flush_tlb_batched_pending (they never wait for each
+ * other in the model; they wait for a reclaim task that holds it). */
+void ptl_lock(struct sim *s, uint32_t table);
+void ptl_unlock(struct sim *s);
+/* The PTE table mapping addr in mm, or 0 */
+uint32_t pte_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr);
+/* flush_tlb_batched_pending(mm) (mm/rmap.c, v4.11+): under the PTL */
+void flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm);
+/* The current task as a reclaim actor: shrink_page_list over the pages
+ * mapped at [addr, addr+len) of its mm; the pages reclaimed. */
+int64_t sys_reclaim(struct sim *s, uint64_t addr, uint64_t len);
 
 #endif

@@ -148,6 +148,35 @@ static const struct tlbsim_knob_value x86_flush_values[X86_FLUSH_COUNT] = {
 					  "Use INVLPGB for kernel TLB flushes\", v6.15)"},
 };
 
+static const struct tlbsim_knob_value ubc_check_values[2] = {
+	{"off", "the path does not call flush_tlb_batched_pending(): it can return while a "
+		"PTE reclaim cleared is still cached (v4.3..v4.10)"},
+	{"on", "flush_tlb_batched_pending(mm) under the PTL before the PTEs are looked at "
+	       "(3ea277194daa \"mm, mprotect: flush TLB if potentially racing with a parallel "
+	       "reclaim leaving stale TLB entries\", v4.11)"},
+};
+
+static const struct tlbsim_knob_value ubc_flag_values[UBC_FLAG_COUNT] = {
+	[UBC_FLAG_GEN] = {"gen", "mm->tlb_flush_batched holds pending and flushed generations; "
+				 "flush_tlb_batched_pending sets flushed = pending by cmpxchg, so a "
+				 "batch added during its flush stays pending (the later fix)"},
+	[UBC_FLAG_BOOL] = {"bool", "a bool set by set_tlb_ubc_flush_pending and cleared after "
+				   "flush_tlb_batched_pending's flush: a PTE cleared during that flush "
+				   "loses its mark (3ea277194daa, v4.11)"},
+};
+
+static const struct tlbsim_knob_value arm64_batch_values[ARM64_BATCH_COUNT] = {
+	[ARM64_BATCH_FLUSH_MM] = {"flush_mm", "reclaim issues TLBI VALE1IS without DSB, "
+					      "try_to_unmap_flush is the DSB; flush_tlb_batched_pending "
+					      "is flush_tlb_mm (4b634918384c \"arm64/mm: Close "
+					      "theoretical race where stale TLB entry remains valid\")"},
+	[ARM64_BATCH_DSB] = {"dsb", "the same, but flush_tlb_batched_pending is a DSB ISH on its "
+				    "own CPU, which does not complete another CPU's TLBIs "
+				    "(43b3dfdd0455, db6c1f6f236d, v6.5)"},
+	[ARM64_BATCH_NONE] = {"none", "arm64 does not batch: try_to_unmap_one flushes each PTE "
+				      "with ptep_clear_flush (before v6.5)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -180,6 +209,16 @@ static const struct tlbsim_knob knobs[] = {
 	{"x86_flush", "x86: IPIs or, on a CPU with INVLPGB, broadcast invalidation for "
 		      "multi-threaded mms and kernel flushes", X86_FLUSH_COUNT, X86_FLUSH_IPI,
 	 x86_flush_values},
+	{"ubc_check_mprotect", "whether change_pte_range (mprotect) flushes a pending reclaim batch",
+	 2, 1, ubc_check_values},
+	{"ubc_check_zap", "whether zap_pte_range (munmap, MADV_DONTNEED) flushes a pending "
+			  "reclaim batch", 2, 1, ubc_check_values},
+	{"ubc_check_madv_free", "whether madvise_free_pte_range (MADV_FREE) flushes a pending "
+				"reclaim batch", 2, 1, ubc_check_values},
+	{"ubc_flag", "how mm->tlb_flush_batched records a pending reclaim batch", UBC_FLAG_COUNT,
+	 UBC_FLAG_GEN, ubc_flag_values},
+	{"arm64_batch", "arm64: reclaim's batched unmap and what flush_tlb_batched_pending does",
+	 ARM64_BATCH_COUNT, ARM64_BATCH_FLUSH_MM, arm64_batch_values},
 };
 
 int tlbsim_knob_count(void)
@@ -209,6 +248,11 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->x86_table_free = (enum x86_table_free_policy)knobs[11].default_value;
 	pol->arm64_local = (enum arm64_local_policy)knobs[12].default_value;
 	pol->x86_flush = (enum x86_flush_policy)knobs[13].default_value;
+	pol->ubc_check_mprotect = knobs[14].default_value;
+	pol->ubc_check_zap = knobs[15].default_value;
+	pol->ubc_check_madv_free = knobs[16].default_value;
+	pol->ubc_flag = (enum ubc_flag_policy)knobs[17].default_value;
+	pol->arm64_batch = (enum arm64_batch_policy)knobs[18].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -228,6 +272,11 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 11: return (int *)&pol->x86_table_free;
 	case 12: return (int *)&pol->arm64_local;
 	case 13: return (int *)&pol->x86_flush;
+	case 14: return &pol->ubc_check_mprotect;
+	case 15: return &pol->ubc_check_zap;
+	case 16: return &pol->ubc_check_madv_free;
+	case 17: return (int *)&pol->ubc_flag;
+	case 18: return (int *)&pol->arm64_batch;
 	default: return NULL;
 	}
 }

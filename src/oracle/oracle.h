@@ -89,6 +89,8 @@ struct oracle_frame {
 	uint64_t map_ctx_id;	/* ... and its ctx_id then (never reused) */
 	uint32_t kernel_gen;	/* DATA: frame gen + 1 while a kernel (vmalloc or
 				 * shadow) page: I1 does not apply, I5/W1/W2 do */
+	uint32_t discard_gen;	/* DATA: frame gen + 1 once reclaim discarded it as
+				 * a clean lazyfree page (its PTE cleared: I3) */
 };
 
 struct oracle {

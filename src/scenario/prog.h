@@ -54,6 +54,7 @@ enum scen_opcode {
 	OP_IMAGE,	/* pop pages: map the process image (glibc_image_map) */
 	OP_USER_WORK,	/* pop pages: the loop's user working set (glibc_user_work) */
 	OP_MPROTECT,	/* pop prot (read|write), len, addr; push 0 or -1 */
+	OP_RECLAIM,	/* pop len, addr; push the pages reclaim freed, or -1 */
 };
 
 enum scen_word {
