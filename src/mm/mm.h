@@ -714,6 +714,17 @@ void ptl_unlock(struct sim *s);
 uint32_t pte_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr);
 /* flush_tlb_batched_pending(mm) (mm/rmap.c, v4.11+): under the PTL */
 void flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm);
+/* shrink_page_list() in two parts (rmap.c): unmap up to SWAP_CLUSTER_MAX
+ * pages of [start, end) of mm (lazyfree pages; the flush may be deferred),
+ * putting the pages to free on rl; then try_to_unmap_flush() and the frees */
+#define SWAP_CLUSTER_MAX 32u
+struct reclaim_list {
+	uint32_t n;
+	uint32_t pages[SWAP_CLUSTER_MAX];
+};
+uint32_t shrink_page_list_unmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
+				struct reclaim_list *rl);
+void shrink_page_list_finish(struct sim *s, struct reclaim_list *rl);
 /* The current task as a reclaim actor: shrink_page_list over the pages
  * mapped at [addr, addr+len) of its mm; the pages reclaimed. */
 int64_t sys_reclaim(struct sim *s, uint64_t addr, uint64_t len);

@@ -36,7 +36,6 @@
 #include "mm/points.h"
 
 #define PTL_RECLAIM 0x80000000u
-#define SWAP_CLUSTER_MAX 32u
 /* mm->tlb_flush_batched in the generation form (mm/rmap.c) */
 #define TLB_FLUSH_BATCH_FLUSHED_SHIFT 16
 #define TLB_FLUSH_BATCH_PENDING_MASK ((1u << (TLB_FLUSH_BATCH_FLUSHED_SHIFT - 1)) - 1)
@@ -348,20 +347,19 @@ static bool try_to_unmap_one(struct sim *s, struct mm_struct *mm, uint64_t va, u
 
 /*
  * shrink_page_list() (mm/vmscan.c, v5.1) over at most SWAP_CLUSTER_MAX
- * named pages: per page, isolate it (a reference), trylock_page; a
- * swap-backed anonymous page is kept (no swap: add_to_swap fails); a
- * lazyfree page goes through try_to_unmap (try_to_unmap_one) and, if
- * discarded, page_ref_freeze(page, 1) and the PageDirty re-check decide that
- * it is freed; at the end try_to_unmap_flush() and then the frees
- * (free_unref_page_list). Returns the pages freed.
+ * named pages, first part: per page, isolate it (a reference),
+ * trylock_page; a swap-backed anonymous page is kept (no swap: add_to_swap
+ * fails); a lazyfree page goes through try_to_unmap (try_to_unmap_one) and,
+ * if discarded, page_ref_freeze(page, 1) and the PageDirty re-check decide
+ * that it goes on the free list. The flush may still be pending.
  */
-static int64_t shrink_page_list(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end)
+uint32_t shrink_page_list_unmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
+				struct reclaim_list *rl)
 {
 	struct hw *hw = hw_of(s);
 	uint64_t ps = hw->geom.page_size;
-	uint32_t free_pages[SWAP_CLUSTER_MAX];
-	uint32_t nfree = 0;
-	for (uint64_t va = start; va < end; va += ps) {
+	rl->n = 0;
+	for (uint64_t va = start; va < end && rl->n < SWAP_CLUSTER_MAX; va += ps) {
 		/* isolate_lru_page(): a scheduler-visible step per page */
 		sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), va, 0);
 		pte_t *ptep = pte_lookup(s, mm, va);
@@ -379,18 +377,24 @@ static int64_t shrink_page_list(struct sim *s, struct mm_struct *mm, uint64_t st
 		    fr->refcount == 1 && !(fr->pgflags & PG_DIRTY) && (fr->pgflags & PG_LAZYFREE)) {
 			/* page_ref_freeze(page, 1) and the PageDirty re-check held */
 			freed = true;
-			free_pages[nfree++] = f;
+			rl->pages[rl->n++] = f;
 		}
-		fr->pgflags &= ~PG_LOCKED;	/* unlock_page() (no waiter sleeps on an anon page here) */
+		fr->pgflags &= ~PG_LOCKED;	/* unlock_page() (nothing sleeps on an anon page here) */
 		if (!freed)
 			reclaim_put_page(s, f);	/* putback_lru_page() */
 	}
+	return rl->n;
+}
+
+/* shrink_page_list()'s end: try_to_unmap_flush(), then free_unref_page_list */
+void shrink_page_list_finish(struct sim *s, struct reclaim_list *rl)
+{
 	try_to_unmap_flush(s);
-	if (nfree)
-		sim_step_arg(s, YP_FREE_PAGES, nfree * (uint64_t)P(s, P_page_free_ns), nfree, 0);
-	for (uint32_t i = 0; i < nfree; i++)
-		reclaim_put_page(s, free_pages[i]);
-	return nfree;
+	if (rl->n)
+		sim_step_arg(s, YP_FREE_PAGES, rl->n * (uint64_t)P(s, P_page_free_ns), rl->n, 0);
+	for (uint32_t i = 0; i < rl->n; i++)
+		reclaim_put_page(s, rl->pages[i]);
+	rl->n = 0;
 }
 
 /* The reclaim actor (kswapd's balance_pgdat -> shrink_node ->
@@ -409,7 +413,9 @@ int64_t sys_reclaim(struct sim *s, uint64_t addr, uint64_t len)
 		uint64_t next = a + SWAP_CLUSTER_MAX * ps;
 		if (next > end || next < a)
 			next = end;
-		n += shrink_page_list(s, mm, a, next);
+		struct reclaim_list rl;
+		n += shrink_page_list_unmap(s, mm, a, next, &rl);
+		shrink_page_list_finish(s, &rl);
 		a = next;
 	}
 	sim_set_mode(s, MODE_USER);
