@@ -159,10 +159,11 @@ static const struct tlbsim_knob_value ubc_check_values[2] = {
 static const struct tlbsim_knob_value ubc_flag_values[UBC_FLAG_COUNT] = {
 	[UBC_FLAG_GEN] = {"gen", "mm->tlb_flush_batched holds pending and flushed generations; "
 				 "flush_tlb_batched_pending sets flushed = pending by cmpxchg, so a "
-				 "batch added during its flush stays pending (the later fix)"},
+				 "batch added during its flush stays pending (5ee2fa2f0636 "
+				 "\"mm/rmap: fix potential batched TLB flush race\", v5.17)"},
 	[UBC_FLAG_BOOL] = {"bool", "a bool set by set_tlb_ubc_flush_pending and cleared after "
 				   "flush_tlb_batched_pending's flush: a PTE cleared during that flush "
-				   "loses its mark (3ea277194daa, v4.11)"},
+				   "loses its mark (3ea277194daa, v4.11..v5.16)"},
 };
 
 static const struct tlbsim_knob_value arm64_batch_values[ARM64_BATCH_COUNT] = {

@@ -165,7 +165,7 @@ static bool should_defer_flush(struct sim *s, struct mm_struct *mm)
 
 /*
  * set_tlb_ubc_flush_pending(mm, pteval, uaddr) (mm/rmap.c, v4.3; the
- * generation form of tlb_flush_batched from the later fix): x86
+ * generation form of tlb_flush_batched from 5ee2fa2f0636, v5.17): x86
  * arch_tlbbatch_add_mm() bumps the mm's tlb_gen and adds mm_cpumask to the
  * batch; arm64 arch_tlbbatch_add_pending() (v6.5) issues TLBI VALE1IS
  * without a DSB - in the model it takes effect only at the issuer's DSB
@@ -253,10 +253,10 @@ static void arch_flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm)
 /*
  * flush_tlb_batched_pending(mm) (mm/rmap.c, v4.11 3ea277194daa), called
  * under the PTL: if reclaim may have cleared a PTE of this mm without
- * flushing yet, flush the whole mm. ubc_flag=bool: the v4.11 bool, cleared
- * after the flush (a batch added during the flush is lost); gen: the
- * pending/flushed generations, flushed = pending by cmpxchg against the
- * value read before the flush.
+ * flushing yet, flush the whole mm. ubc_flag=bool: the v4.11..v5.16 bool,
+ * cleared after the flush (a batch added during the flush is lost); gen:
+ * the pending/flushed generations of 5ee2fa2f0636 (v5.17): flushed =
+ * pending by cmpxchg against the value read before the flush.
  */
 void flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm)
 {
