@@ -22,6 +22,9 @@
  *   exit.c        do_exit, exit_notify, wait4 (__do_wait), release_task
  *   policy.c      the policy knobs (tlbsim_nested_policy in mmu_gather.c)
  *   mprotect.c    mprotect: mprotect_fixup, change_protection (v5.1)
+ *   rmap.c        reclaim: shrink_page_list over named pages, try_to_unmap_one
+ *                 with the batched flush, flush_tlb_batched_pending, the PTL
+ *                 as reclaim sees it, the MADV_FREE discard
  *
  * Ordering rule kept by mmu_gather (include/asm-generic/tlb.h): unhook the
  * translation, invalidate every CPU that may cache it, and only then free the
