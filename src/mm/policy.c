@@ -411,60 +411,67 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 	"are not charged (only the IPIs to stale CPUs it adds are); "              \
 	"INVLPGB (x86_flush=invlpgb) is used only on a profile with invlpgb=1 "   \
 	"(milan-72); the page-reclaim batch flush with INVLPGB is not modelled; "
+/* reclaim's batched unmap (rmap.c): the tlb_flush_batched bool until
+ * 5ee2fa2f0636 (v5.17); arm64 batches from v6.5 (43b3dfdd0455) with a
+ * DSB-only flush_tlb_batched_pending until 4b634918384c (v6.16); every
+ * preset is v4.11+ (3ea277194daa: all ubc_check_* on) */
+#define K_UBC_BOOL ",ubc_flag=bool,arm64_batch=none"
+#define K_UBC_NOARM ",arm64_batch=none"
+#define K_UBC_DSB ",arm64_batch=dsb"
 static const struct tlbsim_kernel_preset kernels[] = {
 	{"4.14",
 	 "nested=v1,nested_check=on,x86_lazy=never,fault_retry=none,spurious_flush=broadcast,"
-	 K_OLD_VMAP K_X86_OLD,
+	 K_OLD_VMAP K_X86_OLD K_UBC_BOOL,
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
 	 "arm64 flushed every range with page-stride all-level VAE1IS (no level tracking before "
 	 "v4.20); the model picks VALE1IS/VAE1IS from the level bits"},
 	{"4.20",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_UBC_BOOL,
 	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
 	 "b956575bed91",
 	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
 	 "PTRS_PER_PTE"},
 	{"5.1",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_UBC_BOOL,
 	 "the seed-000 kernel: the nested finish resets the level bits", NULL},
 	{"5.2",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_UBC_BOOL,
 	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", NULL},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_UBC_BOOL,
 	 "89b15332af7c (the seed-001 kernel: retried write faults)", NULL},
 	{"5.9",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD,
+	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_UBC_BOOL,
 	 "b7333b58f358 (the 001 fix)", NULL},
 	{"5.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_UBC_BOOL,
 	 "arm64's no-op spurious fault hook", NULL},
 	{"5.13",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_513,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_UBC_BOOL,
 	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_UBC_NOARM,
 	 "d92725256b4f (VM_FAULT_COMPLETED); x86 4ce94eabac16 (v5.13), aa44284960d5",
 	 K_X86_6X K_VMA_LOCK},
 	{"6.6",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_UBC_DSB,
 	 "the v6.3..v6.8 vmalloc purge", K_X86_6X K_VMA_LOCK},
 	{"6.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_UBC_DSB,
 	 "282631cb2447 (vmap nodes: the seed-003 kernel)", K_X86_6X K_VMA_LOCK},
 	{"6.11",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_UBC_DSB,
 	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X K_VMA_LOCK},
 	{"6.18",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
