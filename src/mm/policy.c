@@ -170,7 +170,7 @@ static const struct tlbsim_knob_value arm64_batch_values[ARM64_BATCH_COUNT] = {
 	[ARM64_BATCH_FLUSH_MM] = {"flush_mm", "reclaim issues TLBI VALE1IS without DSB, "
 					      "try_to_unmap_flush is the DSB; flush_tlb_batched_pending "
 					      "is flush_tlb_mm (4b634918384c \"arm64/mm: Close "
-					      "theoretical race where stale TLB entry remains valid\")"},
+					      "theoretical race where stale TLB entry remains valid\", v6.16)"},
 	[ARM64_BATCH_DSB] = {"dsb", "the same, but flush_tlb_batched_pending is a DSB ISH on its "
 				    "own CPU, which does not complete another CPU's TLBIs "
 				    "(43b3dfdd0455, db6c1f6f236d, v6.5)"},
