@@ -22,7 +22,9 @@
  *  - flush_tlb_batched_pending: bool form clears the flag; generation form
  *    sets flushed = pending; nothing pending -> no flush;
  *  - a write through a stale dirty entry into a lazyfree page that a
- *    completed MADV_FREE judged clean and reclaim discarded is I3.
+ *    completed MADV_FREE judged clean and reclaim discarded is I3;
+ *  - reclaim waits for the PTE table's lock held by another task, and
+ *    clears the PTE only after the unlock.
  */
 #include "test_util.h"
 
@@ -364,6 +366,62 @@ static void test_discard_i3_arm64(void **state)
 	check_discard_i3("arm64-4k");
 }
 
+/* ---- the PTL between reclaim and a caller of flush_tlb_batched_pending ---- */
+
+struct ptl_case {
+	uint64_t a;
+	volatile bool locked;
+	bool present_while_held;
+	uint64_t unlock_at, unmapped_at;
+	uint32_t nfreed;
+};
+
+static void ptl_holder(struct sim *s, struct sim_thread *t)
+{
+	struct ptl_case *c = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
+	assert_int_equal(user_access(s, a, true), 0);
+	assert_int_equal(sys_madvise_free(s, a, ps), 0);
+	ptl_lock(s, pte_table_of(s, mm, a));		/* as change_pte_range holds it */
+	c->a = a;
+	c->locked = true;
+	sim_sleep_for(s, 50000);			/* 50 us inside the lock */
+	c->present_while_held = tsim_pte_frame(s, mm, a) != NO_FRAME;
+	c->unlock_at = s->now;
+	ptl_unlock(s);
+}
+
+static void ptl_reclaimer(struct sim *s, struct sim_thread *t)
+{
+	struct ptl_case *c = t->arg;
+	while (!c->locked)
+		sim_step(s, YP_USER, 10);
+	struct reclaim_list rl;
+	shrink_page_list_unmap(s, task_of(t)->mm, c->a, c->a + hw_of(s)->geom.page_size, &rl);
+	c->unmapped_at = s->now;
+	c->nfreed = rl.n;
+	shrink_page_list_finish(s, &rl);
+}
+
+/* reclaim's try_to_unmap_one takes the PTE table's lock: it waits while
+ * another task holds it, and clears the PTE after the unlock */
+static void test_reclaim_waits_for_ptl(void **state)
+{
+	(void)state;
+	struct ptl_case c = {0};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, no_kpti);
+	tsim_spawn(s, ptl_holder, &c, 0);
+	tsim_spawn(s, ptl_reclaimer, &c, 1);
+	tsim_run(s);
+	assert_true(c.present_while_held);
+	assert_int_equal(c.nfreed, 1);
+	assert_true(c.unmapped_at >= c.unlock_at);
+	assert_int_equal(s->m.violations, 0);
+	tsim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_flag_forms),
 		cmocka_unit_test(test_discard_i3_x86),
 		cmocka_unit_test(test_discard_i3_arm64),
+		cmocka_unit_test(test_reclaim_waits_for_ptl),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
