@@ -106,7 +106,8 @@ void ptl_unlock(struct sim *s)
 		t->ptl_table = 0;
 }
 
-/* reclaim's page_vma_mapped_walk() taking the PTL: waits for any holder */
+/* the PTL taken by reclaim's page_vma_mapped_walk() (mm/page_vma_mapped.c,
+ * v5.1, map_pte + spin_lock): waits for any holder */
 static void reclaim_ptl_lock(struct sim *s, uint32_t table)
 {
 	struct kernel *k = kernel_of(s);
@@ -124,6 +125,8 @@ static void reclaim_ptl_unlock(struct sim *s)
 	current_task(s)->ptl_table = 0;
 }
 
+/* pgd_offset() .. pmd_offset() (include/linux/pgtable.h): the frame of the
+ * PTE table that maps addr, 0 if a level is missing */
 uint32_t pte_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr)
 {
 	struct hw *hw = hw_of(s);
@@ -146,11 +149,12 @@ static bool arm64_batches(struct sim *s)
 }
 
 /*
- * should_defer_flush(mm, flags) (mm/rmap.c): shrink_page_list always passes
- * TTU_BATCH_FLUSH. x86 (v4.3+): defer when mm_cpumask has a CPU other than
- * this one. arm64 (arch_tlbbatch_should_defer, v6.5+): always, except on a
- * CPU with the repeat-TLBI erratum (ARM64_WORKAROUND_REPEAT_TLBI, Falkor),
- * where a TLBI is followed by its DSB anyway; arm64_batch=none: never.
+ * should_defer_flush(mm, flags) (mm/rmap.c, v4.3..v5.1; arm64 v6.5):
+ * shrink_page_list always passes TTU_BATCH_FLUSH. x86 (v4.3+): defer when
+ * mm_cpumask has a CPU other than this one. arm64
+ * (arch_tlbbatch_should_defer, v6.5+): always, except on a CPU with the
+ * repeat-TLBI erratum (ARM64_WORKAROUND_REPEAT_TLBI, Falkor), where a TLBI
+ * is followed by its DSB anyway; arm64_batch=none: never.
  */
 static bool should_defer_flush(struct sim *s, struct mm_struct *mm)
 {
@@ -276,7 +280,8 @@ void flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm)
 
 /* ---- try_to_unmap_one and shrink_page_list ---- */
 
-/* put_page() of a page reclaim holds or unmapped */
+/* put_page() (include/linux/mm.h, v5.1) of a page reclaim holds or unmapped;
+ * the last reference frees it */
 static void reclaim_put_page(struct sim *s, uint32_t f)
 {
 	struct frame *fr = frame_of(hw_of(s), f);
