@@ -6,7 +6,8 @@
  * zap_page_range() (madvise_dontneed_single_vma); MADV_FREE
  * (madvise_free_single_vma -> madvise_free_pte_range) makes every present,
  * exclusively owned private anonymous page old and clean, records it in a
- * gather, and lets reclaim discard it later unless it is written again.
+ * gather, and lets reclaim discard it later unless it is written again
+ * (mark_page_lazyfree: PG_LAZYFREE; the discard is in rmap.c).
  */
 #include "mm/mm.h"
 #include "mm/points.h"

@@ -33,15 +33,6 @@ static inline uint64_t addr_end(const struct pt_geom *g, int depth, uint64_t add
 
 /* ---- zapping ---- */
 
-/*
- * zap_pte_range() (mm/memory.c, v5.1): clear present PTEs of [addr,end) in
- * one PTE table, record them in the gather and queue their pages. A dirty PTE
- * of a file page (not PageAnon) dirties the page (set_page_dirty) and forces
- * a flush before the PTE lock is dropped (tlb_flush_mmu_tlbonly), so no CPU
- * can go on writing through a stale entry once the page may be written back;
- * the batch is then freed and the walk restarts where it stopped. A full page
- * batch forces the same.
- */
 static void zap_pte_range_locked(struct sim *s, struct mmu_gather *tlb,
 				 struct vm_area_struct *vma, uint32_t pte_table, uint64_t addr,
 				 uint64_t end);
@@ -60,6 +51,15 @@ static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 	ptl_unlock(s);
 }
 
+/*
+ * zap_pte_range() (mm/memory.c, v5.1): clear present PTEs of [addr,end) in
+ * one PTE table, record them in the gather and queue their pages. A dirty PTE
+ * of a file page (not PageAnon) dirties the page (set_page_dirty) and forces
+ * a flush before the PTE lock is dropped (tlb_flush_mmu_tlbonly), so no CPU
+ * can go on writing through a stale entry once the page may be written back;
+ * the batch is then freed and the walk restarts where it stopped. A full page
+ * batch forces the same.
+ */
 static void zap_pte_range_locked(struct sim *s, struct mmu_gather *tlb,
 				 struct vm_area_struct *vma, uint32_t pte_table, uint64_t addr,
 				 uint64_t end)

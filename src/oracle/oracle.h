@@ -15,7 +15,8 @@
  *   I2           munmap/madvise(DONTNEED) returned while a CPU still
  *                translates the range to an old frame
  *   I3           a write went through a stale dirty entry into a page that
- *                MADV_FREE judged clean
+ *                MADV_FREE judged clean (PTE still clean, or cleared by
+ *                reclaim's lazyfree discard), or that writeback cleaned
  *   stale-walk   a walk used a walk-cache entry to a table already unlinked
  *                and flushed (waiting for RCU)
  *   livelock     the same CPU faults on the same VA with an unchanged PTE
