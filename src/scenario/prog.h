@@ -55,6 +55,7 @@ enum scen_opcode {
 	OP_USER_WORK,	/* pop pages: the loop's user working set (glibc_user_work) */
 	OP_MPROTECT,	/* pop prot (read|write), len, addr; push 0 or -1 */
 	OP_CLEAR_REFS,	/* pop type; push 0 or -1 (write to /proc/self/clear_refs) */
+	OP_RECLAIM,	/* pop len, addr; push the pages reclaim freed, or -1 */
 };
 
 enum scen_word {

@@ -398,6 +398,11 @@ static void exec(struct sim *s, struct scen_inst *in)
 			*sp++ = type >= 1 && type <= 5 ? sys_clear_refs(s, (int)type) : -1;
 			break;
 		}
+		case OP_RECLAIM: {
+			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
+			*sp++ = range_ok(addr, len) ? sys_reclaim(s, addr, len) : -1;
+			break;
+		}
 		case OP_MUNMAP: {
 			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
 			*sp++ = range_ok(addr, len) ? sys_munmap(s, addr, len) : -1;
