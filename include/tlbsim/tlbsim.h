@@ -160,6 +160,21 @@ enum zap_rmap_policy {
 	ZAP_RMAP_COUNT
 };
 
+/* the reclaim batch's mm->tlb_flush_batched (mm/rmap.c) */
+enum ubc_flag_policy {
+	UBC_FLAG_GEN,		/* pending/flushed generations, cmpxchg after the flush */
+	UBC_FLAG_BOOL,		/* a bool cleared after the flush (v4.11 3ea277194daa) */
+	UBC_FLAG_COUNT
+};
+
+/* arm64 batched unmap (ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH, v6.5+) */
+enum arm64_batch_policy {
+	ARM64_BATCH_FLUSH_MM,	/* flush_tlb_batched_pending: flush_tlb_mm (4b634918384c) */
+	ARM64_BATCH_DSB,	/* ...: a DSB ISH on this CPU only (43b3dfdd0455, v6.5) */
+	ARM64_BATCH_NONE,	/* no batching: every unmap flushes at once (before v6.5) */
+	ARM64_BATCH_COUNT
+};
+
 struct tlbsim_policy {
 	enum nested_policy nested;
 	int nested_check;		/* 1: mm_tlb_flush_nested() check (99baac21e458, v4.14) */
@@ -180,6 +195,11 @@ struct tlbsim_policy {
 	enum mremap_flush_policy mremap_flush;
 	enum mremap_pmd_policy mremap_pmd;
 	enum zap_rmap_policy zap_rmap;
+	/* flush_tlb_batched_pending() in change_pte_range / zap_pte_range /
+	 * madvise_free_pte_range (1: called; 3ea277194daa, v4.11) */
+	int ubc_check_mprotect, ubc_check_zap, ubc_check_madv_free;
+	enum ubc_flag_policy ubc_flag;
+	enum arm64_batch_policy arm64_batch;
 	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

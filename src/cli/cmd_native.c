@@ -197,22 +197,9 @@ static void native_json(FILE *f, const char *cmdline, const struct native_job *j
 
 /* ---- tables ---- */
 
-static const char *thousands(uint64_t v, char *buf, size_t len)
-{
-	char tmp[32];
-	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
-	size_t o = 0;
-	for (int i = 0; i < n && o + 2 < len; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = tmp[i];
-	}
-	buf[o] = 0;
-	return buf;
-}
-
-/* one cell: a time in seconds, a count, a ratio with 3 decimals, or "-" */
-enum cell_kind { CK_TIME, CK_COUNT, CK_RATIO };
+/* one cell: a time, a count (the units of the run and compare tables), a
+ * ratio with 3 decimals, a percentage, or "-" */
+enum cell_kind { CK_TIME, CK_COUNT, CK_RATIO, CK_PCT };
 
 struct cell {
 	bool have;
@@ -224,12 +211,20 @@ static const char *cell_text(struct cell c, enum cell_kind k, char *buf, size_t 
 	if (!c.have)
 		snprintf(buf, len, "-");
 	else if (k == CK_TIME)
-		snprintf(buf, len, "%.6f s", c.v / 1e9);
+		out_human_time(c.v, buf, len);
 	else if (k == CK_RATIO)
 		snprintf(buf, len, "%.3f", c.v);
+	else if (k == CK_PCT)
+		snprintf(buf, len, "%.1f %%", c.v);
 	else
-		thousands((uint64_t)(c.v + 0.5), buf, len);
+		out_human_count(c.v, buf, len);
 	return buf;
+}
+
+/* idle as a percentage of the CPU time (wall x CPUs), as the run table shows it */
+static double idle_pct(double idle_ns, double wall_ns, int cpus)
+{
+	return wall_ns > 0 && cpus > 0 ? 100.0 * idle_ns / (wall_ns * cpus) : 0;
 }
 
 struct trow {
@@ -238,7 +233,7 @@ struct trow {
 };
 
 static const struct trow trows[] = {
-	{"wall (real)", CK_TIME}, {"user", CK_TIME}, {"sys", CK_TIME}, {"idle", CK_TIME},
+	{"wall (real)", CK_TIME}, {"user", CK_TIME}, {"sys", CK_TIME}, {"idle", CK_PCT},
 	{"ops", CK_COUNT}, {"ops_per_sec", CK_COUNT}, {"ops_per_sec_task", CK_COUNT},
 	{"window", CK_TIME}, {"page_faults", CK_COUNT}, {"ipi_received", CK_COUNT},
 	{"ipi_per_op", CK_RATIO}, {"context_switches", CK_COUNT},
@@ -251,7 +246,7 @@ static void native_cells(const struct native_job *j, const struct native_run_res
 	struct native_metrics m;
 	native_metrics_of(j, r, &m);
 	double v[NTROWS] = {(double)m.wall_ns, (double)m.user_ns, (double)m.sys_ns,
-			    (double)m.idle_ns, (double)m.ops, (double)m.ops_per_sec,
+			    idle_pct((double)m.idle_ns, (double)m.wall_ns, r->cpus), (double)m.ops, (double)m.ops_per_sec,
 			    (double)m.ops_per_sec_task, (double)m.window_ns, (double)m.page_faults,
 			    (double)r->tlb_ipis, r->ops ? (double)r->tlb_ipis / (double)r->ops : 0,
 			    (double)(r->nvcsw + r->nivcsw)};
@@ -266,7 +261,8 @@ static void model_cells(const struct run_result *run, struct cell *c)
 	const struct tlbsim_metrics *m = &run->m;
 	bool x86 = run->res.profile->arch == ARCH_X86_64;
 	double v[NTROWS] = {(double)m->wall_ns, (double)m->user_ns, (double)m->sys_ns,
-			    (double)m->idle_ns, (double)m->ops, (double)m->ops_per_sec,
+			    idle_pct((double)m->idle_ns, (double)m->wall_ns, run->res.cpus),
+			    (double)m->ops, (double)m->ops_per_sec,
 			    (double)m->ops_per_sec_task, (double)m->window_ns,
 			    (double)m->page_faults, (double)m->ipi_received,
 			    m->ops ? (double)m->ipi_received / (double)m->ops : 0,

@@ -339,13 +339,13 @@ void page_mkclean(struct sim *s, struct inode *ino, uint64_t index, uint32_t fra
 		if (addr == ~0ull)
 			continue;
 		sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* PTL */
-		uint32_t table = pte_table_frame(s, vma->vm_mm, addr);
-		if (table == NO_FRAME)
+		uint32_t table = pte_table_of(s, vma->vm_mm, addr);
+		if (!table)
 			continue;
-		pte_lock_wait(s, table);
+		rmap_ptl_lock(s, table);
 		pte_t *ptep = pte_lookup(s, vma->vm_mm, addr);
 		if (!ptep || !pte_present(*ptep) || pte_pfn(*ptep) != frame) {
-			pte_unlock(s, table);
+			rmap_ptl_unlock(s);
 			continue;
 		}
 		pte_t e = *ptep;
@@ -354,7 +354,7 @@ void page_mkclean(struct sim *s, struct inode *ino, uint64_t index, uint32_t fra
 			*ptep = fmt_pte_mkclean(hw->fmt, e & ~PTE_WRITE);	/* pte_wrprotect(pte_mkclean()) */
 			arch->flush_tlb_page(s, &vma->vm_mm->context, addr);
 		}
-		pte_unlock(s, table);
+		rmap_ptl_unlock(s);
 	}
 	up_read(s, &ino->i_mmap_rwsem);
 }

@@ -105,7 +105,6 @@ void kernel_destroy(struct kernel *k)
 		free(k->all_inodes[i]->mmap);
 	}
 	free(k->all_inodes);
-	free(k->ptl_held);
 	free(k->bdp_ratelimits);
 	free(k->dirty_throttle_leaks);
 	free(k->active_mm);

@@ -6,7 +6,8 @@
  * zap_page_range() (madvise_dontneed_single_vma); MADV_FREE
  * (madvise_free_single_vma -> madvise_free_pte_range) makes every present,
  * exclusively owned private anonymous page old and clean, records it in a
- * gather, and lets reclaim discard it later unless it is written again.
+ * gather, and lets reclaim discard it later unless it is written again
+ * (mark_page_lazyfree: PG_LAZYFREE; the discard is in rmap.c).
  */
 #include "mm/mm.h"
 #include "mm/points.h"
@@ -90,9 +91,21 @@ static void madvise_free_single_vma(struct sim *s, struct vm_area_struct *v, uin
 	if (v->file)
 		return;		/* MADV_FREE applies to private anonymous memory */
 	struct mmu_gather tlb;
+	uint32_t locked = 0;		/* the PTE table whose lock we hold */
 	tlb_gather_mmu(s, &tlb, mm, st, en);
 	tlb_start_vma(s, &tlb, v);
 	for (uint64_t p = st; p < en; p += ps) {
+		/* madvise_free_pte_range() per PTE table: pte_offset_map_lock,
+		 * then flush_tlb_batched_pending(mm) (3ea277194daa, v4.11; knob
+		 * ubc_check_madv_free) */
+		uint32_t table = pte_table_of(s, mm, p);
+		if (table != locked) {
+			ptl_unlock(s);
+			locked = table;
+			ptl_lock(s, table);
+			if (table && machine_of(s)->policy.ubc_check_madv_free)
+				flush_tlb_batched_pending(s, mm);
+		}
 		pte_t *ptep = pte_lookup(s, mm, p);
 		if (!ptep || !pte_present(*ptep))
 			continue;
@@ -112,6 +125,8 @@ static void madvise_free_single_vma(struct sim *s, struct vm_area_struct *v, uin
 			r->frame = f;
 			r->cookie = k->hooks->lazyfree_seen(k->hooks_ctx, f);
 		}
+		/* ClearPageDirty(); mark_page_lazyfree(): !PageSwapBacked */
+		frame_of(hw, f)->pgflags = (frame_of(hw, f)->pgflags & ~PG_DIRTY) | PG_LAZYFREE;
 		pte_t e = *ptep;
 		if (!(e & (PTE_YOUNG | PTE_DIRTY)))
 			continue;	/* already old and clean: nothing recorded */
@@ -119,6 +134,7 @@ static void madvise_free_single_vma(struct sim *s, struct vm_area_struct *v, uin
 		*ptep = e;
 		tlb_remove_tlb_entry(&tlb, p, ps);
 	}
+	ptl_unlock(s);
 	tlb_end_vma(s, &tlb, v);
 	tlb_finish_mmu(s, &tlb, st, en);
 }

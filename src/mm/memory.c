@@ -17,7 +17,6 @@
 #include <stdlib.h>
 
 #include "mm/mm.h"
-#include "sim/grow.h"
 #include "mm/points.h"
 
 static inline uint64_t span(const struct pt_geom *g, int depth)
@@ -34,6 +33,24 @@ static inline uint64_t addr_end(const struct pt_geom *g, int depth, uint64_t add
 
 /* ---- zapping ---- */
 
+static void zap_pte_range_locked(struct sim *s, struct mmu_gather *tlb,
+				 struct vm_area_struct *vma, uint32_t pte_table, uint64_t addr,
+				 uint64_t end);
+
+/* zap_pte_range() under the PTE table's lock: flush_tlb_batched_pending(mm)
+ * first (3ea277194daa, v4.11; knob ubc_check_zap), so that a PTE reclaim
+ * cleared without a flush is not left cached when munmap/MADV_DONTNEED
+ * returns */
+static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
+			  uint32_t pte_table, uint64_t addr, uint64_t end)
+{
+	ptl_lock(s, pte_table);
+	if (machine_of(s)->policy.ubc_check_zap)
+		flush_tlb_batched_pending(s, vma->vm_mm);
+	zap_pte_range_locked(s, tlb, vma, pte_table, addr, end);
+	ptl_unlock(s);
+}
+
 /*
  * zap_pte_range() (mm/memory.c, v5.1): clear present PTEs of [addr,end) in
  * one PTE table, record them in the gather and queue their pages. A dirty PTE
@@ -47,8 +64,9 @@ static inline uint64_t addr_end(const struct pt_geom *g, int depth, uint64_t add
  * 5df397dec7c4 "mm: delay page_remove_rmap() until after the TLB has been
  * flushed", v6.1).
  */
-static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
-			  uint32_t pte_table, uint64_t addr, uint64_t end)
+static void zap_pte_range_locked(struct sim *s, struct mmu_gather *tlb,
+				 struct vm_area_struct *vma, uint32_t pte_table, uint64_t addr,
+				 uint64_t end)
 {
 	struct hw *hw = hw_of(s);
 	const struct pt_geom *g = &hw->geom;
@@ -58,10 +76,8 @@ static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 	sim_charge(s, n * (uint64_t)P(s, P_pte_scan_ns));	/* each PTE is read once */
 	struct frame *fr = frame_of(hw, pte_table);	/* stable storage */
 again:;
-	pte_wait_excl(s, pte_table);		/* a move_ptes holds it across its flush */
 	if (fr->nr_used == 0)
 		return;
-	pte_lock_nowait(s, pte_table);		/* pte_offset_map_lock */
 	bool force_flush = false;
 	bool delay_rmap = machine_of(s)->policy.zap_rmap == ZAP_RMAP_DELAYED;
 	uint32_t rss = 0;		/* pages taken off the mm's counters */
@@ -116,9 +132,10 @@ again:;
 		if (delay_rmap)
 			tlb_flush_rmaps(s, tlb);
 	}
-	pte_unlock(s, pte_table);		/* pte_unmap_unlock */
 	if (force_flush) {
-		/* then free the batch (tlb_flush_mmu_free) and go on */
+		/* then free the batch (tlb_flush_mmu_free) and go on (the
+		 * kernel drops and retakes the PTE lock around this; the
+		 * model's zap_pte_range holds it throughout) */
 		tlb_flush_mmu_free(s, tlb);
 		if (addr < end)
 			goto again;
@@ -404,111 +421,6 @@ void free_pgtables(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct 
 pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr)
 {
 	return hw_pte_lookup(hw_of(s), mm->pgd, addr);
-}
-
-uint32_t pte_table_frame(struct sim *s, struct mm_struct *mm, uint64_t addr)
-{
-	struct hw *hw = hw_of(s);
-	const struct pt_geom *g = &hw->geom;
-	uint32_t table = mm->pgd;
-	for (int d = 0; d < g->levels - 1; d++) {
-		pte_t e = table_of(hw, table)[pt_index(g, d, addr)];
-		if (!pte_present(e))
-			return NO_FRAME;
-		table = pte_pfn(e);
-	}
-	return table;
-}
-
-/*
- * The split PTE lock (pte_lockptr / pte_offset_map_lock, mm/memory.c and
- * include/linux/mm.h, USE_SPLIT_PTE_PTLOCKS): one spinlock per PTE table.
- * The model holds it where an ordering depends on it: zap_pte_range across
- * its pass and forced flush, and page_mkclean around each PTE it cleans and
- * flushes (page_vma_mapped_walk). A zap takes it without waiting - two zaps
- * of one table do not serialise here, and no other path takes it - so that
- * only page_mkclean can wait for a zap's flush; a spinner sees the release
- * lock_op_ns later. Holders are counted per table (kernel.ptl_held).
- */
-static struct ptl_held *ptl_find(struct kernel *k, uint32_t table)
-{
-	for (uint32_t i = 0; i < k->nr_ptl_held; i++)
-		if (k->ptl_held[i].table == table)
-			return &k->ptl_held[i];
-	return NULL;
-}
-
-void pte_lock_nowait(struct sim *s, uint32_t table)
-{
-	struct kernel *k = kernel_of(s);
-	struct ptl_held *h = ptl_find(k, table);
-	if (!h) {
-		if (GROW(&k->ptl_held, &k->cap_ptl_held, k->nr_ptl_held,
-			 (size_t)k->nr_ptl_held + 1, 8))
-			sim_oom(s, "the PTE locks");
-		h = &k->ptl_held[k->nr_ptl_held++];
-		h->table = table;
-		h->count = 0;
-		h->excl = false;
-	}
-	h->count++;
-}
-
-/* the PTE lock as mremap's move_ptes takes it (mremap.c): it waits for every
- * holder, and a zap, which otherwise takes the lock without waiting, waits
- * for it (pte_wait_excl) - the one holder that keeps it across a flush the
- * zap must not overtake */
-void pte_lock_excl(struct sim *s, uint32_t table)
-{
-	pte_lock_wait(s, table);
-	ptl_find(kernel_of(s), table)->excl = true;
-}
-
-void pte_wait_excl(struct sim *s, uint32_t table)
-{
-	struct kernel *k = kernel_of(s);
-	struct ptl_held *h;
-	while ((h = ptl_find(k, table)) && h->excl) {
-		struct task *t = current_task(s);
-		t->pgwait_frame = table;
-		t->pgwait_next = k->ptl_waiters;
-		k->ptl_waiters = t;
-		sim_spin_wait(s);
-	}
-}
-
-void pte_lock_wait(struct sim *s, uint32_t table)
-{
-	struct kernel *k = kernel_of(s);
-	while (ptl_find(k, table)) {
-		struct task *t = current_task(s);
-		t->pgwait_frame = table;
-		t->pgwait_next = k->ptl_waiters;
-		k->ptl_waiters = t;
-		sim_spin_wait(s);
-	}
-	pte_lock_nowait(s, table);
-}
-
-void pte_unlock(struct sim *s, uint32_t table)
-{
-	struct kernel *k = kernel_of(s);
-	struct ptl_held *h = ptl_find(k, table);
-	SIM_BUG_ON(s, !h);
-	if (--h->count)
-		return;
-	*h = k->ptl_held[--k->nr_ptl_held];
-	for (struct task **pp = &k->ptl_waiters; *pp;) {
-		struct task *t = *pp;
-		if (t->pgwait_frame != table) {
-			pp = &t->pgwait_next;
-			continue;
-		}
-		*pp = t->pgwait_next;
-		t->pgwait_next = NULL;
-		if (s->curr != &t->thread)
-			sim_wake(s, &t->thread, (uint64_t)P(s, P_lock_op_ns));
-	}
 }
 
 /* ---- fork: copying the page tables ---- */

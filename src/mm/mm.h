@@ -23,6 +23,9 @@
  *   policy.c      the policy knobs (tlbsim_nested_policy in mmu_gather.c)
  *   mprotect.c    mprotect: mprotect_fixup, change_protection (v5.1)
  *   msync.c       msync (v5.1): vfs_fsync_range of shared file mappings
+ *   rmap.c        reclaim: shrink_page_list over named pages, try_to_unmap_one
+ *                 with the batched flush, flush_tlb_batched_pending, the PTL
+ *                 as reclaim sees it, the MADV_FREE discard
  *
  * Ordering rule kept by mmu_gather (include/asm-generic/tlb.h): unhook the
  * translation, invalidate every CPU that may cache it, and only then free the
@@ -106,10 +109,11 @@ const struct fs_type *fs_type_find(const char *name);
 #define PG_DIRTY 0x1u
 #define PG_ANON 0x2u		/* PageAnon: not a page-cache page */
 #define PG_LOCKED 0x4u		/* PageLocked: lock_page() held */
+#define PG_LAZYFREE 0x8u	/* anon page with PageSwapBacked clear (MADV_FREE) */
 /* a page-cache page whose PTE a zap cleared and whose rmap removal waits for
  * the gather's flush (zap_rmap=delayed: 5df397dec7c4's delay_rmap): it
  * still counts as mapped (page_mapped) */
-#define PG_DELAY_RMAP 0x8u
+#define PG_DELAY_RMAP 0x10u
 
 struct pagecache_ent {
 	uint64_t index;
@@ -179,9 +183,27 @@ struct mm_struct {
 	int slot;			/* index in kernel.mms while it is there */
 	struct mm_struct *next_free;	/* freed mm_structs, reused by mm_alloc */
 	mm_context_t context;		/* arch-owned: ASID, ctx_id, tlb_gen, cpumask */
+	/* mm->tlb_flush_batched (rmap.c): ubc_flag=bool: 0/1; gen: pending
+	 * generation in bits 0-14, flushed generation in bits 16-30 */
+	uint32_t tlb_flush_batched;
 };
 
 struct lazyfree_rec;
+
+/* struct tlbflush_unmap_batch (include/linux/sched.h, v5.1; rmap.c): the
+ * reclaim task's deferred flush. x86: the mms whose CPUs need the flush
+ * (arch_tlbbatch_add_mm); arm64 (v6.5+): the TLBIs issued without their DSB,
+ * not yet known complete (a TLBI is complete only after the issuer's DSB). */
+#define UBC_MAX 32
+struct tlbflush_unmap_batch {
+	bool flush_required;
+	bool writable;			/* a dirty PTE was cleared */
+	uint32_t nmm;
+	struct mm_struct *mms[UBC_MAX];	/* x86: mms to flush */
+	uint32_t nva;
+	uint64_t va[UBC_MAX];		/* arm64: TLBI VALE1IS issued, no DSB yet */
+	uint32_t asid[UBC_MAX];
+};
 
 /* ---- per-task kernel state (struct task_struct's share of it) ---- */
 struct task {
@@ -190,8 +212,7 @@ struct task {
 	/* rwsem waiter */
 	struct task *wait_next;
 	bool wait_write;
-	/* lock_page waiter (kernel.page_waiters), or PTE-lock spinner
-	 * (kernel.ptl_waiters, pgwait_frame = the PTE table) */
+	/* lock_page waiter (kernel.page_waiters) */
 	struct task *pgwait_next;
 	uint32_t pgwait_frame;
 	bool wait_granted;		/* reader: lock granted by the waker */
@@ -220,6 +241,12 @@ struct task {
 	bool wait_chld;			/* on its wait_chldexit queue (do_wait) */
 	bool chld_woken;		/* a child's exit_notify woke it */
 	bool chld_sleeping;		/* asleep in do_wait */
+	/* reclaim (rmap.c): the per-task unmap batch, and the PTE table whose
+	 * lock (the split PTL) this task holds in a path that synchronises with
+	 * reclaim (0: none) */
+	struct tlbflush_unmap_batch tlb_ubc;
+	uint32_t ptl_table;
+	uint32_t ptl_table2;		/* move_ptes' second PTE lock (mremap.c) */
 };
 
 /* task_struct->exit_state (include/linux/sched.h) */
@@ -319,6 +346,9 @@ struct mm_hooks {
 	/* fork's copy_page_range gave the child a PTE to data frame f: an
 	 * anonymous page is now mapped by more than one mm */
 	void (*page_dup)(void *ctx, uint32_t f);
+	/* reclaim cleared the clean PTE of lazyfree frame f at va and will
+	 * discard the page (try_to_unmap_one's MADV_FREE check) */
+	void (*lazyfree_discard)(void *ctx, struct mm_struct *mm, uint64_t va, uint32_t f);
 };
 
 /* ---- work items (workqueue.c) ---- */
@@ -353,13 +383,6 @@ struct vma_pool {
 struct kernel {
 	struct machine mach;		/* first member: machine_of / hw_of work on it */
 	struct task *page_waiters;	/* tasks asleep in lock_page (any page) */
-	/* split PTE locks (pte_lockptr) held by zap_pte_range and
-	 * page_mkclean: holders per PTE-table frame, and the tasks spinning
-	 * for one (pgwait_frame = the table) */
-	struct ptl_held { uint32_t table, count; bool excl; } *ptl_held;
-	uint32_t nr_ptl_held;
-	size_t cap_ptl_held;
-	struct task *ptl_waiters;
 	struct mm_struct **mms;		/* every mm ever created (stable objects) */
 	int nr_mms;
 	size_t cap_mms;
@@ -402,6 +425,7 @@ struct kernel {
 		uint64_t to_cache, to_rcu;		/* free_thread_stack */
 		uint64_t rcu_to_cache, rcu_vfree;	/* thread_stack_free_rcu */
 	} proc;
+	int nr_reclaim_ptl;		/* PTE-table locks reclaim holds now (rmap.c) */
 	const struct mm_hooks *hooks;
 	void *hooks_ctx;
 };
@@ -489,19 +513,6 @@ int sys_clear_refs(struct sim *s, int type);
 int sys_mprotect(struct sim *s, uint64_t addr, uint64_t len, int prot);
 /* The live PTE slot for addr in mm, or NULL if a table is missing. */
 pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr);
-/* the frame of the PTE table mapping addr, or NO_FRAME */
-uint32_t pte_table_frame(struct sim *s, struct mm_struct *mm, uint64_t addr);
-/* the split PTE lock of a PTE table (memory.c): pte_lock_wait spins until
- * nobody holds it, then holds it; pte_lock_nowait holds it at once (zap's
- * acquisitions: zaps of one table do not serialise in the model);
- * pte_unlock releases one hold and wakes the spinners when none is left */
-void pte_lock_wait(struct sim *s, uint32_t table);
-void pte_lock_nowait(struct sim *s, uint32_t table);
-void pte_unlock(struct sim *s, uint32_t table);
-/* move_ptes' hold (mremap.c): pte_lock_wait, and zaps wait for it too
- * (pte_wait_excl, before their pte_lock_nowait) */
-void pte_lock_excl(struct sim *s, uint32_t table);
-void pte_wait_excl(struct sim *s, uint32_t table);
 /* A user access by the current task; takes faults as needed (fault.c).
  * 0, or -1 for an access outside any VMA or one its protection refuses (a
  * write to a VMA without VM_WRITE): the SIGSEGV, which is not modelled
@@ -751,5 +762,40 @@ static inline uint64_t zero_page_cost(struct sim *s, uint32_t f)
  * include/linux/highmem.h, and pte_alloc_one's __GFP_ZERO, arch pgalloc.h,
  * v5.8): page_alloc_ns + extra_ns + the clear */
 uint32_t alloc_zeroed_frame(struct sim *s, enum frame_state st, int depth, uint64_t extra_ns);
+
+
+/* ---- reclaim with batched unmap flushes (rmap.c, vmscan.c-side) ---- */
+/* pte_offset_map_lock()'s PTE-table lock as far as reclaim sees it: taken by
+ * the paths that call flush_tlb_batched_pending (they never wait for each
+ * other in the model; they wait for a reclaim task that holds it). */
+void ptl_lock(struct sim *s, uint32_t table);
+void ptl_unlock(struct sim *s);
+/* the PTE lock as an rmap walker takes it (page_vma_mapped_walk: reclaim's
+ * try_to_unmap_one, page_mkclean): waits for any holder, and the paths
+ * that take ptl_lock wait for it */
+void rmap_ptl_lock(struct sim *s, uint32_t table);
+void rmap_ptl_unlock(struct sim *s);
+/* move_ptes (mremap.c) holds the old table's lock with rmap_ptl_lock and the
+ * new one's with these: both wait for any holder, zaps and walkers for them */
+void rmap_ptl_lock2(struct sim *s, uint32_t table);
+void rmap_ptl_unlock2(struct sim *s);
+/* The PTE table mapping addr in mm, or 0 */
+uint32_t pte_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr);
+/* flush_tlb_batched_pending(mm) (mm/rmap.c, v4.11+): under the PTL */
+void flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm);
+/* shrink_page_list() in two parts (rmap.c): unmap up to SWAP_CLUSTER_MAX
+ * pages of [start, end) of mm (lazyfree pages; the flush may be deferred),
+ * putting the pages to free on rl; then try_to_unmap_flush() and the frees */
+#define SWAP_CLUSTER_MAX 32u
+struct reclaim_list {
+	uint32_t n;
+	uint32_t pages[SWAP_CLUSTER_MAX];
+};
+uint32_t shrink_page_list_unmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end,
+				struct reclaim_list *rl);
+void shrink_page_list_finish(struct sim *s, struct reclaim_list *rl);
+/* The current task as a reclaim actor: shrink_page_list over the pages
+ * mapped at [addr, addr+len) of its mm; the pages reclaimed. */
+int64_t sys_reclaim(struct sim *s, uint64_t addr, uint64_t len);
 
 #endif

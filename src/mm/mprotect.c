@@ -97,9 +97,17 @@ static uint64_t change_pte_range(struct sim *s, struct vm_area_struct *vma, uint
 	if (!first)
 		return 0;		/* pmd_none: no PTE table here */
 	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* the PTE lock */
+	ptl_lock(s, pte_table_of(s, mm, addr));
 	first = pte_lookup(s, mm, addr);
-	if (!first)
+	if (!first) {
+		ptl_unlock(s);
 		return 0;
+	}
+	/* flush_tlb_batched_pending(vma->vm_mm) under the PTL (3ea277194daa,
+	 * v4.11): a PTE reclaim cleared without a flush would be skipped below
+	 * as not present while a CPU still caches it */
+	if (machine_of(s)->policy.ubc_check_mprotect)
+		flush_tlb_batched_pending(s, mm);
 	pte_t *table = first - pt_index(g, g->levels - 1, addr);
 	uint64_t i0 = pt_index(g, g->levels - 1, addr);
 	uint64_t n = (end - addr) >> g->page_shift;
@@ -114,6 +122,7 @@ static uint64_t change_pte_range(struct sim *s, struct vm_area_struct *vma, uint
 		sim_charge(s, (uint64_t)P(s, P_lock_op_ns));	/* the exchange */
 		pages++;
 	}
+	ptl_unlock(s);
 	return pages;
 }
 

@@ -37,10 +37,11 @@
  * the move and flush that address while a CPU has cached the new one (I1).
  * The rmap lock (i_mmap_rwsem for write) excludes the walk.
  *
- * The PTE locks (memory.c): move_ptes holds both across its flush
- * (pte_lock_excl: it waits for zaps and page_mkclean, and they wait for it),
- * so an rmap walker that needs either lock sees the moved PTE only after
- * the flush the knob put under them.
+ * The PTE locks (rmap.c): move_ptes holds both across its flush as an rmap
+ * walker holds one (rmap_ptl_lock, rmap_ptl_lock2: it waits for zaps and
+ * page_mkclean, and they wait for it), so whoever needs either lock sees the
+ * moved PTE only after the flush the knob put under them; under them it
+ * also calls flush_tlb_batched_pending (3ea277194daa, v4.11).
  *
  * Not modelled: MREMAP_DONTUNMAP, mlock accounting, VM_ACCOUNT, userfaultfd,
  * THP (move_huge_pmd), move_normal_pud (v5.11), the anon_vma lock (the model
@@ -150,9 +151,10 @@ static void move_ptes(struct sim *s, struct vm_area_struct *vma, uint64_t old_ad
 		take_rmap_locks(s, vma);
 	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), old_addr, 0);	/* the PTE locks */
 	uint32_t old_t = mm_table_at(s, mm, old_addr, d), new_t = mm_table_at(s, mm, new_addr, d);
-	pte_lock_excl(s, old_t);
+	rmap_ptl_lock(s, old_t);
 	if (new_t != old_t)
-		pte_lock_excl(s, new_t);
+		rmap_ptl_lock2(s, new_t);
+	flush_tlb_batched_pending(s, mm);	/* 3ea277194daa (v4.11) */
 	uint64_t i0 = pt_index(g, d, old_addr), n = len >> g->page_shift;
 	uint64_t j0 = pt_index(g, d, new_addr);
 	pte_t *ot = table_of(hw, old_t);
@@ -177,8 +179,8 @@ static void move_ptes(struct sim *s, struct vm_area_struct *vma, uint64_t old_ad
 	else if (pol != MREMAP_FLUSH_UNDER_PTL)
 		*need_flush = true;
 	if (new_t != old_t)
-		pte_unlock(s, new_t);
-	pte_unlock(s, old_t);
+		rmap_ptl_unlock2(s);
+	rmap_ptl_unlock(s);
 	if (need_rmap_locks)
 		drop_rmap_locks(s, vma);
 	/* the locks are released: another CPU's zap or rmap walk may run from

@@ -180,6 +180,36 @@ static const struct tlbsim_knob_value zap_rmap_values[ZAP_RMAP_COUNT] = {
 					 "after the TLB has been flushed\", v6.1)"},
 };
 
+static const struct tlbsim_knob_value ubc_check_values[2] = {
+	{"off", "the path does not call flush_tlb_batched_pending(): it can return while a "
+		"PTE reclaim cleared is still cached (v4.3..v4.10)"},
+	{"on", "flush_tlb_batched_pending(mm) under the PTL before the PTEs are looked at "
+	       "(3ea277194daa \"mm, mprotect: flush TLB if potentially racing with a parallel "
+	       "reclaim leaving stale TLB entries\", v4.11)"},
+};
+
+static const struct tlbsim_knob_value ubc_flag_values[UBC_FLAG_COUNT] = {
+	[UBC_FLAG_GEN] = {"gen", "mm->tlb_flush_batched holds pending and flushed generations; "
+				 "flush_tlb_batched_pending sets flushed = pending by cmpxchg, so a "
+				 "batch added during its flush stays pending (5ee2fa2f0636 "
+				 "\"mm/rmap: fix potential batched TLB flush race\", v5.17)"},
+	[UBC_FLAG_BOOL] = {"bool", "a bool set by set_tlb_ubc_flush_pending and cleared after "
+				   "flush_tlb_batched_pending's flush: a PTE cleared during that flush "
+				   "loses its mark (3ea277194daa, v4.11..v5.16)"},
+};
+
+static const struct tlbsim_knob_value arm64_batch_values[ARM64_BATCH_COUNT] = {
+	[ARM64_BATCH_FLUSH_MM] = {"flush_mm", "reclaim issues TLBI VALE1IS without DSB, "
+					      "try_to_unmap_flush is the DSB; flush_tlb_batched_pending "
+					      "is flush_tlb_mm (4b634918384c \"arm64/mm: Close "
+					      "theoretical race where stale TLB entry remains valid\", v6.16)"},
+	[ARM64_BATCH_DSB] = {"dsb", "the same, but flush_tlb_batched_pending is a DSB ISH on its "
+				    "own CPU, which does not complete another CPU's TLBIs "
+				    "(43b3dfdd0455, db6c1f6f236d, v6.5)"},
+	[ARM64_BATCH_NONE] = {"none", "arm64 does not batch: try_to_unmap_one flushes each PTE "
+				      "with ptep_clear_flush (before v6.5)"},
+};
+
 static const struct tlbsim_knob_value mremap_flush_values[MREMAP_FLUSH_COUNT] = {
 	[MREMAP_FLUSH_AFTER_PTL] = {"after_ptl", "move_ptes drops both PTE locks before any flush; "
 						 "move_page_tables flushes the old range once at the "
@@ -251,6 +281,16 @@ static const struct tlbsim_knob knobs[] = {
 		       "or aged", CLEAR_REFS_COUNT, CLEAR_REFS_GATHER, clear_refs_values},
 	{"zap_rmap", "when a zap removes the rmap of a dirty shared file page: before or after "
 		     "its TLB flush", ZAP_RMAP_COUNT, ZAP_RMAP_EARLY, zap_rmap_values},
+	{"ubc_check_mprotect", "whether change_pte_range (mprotect) flushes a pending reclaim batch",
+	 2, 1, ubc_check_values},
+	{"ubc_check_zap", "whether zap_pte_range (munmap, MADV_DONTNEED) flushes a pending "
+			  "reclaim batch", 2, 1, ubc_check_values},
+	{"ubc_check_madv_free", "whether madvise_free_pte_range (MADV_FREE) flushes a pending "
+				"reclaim batch", 2, 1, ubc_check_values},
+	{"ubc_flag", "how mm->tlb_flush_batched records a pending reclaim batch", UBC_FLAG_COUNT,
+	 UBC_FLAG_GEN, ubc_flag_values},
+	{"arm64_batch", "arm64: reclaim's batched unmap and what flush_tlb_batched_pending does",
+	 ARM64_BATCH_COUNT, ARM64_BATCH_FLUSH_MM, arm64_batch_values},
 	{"mremap_flush", "where mremap's move_ptes flushes the old range: before or after it drops "
 			 "the PTE locks", MREMAP_FLUSH_COUNT, MREMAP_FLUSH_UNDER_PTL, mremap_flush_values},
 	{"mremap_pmd", "whether mremap moves whole PTE tables (move_normal_pmd) and under which "
@@ -287,8 +327,13 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->tlb_flush_cond = (enum tlb_flush_cond_policy)knobs[14].default_value;
 	pol->clear_refs = (enum clear_refs_policy)knobs[15].default_value;
 	pol->zap_rmap = (enum zap_rmap_policy)knobs[16].default_value;
-	pol->mremap_flush = (enum mremap_flush_policy)knobs[17].default_value;
-	pol->mremap_pmd = (enum mremap_pmd_policy)knobs[18].default_value;
+	pol->ubc_check_mprotect = knobs[17].default_value;
+	pol->ubc_check_zap = knobs[18].default_value;
+	pol->ubc_check_madv_free = knobs[19].default_value;
+	pol->ubc_flag = (enum ubc_flag_policy)knobs[20].default_value;
+	pol->arm64_batch = (enum arm64_batch_policy)knobs[21].default_value;
+	pol->mremap_flush = (enum mremap_flush_policy)knobs[22].default_value;
+	pol->mremap_pmd = (enum mremap_pmd_policy)knobs[23].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -311,8 +356,13 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 14: return (int *)&pol->tlb_flush_cond;
 	case 15: return (int *)&pol->clear_refs;
 	case 16: return (int *)&pol->zap_rmap;
-	case 17: return (int *)&pol->mremap_flush;
-	case 18: return (int *)&pol->mremap_pmd;
+	case 17: return &pol->ubc_check_mprotect;
+	case 18: return &pol->ubc_check_zap;
+	case 19: return &pol->ubc_check_madv_free;
+	case 20: return (int *)&pol->ubc_flag;
+	case 21: return (int *)&pol->arm64_batch;
+	case 22: return (int *)&pol->mremap_flush;
+	case 23: return (int *)&pol->mremap_pmd;
 	default: return NULL;
 	}
 }
@@ -464,60 +514,67 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 	"are not charged (only the IPIs to stale CPUs it adds are); "              \
 	"INVLPGB (x86_flush=invlpgb) is used only on a profile with invlpgb=1 "   \
 	"(milan-72); the page-reclaim batch flush with INVLPGB is not modelled; "
+/* reclaim's batched unmap (rmap.c): the tlb_flush_batched bool until
+ * 5ee2fa2f0636 (v5.17); arm64 batches from v6.5 (43b3dfdd0455) with a
+ * DSB-only flush_tlb_batched_pending until 4b634918384c (v6.16); every
+ * preset is v4.11+ (3ea277194daa: all ubc_check_* on) */
+#define K_UBC_BOOL ",ubc_flag=bool,arm64_batch=none"
+#define K_UBC_NOARM ",arm64_batch=none"
+#define K_UBC_DSB ",arm64_batch=dsb"
 static const struct tlbsim_kernel_preset kernels[] = {
 	{"4.14",
 	 "nested=v1,nested_check=on,x86_lazy=never,fault_retry=none,spurious_flush=broadcast,"
-	 K_OLD_VMAP K_X86_OLD K_GATHER_END K_MREMAP_414,
+	 K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_414,
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
 	 "arm64 flushed every range with page-stride all-level VAE1IS (no level tracking before "
 	 "v4.20); the model picks VALE1IS/VAE1IS from the level bits"},
 	{"4.20",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_MREMAP_420,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_420,
 	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
 	 "b956575bed91",
 	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
 	 "PTRS_PER_PTE"},
 	{"5.1",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_MREMAP_51,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51,
 	 "the seed-000 kernel: the nested finish resets the level bits", NULL},
 	{"5.2",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_MREMAP_51,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51,
 	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", NULL},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_MREMAP_51,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51,
 	 "89b15332af7c (the seed-001 kernel: retried write faults)", NULL},
 	{"5.9",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_MREMAP_51,
+	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51,
 	 "b7333b58f358 (the 001 fix)", NULL},
 	{"5.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_MREMAP_51,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51,
 	 "arm64's no-op spurious fault hook", NULL},
 	{"5.13",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_MREMAP_513,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_513,
 	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM K_MREMAP_513,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM K_UBC_NOARM K_MREMAP_513,
 	 "d92725256b4f (VM_FAULT_COMPLETED); x86 4ce94eabac16 (v5.13), aa44284960d5",
 	 K_X86_6X K_VMA_LOCK},
 	{"6.6",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_DELAY_RMAP K_MREMAP_513,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513,
 	 "the v6.3..v6.8 vmalloc purge", K_X86_6X K_VMA_LOCK},
 	{"6.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_MREMAP_513,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513,
 	 "282631cb2447 (vmap nodes: the seed-003 kernel)", K_X86_6X K_VMA_LOCK},
 	{"6.11",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_MREMAP_513,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513,
 	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X K_VMA_LOCK},
 	{"6.18",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"

@@ -450,6 +450,20 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 	}
 	if (!(watch & WATCH_CLEAN))
 		return;
+	if ((!pte_present(pte) || pte_pfn(pte) != te->frame) &&
+	    oracle_frame(o, te->frame)->discard_gen == frame_of(hw, te->frame)->gen + 1) {
+		/* the lazyfree page a completed MADV_FREE judged clean was
+		 * discarded by reclaim (PTE cleared, flush pending): the write
+		 * lands in a page about to be freed */
+		char ent[160];
+		snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached "
+			 "writable+dirty", cpu, (unsigned long long)va, te->frame);
+		oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
+				 "I3: cpu %d wrote va 0x%llx through a stale dirty TLB entry into "
+				 "frame %u, a lazyfree page reclaim discarded as clean: the write "
+				 "is lost", cpu, (unsigned long long)va, te->frame);
+		return;
+	}
 	const struct frame *fr = frame_of(hw, te->frame);
 	if ((!pte_present(pte) || pte_pfn(pte) != te->frame) && fr->state == FRAME_DATA &&
 	    !(fr->pgflags & PG_ANON) && fr->refcount) {
@@ -590,18 +604,25 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 			if (call == SYS_MPROTECT || call == SYS_CLEAR_REFS || call == SYS_FORK) {
 				/* mprotect, a soft-dirty clear_refs, fork's COW
 				 * write-protection: the entry still grants a write the
-				 * PTE of the same page no longer allows */
-				if (!pte_present(pte) || pte_pfn(pte) != e->frame ||
-				    (pte & PTE_WRITE) || !entry_writable(hw, e))
+				 * PTE of the same page no longer allows - or, where the
+				 * PTE is gone (reclaim cleared it, its flush still
+				 * pending), a write the VMA no longer allows */
+				bool same = pte_present(pte) && pte_pfn(pte) == e->frame;
+				struct vm_area_struct *vma = same ? NULL : find_vma(mm, va);
+				bool ro_vma = vma && vma->vm_start <= va && !(vma->vm_flags & VM_WRITE);
+				if (!entry_writable(hw, e) || (same && (pte & PTE_WRITE)) ||
+				    (!same && !ro_vma))
 					continue;
 				char desc[160];
 				describe_entry(hw, c, e, false, desc, sizeof(desc));
 				oracle_violation(o, INV_I2, c, va, true, e->frame, desc,
 						 "I2: %s of [0x%llx, 0x%llx) returned while cpu %d "
 						 "can still write 0x%llx through a cached writable entry; "
-						 "the PTE is read-only", mm_syscall_name(call),
-						 (unsigned long long)start,
-						 (unsigned long long)end, c, (unsigned long long)va);
+						 "%s", mm_syscall_name(call), (unsigned long long)start,
+						 (unsigned long long)end, c, (unsigned long long)va,
+						 same ? "the PTE is read-only"
+						      : "the PTE is gone (its flush still pending) and "
+							"the VMA is read-only");
 				return;
 			}
 			if (pte_present(pte) && pte_pfn(pte) == e->frame)
@@ -916,6 +937,15 @@ static void on_user_fault(void *ctx, int cpu, uint64_t va, pte_t pte)
 	hw_invalidate_cpu(hw_of(s), cpu, &all);
 }
 
+/* reclaim cleared the clean PTE of lazyfree frame f to discard it (the I3
+ * point of the lazyfree discard, docs/checker.md) */
+static void on_lazyfree_discard(void *ctx, struct mm_struct *mm, uint64_t va, uint32_t f)
+{
+	(void)mm, (void)va;
+	struct oracle *o = ctx;
+	oracle_frame(o, f)->discard_gen = frame_of(hw_of(o->s), f)->gen + 1;
+}
+
 static const struct mm_hooks oracle_mm_hooks = {
 	.syscall_enter = on_syscall_enter,
 	.range_unmapped = on_range_unmapped,
@@ -933,6 +963,7 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.kernel_unmapped = on_kernel_unmapped,
 	.kernel_page_freed = on_kernel_page_freed,
 	.page_dup = on_page_dup,
+	.lazyfree_discard = on_lazyfree_discard,
 };
 
 int oracle_attach(struct oracle *o, struct kernel *k, int want_kind)

@@ -17,7 +17,8 @@
  *                (its COW write-protection) returned while a CPU can still
  *                write through a cached writable entry
  *   I3           a write went through a stale dirty entry into a page that
- *                MADV_FREE judged clean
+ *                MADV_FREE judged clean (PTE still clean, or cleared by
+ *                reclaim's lazyfree discard), or that writeback cleaned
  *   stale-walk   a walk used a walk-cache entry to a table already unlinked
  *                and flushed (waiting for RCU)
  *   livelock     the same CPU faults on the same VA with an unchanged PTE
@@ -91,6 +92,8 @@ struct oracle_frame {
 	uint64_t map_ctx_id;	/* ... and its ctx_id then (never reused) */
 	uint32_t kernel_gen;	/* DATA: frame gen + 1 while a kernel (vmalloc or
 				 * shadow) page: I1 does not apply, I5/W1/W2 do */
+	uint32_t discard_gen;	/* DATA: frame gen + 1 once reclaim discarded it as
+				 * a clean lazyfree page (its PTE cleared: I3) */
 };
 
 struct oracle {

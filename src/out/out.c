@@ -205,7 +205,7 @@ static void four(double v, const char *unit, char *buf, size_t len)
 }
 
 /* a simulated time in the unit that fits: 950 ns, 46.00 \u00b5s, 15.25 ms, 1.234 s */
-static const char *human_time(double ns, char *buf, size_t len)
+const char *out_human_time(double ns, char *buf, size_t len)
 {
 	double a = fabs(ns);
 	if (a >= 1e9)
@@ -220,7 +220,7 @@ static const char *human_time(double ns, char *buf, size_t len)
 }
 
 /* a count: exact below 10 000 (7,761), else K/M/G with four digits (180.7 K) */
-static const char *human_cnt(double v, char *buf, size_t len)
+const char *out_human_count(double v, char *buf, size_t len)
 {
 	double a = fabs(v);
 	if (a >= 1e9)
@@ -496,11 +496,11 @@ static const char *cell(const struct row *rw, double mean, double ci, bool with_
 		snprintf(a, sizeof(a), "%.1f %%", mean);
 		snprintf(b, sizeof(b), "%.1f", ci);
 	} else if (rw->time) {
-		human_time(mean, a, sizeof(a));
-		human_time(ci, b, sizeof(b));
+		out_human_time(mean, a, sizeof(a));
+		out_human_time(ci, b, sizeof(b));
 	} else {
-		human_cnt(mean, a, sizeof(a));
-		human_cnt(ci, b, sizeof(b));
+		out_human_count(mean, a, sizeof(a));
+		out_human_count(ci, b, sizeof(b));
 	}
 	if (with_ci)
 		snprintf(buf, len, "%s \u00b1 %s", a, b);
@@ -565,7 +565,7 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 	} else if (r0->duration_ns) {
 		char d[48];
 		fprintf(f, "), profile %s, %d CPUs, %d tasks, warm-up round then %s measured, %s\n",
-			r0->profile->name, r0->cpus, r0->threads, human_time((double)r0->duration_ns, d, sizeof(d)),
+			r0->profile->name, r0->cpus, r0->threads, out_human_time((double)r0->duration_ns, d, sizeof(d)),
 			seedtxt);
 	} else {
 		fprintf(f, "), profile %s, %d CPUs, %d tasks, warm-up round then %" PRId64

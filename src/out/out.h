@@ -52,4 +52,10 @@ int out_chrome_timeline(FILE *f, const struct trace_buf *tb, int ncpus, uint64_t
  * ("TASK-TID [CPU] .... SECONDS: event: fields", one line per record). */
 int out_ftrace(FILE *f, const struct trace_buf *tb, int ncpus, const char *task);
 
+/* Numbers as the tables print them: a time in the unit that fits (950 ns,
+ * 46.00 \u00b5s, 15.25 ms, 1.234 s); a count exact below 10 000, else K/M/G
+ * with four digits. Both return buf. */
+const char *out_human_time(double ns, char *buf, size_t len);
+const char *out_human_count(double v, char *buf, size_t len);
+
 #endif

@@ -555,7 +555,7 @@ static bool is_call_name(const struct parser *ps)
 {
 	static const char *const calls[] = {"mmap", "munmap", "madvise", "load", "store",
 					    "touch", "tmpfile", "fsync", "close", "mprotect", "mremap", "ftruncate",
-					    "clear_refs"};
+					    "clear_refs", "reclaim"};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (is_id(ps, calls[i]))
 			return true;
@@ -775,6 +775,11 @@ static struct eval call_expr(struct parser *ps)
 		expect_p(ps, ",");
 		word_expr(ps, WORDS_RW, "mprotect protection");
 		code = OP_MPROTECT;
+	} else if (strcmp(n, "reclaim") == 0) {
+		num_expr(ps, "reclaim address");
+		expect_p(ps, ",");
+		num_expr(ps, "reclaim length");
+		code = OP_RECLAIM;
 	} else if (strcmp(n, "load") == 0 || strcmp(n, "store") == 0) {
 		num_expr(ps, n);
 		code = n[0] == 'l' ? OP_LOAD : OP_STORE;

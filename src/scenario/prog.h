@@ -58,6 +58,7 @@ enum scen_opcode {
 	OP_MREMAP,	/* pop new_len, old_len, addr; push the new address or -1 (MAYMOVE) */
 	OP_MREMAP_FIXED,	/* pop new_addr, new_len, old_len, addr; same (MAYMOVE|FIXED) */
 	OP_FTRUNCATE,	/* pop size, file; push 0 or -1 */
+	OP_RECLAIM,	/* pop len, addr; push the pages reclaim freed, or -1 */
 };
 
 enum scen_word {

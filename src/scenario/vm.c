@@ -418,6 +418,11 @@ static void exec(struct sim *s, struct scen_inst *in)
 					? sys_ftruncate(s, file, (uint64_t)size) : -1;
 			break;
 		}
+		case OP_RECLAIM: {
+			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
+			*sp++ = range_ok(addr, len) ? sys_reclaim(s, addr, len) : -1;
+			break;
+		}
 		case OP_MUNMAP: {
 			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
 			*sp++ = range_ok(addr, len) ? sys_munmap(s, addr, len) : -1;

@@ -323,3 +323,15 @@ tlbsim_check_out(zap_rmap_v60 1
 tlbsim_check_out(zap_rmap_v66 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/zap_writeback_race.tlbs --kernel 6.6 --runs 3000)
+
+# ---- reclaim with batched unmap flushes (src/mm/rmap.c): each historical
+# ordering of scenarios/reclaim_*.tlbs is found within 60 s, minimised and
+# replayed; the current ordering of the same scenario is clean ----
+foreach(c mprotect munmap dontneed flag arm64_dsb lazyfree)
+  add_test(NAME check_cli_reclaim_${c}
+           COMMAND bash ${TLBSIM_CHECK_DIR}/reclaim_check.sh $<TARGET_FILE:tlbsim>
+                   ${TLBSIM_CHECK_DIR}/../../scenarios ${c})
+  set_tests_properties(check_cli_reclaim_${c} PROPERTIES
+    PASS_REGULAR_EXPRESSION "reclaim_check: PASS" FAIL_REGULAR_EXPRESSION "reclaim_check: FAIL"
+    LABELS "check;cli" TIMEOUT 180)
+endforeach()

@@ -26,9 +26,9 @@
  *    reported (by hand: the PTE moved without a flush); a real mremap under
  *    every knob value returns clean;
  *  - ftruncate(0) zaps every mapping of the file and frees its pages;
- *  - move_ptes' PTE lock (pte_lock_excl) is waited for by a zap
- *    (pte_wait_excl) and by page_mkclean (pte_lock_wait) until it is
- *    dropped; a zap's own hold (pte_lock_nowait) does not stop another zap.
+ *  - move_ptes' PTE locks (rmap_ptl_lock, rmap_ptl_lock2) are waited for
+ *    by a zap (ptl_lock) and by page_mkclean (rmap_ptl_lock) until they are
+ *    dropped; a zap's own hold (ptl_lock) does not stop another zap.
  */
 #include "test_util.h"
 
@@ -137,7 +137,7 @@ static void probe_flush(void *ctx, const struct flush_note *n)
 	 * arm64's whole-ASID flush_tlb_mm (no range) */
 	if ((n->start < p->hi && (n->end > p->lo || n->full)) || n->start == n->end) {
 		p->flushes++;
-		if (k->nr_ptl_held > 0)
+		if (k->nr_reclaim_ptl > 0)
 			p->under_ptl++;
 		if (p->file && p->file->i_mmap_rwsem.writer)
 			p->under_rmap++;
@@ -443,7 +443,7 @@ static void test_ftruncate_zaps(void **state)
 
 struct excl {
 	uint32_t table;
-	bool nowait;			/* the holder is a zap (pte_lock_nowait) */
+	bool nowait;			/* the holder is a zap (ptl_lock) */
 	volatile bool held, released;
 	bool zap_saw_release, mkclean_saw_release;
 	volatile int waiters_done;
@@ -457,14 +457,17 @@ static void excl_holder(struct sim *s, struct sim_thread *t)
 	assert_int_equal(user_access(s, a, true), 0);
 	x->table = mm_table_at(s, mm, a, hw_of(s)->geom.levels - 1);
 	if (x->nowait)
-		pte_lock_nowait(s, x->table);
+		ptl_lock(s, x->table);
 	else
-		pte_lock_excl(s, x->table);
+		rmap_ptl_lock2(s, x->table);	/* as move_ptes holds the new table's */
 	x->held = true;
 	for (int i = 0; i < 50; i++)	/* hold it across yield points */
 		sim_step(s, YP_USER, 100);
 	x->released = true;
-	pte_unlock(s, x->table);
+	if (x->nowait)
+		ptl_unlock(s);
+	else
+		rmap_ptl_unlock2(s);
 	while (x->waiters_done < 2)
 		sim_step(s, YP_USER, 10);
 }
@@ -474,8 +477,9 @@ static void excl_zap(struct sim *s, struct sim_thread *t)
 	struct excl *x = t->arg;
 	while (!x->held)
 		sim_step(s, YP_USER, 10);
-	pte_wait_excl(s, x->table);
+	ptl_lock(s, x->table);
 	x->zap_saw_release = x->released;
+	ptl_unlock(s);
 	x->waiters_done++;
 }
 
@@ -484,9 +488,9 @@ static void excl_mkclean(struct sim *s, struct sim_thread *t)
 	struct excl *x = t->arg;
 	while (!x->held)
 		sim_step(s, YP_USER, 10);
-	pte_lock_wait(s, x->table);
+	rmap_ptl_lock(s, x->table);
 	x->mkclean_saw_release = x->released;
-	pte_unlock(s, x->table);
+	rmap_ptl_unlock(s);
 	x->waiters_done++;
 }
 

@@ -13,8 +13,9 @@
  *  - page_mkclean of a page no PTE maps does nothing: no i_mmap walk (it
  *    does not wait for i_mmap_rwsem), no flush - writeback of such a page
  *    flushes nothing;
- *  - the PTE lock: pte_lock_wait() does not return while another task holds
- *    the table's lock, and returns once it is released.
+ *  - the PTE lock: an rmap walker (page_mkclean, reclaim: rmap_ptl_lock)
+ *    does not get it while a zap holds it (ptl_lock), and a zap does not get
+ *    it while a walker holds it; each gets it once it is released.
  */
 #include "test_util.h"
 
@@ -172,10 +173,11 @@ static void test_mkclean_unmapped(void **state)
 	assert_int_equal(x.m1.ipi_sent, x.m0.ipi_sent);
 }
 
-/* ---- the PTE lock ---- */
+/* ---- the PTE lock: an rmap walker waits for a holder, and back ---- */
 
 struct ptl {
 	uint32_t table;
+	bool walker_holds;		/* the holder is the rmap walker */
 	volatile bool held;
 	uint64_t released_at, acquired_at;
 };
@@ -183,11 +185,17 @@ struct ptl {
 static void holder_body(struct sim *s, struct sim_thread *t)
 {
 	struct ptl *x = t->arg;
-	pte_lock_nowait(s, x->table);
+	if (x->walker_holds)
+		rmap_ptl_lock(s, x->table);
+	else
+		ptl_lock(s, x->table);
 	x->held = true;
 	sim_step(s, YP_USER, 5000);		/* hold it for 5 us */
 	x->released_at = s->now;
-	pte_unlock(s, x->table);
+	if (x->walker_holds)
+		rmap_ptl_unlock(s);
+	else
+		ptl_unlock(s);
 }
 
 static void waiter_body(struct sim *s, struct sim_thread *t)
@@ -195,23 +203,31 @@ static void waiter_body(struct sim *s, struct sim_thread *t)
 	struct ptl *x = t->arg;
 	while (!x->held)
 		sim_step(s, YP_USER, 10);
-	pte_lock_wait(s, x->table);
-	x->acquired_at = s->now;
-	pte_unlock(s, x->table);
+	if (x->walker_holds) {
+		ptl_lock(s, x->table);
+		x->acquired_at = s->now;
+		ptl_unlock(s);
+	} else {
+		rmap_ptl_lock(s, x->table);
+		x->acquired_at = s->now;
+		rmap_ptl_unlock(s);
+	}
 }
 
 static void test_pte_lock(void **state)
 {
 	(void)state;
-	struct ptl x = {.table = 12345};
-	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, no_kpti);
-	tsim_spawn(s, holder_body, &x, 0);
-	tsim_spawn(s, waiter_body, &x, 1);
-	tsim_run(s);
-	assert_true(x.released_at > 0);
-	assert_true(x.acquired_at >= x.released_at);
-	assert_int_equal(kernel_of(s)->nr_ptl_held, 0);
-	tsim_free(s);
+	for (int w = 0; w < 2; w++) {
+		struct ptl x = {.table = 12345, .walker_holds = w};
+		struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, no_kpti);
+		tsim_spawn(s, holder_body, &x, 0);
+		tsim_spawn(s, waiter_body, &x, 1);
+		tsim_run(s);
+		assert_true(x.released_at > 0);
+		assert_true(x.acquired_at >= x.released_at);
+		assert_int_equal(kernel_of(s)->nr_reclaim_ptl, 0);
+		tsim_free(s);
+	}
 }
 
 int main(void)
