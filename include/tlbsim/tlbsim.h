@@ -139,6 +139,14 @@ enum clear_refs_policy {
 	CLEAR_REFS_FLUSH_MM,	/* 912efa17e512 (v5.11): inc_tlb_flush_pending + flush_tlb_mm */
 	CLEAR_REFS_COUNT
 };
+/* ksm_wp: when KSM's write_protect_page() (mm/ksm.c) flushes the PTE it
+ * write-protects */
+enum ksm_wp_policy {
+	KSM_WP_PTE,		/* before b3a81d0841a9 (v4.13): only a writable or dirty PTE */
+	KSM_WP_PENDING,		/* b3a81d0841a9 (v4.13)..v5.18: or mm_tlb_flush_pending(mm) */
+	KSM_WP_EXCLUSIVE,	/* 6c287605fd56 (v5.19): or PageAnonExclusive(page) */
+	KSM_WP_COUNT
+};
 
 struct tlbsim_policy {
 	enum nested_policy nested;
@@ -157,6 +165,7 @@ struct tlbsim_policy {
 	enum x86_flush_policy x86_flush;
 	enum tlb_flush_cond_policy tlb_flush_cond;
 	enum clear_refs_policy clear_refs;
+	enum ksm_wp_policy ksm_wp;
 	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

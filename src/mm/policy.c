@@ -170,6 +170,20 @@ static const struct tlbsim_knob_value clear_refs_values[CLEAR_REFS_COUNT] = {
 					     "v5.11)"},
 };
 
+static const struct tlbsim_knob_value ksm_wp_values[KSM_WP_COUNT] = {
+	[KSM_WP_PTE] = {"pte", "KSM's write_protect_page flushes only a PTE that is writable or "
+			       "dirty: a PTE another thread already made read-only and clean, "
+			       "its own flush still pending, is skipped and a stale writable TLB "
+			       "entry survives the page comparison (before b3a81d0841a9, v4.13)"},
+	[KSM_WP_PENDING] = {"pending", "it also flushes when mm_tlb_flush_pending(mm) says a "
+				       "flush of the mm is in flight (b3a81d0841a9 \"mm: fix KSM "
+				       "data corruption\", v4.13..v5.18)"},
+	[KSM_WP_EXCLUSIVE] = {"exclusive", "it also flushes every PageAnonExclusive page - any "
+					   "anonymous page mapped only here (6c287605fd56 \"mm: "
+					   "remember exclusively mapped anonymous pages with "
+					   "PG_anon_exclusive\", v5.19)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -206,6 +220,8 @@ static const struct tlbsim_knob knobs[] = {
 	 TLB_FLUSH_COND_COUNT, TLB_FLUSH_COND_END, tlb_flush_cond_values},
 	{"clear_refs", "how a write to /proc/PID/clear_refs flushes the PTEs it write-protected "
 		       "or aged", CLEAR_REFS_COUNT, CLEAR_REFS_GATHER, clear_refs_values},
+	{"ksm_wp", "when KSM's write_protect_page() flushes the PTE it write-protects before "
+		   "comparing the page", KSM_WP_COUNT, KSM_WP_PENDING, ksm_wp_values},
 };
 
 int tlbsim_knob_count(void)
@@ -237,6 +253,7 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->x86_flush = (enum x86_flush_policy)knobs[13].default_value;
 	pol->tlb_flush_cond = (enum tlb_flush_cond_policy)knobs[14].default_value;
 	pol->clear_refs = (enum clear_refs_policy)knobs[15].default_value;
+	pol->ksm_wp = (enum ksm_wp_policy)knobs[16].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -258,6 +275,7 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 13: return (int *)&pol->x86_flush;
 	case 14: return (int *)&pol->tlb_flush_cond;
 	case 15: return (int *)&pol->clear_refs;
+	case 16: return (int *)&pol->ksm_wp;
 	default: return NULL;
 	}
 }
@@ -366,15 +384,20 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *   clear_refs    gather from v4.13 (b3a81d0841a9) to v5.10; flush_mm from
  *                 v5.11 (912efa17e512): v5.6..v5.10 is the window in which a
  *                 soft-dirty clear left writable TLB entries;
+ *   ksm_wp        pending from v4.13 (b3a81d0841a9: write_protect_page also
+ *                 flushes when mm_tlb_flush_pending) to v5.18; exclusive
+ *                 from v5.19 (6c287605fd56: also every PageAnonExclusive
+ *                 page); pte (no pending check) is before every preset;
  *   x86_flush     ipi up to v6.14; invlpgb from v6.15 (4afeb0ed1753,
  *                 82378c6c2f43): it changes nothing on a profile without
  *                 INVLPGB (parameter invlpgb=0, every Intel profile), where
  *                 the kernel also takes the IPI path.
  */
 #define K_OLD_VMAP "vmap_purge=global,kasan_flush=per_area"
-#define K_GATHER_END ",tlb_flush_cond=end,clear_refs=gather"
-#define K_GATHER_BITS ",tlb_flush_cond=bits,clear_refs=gather"
-#define K_FLUSH_MM ",tlb_flush_cond=bits,clear_refs=flush_mm"
+#define K_GATHER_END ",tlb_flush_cond=end,clear_refs=gather,ksm_wp=pending"
+#define K_GATHER_BITS ",tlb_flush_cond=bits,clear_refs=gather,ksm_wp=pending"
+#define K_FLUSH_MM ",tlb_flush_cond=bits,clear_refs=flush_mm,ksm_wp=pending"
+#define K_FLUSH_MM_EXCL ",tlb_flush_cond=bits,clear_refs=flush_mm,ksm_wp=exclusive"
 #define K_X86_OLD                                                               \
 	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \
 	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
@@ -438,24 +461,24 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM_EXCL,
 	 "d92725256b4f (VM_FAULT_COMPLETED); x86 4ce94eabac16 (v5.13), aa44284960d5",
 	 K_X86_6X K_VMA_LOCK},
 	{"6.6",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM_EXCL,
 	 "the v6.3..v6.8 vmalloc purge", K_X86_6X K_VMA_LOCK},
 	{"6.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_FLUSH_MM,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_FLUSH_MM_EXCL,
 	 "282631cb2447 (vmap nodes: the seed-003 kernel)", K_X86_6X K_VMA_LOCK},
 	{"6.11",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_FLUSH_MM,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_FLUSH_MM_EXCL,
 	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X K_VMA_LOCK},
 	{"6.18",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_FLUSH_MM,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_FLUSH_MM_EXCL,
 	 "9e9e085effe9 (the 003 fix, v6.13); x86 209954cbc7d0, 953753db887f, 6db2526c1d69 "
 	 "(v6.14), a37259732a7d, 4afeb0ed1753 (v6.15)", K_X86_6X K_X86_14 K_VMA_LOCK},
 };

@@ -22,7 +22,9 @@
  *  - I1 at free (data pages) and at the hand-off to RCU (page tables);
  *  - I1 realized and stale-walk realized: hardware hooks of the MMU;
  *  - I2 at the return of munmap / madvise(DONTNEED) / mprotect;
- *  - I3 at a write through a cached dirty entry;
+ *  - I3 at a write through a cached dirty entry (into a page MADV_FREE or
+ *    writeback judged clean, that soft-dirty tracking reports clean, or
+ *    that KSM compared after write-protecting it);
  *  - livelock at every user fault.
  * Deliberate windows (not reported): W3 dead-ASID leaves (arm64 fullmm);
  * entries used between unlink and the flush that covers them; x86 lazy-CPU
@@ -426,13 +428,29 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 	struct sim *s = o->s;
 	struct hw *hw = hw_of(s);
 	uint8_t watch = frame_of(hw, te->frame)->watch;
-	if (!(watch & (WATCH_CLEAN | WATCH_SOFTDIRTY)))
+	if (!(watch & (WATCH_CLEAN | WATCH_SOFTDIRTY | WATCH_KSM)))
 		return;
 	struct sim_thread *t = s->cpus[cpu].curr;
 	if (!t)
 		return;
 	pte_t *ptep = pte_lookup(s, task_of(t)->mm, va);
 	pte_t pte = ptep ? *ptep : 0;
+	if ((watch & WATCH_KSM) &&
+	    !(pte_present(pte) && pte_pfn(pte) == te->frame && (pte & PTE_WRITE))) {
+		/* the I3 point of KSM: the page was compared after
+		 * write_protect_page(); this write comes through an entry that
+		 * kept write permission the PTE no longer grants */
+		char ent[160];
+		snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached "
+			 "writable+dirty", cpu, (unsigned long long)va, te->frame);
+		oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
+				 "I3: cpu %d wrote va 0x%llx (frame %u) through a stale writable TLB "
+				 "entry after KSM write-protected the page and compared it "
+				 "(pages_identical): the write is not in the merged page - lost "
+				 "with the replaced page, or seen through the other mapping of "
+				 "the KSM page", cpu, (unsigned long long)va, te->frame);
+		return;
+	}
 	if ((watch & WATCH_SOFTDIRTY) && pte_present(pte) && pte_pfn(pte) == te->frame &&
 	    !(pte & PTE_SOFT_DIRTY)) {
 		/* the I3 point of soft-dirty tracking: the write completed
@@ -465,7 +483,8 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 /* a PTE became dirty: the page is no longer a clean lazyfree page */
 static void page_dirtied(struct oracle *o, uint32_t f)
 {
-	frame_of(hw_of(o->s), f)->watch &= (uint8_t)~WATCH_CLEAN;
+	/* and, made writable again by a fault, no longer what KSM compared */
+	frame_of(hw_of(o->s), f)->watch &= (uint8_t)~(WATCH_CLEAN | WATCH_KSM);
 	struct oracle_frame *of = oracle_frame(o, f);
 	of->dirty_epoch = ++o->map_epoch;
 }
@@ -576,7 +595,8 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 				 * grants a write the PTE of the same page no longer
 				 * allows */
 				if (!pte_present(pte) || pte_pfn(pte) != e->frame ||
-				    (pte & PTE_WRITE) || !entry_writable(hw, e))
+				    (pte & PTE_WRITE) || !entry_writable(hw, e) ||
+				    oracle_frame(o, e->frame)->ksm_clearing)
 					continue;
 				char desc[160];
 				describe_entry(hw, c, e, false, desc, sizeof(desc));
@@ -702,6 +722,19 @@ static void on_soft_dirty_clean(void *ctx, uint64_t va, uint32_t f)
 	(void)va;
 	struct oracle *o = ctx;
 	frame_of(hw_of(o->s), f)->watch |= WATCH_SOFTDIRTY;
+}
+
+/* KSM compared the page of frame f after write-protecting it: a write
+ * through a stale writable entry from now on is lost to the merge (I3) */
+static void on_ksm_compared(void *ctx, uint32_t f)
+{
+	struct oracle *o = ctx;
+	frame_of(hw_of(o->s), f)->watch |= WATCH_KSM;
+}
+
+static void on_ksm_clearing(void *ctx, uint32_t f, bool in)
+{
+	oracle_frame(ctx, f)->ksm_clearing = in;
 }
 
 /* writeback cleaned the page of frame f and write-protected its PTEs: a
@@ -903,6 +936,8 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.user_fault = on_user_fault,
 	.page_cleaned = on_page_cleaned,
 	.soft_dirty_clean = on_soft_dirty_clean,
+	.ksm_compared = on_ksm_compared,
+	.ksm_clearing = on_ksm_clearing,
 	.kernel_mapped = on_kernel_mapped,
 	.kernel_unmapped = on_kernel_unmapped,
 	.kernel_page_freed = on_kernel_page_freed,

@@ -15,7 +15,8 @@
  *   I2           munmap/madvise(DONTNEED) returned while a CPU still
  *                translates the range to an old frame
  *   I3           a write went through a stale dirty entry into a page that
- *                MADV_FREE judged clean
+ *                MADV_FREE judged clean, writeback cleaned, clear_refs
+ *                cleared of soft-dirty, or KSM compared for a merge
  *   stale-walk   a walk used a walk-cache entry to a table already unlinked
  *                and flushed (waiting for RCU)
  *   livelock     the same CPU faults on the same VA with an unchanged PTE
@@ -87,6 +88,9 @@ struct oracle_frame {
 	const mm_context_t *map_ctx;	/* DATA: the mm context that mapped it;
 					 * PGTABLE: the one it was unlinked from */
 	uint64_t map_ctx_id;	/* ... and its ctx_id then (never reused) */
+	bool ksm_clearing;	/* DATA: KSM's write_protect_page flushes its PTE, which
+				 * the kernel has cleared meanwhile (not an mprotect or
+				 * clear_refs I2 matter: KSM's own flush removes it) */
 	uint32_t kernel_gen;	/* DATA: frame gen + 1 while a kernel (vmalloc or
 				 * shadow) page: I1 does not apply, I5/W1/W2 do */
 };

@@ -55,6 +55,7 @@ enum scen_opcode {
 	OP_USER_WORK,	/* pop pages: the loop's user working set (glibc_user_work) */
 	OP_MPROTECT,	/* pop prot (read|write), len, addr; push 0 or -1 */
 	OP_CLEAR_REFS,	/* pop type; push 0 or -1 (write to /proc/self/clear_refs) */
+	OP_KSM_MERGE,	/* pop addr2, addr1; push 0 or -1 (ksmd merges the two pages) */
 };
 
 enum scen_word {
