@@ -30,9 +30,11 @@
  * write_protect_page() made them read-only. A write that still reaches
  * either page afterwards, through a TLB entry that kept write permission
  * because write_protect_page() skipped the flush, is not in what KSM
- * merged: into the replaced page it is lost when the page is freed, into
- * the KSM page it shows through the other mapping (the mm_hooks
- * ksm_compared hook; the oracle's WATCH_KSM). Nadav Amit's report behind
+ * merged once replace_page() commits: into the replaced page it is lost
+ * when the page is freed, into the KSM page it shows through the other
+ * mapping (the mm_hooks ksm_compared and ksm_replaced; the oracle's
+ * WATCH_KSM). If the merge is abandoned instead (the PTE changed), the
+ * pages stay as they are and nothing is lost. Nadav Amit's report behind
  * b3a81d0841a9 has the PTE made clean by MADV_FREE and read-only by a
  * soft-dirty clear_refs, both flushes still pending.
  *
@@ -185,6 +187,8 @@ static int replace_page(struct sim *s, struct vm_area_struct *vma, uint32_t page
 	frame_of(hw, kpage)->refcount++;		/* get_page + page_add_anon_rmap */
 	*ptep = fmt_pte_mkclean(hw->fmt, pfn_pte(kpage, PTE_VALID | PTE_USER | PTE_YOUNG));
 	sim_charge(s, (uint64_t)P(s, P_lock_op_ns));	/* the exchange */
+	if (k->hooks && k->hooks->ksm_replaced)
+		k->hooks->ksm_replaced(k->hooks_ctx, page, kpage);
 	machine_of(s)->arch->flush_tlb_page(s, &mm->context, addr);
 	if (k->hooks && k->hooks->page_mapped)
 		k->hooks->page_mapped(k->hooks_ctx, kpage, false);

@@ -310,6 +310,9 @@ struct mm_hooks {
 	 * protecting it: a write that reaches f from now on is not in what
 	 * KSM merged (ksm.c) */
 	void (*ksm_compared)(void *ctx, uint32_t f);
+	/* replace_page() mapped the KSM page kpage where page was: the merge of
+	 * the two compared pages is done */
+	void (*ksm_replaced)(void *ctx, uint32_t page, uint32_t kpage);
 	/* KSM's write_protect_page() flushes the PTE of frame f (in) or has
 	 * flushed it: the kernel's PTE is cleared meanwhile (ptep_clear_flush,
 	 * under the PTE lock), the model's already read-only (ksm.c) */

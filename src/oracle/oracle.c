@@ -418,6 +418,21 @@ static void on_watched_walk(void *ctx, int cpu, int depth, uint64_t va, uint32_t
 			 frame);
 }
 
+/* I3 of KSM: a write through a stale writable entry into a page KSM
+ * compared, and merged */
+static void ksm_lost_write(struct oracle *o, int cpu, uint64_t va, uint32_t f)
+{
+	char ent[160];
+	snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached writable+dirty",
+		 cpu, (unsigned long long)va, f);
+	oracle_violation(o, INV_I3, cpu, va, true, f, ent,
+			 "I3: cpu %d wrote va 0x%llx (frame %u) through a stale writable TLB entry "
+			 "after KSM write-protected the page and compared it (pages_identical), "
+			 "and KSM merged it: the write is not in the merged page - lost with the "
+			 "replaced page, or seen through the other mapping of the KSM page", cpu,
+			 (unsigned long long)va, f);
+}
+
 /* I3: a write through a cached writable+dirty entry does not reach the PTE;
  * if the kernel has meanwhile made the PTE clean (MADV_FREE, or writeback's
  * page_mkclean) the data is lost: reclaim discards the "clean" page, or
@@ -439,16 +454,17 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 	    !(pte_present(pte) && pte_pfn(pte) == te->frame && (pte & PTE_WRITE))) {
 		/* the I3 point of KSM: the page was compared after
 		 * write_protect_page(); this write comes through an entry that
-		 * kept write permission the PTE no longer grants */
-		char ent[160];
-		snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached "
-			 "writable+dirty", cpu, (unsigned long long)va, te->frame);
-		oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
-				 "I3: cpu %d wrote va 0x%llx (frame %u) through a stale writable TLB "
-				 "entry after KSM write-protected the page and compared it "
-				 "(pages_identical): the write is not in the merged page - lost "
-				 "with the replaced page, or seen through the other mapping of "
-				 "the KSM page", cpu, (unsigned long long)va, te->frame);
+		 * kept write permission the PTE no longer grants. It is lost
+		 * once the merge is done (now, or when replace_page commits) */
+		struct oracle_frame *of = oracle_frame(o, te->frame);
+		if (of->ksm_merged) {
+			ksm_lost_write(o, cpu, va, te->frame);
+			return;
+		}
+		of->ksm_stale = true;
+		o->ksm_stale_cpu = cpu;
+		o->ksm_stale_va = va;
+		o->ksm_stale_frame = te->frame;
 		return;
 	}
 	if ((watch & WATCH_SOFTDIRTY) && pte_present(pte) && pte_pfn(pte) == te->frame &&
@@ -729,7 +745,22 @@ static void on_soft_dirty_clean(void *ctx, uint64_t va, uint32_t f)
 static void on_ksm_compared(void *ctx, uint32_t f)
 {
 	struct oracle *o = ctx;
+	struct oracle_frame *of = oracle_frame(o, f);
+	of->ksm_stale = false;
+	of->ksm_merged = false;
 	frame_of(hw_of(o->s), f)->watch |= WATCH_KSM;
+}
+
+/* replace_page() merged the compared pages: a write that went into either
+ * through a stale entry since the comparison is lost (I3) */
+static void on_ksm_replaced(void *ctx, uint32_t page, uint32_t kpage)
+{
+	struct oracle *o = ctx;
+	struct oracle_frame *op = oracle_frame(o, page), *ok = oracle_frame(o, kpage);
+	op->ksm_merged = ok->ksm_merged = true;
+	if ((op->ksm_stale || ok->ksm_stale) &&
+	    (o->ksm_stale_frame == page || o->ksm_stale_frame == kpage))
+		ksm_lost_write(o, o->ksm_stale_cpu, o->ksm_stale_va, o->ksm_stale_frame);
 }
 
 static void on_ksm_clearing(void *ctx, uint32_t f, bool in)
@@ -937,6 +968,7 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.page_cleaned = on_page_cleaned,
 	.soft_dirty_clean = on_soft_dirty_clean,
 	.ksm_compared = on_ksm_compared,
+	.ksm_replaced = on_ksm_replaced,
 	.ksm_clearing = on_ksm_clearing,
 	.kernel_mapped = on_kernel_mapped,
 	.kernel_unmapped = on_kernel_unmapped,

@@ -88,6 +88,9 @@ struct oracle_frame {
 	const mm_context_t *map_ctx;	/* DATA: the mm context that mapped it;
 					 * PGTABLE: the one it was unlinked from */
 	uint64_t map_ctx_id;	/* ... and its ctx_id then (never reused) */
+	bool ksm_stale;		/* DATA: written through a stale writable entry after
+				 * KSM compared it, before its merge was done */
+	bool ksm_merged;	/* DATA: compared by KSM and merged since */
 	bool ksm_clearing;	/* DATA: KSM's write_protect_page flushes its PTE, which
 				 * the kernel has cleared meanwhile (not an mprotect or
 				 * clear_refs I2 matter: KSM's own flush removes it) */
@@ -115,6 +118,11 @@ struct oracle {
 	 * 1 deleted): I5 forbids mapping them again */
 	uint64_t *kclr;
 	uint32_t kclr_cap, kclr_n, kclr_used;
+	/* the last write through a stale writable entry into a page KSM had
+	 * compared but not yet merged (reported if replace_page commits) */
+	int ksm_stale_cpu;
+	uint64_t ksm_stale_va;
+	uint32_t ksm_stale_frame;
 };
 
 /* Subscribe o to every hook of the kernel k (want_kind: -1 = any). */

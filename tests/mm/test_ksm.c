@@ -20,7 +20,9 @@
  *  - the I3 point: a CPU that kept a writable entry for the first page
  *    (the flush skipped) and writes it after the comparison is reported;
  *    when the flush was done its write faults, copies, and nothing is
- *    reported;
+ *    reported; a stale write between the comparison and replace_page is
+ *    reported when replace_page commits, and not at all when the merge is
+ *    abandoned;
  *  - a merge whose second page is locked gives up and breaks the KSM page
  *    again (break_cow: the first address gets a private writable copy);
  *    the same page twice, or an address with no anonymous page, is -1.
@@ -203,6 +205,75 @@ static void test_write_protect_page_arm64(void **state)
 	}
 }
 
+/* ---- the oracle's rule by hand: a stale write between the comparison and
+ * replace_page is lost only if the merge is done ---- */
+
+struct byhand {
+	bool commit;			/* call ksm_replaced after the write */
+	uint64_t a;
+	volatile int step;		/* 1: writer cached; 2: compared; 3: written */
+	uint64_t violations_before_commit;
+};
+
+static void byhand_writer(struct sim *s, struct sim_thread *t)
+{
+	struct byhand *x = t->arg;
+	while (!x->a)
+		sim_step(s, YP_USER, 10);
+	assert_int_equal(user_access(s, x->a, true), 0);
+	x->step = 1;
+	while (x->step < 2)
+		sim_step(s, YP_USER, 10);
+	assert_int_equal(user_access(s, x->a, true), 0);	/* through the stale entry */
+	x->step = 3;
+}
+
+static void byhand_ksmd(struct sim *s, struct sim_thread *t)
+{
+	struct byhand *x = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	struct kernel *k = kernel_of(s);
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uint64_t a = sys_mmap(s, 0, 2 * ps, TLBSIM_MAP_PRIVATE);
+	assert_int_equal(user_access(s, a + ps, true), 0);
+	x->a = a;
+	while (x->step < 1)
+		sim_step(s, YP_USER, 10);
+	pte_t *pa = pte_lookup(s, mm, a);
+	*pa = fmt_pte_mkclean(hw_of(s)->fmt, *pa & ~PTE_WRITE);	/* no flush */
+	uint32_t fa = pte_pfn(*pa), fb = pte_pfn(*pte_lookup(s, mm, a + ps));
+	k->hooks->ksm_compared(k->hooks_ctx, fb);
+	k->hooks->ksm_compared(k->hooks_ctx, fa);
+	x->step = 2;
+	while (x->step < 3)
+		sim_step(s, YP_USER, 10);
+	x->violations_before_commit = s->m.violations;
+	if (x->commit)
+		k->hooks->ksm_replaced(k->hooks_ctx, fb, fa);
+}
+
+static void test_i3_only_when_merged(void **state)
+{
+	(void)state;
+	for (int commit = 0; commit < 2; commit++) {
+		struct byhand x = {.commit = commit};
+		struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, no_kpti);
+		tsim_spawn(s, byhand_ksmd, &x, 0);
+		tsim_spawn(s, byhand_writer, &x, 1);
+		tsim_run(s);
+		assert_int_equal(x.violations_before_commit, 0);
+		if (commit) {
+			assert_true(s->m.violations > 0);
+			assert_int_equal(tsim_violation(s)->kind, INV_I3);
+			assert_int_equal(tsim_violation(s)->cpu, 1);
+			assert_int_equal(tsim_violation(s)->va, x.a);
+		} else {
+			assert_int_equal(s->m.violations, 0);	/* abandoned: nothing lost */
+		}
+		tsim_free(s);
+	}
+}
+
 /* ---- a merge that fails: break_cow; bad arguments ---- */
 
 struct fail {
@@ -254,6 +325,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_protect_page_x86),
 		cmocka_unit_test(test_write_protect_page_arm64),
+		cmocka_unit_test(test_i3_only_when_merged),
 		cmocka_unit_test(test_merge_fails),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
