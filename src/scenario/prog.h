@@ -56,6 +56,7 @@ enum scen_opcode {
 	OP_MPROTECT,	/* pop prot (read|write), len, addr; push 0 or -1 */
 	OP_CLEAR_REFS,	/* pop type; push 0 or -1 (write to /proc/self/clear_refs) */
 	OP_RECLAIM,	/* pop len, addr; push the pages reclaim freed, or -1 */
+	OP_KSM_MERGE,	/* pop addr2, addr1; push 0 or -1 (ksmd merges the two pages) */
 };
 
 enum scen_word {
