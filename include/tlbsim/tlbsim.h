@@ -174,6 +174,14 @@ enum arm64_batch_policy {
 	ARM64_BATCH_NONE,	/* no batching: every unmap flushes at once (before v6.5) */
 	ARM64_BATCH_COUNT
 };
+/* ksm_wp: when KSM's write_protect_page() (mm/ksm.c) flushes the PTE it
+ * write-protects */
+enum ksm_wp_policy {
+	KSM_WP_PTE,		/* before b3a81d0841a9 (v4.13): only a writable or dirty PTE */
+	KSM_WP_PENDING,		/* b3a81d0841a9 (v4.13)..v5.18: or mm_tlb_flush_pending(mm) */
+	KSM_WP_EXCLUSIVE,	/* 6c287605fd56 (v5.19): or PageAnonExclusive(page) */
+	KSM_WP_COUNT
+};
 
 struct tlbsim_policy {
 	enum nested_policy nested;
@@ -200,6 +208,7 @@ struct tlbsim_policy {
 	int ubc_check_mprotect, ubc_check_zap, ubc_check_madv_free;
 	enum ubc_flag_policy ubc_flag;
 	enum arm64_batch_policy arm64_batch;
+	enum ksm_wp_policy ksm_wp;
 	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

@@ -460,10 +460,10 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 			   "Explore interleavings of WORKLOAD (a small instance: see the check defaults in\n"
 			   "tlbsim list workloads) and stop at the first invariant violation (I1 freed frame\n"
 			   "reachable, I2 translation survives munmap/madvise/mprotect/clear_refs/mremap, I3\n"
-			   "write into a page judged clean or lost to soft-dirty tracking, I5 kernel VA reused\n"
-			   "before its flush, stale walk, livelock). Exit 1 with a minimised counterexample\n"
-			   "and a replay "
-			   "token, 0 if nothing is found within the budget, 2 on bad input.\n");
+			   "write into a page judged clean, lost to soft-dirty tracking or to a KSM merge, I5\n"
+			   "kernel VA reused before its flush, stale walk, livelock). Exit 1 with a minimised\n"
+			   "counterexample and a replay token, 0 if nothing is found within the budget, 2 on\n"
+			   "bad input.\n");
 	else if (cmd_bit == C_SENS)
 		fprintf(f, "usage: tlbsim sensitivity WORKLOAD [--policy A [--policy B]] [--metric M] "
 			   "[options]\n\n"

@@ -357,7 +357,9 @@ static vm_fault_t wp_page_shared(struct sim *s, struct vm_fault *vmf)
 	return ret;
 }
 
-/* do_wp_page() (mm/memory.c, v5.8): a write to a present read-only PTE */
+/* do_wp_page() (mm/memory.c, v5.8): a write to a present read-only PTE; an
+ * anonymous page is reused if it is not a KSM page and has one reference,
+ * after waiting for its page lock if another holder (KSM) has it */
 static vm_fault_t do_wp_page(struct sim *s, struct vm_fault *vmf, pte_t *ptep)
 {
 	struct vm_area_struct *vma = vmf->vma;
@@ -368,6 +370,26 @@ static vm_fault_t do_wp_page(struct sim *s, struct vm_fault *vmf, pte_t *ptep)
 		if ((vma->vm_flags & (VM_SHARED | VM_WRITE)) == (VM_SHARED | VM_WRITE))
 			return wp_page_shared(s, vmf);
 		return wp_page_copy(s, vmf);			/* private file page: COW */
+	}
+	if (fr->pgflags & PG_KSM)
+		return wp_page_copy(s, vmf);			/* PageKsm: always copied */
+	if (fr->pgflags & PG_LOCKED) {
+		/* !trylock_page(): drop the PTE lock, lock_page() (KSM holds it
+		 * while it write-protects and merges the page), retake the PTE
+		 * lock and give up if the PTE changed meanwhile */
+		uint32_t f = pte_pfn(vmf->orig_pte);
+		fr->refcount++;					/* get_page */
+		lock_page(s, f);
+		sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
+		bool same = *vmf_pte(s, vmf) == vmf->orig_pte;
+		unlock_page(s, f);
+		if (--fr->refcount == 0)			/* put_page */
+			frame_free(hw_of(s), f);
+		if (!same)
+			return 0;			/* the access retries */
+		ptep = vmf_pte(s, vmf);
+		if (fr->pgflags & PG_KSM)
+			return wp_page_copy(s, vmf);
 	}
 	if (fr->refcount == 1)					/* reuse_swap_page() */
 		return wp_page_reuse(s, vmf, ptep);

@@ -26,6 +26,8 @@
  *   rmap.c        reclaim: shrink_page_list over named pages, try_to_unmap_one
  *                 with the batched flush, flush_tlb_batched_pending, the PTL
  *                 as reclaim sees it, the MADV_FREE discard
+ *   ksm.c         KSM's merge of two pages: try_to_merge_one_page,
+ *                 write_protect_page, replace_page (mm/ksm.c, v5.1)
  *
  * Ordering rule kept by mmu_gather (include/asm-generic/tlb.h): unhook the
  * translation, invalidate every CPU that may cache it, and only then free the
@@ -114,6 +116,7 @@ const struct fs_type *fs_type_find(const char *name);
  * the gather's flush (zap_rmap=delayed: 5df397dec7c4's delay_rmap): it
  * still counts as mapped (page_mapped) */
 #define PG_DELAY_RMAP 0x10u
+#define PG_KSM 0x20u		/* PageKsm: a KSM page (ksm.c); a write to it always copies */
 
 struct pagecache_ent {
 	uint64_t index;
@@ -336,6 +339,17 @@ struct mm_hooks {
 	/* a soft-dirty clear_refs returned and the PTE of va (frame f) has no
 	 * soft-dirty bit: a pagemap read now reports the page clean */
 	void (*soft_dirty_clean)(void *ctx, uint64_t va, uint32_t f);
+	/* KSM compared the page of frame f (pages_identical) after write-
+	 * protecting it: a write that reaches f from now on is not in what
+	 * KSM merged (ksm.c) */
+	void (*ksm_compared)(void *ctx, uint32_t f);
+	/* replace_page() mapped the KSM page kpage where page was: the merge of
+	 * the two compared pages is done */
+	void (*ksm_replaced)(void *ctx, uint32_t page, uint32_t kpage);
+	/* KSM's write_protect_page() flushes the PTE of frame f (in) or has
+	 * flushed it: the kernel's PTE is cleared meanwhile (ptep_clear_flush,
+	 * under the PTE lock), the model's already read-only (ksm.c) */
+	void (*ksm_clearing)(void *ctx, uint32_t f, bool in);
 	/* a kernel PTE for va is about to map frame f (vmalloc, KASAN shadow) */
 	void (*kernel_mapped)(void *ctx, uint64_t va, uint32_t f);
 	/* the kernel PTE of va was cleared (no flush yet) */
@@ -503,6 +517,9 @@ uint64_t sys_mremap(struct sim *s, uint64_t addr, uint64_t old_len, uint64_t new
 uint32_t mm_table_at(struct sim *s, struct mm_struct *mm, uint64_t addr, int depth);
 int sys_madvise_dontneed(struct sim *s, uint64_t addr, uint64_t len);
 int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len);
+/* ksmd merging the pages mapped at addr1 and addr2 of the current task's
+ * mm, whose contents it takes as identical (ksm.c): 0 merged, -1 not */
+int ksm_merge(struct sim *s, uint64_t addr1, uint64_t addr2);
 /* write "type" to /proc/self/clear_refs (task_mmu.c); 0 or -1 (EINVAL) */
 int sys_clear_refs(struct sim *s, int type);
 /* mprotect(addr, len, prot) (mprotect.c, v5.1): prot is TLBSIM_PROT_READ,

@@ -214,3 +214,18 @@ static void fmt_klock(char *buf, size_t len, uint64_t a, uint64_t b)
 	snprintf(buf, len, "tlbsim_lock: %s", a < 4 ? name[a] : "?");
 }
 const struct sim_point tp_klock = {"kernel_lock", fmt_klock, 0};
+
+static void fmt_ksm(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	static const char *const steps[KSM_STEP_COUNT] = {
+		[KSM_STEP_SCAN] = "scan", [KSM_STEP_WP_FLUSH] = "write_protect_page: flush",
+		[KSM_STEP_WP_SKIP] = "write_protect_page: read-only and clean, no flush",
+		[KSM_STEP_COMPARE] = "pages_identical", [KSM_STEP_REPLACE] = "replace_page",
+		[KSM_STEP_ABORT] = "merge abandoned", [KSM_STEP_BREAK_COW] = "break_cow",
+	};
+	unsigned st = (unsigned)(b & 0xff);
+	snprintf(buf, len, "tlbsim_ksm: %s address=0x%" PRIx64 " tlb_flush_pending=%" PRIu64,
+		 st < KSM_STEP_COUNT ? steps[st] : "?", a, b >> 8);
+}
+
+const struct sim_point tp_ksm = {"tlbsim_ksm", fmt_ksm, 0};

@@ -25,6 +25,7 @@
  *   kernel_pte      a kernel PTE install/clear under init_mm.page_table_lock  a = va, b = install
  *   vmalloc         a vmalloc-space step (alloc, free, pool, free tree)  a = va, b = enum vmap_step
  *   purge_vmap_node  a = node, b = areas
+ *   tlbsim_ksm      a KSM step (ksm.c)         a = address, b = enum ksm_step
  */
 #ifndef TLBSIM_MM_POINTS_H
 #define TLBSIM_MM_POINTS_H
@@ -39,7 +40,7 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 	tp_finish_policy, tp_free_pages, tp_table_flush, tp_pending_dec, tp_thread,
 	tp_tlb_finish_mmu, tp_call_rcu_tables, tp_writeback, tp_fault_retry, tp_spurious,
 	tp_page_mkwrite, tp_throttle, tp_work, tp_kpte, tp_vmalloc, tp_purge_node, tp_klock,
-	tp_lock_page, tp_pending_inc;
+	tp_lock_page, tp_pending_inc, tp_ksm;
 
 #define YP_USER (&tp_user)
 #define YP_SYSCALL (&tp_syscall)
@@ -70,5 +71,18 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 #define YP_VMALLOC (&tp_vmalloc)
 #define YP_PURGE_NODE (&tp_purge_node)
 #define YP_KLOCK (&tp_klock)
+#define YP_KSM (&tp_ksm)
+
+/* tlbsim_ksm's b: the step, and mm->tlb_flush_pending << 8 */
+enum ksm_step {
+	KSM_STEP_SCAN,		/* ksmd takes up the page (get_mergeable_page) */
+	KSM_STEP_WP_FLUSH,	/* write_protect_page flushes */
+	KSM_STEP_WP_SKIP,	/* write_protect_page leaves the PTE and the TLBs alone */
+	KSM_STEP_COMPARE,	/* pages_identical */
+	KSM_STEP_REPLACE,	/* replace_page maps the KSM page */
+	KSM_STEP_ABORT,		/* the merge gives up */
+	KSM_STEP_BREAK_COW,	/* break_cow of a KSM page left with one mapping */
+	KSM_STEP_COUNT
+};
 
 #endif

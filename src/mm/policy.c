@@ -210,6 +210,20 @@ static const struct tlbsim_knob_value arm64_batch_values[ARM64_BATCH_COUNT] = {
 				      "with ptep_clear_flush (before v6.5)"},
 };
 
+static const struct tlbsim_knob_value ksm_wp_values[KSM_WP_COUNT] = {
+	[KSM_WP_PTE] = {"pte", "KSM's write_protect_page flushes only a PTE that is writable or "
+			       "dirty: a PTE another thread already made read-only and clean, "
+			       "its own flush still pending, is skipped and a stale writable TLB "
+			       "entry survives the page comparison (before b3a81d0841a9, v4.13)"},
+	[KSM_WP_PENDING] = {"pending", "it also flushes when mm_tlb_flush_pending(mm) says a "
+				       "flush of the mm is in flight (b3a81d0841a9 \"mm: fix KSM "
+				       "data corruption\", v4.13..v5.18)"},
+	[KSM_WP_EXCLUSIVE] = {"exclusive", "it also flushes every PageAnonExclusive page - any "
+					   "anonymous page mapped only here (6c287605fd56 \"mm: "
+					   "remember exclusively mapped anonymous pages with "
+					   "PG_anon_exclusive\", v5.19)"},
+};
+
 static const struct tlbsim_knob_value mremap_flush_values[MREMAP_FLUSH_COUNT] = {
 	[MREMAP_FLUSH_AFTER_PTL] = {"after_ptl", "move_ptes drops both PTE locks before any flush; "
 						 "move_page_tables flushes the old range once at the "
@@ -291,6 +305,8 @@ static const struct tlbsim_knob knobs[] = {
 	 UBC_FLAG_GEN, ubc_flag_values},
 	{"arm64_batch", "arm64: reclaim's batched unmap and what flush_tlb_batched_pending does",
 	 ARM64_BATCH_COUNT, ARM64_BATCH_FLUSH_MM, arm64_batch_values},
+	{"ksm_wp", "when KSM's write_protect_page() flushes the PTE it write-protects before "
+		   "comparing the page", KSM_WP_COUNT, KSM_WP_PENDING, ksm_wp_values},
 	{"mremap_flush", "where mremap's move_ptes flushes the old range: before or after it drops "
 			 "the PTE locks", MREMAP_FLUSH_COUNT, MREMAP_FLUSH_UNDER_PTL, mremap_flush_values},
 	{"mremap_pmd", "whether mremap moves whole PTE tables (move_normal_pmd) and under which "
@@ -332,8 +348,9 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->ubc_check_madv_free = knobs[19].default_value;
 	pol->ubc_flag = (enum ubc_flag_policy)knobs[20].default_value;
 	pol->arm64_batch = (enum arm64_batch_policy)knobs[21].default_value;
-	pol->mremap_flush = (enum mremap_flush_policy)knobs[22].default_value;
-	pol->mremap_pmd = (enum mremap_pmd_policy)knobs[23].default_value;
+	pol->ksm_wp = (enum ksm_wp_policy)knobs[22].default_value;
+	pol->mremap_flush = (enum mremap_flush_policy)knobs[23].default_value;
+	pol->mremap_pmd = (enum mremap_pmd_policy)knobs[24].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -361,8 +378,9 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 19: return &pol->ubc_check_madv_free;
 	case 20: return (int *)&pol->ubc_flag;
 	case 21: return (int *)&pol->arm64_batch;
-	case 22: return (int *)&pol->mremap_flush;
-	case 23: return (int *)&pol->mremap_pmd;
+	case 22: return (int *)&pol->ksm_wp;
+	case 23: return (int *)&pol->mremap_flush;
+	case 24: return (int *)&pol->mremap_pmd;
 	default: return NULL;
 	}
 }
@@ -477,16 +495,21 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *                 v5.11 (912efa17e512): v5.6..v5.10 is the window in which a
  *                 soft-dirty clear left writable TLB entries;
  *   zap_rmap      early up to v6.0; delayed from v6.1 (5df397dec7c4);
+ *   ksm_wp        pending from v4.13 (b3a81d0841a9: write_protect_page also
+ *                 flushes when mm_tlb_flush_pending) to v5.18; exclusive
+ *                 from v5.19 (6c287605fd56: also every PageAnonExclusive
+ *                 page); pte (no pending check) is before every preset;
  *   x86_flush     ipi up to v6.14; invlpgb from v6.15 (4afeb0ed1753,
  *                 82378c6c2f43): it changes nothing on a profile without
  *                 INVLPGB (parameter invlpgb=0, every Intel profile), where
  *                 the kernel also takes the IPI path.
  */
 #define K_OLD_VMAP "vmap_purge=global,kasan_flush=per_area"
-#define K_GATHER_END ",tlb_flush_cond=end,clear_refs=gather,zap_rmap=early"
-#define K_GATHER_BITS ",tlb_flush_cond=bits,clear_refs=gather,zap_rmap=early"
-#define K_FLUSH_MM ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=early"
-#define K_DELAY_RMAP ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=delayed"
+#define K_GATHER_END ",tlb_flush_cond=end,clear_refs=gather,zap_rmap=early,ksm_wp=pending"
+#define K_GATHER_BITS ",tlb_flush_cond=bits,clear_refs=gather,zap_rmap=early,ksm_wp=pending"
+#define K_FLUSH_MM ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=early,ksm_wp=pending"
+#define K_FLUSH_MM_EXCL ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=early,ksm_wp=exclusive"
+#define K_DELAY_RMAP ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=delayed,ksm_wp=exclusive"
 #define K_MREMAP_414 ",mremap_flush=dirty,mremap_pmd=none"
 #define K_MREMAP_420 ",mremap_flush=under_ptl,mremap_pmd=none"
 #define K_MREMAP_51 ",mremap_flush=under_ptl,mremap_pmd=need_rmap"
@@ -561,7 +584,7 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM K_UBC_NOARM K_MREMAP_513,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM_EXCL K_UBC_NOARM K_MREMAP_513,
 	 "d92725256b4f (VM_FAULT_COMPLETED); x86 4ce94eabac16 (v5.13), aa44284960d5",
 	 K_X86_6X K_VMA_LOCK},
 	{"6.6",

@@ -22,7 +22,9 @@
  *  - I1 at free (data pages) and at the hand-off to RCU (page tables);
  *  - I1 realized and stale-walk realized: hardware hooks of the MMU;
  *  - I2 at the return of munmap / madvise(DONTNEED) / mprotect;
- *  - I3 at a write through a cached dirty entry;
+ *  - I3 at a write through a cached dirty entry (into a page MADV_FREE or
+ *    writeback judged clean, that soft-dirty tracking reports clean, or
+ *    that KSM compared after write-protecting it);
  *  - livelock at every user fault.
  * Deliberate windows (not reported): W3 dead-ASID leaves (arm64 fullmm);
  * entries used between unlink and the flush that covers them; x86 lazy-CPU
@@ -416,6 +418,21 @@ static void on_watched_walk(void *ctx, int cpu, int depth, uint64_t va, uint32_t
 			 frame);
 }
 
+/* I3 of KSM: a write through a stale writable entry into a page KSM
+ * compared, and merged */
+static void ksm_lost_write(struct oracle *o, int cpu, uint64_t va, uint32_t f)
+{
+	char ent[160];
+	snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached writable+dirty",
+		 cpu, (unsigned long long)va, f);
+	oracle_violation(o, INV_I3, cpu, va, true, f, ent,
+			 "I3: cpu %d wrote va 0x%llx (frame %u) through a stale writable TLB entry "
+			 "after KSM write-protected the page and compared it (pages_identical), "
+			 "and KSM merged it: the write is not in the merged page - lost with the "
+			 "replaced page, or seen through the other mapping of the KSM page", cpu,
+			 (unsigned long long)va, f);
+}
+
 /* I3: a write through a cached writable+dirty entry does not reach the PTE;
  * if the kernel has meanwhile made the PTE clean (MADV_FREE, or writeback's
  * page_mkclean) the data is lost: reclaim discards the "clean" page, or
@@ -426,13 +443,30 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 	struct sim *s = o->s;
 	struct hw *hw = hw_of(s);
 	uint8_t watch = frame_of(hw, te->frame)->watch;
-	if (!(watch & (WATCH_CLEAN | WATCH_SOFTDIRTY)))
+	if (!(watch & (WATCH_CLEAN | WATCH_SOFTDIRTY | WATCH_KSM)))
 		return;
 	struct sim_thread *t = s->cpus[cpu].curr;
 	if (!t)
 		return;
 	pte_t *ptep = pte_lookup(s, task_of(t)->mm, va);
 	pte_t pte = ptep ? *ptep : 0;
+	if ((watch & WATCH_KSM) &&
+	    !(pte_present(pte) && pte_pfn(pte) == te->frame && (pte & PTE_WRITE))) {
+		/* the I3 point of KSM: the page was compared after
+		 * write_protect_page(); this write comes through an entry that
+		 * kept write permission the PTE no longer grants. It is lost
+		 * once the merge is done (now, or when replace_page commits) */
+		struct oracle_frame *of = oracle_frame(o, te->frame);
+		if (of->ksm_merged) {
+			ksm_lost_write(o, cpu, va, te->frame);
+			return;
+		}
+		of->ksm_stale = true;
+		o->ksm_stale_cpu = cpu;
+		o->ksm_stale_va = va;
+		o->ksm_stale_frame = te->frame;
+		return;
+	}
 	if ((watch & WATCH_SOFTDIRTY) && pte_present(pte) && pte_pfn(pte) == te->frame &&
 	    !(pte & PTE_SOFT_DIRTY)) {
 		/* the I3 point of soft-dirty tracking: the write completed
@@ -495,7 +529,8 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 /* a PTE became dirty: the page is no longer a clean lazyfree page */
 static void page_dirtied(struct oracle *o, uint32_t f)
 {
-	frame_of(hw_of(o->s), f)->watch &= (uint8_t)~WATCH_CLEAN;
+	/* and, made writable again by a fault, no longer what KSM compared */
+	frame_of(hw_of(o->s), f)->watch &= (uint8_t)~(WATCH_CLEAN | WATCH_KSM);
 	struct oracle_frame *of = oracle_frame(o, f);
 	of->dirty_epoch = ++o->map_epoch;
 }
@@ -611,7 +646,7 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 				struct vm_area_struct *vma = same ? NULL : find_vma(mm, va);
 				bool ro_vma = vma && vma->vm_start <= va && !(vma->vm_flags & VM_WRITE);
 				if (!entry_writable(hw, e) || (same && (pte & PTE_WRITE)) ||
-				    (!same && !ro_vma))
+				    (!same && !ro_vma) || oracle_frame(o, e->frame)->ksm_clearing)
 					continue;
 				char desc[160];
 				describe_entry(hw, c, e, false, desc, sizeof(desc));
@@ -749,6 +784,34 @@ static void on_soft_dirty_clean(void *ctx, uint64_t va, uint32_t f)
 	(void)va;
 	struct oracle *o = ctx;
 	frame_of(hw_of(o->s), f)->watch |= WATCH_SOFTDIRTY;
+}
+
+/* KSM compared the page of frame f after write-protecting it: a write
+ * through a stale writable entry from now on is lost to the merge (I3) */
+static void on_ksm_compared(void *ctx, uint32_t f)
+{
+	struct oracle *o = ctx;
+	struct oracle_frame *of = oracle_frame(o, f);
+	of->ksm_stale = false;
+	of->ksm_merged = false;
+	frame_of(hw_of(o->s), f)->watch |= WATCH_KSM;
+}
+
+/* replace_page() merged the compared pages: a write that went into either
+ * through a stale entry since the comparison is lost (I3) */
+static void on_ksm_replaced(void *ctx, uint32_t page, uint32_t kpage)
+{
+	struct oracle *o = ctx;
+	struct oracle_frame *op = oracle_frame(o, page), *ok = oracle_frame(o, kpage);
+	op->ksm_merged = ok->ksm_merged = true;
+	if ((op->ksm_stale || ok->ksm_stale) &&
+	    (o->ksm_stale_frame == page || o->ksm_stale_frame == kpage))
+		ksm_lost_write(o, o->ksm_stale_cpu, o->ksm_stale_va, o->ksm_stale_frame);
+}
+
+static void on_ksm_clearing(void *ctx, uint32_t f, bool in)
+{
+	oracle_frame(ctx, f)->ksm_clearing = in;
 }
 
 /* writeback cleaned the page of frame f and write-protected its PTEs: a
@@ -959,6 +1022,9 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.user_fault = on_user_fault,
 	.page_cleaned = on_page_cleaned,
 	.soft_dirty_clean = on_soft_dirty_clean,
+	.ksm_compared = on_ksm_compared,
+	.ksm_replaced = on_ksm_replaced,
+	.ksm_clearing = on_ksm_clearing,
 	.kernel_mapped = on_kernel_mapped,
 	.kernel_unmapped = on_kernel_unmapped,
 	.kernel_page_freed = on_kernel_page_freed,

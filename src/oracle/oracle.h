@@ -18,7 +18,8 @@
  *                write through a cached writable entry
  *   I3           a write went through a stale dirty entry into a page that
  *                MADV_FREE judged clean (PTE still clean, or cleared by
- *                reclaim's lazyfree discard), or that writeback cleaned
+ *                reclaim's lazyfree discard), writeback cleaned, clear_refs
+ *                cleared of soft-dirty, or KSM compared for a merge
  *   stale-walk   a walk used a walk-cache entry to a table already unlinked
  *                and flushed (waiting for RCU)
  *   livelock     the same CPU faults on the same VA with an unchanged PTE
@@ -90,6 +91,12 @@ struct oracle_frame {
 	const mm_context_t *map_ctx;	/* DATA: the mm context that mapped it;
 					 * PGTABLE: the one it was unlinked from */
 	uint64_t map_ctx_id;	/* ... and its ctx_id then (never reused) */
+	bool ksm_stale;		/* DATA: written through a stale writable entry after
+				 * KSM compared it, before its merge was done */
+	bool ksm_merged;	/* DATA: compared by KSM and merged since */
+	bool ksm_clearing;	/* DATA: KSM's write_protect_page flushes its PTE, which
+				 * the kernel has cleared meanwhile (not an mprotect or
+				 * clear_refs I2 matter: KSM's own flush removes it) */
 	uint32_t kernel_gen;	/* DATA: frame gen + 1 while a kernel (vmalloc or
 				 * shadow) page: I1 does not apply, I5/W1/W2 do */
 	uint32_t discard_gen;	/* DATA: frame gen + 1 once reclaim discarded it as
@@ -116,6 +123,11 @@ struct oracle {
 	 * 1 deleted): I5 forbids mapping them again */
 	uint64_t *kclr;
 	uint32_t kclr_cap, kclr_n, kclr_used;
+	/* the last write through a stale writable entry into a page KSM had
+	 * compared but not yet merged (reported if replace_page commits) */
+	int ksm_stale_cpu;
+	uint64_t ksm_stale_va;
+	uint32_t ksm_stale_frame;
 };
 
 /* Subscribe o to every hook of the kernel k (want_kind: -1 = any). */

@@ -555,7 +555,7 @@ static bool is_call_name(const struct parser *ps)
 {
 	static const char *const calls[] = {"mmap", "munmap", "madvise", "load", "store",
 					    "touch", "tmpfile", "fsync", "close", "mprotect", "mremap", "ftruncate",
-					    "clear_refs", "reclaim"};
+					    "clear_refs", "reclaim", "ksm_merge"};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (is_id(ps, calls[i]))
 			return true;
@@ -816,6 +816,11 @@ static struct eval call_expr(struct parser *ps)
 	} else if (strcmp(n, "clear_refs") == 0) {
 		num_expr(ps, "clear_refs type");
 		code = OP_CLEAR_REFS;
+	} else if (strcmp(n, "ksm_merge") == 0) {
+		num_expr(ps, "ksm_merge address");
+		expect_p(ps, ",");
+		num_expr(ps, "ksm_merge address");
+		code = OP_KSM_MERGE;
 	} else if (strcmp(n, "fsync") == 0 || strcmp(n, "close") == 0) {
 		num_expr(ps, n);
 		code = n[0] == 'f' ? OP_FSYNC : OP_CLOSE;

@@ -59,6 +59,7 @@ enum scen_opcode {
 	OP_MREMAP_FIXED,	/* pop new_addr, new_len, old_len, addr; same (MAYMOVE|FIXED) */
 	OP_FTRUNCATE,	/* pop size, file; push 0 or -1 */
 	OP_RECLAIM,	/* pop len, addr; push the pages reclaim freed, or -1 */
+	OP_KSM_MERGE,	/* pop addr2, addr1; push 0 or -1 (ksmd merges the two pages) */
 };
 
 enum scen_word {

@@ -2,8 +2,8 @@
  * vm.c - the interpreter of compiled scenarios: every task of a file is a
  * simulated user thread (the glibc model of src/workload/glibc.c) running
  * its ops through the simulated syscalls sys_mmap, sys_munmap,
- * sys_madvise_dontneed / _free, sys_mprotect, sys_clear_refs, sys_mremap, sys_tmpfile,
- * sys_ftruncate, sys_fsync, sys_close and
+ * sys_madvise_dontneed / _free, sys_mprotect, sys_clear_refs, sys_mremap, ksm_merge,
+ * sys_tmpfile, sys_ftruncate, sys_fsync, sys_close and
  * user_access, exactly as the built-in C workloads call them.
  *
  * One run's state (struct scen_run: global slots, events, files) and each
@@ -421,6 +421,11 @@ static void exec(struct sim *s, struct scen_inst *in)
 		case OP_RECLAIM: {
 			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
 			*sp++ = range_ok(addr, len) ? sys_reclaim(s, addr, len) : -1;
+			break;
+		}
+		case OP_KSM_MERGE: {
+			uint64_t a2 = (uint64_t)*--sp, a1 = (uint64_t)*--sp;
+			*sp++ = ksm_merge(s, a1, a2);
 			break;
 		}
 		case OP_MUNMAP: {

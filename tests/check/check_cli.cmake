@@ -335,3 +335,21 @@ foreach(c mprotect munmap dontneed flag arm64_dsb lazyfree)
     PASS_REGULAR_EXPRESSION "reclaim_check: PASS" FAIL_REGULAR_EXPRESSION "reclaim_check: FAIL"
     LABELS "check;cli" TIMEOUT 180)
 endforeach()
+
+# ---- KSM (issue 13 item 4) ----
+# ksm_wp=pte (before b3a81d0841a9, v4.13): write_protect_page skips its
+# flush for the PTE that MADV_FREE cleaned and clear_refs write-protected,
+# both flushes still pending; the writer's store after pages_identical goes
+# through the stale entry (I3), found in 185 schedules (0.02 s). v5.1
+# (pending, b3a81d0841a9) and v6.18 (exclusive, 6c287605fd56): nothing.
+tlbsim_check_out(ksm_wp_pte 1
+  HAS "VIOLATION I3" "pages_identical" "write_protect_page: read-only and clean, no flush"
+      "replay: tlbsim check" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/ksm_race.tlbs --policy ksm_wp=pte --runs 100000
+       --time-limit 20)
+tlbsim_check_out(ksm_v51 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/ksm_race.tlbs --kernel 5.1 --runs 3000)
+tlbsim_check_out(ksm_v618 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/ksm_race.tlbs --kernel 6.18 --runs 3000)
