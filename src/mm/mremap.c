@@ -26,7 +26,7 @@
  *   under_ptl  (eb66ae030829, v4.19) any moved present PTE forces the flush
  *              under both locks; no flush at the end.
  * And the knob `mremap_pmd`: none (up to v5.0, every extent through
- * move_ptes), need_rmap (v5.1..v5.12: move_normal_pmd takes the rmap locks
+ * move_ptes), need_rmap (v5.1..v5.13: move_normal_pmd takes the rmap locks
  * only when need_rmap_locks, which a new VMA never needs), rmap_locks
  * (97113eb39fa7: always). move_normal_pmd holds only the PMD locks, no PTE
  * lock, so without the rmap lock a truncate's walk of the file's VMAs runs

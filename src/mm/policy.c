@@ -247,14 +247,14 @@ static const struct tlbsim_knob_value mremap_pmd_values[MREMAP_PMD_COUNT] = {
 					       "table with move_normal_pmd under the PMD locks only, "
 					       "the rmap locks only when need_rmap_locks "
 					       "(2c91bd4a4e2e \"mm: speed up mremap by 20x on large "
-					       "regions\", v5.1..v5.12): a truncate's rmap walk "
+					       "regions\", v5.1..v5.13): a truncate's rmap walk "
 					       "running meanwhile can zap the PTE through the moved "
 					       "table and free the page before the old address is "
 					       "flushed"},
 	[MREMAP_PMD_RMAP_LOCKS] = {"rmap_locks", "move_normal_pmd always under the rmap locks "
 						 "(i_mmap_rwsem for write: 97113eb39fa7 \"mm/mremap: "
 						 "hold the rmap lock in write mode when moving page "
-						 "table entries.\", v5.13)"},
+						 "table entries.\", v5.14; 5.13.3 stable)"},
 };
 
 static const struct tlbsim_knob knobs[] = {
@@ -488,8 +488,9 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *   tlb_flush_cond end up to v5.5; bits from v5.6 (0758cd830494);
  *   mremap_flush  dirty v4.9..v4.18 (5d1904204c99); under_ptl from v4.19
  *                 (eb66ae030829); after_ptl (up to v4.8) is in no preset;
- *   mremap_pmd    none up to v5.0; need_rmap v5.1..v5.12 (2c91bd4a4e2e);
- *                 rmap_locks from v5.13 (97113eb39fa7); arm64 selected
+ *   mremap_pmd    none up to v5.0; need_rmap v5.1..v5.13 (2c91bd4a4e2e);
+ *                 rmap_locks from v5.14 (97113eb39fa7; the 5.13 preset is
+ *                 v5.13.0, before its 5.13.3 backport); arm64 selected
  *                 HAVE_MOVE_PMD later than x86, which the presets ignore;
  *   clear_refs    gather from v4.13 (b3a81d0841a9) to v5.10; flush_mm from
  *                 v5.11 (912efa17e512): v5.6..v5.10 is the window in which a
@@ -580,7 +581,7 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "arm64's no-op spurious fault hook", NULL},
 	{"5.13",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_513,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_51,
 	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"

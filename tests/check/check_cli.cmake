@@ -286,7 +286,7 @@ tlbsim_check_out(clear_refs_v51 0
 # the pre-v4.9 flush after the PTE locks (mremap_flush=after_ptl): writeback
 # cleans the moved dirty PTE while the writer's CPU keeps the old entry (I3);
 # v4.9..v4.18 (--kernel 4.14, mremap_flush=dirty): a truncate frees the moved
-# clean page before the end-of-move flush (I1, CVE-2018-18281); v5.1..v5.12
+# clean page before the end-of-move flush (I1, CVE-2018-18281); v5.1..v5.13
 # (--kernel 5.10, mremap_pmd=need_rmap, arm64): move_normal_pmd without the
 # rmap lock lets the truncate zap and free through the moved table (I1).
 # Today's kernel (6.18: under_ptl, rmap_locks) is clean on all three.
@@ -308,9 +308,9 @@ tlbsim_check_out(mremap_writeback_v618 0
 tlbsim_check_out(mremap_truncate_v618 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/mremap_truncate_race.tlbs --kernel 6.18 --runs 3000)
-tlbsim_check_out(mremap_pmd_v513 0
+tlbsim_check_out(mremap_pmd_v60 0
   HAS "no violation: 3000 schedules"
-  ARGS ${CMAKE_SOURCE_DIR}/scenarios/mremap_pmd_race.tlbs --kernel 5.13 --runs 3000)
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/mremap_pmd_race.tlbs --kernel 6.0 --runs 3000)
 
 # ---- zap vs writeback: the rmap removed before the zap's flush (issue 13 item 10) ----
 # v6.0: page_mkclean finds the zapped page unmapped and returns; writeback
