@@ -209,7 +209,7 @@ struct tlbsim_policy {
 	enum ubc_flag_policy ubc_flag;
 	enum arm64_batch_policy arm64_batch;
 	enum ksm_wp_policy ksm_wp;
-	unsigned given;			/* bit k: knob k was set by tlbsim_policy_set */
+	uint64_t given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 
 /* One knob = one name + named values; used by the CLI and `list policies`. */

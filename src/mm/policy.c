@@ -313,6 +313,10 @@ static const struct tlbsim_knob knobs[] = {
 		       "locks", MREMAP_PMD_COUNT, MREMAP_PMD_RMAP_LOCKS, mremap_pmd_values},
 };
 
+/* tlbsim_policy.given has a bit per knob */
+_Static_assert(sizeof(knobs) / sizeof(knobs[0]) <= 64,
+	       "more knobs than bits in tlbsim_policy.given");
+
 int tlbsim_knob_count(void)
 {
 	return (int)(sizeof(knobs) / sizeof(knobs[0]));
@@ -402,7 +406,7 @@ int tlbsim_policy_set(struct tlbsim_policy *pol, const char *knob, const char *v
 		for (int v = 0; v < knobs[k].nvalues; v++) {
 			if (strcmp(knobs[k].values[v].name, value) == 0) {
 				*knob_slot(pol, k) = v;
-				pol->given |= 1u << k;
+				pol->given |= 1ull << k;
 				return TLBSIM_OK;
 			}
 		}
@@ -434,13 +438,13 @@ static void apply_kv_list(struct tlbsim_policy *pol, const char *p, bool mark)
 		v[vl] = 0;
 		p += vl + (p[vl] == ',');
 		for (int i = 0; i < tlbsim_knob_count(); i++) {
-			if (strcmp(knobs[i].name, k) != 0 || (pol->given & (1u << i)))
+			if (strcmp(knobs[i].name, k) != 0 || (pol->given & (1ull << i)))
 				continue;
 			for (int j = 0; j < knobs[i].nvalues; j++)
 				if (strcmp(knobs[i].values[j].name, v) == 0) {
 					*knob_slot(pol, i) = j;
 					if (mark)
-						pol->given |= 1u << i;
+						pol->given |= 1ull << i;
 				}
 		}
 	}
@@ -635,8 +639,8 @@ void tlbsim_policy_apply_kernel(struct tlbsim_policy *pol, const struct tlbsim_k
 	/* a knob the preset does not name is one no release changed (an
 	 * unmerged proposal such as arm64_local): the release has its default */
 	for (int i = 0; i < tlbsim_knob_count(); i++)
-		if (!(pol->given & (1u << i))) {
+		if (!(pol->given & (1ull << i))) {
 			*knob_slot(pol, i) = knobs[i].default_value;
-			pol->given |= 1u << i;
+			pol->given |= 1ull << i;
 		}
 }
