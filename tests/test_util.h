@@ -164,4 +164,22 @@ static inline uint32_t tsim_pte_frame(struct sim *s, struct mm_struct *mm, uint6
 	return ptep && pte_present(*ptep) ? pte_pfn(*ptep) : NO_FRAME;
 }
 
+/* cpu's cached leaf TLB entry for va in the mm it runs (no LRU update), or
+ * NULL */
+static inline const struct tc_entry *tsim_leaf_of(struct sim *s, int cpu, uint64_t va)
+{
+	struct hw *hw = hw_of(s);
+	uint32_t tag = machine_of(s)->arch->user_tag(s, cpu);
+	return tc_peek(&hw->cpu[cpu].tlb, va >> hw->geom.page_shift, hw->geom.levels - 1, tag);
+}
+
+/* cpu caches a leaf for va that grants a write (x86 RW; arm64 AP[2] clear) */
+static inline bool tsim_leaf_writable(struct sim *s, int cpu, uint64_t va)
+{
+	const struct tc_entry *e = tsim_leaf_of(s, cpu, va);
+	if (!e)
+		return false;
+	return machine_is_x86(s) ? (e->perm & PTE_WRITE) != 0 : !(e->perm & PTE_RDONLY);
+}
+
 #endif

@@ -166,16 +166,6 @@ struct multi {
 	struct tlbsim_metrics m0, m1;
 };
 
-static bool leaf_writable(struct sim *s, int cpu, uint64_t va)
-{
-	struct hw *hw = hw_of(s);
-	uint32_t tag = machine_of(s)->arch->user_tag(s, cpu);
-	const struct tc_entry *e =
-		tc_peek(&hw->cpu[cpu].tlb, va >> hw->geom.page_shift, hw->geom.levels - 1, tag);
-	if (!e)
-		return false;
-	return machine_is_x86(s) ? (e->perm & PTE_WRITE) != 0 : !(e->perm & PTE_RDONLY);
-}
 
 static void writer_body(struct sim *s, struct sim_thread *t)
 {
@@ -212,7 +202,7 @@ static void clearer_body(struct sim *s, struct sim_thread *t)
 		k->hooks->soft_dirty_clean(k->hooks_ctx, a, pte_pfn(*p));
 	}
 	x->m1 = s->m;
-	x->writable_after = leaf_writable(s, 1, a);
+	x->writable_after = tsim_leaf_writable(s, 1, a);
 	x->cleared = true;
 	while (!x->done)
 		sim_step(s, YP_USER, 10);

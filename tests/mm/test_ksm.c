@@ -31,16 +31,6 @@
 
 static const int64_t no_kpti[] = {P_kpti, 0, -1};
 
-static bool leaf_writable(struct sim *s, int cpu, uint64_t va)
-{
-	struct hw *hw = hw_of(s);
-	uint32_t tag = machine_of(s)->arch->user_tag(s, cpu);
-	const struct tc_entry *e =
-		tc_peek(&hw->cpu[cpu].tlb, va >> hw->geom.page_shift, hw->geom.levels - 1, tag);
-	if (!e)
-		return false;
-	return machine_is_x86(s) ? (e->perm & PTE_WRITE) != 0 : !(e->perm & PTE_RDONLY);
-}
 
 struct merge {
 	bool ro_clean;			/* make a's PTE read-only and clean by hand first */
@@ -99,7 +89,7 @@ static void ksmd_body(struct sim *s, struct sim_thread *t)
 	x->flags_a = frame_of(hw, x->fa)->pgflags;
 	x->refs_a = frame_of(hw, x->fa)->refcount;
 	x->state_b = frame_of(hw, x->fb)->state;
-	x->stale = leaf_writable(s, 1, a);
+	x->stale = tsim_leaf_writable(s, 1, a);
 	x->merged = true;
 	while (!x->done)
 		sim_step(s, YP_USER, 10);

@@ -31,13 +31,6 @@
 
 static const int64_t no_kpti[] = {P_kpti, 0, -1};
 
-/* The writable-or-not state of cpu's cached leaf for va (NULL: none). */
-static const struct tc_entry *leaf_of(struct sim *s, int cpu, uint64_t va)
-{
-	struct hw *hw = hw_of(s);
-	uint32_t tag = machine_of(s)->arch->user_tag(s, cpu);
-	return tc_peek(&hw->cpu[cpu].tlb, va >> hw->geom.page_shift, hw->geom.levels - 1, tag);
-}
 
 static bool leaf_writable(struct sim *s, const struct tc_entry *e)
 {
@@ -267,7 +260,7 @@ static void main_body(struct sim *s, struct sim_thread *t)
 	while (x->touched < x->helpers)
 		sim_step(s, YP_USER, 10);
 	for (int c = 0; c <= x->helpers; c++)
-		x->writable_before[c] = leaf_writable(s, leaf_of(s, c, a));
+		x->writable_before[c] = leaf_writable(s, tsim_leaf_of(s, c, a));
 	x->m0 = s->m;
 	if (!x->no_flush) {
 		assert_int_equal(sys_mprotect(s, a, NP * ps, TLBSIM_PROT_READ), 0);
@@ -284,7 +277,7 @@ static void main_body(struct sim *s, struct sim_thread *t)
 	x->m1 = s->m;
 	x->pending_after = mm->tlb_flush_pending;
 	for (int c = 0; c <= x->helpers; c++)
-		x->writable_after[c] = leaf_writable(s, leaf_of(s, c, a));
+		x->writable_after[c] = leaf_writable(s, tsim_leaf_of(s, c, a));
 	x->done = true;
 }
 

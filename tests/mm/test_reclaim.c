@@ -30,12 +30,6 @@
 
 static const int64_t no_kpti[] = {P_kpti, 0, -1};
 
-static const struct tc_entry *leaf_of(struct sim *s, int cpu, uint64_t va)
-{
-	struct hw *hw = hw_of(s);
-	uint32_t tag = machine_of(s)->arch->user_tag(s, cpu);
-	return tc_peek(&hw->cpu[cpu].tlb, va >> hw->geom.page_shift, hw->geom.levels - 1, tag);
-}
 
 enum race { RACE_NONE, RACE_MPROTECT, RACE_MUNMAP };
 
@@ -112,7 +106,7 @@ static void main_body(struct sim *s, struct sim_thread *t)
 	x->nfreed = rl.n;
 	pte_t *ptep = pte_lookup(s, mm, a);
 	x->pte_after_unmap = ptep ? *ptep : 0;
-	x->entry_after_unmap = leaf_of(s, 1, a) != NULL;
+	x->entry_after_unmap = tsim_leaf_of(s, 1, a) != NULL;
 	x->batched_after_unmap = mm->tlb_flush_batched;
 	x->state_after_unmap = frame_of(hw, x->frame)->state;
 	if (x->plant_stale_dirty) {
@@ -124,9 +118,9 @@ static void main_body(struct sim *s, struct sim_thread *t)
 		x->race_ret = sys_mprotect(s, a, ps, TLBSIM_PROT_READ);
 	else if (x->race == RACE_MUNMAP)
 		x->race_ret = sys_munmap(s, a, ps);
-	x->entry_after_race = leaf_of(s, 1, a) != NULL;
+	x->entry_after_race = tsim_leaf_of(s, 1, a) != NULL;
 	shrink_page_list_finish(s, &rl);
-	x->entry_after_flush = leaf_of(s, 1, a) != NULL;
+	x->entry_after_flush = tsim_leaf_of(s, 1, a) != NULL;
 	x->state_after_flush = frame_of(hw, x->frame)->state;
 	x->pgflags_after = frame_of(hw, x->frame)->pgflags;
 	x->done = true;
