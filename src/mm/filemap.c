@@ -296,7 +296,7 @@ static uint64_t vma_address(struct sim *s, const struct vm_area_struct *vma, uin
 	return addr < vma->vm_end ? addr : ~0ull;
 }
 
-/* page_mapped() of a page-cache page (include/linux/mm.h): some PTE of a
+/* page_mapped() of a page-cache page (include/linux/mm.h, v5.1): some PTE of a
  * VMA mapping the file maps it, or a zap delayed the removal of its rmap
  * (PG_DELAY_RMAP) */
 static bool page_mapped(struct sim *s, struct inode *ino, uint64_t index, uint32_t frame)

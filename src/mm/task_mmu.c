@@ -102,7 +102,8 @@ static uint64_t clear_refs_pte_range(struct sim *s, struct mm_struct *mm, uint64
 	return changed;
 }
 
-/* walk_page_range() over every VMA clear_refs_test_walk() accepts */
+/* walk_page_range() (mm/pagewalk.c, v5.1) over every VMA clear_refs_test_walk()
+ * accepts, one PTE table at a time (pmd_addr_end) */
 static uint64_t clear_refs_walk(struct sim *s, struct mm_struct *mm, int type)
 {
 	const struct pt_geom *g = &hw_of(s)->geom;
