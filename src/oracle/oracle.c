@@ -437,6 +437,20 @@ static void ksm_lost_write(struct oracle *o, int cpu, uint64_t va, uint32_t f)
  * if the kernel has meanwhile made the PTE clean (MADV_FREE, or writeback's
  * page_mkclean) the data is lost: reclaim discards the "clean" page, or
  * writeback has already written the old contents. */
+/* I3 for cpu's write to va through a stale cached writable+dirty leaf of
+ * frame: the entry description gets note appended, the violation text is
+ * "I3: cpu C wrote va V through a stale " + why */
+static void stale_write(struct oracle *o, int cpu, uint64_t va, uint32_t frame, const char *note,
+			const char *why)
+{
+	char ent[160];
+	snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached writable+dirty%s",
+		 cpu, (unsigned long long)va, frame, note);
+	oracle_violation(o, INV_I3, cpu, va, true, frame, ent,
+			 "I3: cpu %d wrote va 0x%llx through a stale %s", cpu,
+			 (unsigned long long)va, why);
+}
+
 static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_entry *te)
 {
 	struct oracle *o = ctx;
@@ -472,58 +486,41 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 		/* the I3 point of soft-dirty tracking: the write completed
 		 * without the fault that would set the bit, so every pagemap
 		 * read from now on reports the page clean */
-		char ent[160];
-		snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached "
-			 "writable+dirty", cpu, (unsigned long long)va, te->frame);
-		oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
-				 "I3: cpu %d wrote va 0x%llx through a stale writable TLB entry "
-				 "after clear_refs cleared its soft-dirty bit and write-protected "
-				 "the PTE: the write sets no soft-dirty bit and is lost to "
-				 "soft-dirty tracking", cpu, (unsigned long long)va);
+		stale_write(o, cpu, va, te->frame, "",
+			    "writable TLB entry after clear_refs cleared its soft-dirty bit and "
+			    "write-protected the PTE: the write sets no soft-dirty bit and is lost "
+			    "to soft-dirty tracking");
 		return;
 	}
 	if (!(watch & WATCH_CLEAN))
 		return;
-	if ((!pte_present(pte) || pte_pfn(pte) != te->frame) &&
-	    oracle_frame(o, te->frame)->discard_gen == frame_of(hw, te->frame)->gen + 1) {
+	bool same = pte_present(pte) && pte_pfn(pte) == te->frame;
+	if (!same && oracle_frame(o, te->frame)->discard_gen == frame_of(hw, te->frame)->gen + 1) {
 		/* the lazyfree page a completed MADV_FREE judged clean was
 		 * discarded by reclaim (PTE cleared, flush pending): the write
 		 * lands in a page about to be freed */
-		char ent[160];
-		snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached "
-			 "writable+dirty", cpu, (unsigned long long)va, te->frame);
-		oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
-				 "I3: cpu %d wrote va 0x%llx through a stale dirty TLB entry into "
-				 "frame %u, a lazyfree page reclaim discarded as clean: the write "
-				 "is lost", cpu, (unsigned long long)va, te->frame);
+		char why[200];
+		snprintf(why, sizeof(why), "dirty TLB entry into frame %u, a lazyfree page reclaim "
+			 "discarded as clean: the write is lost", te->frame);
+		stale_write(o, cpu, va, te->frame, "", why);
 		return;
 	}
 	const struct frame *fr = frame_of(hw, te->frame);
-	if ((!pte_present(pte) || pte_pfn(pte) != te->frame) && fr->state == FRAME_DATA &&
-	    !(fr->pgflags & PG_ANON) && fr->refcount) {
+	if (!same && fr->state == FRAME_DATA && !(fr->pgflags & PG_ANON) && fr->refcount) {
 		/* a page-cache page written back clean while a zap had taken
 		 * its PTE and not yet flushed: the write lands in a page the
 		 * kernel holds clean (5df397dec7c4's race) */
-		char ent[160];
-		snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached "
-			 "writable+dirty, PTE zapped or moved", cpu, (unsigned long long)va, te->frame);
-		oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
-				 "I3: cpu %d wrote va 0x%llx through a stale dirty TLB entry after "
-				 "its PTE was zapped (or moved by mremap) and writeback cleaned the "
-				 "page: the write is lost (the page is clean in the page cache)", cpu,
-				 (unsigned long long)va);
+		stale_write(o, cpu, va, te->frame, ", PTE zapped or moved",
+			    "dirty TLB entry after its PTE was zapped (or moved by mremap) and "
+			    "writeback cleaned the page: the write is lost (the page is clean in "
+			    "the page cache)");
 		return;
 	}
-	if (!pte_present(pte) || pte_pfn(pte) != te->frame || !fmt_pte_clean(hw->fmt, pte))
+	if (!same || !fmt_pte_clean(hw->fmt, pte))
 		return;
-	char ent[160];
-	snprintf(ent, sizeof(ent), "cpu %d TLB leaf: va 0x%llx -> frame %u, cached writable+dirty",
-		 cpu, (unsigned long long)va, te->frame);
-	oracle_violation(o, INV_I3, cpu, va, true, te->frame, ent,
-			 "I3: cpu %d wrote va 0x%llx through a stale dirty TLB entry after "
-			 "the kernel made the PTE clean (MADV_FREE or writeback): the write is "
-			 "invisible to reclaim and writeback",
-			 cpu, (unsigned long long)va);
+	stale_write(o, cpu, va, te->frame, "",
+		    "dirty TLB entry after the kernel made the PTE clean (MADV_FREE or "
+		    "writeback): the write is invisible to reclaim and writeback");
 }
 
 /* a PTE became dirty: the page is no longer a clean lazyfree page */
