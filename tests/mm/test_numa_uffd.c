@@ -25,6 +25,9 @@
  *  - the I3 point (oracle): a write through a cached writable entry into a
  *    page after it was copied, the PTE no longer granting that write, is
  *    reported; a write through an entry the PTE still grants is not;
+ *  - the I2 point (oracle): the scan or the ioctl returning while a CPU can
+ *    still write through a cached entry where the PTE is now PROT_NONE or
+ *    read-only is reported (the model's scan and ioctl always flush first);
  *  - UFFDIO_WRITEPROTECT(wp): PTE read-only with the uffd-wp bit, the VMA
  *    registered (VM_UFFD_WP), one range flush; a write then fails (the
  *    userfault, SIGBUS) and leaves the PTE alone; mode 0 clears the bit and
@@ -368,6 +371,65 @@ static void test_i3_at_copy(void **state)
 	}
 }
 
+/* ---- the I2 point at the return of the scan and of the ioctl, by hand:
+ * a PTE made PROT_NONE (or read-only) without the flush ---- */
+struct i2 {
+	enum mm_syscall call;
+	uint64_t a;
+	volatile int step;
+};
+
+static void i2_writer(struct sim *s, struct sim_thread *t)
+{
+	struct i2 *x = t->arg;
+	while (!x->a)
+		sim_step(s, YP_USER, 10);
+	assert_int_equal(user_access(s, x->a, true), 0);
+	x->step = 1;
+	while (x->step < 2)
+		sim_step(s, YP_USER, 10);
+}
+
+static void i2_owner(struct sim *s, struct sim_thread *t)
+{
+	struct i2 *x = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	struct kernel *k = kernel_of(s);
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
+	assert_int_equal(user_access(s, a, true), 0);
+	x->a = a;
+	while (x->step < 1)
+		sim_step(s, YP_USER, 10);
+	uint64_t cookie = k->hooks->syscall_enter(k->hooks_ctx, x->call);
+	pte_t *p = pte_lookup(s, mm, a);
+	if (x->call == SYS_NUMA_SCAN)
+		*p = (*p & ~PTE_VALID) | PTE_PROTNONE;	/* the write bit saved */
+	else
+		*p = (*p & ~PTE_WRITE) | PTE_UFFD_WP;
+	struct inv_op all = {.kind = INV_ALL};	/* this CPU's own entry: gone */
+	hw_invalidate_cpu(hw_of(s), 0, &all);
+	k->hooks->range_unmapped(k->hooks_ctx, mm, a, a + ps, x->call, cookie);
+	x->step = 2;
+}
+
+static void test_i2_at_return(void **state)
+{
+	(void)state;
+	enum mm_syscall calls[] = {SYS_NUMA_SCAN, SYS_UFFD_WP};
+	for (int i = 0; i < 2; i++) {
+		struct i2 x = {.call = calls[i]};
+		struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, no_kpti);
+		tsim_spawn(s, i2_owner, &x, 0);
+		tsim_spawn(s, i2_writer, &x, 1);
+		tsim_run(s);
+		assert_true(s->m.violations > 0);
+		assert_int_equal(tsim_violation(s)->kind, INV_I2);
+		assert_int_equal(tsim_violation(s)->cpu, 1);
+		tsim_free(s);
+	}
+}
+
 /* ---- UFFDIO_WRITEPROTECT ---- */
 struct uwp {
 	uint64_t a;
@@ -579,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_numa_fault_migrates),
 		cmocka_unit_test(test_numa_fault_pinned_not_migrated),
 		cmocka_unit_test(test_i3_at_copy),
+		cmocka_unit_test(test_i2_at_return),
 		cmocka_unit_test(test_uffd_writeprotect),
 		cmocka_unit_test(test_do_wp_page_uffd_flush),
 		cmocka_unit_test(test_uffd_cow_race),
