@@ -32,7 +32,9 @@
  * looks at the young bit of a valid PTE, which the model's migration never
  * sees old); the model uses the x86 form on both.
  *
- * A task that faults on a migration entry waits for the page lock
+ * Both PTE steps take the PTE lock as an rmap walker does (rmap_ptl_lock,
+ * rmap.c): they wait for a zap, mprotect or scan holding it, and those wait
+ * for them. A task that faults on a migration entry waits for the page lock
  * (migration_entry_wait -> put_and_wait_on_page_locked) and retries.
  *
  * Not modelled: NUMA nodes and the placement policy (the scan says whether
@@ -70,10 +72,16 @@ static bool try_to_migrate_one(struct sim *s, struct vm_area_struct *vma, uint64
 	struct mm_struct *mm = vma->vm_mm;
 	struct hw *hw = hw_of(s);
 	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* page_vma_mapped_walk */
+	uint32_t table = pte_table_of(s, mm, addr);
+	if (!table)
+		return false;
+	rmap_ptl_lock(s, table);			/* the PTL, held through the flush */
 	pte_t *ptep = pte_lookup(s, mm, addr);
 	pte_t pte = ptep ? *ptep : 0;
-	if (!(pte_present(pte) || (pte & PTE_PROTNONE)) || pte_pfn(pte) != f)
+	if (!(pte_present(pte) || (pte & PTE_PROTNONE)) || pte_pfn(pte) != f) {
+		rmap_ptl_unlock(s);
 		return false;
+	}
 	/* ptep_clear_flush(): ptep_get_and_clear, then flush_tlb_page if
 	 * pte_accessible(); the migration entry replaces the PTE at once
 	 * (set_pte_at under the same lock) */
@@ -87,6 +95,7 @@ static bool try_to_migrate_one(struct sim *s, struct vm_area_struct *vma, uint64
 			  (uint64_t)mm->tlb_flush_pending << 8);
 	if (flush)
 		machine_of(s)->arch->flush_tlb_page(s, &mm->context, addr);
+	rmap_ptl_unlock(s);
 	return true;
 }
 
@@ -99,9 +108,15 @@ static bool remove_migration_pte(struct sim *s, struct vm_area_struct *vma, uint
 	struct hw *hw = hw_of(s);
 	struct kernel *k = kernel_of(s);
 	prot_step(s, (uint64_t)P(s, P_lock_op_ns), addr, PROT_STEP_MIGRATE_REMAP, mm);
-	pte_t *ptep = pte_lookup(s, mm, addr);
-	if (!ptep || !(*ptep & PTE_MIGRATION) || pte_pfn(*ptep) != old)
+	uint32_t table = pte_table_of(s, mm, addr);
+	if (!table)
 		return false;
+	rmap_ptl_lock(s, table);			/* page_vma_mapped_walk's PTL */
+	pte_t *ptep = pte_lookup(s, mm, addr);
+	if (!ptep || !(*ptep & PTE_MIGRATION) || pte_pfn(*ptep) != old) {
+		rmap_ptl_unlock(s);
+		return false;
+	}
 	/* pte_mkold(mk_pte(new, vm_page_prot)); maybe_mkwrite for a writable
 	 * entry (the page is private: vm_page_prot is read-only) */
 	pte_t pte = pfn_pte(nf, PTE_VALID | PTE_USER);
@@ -110,6 +125,7 @@ static bool remove_migration_pte(struct sim *s, struct vm_area_struct *vma, uint
 	*ptep = fmt_pte_mkclean(hw->fmt, pte);
 	if (k->hooks && k->hooks->page_mapped)
 		k->hooks->page_mapped(k->hooks_ctx, nf, false);
+	rmap_ptl_unlock(s);
 	return true;
 }
 
