@@ -182,6 +182,27 @@ enum ksm_wp_policy {
 	KSM_WP_EXCLUSIVE,	/* 6c287605fd56 (v5.19): or PageAnonExclusive(page) */
 	KSM_WP_COUNT
 };
+/* numa_pending: whether change_protection() raises mm->tlb_flush_pending
+ * (mm/mprotect.c change_protection_range) */
+enum numa_pending_policy {
+	NUMA_PENDING_NONE,	/* before 20841405940e (v3.13): no tlb_flush_pending at all */
+	NUMA_PENDING_RAISED,	/* 20841405940e (v3.13): raised from the first PTE to the flush */
+	NUMA_PENDING_COUNT
+};
+/* pte_accessible: whether x86's pte_accessible(mm, pte) counts a PROT_NONE
+ * (NUMA-hinting) PTE accessible while a flush of the mm is pending */
+enum pte_accessible_policy {
+	PTE_ACCESSIBLE_PRESENT,	/* before 20841405940e (v3.13): only a present PTE */
+	PTE_ACCESSIBLE_PENDING,	/* 20841405940e: or protnone && mm_tlb_flush_pending(mm) */
+	PTE_ACCESSIBLE_COUNT
+};
+/* uffd_wp_flush: whether do_wp_page() flushes the faulting address before it
+ * copies when userfaultfd_wp(vma) && mm_tlb_flush_pending(mm) */
+enum uffd_wp_flush_policy {
+	UFFD_WP_FLUSH_NONE,	/* v5.7 (uffd-wp) .. before 6ce64428d621 (v5.12) */
+	UFFD_WP_FLUSH_PENDING,	/* 6ce64428d621 (v5.12; 5.10.y/5.11.y stable) */
+	UFFD_WP_FLUSH_COUNT
+};
 
 struct tlbsim_policy {
 	enum nested_policy nested;
@@ -209,6 +230,9 @@ struct tlbsim_policy {
 	enum ubc_flag_policy ubc_flag;
 	enum arm64_batch_policy arm64_batch;
 	enum ksm_wp_policy ksm_wp;
+	enum numa_pending_policy numa_pending;
+	enum pte_accessible_policy pte_accessible;
+	enum uffd_wp_flush_policy uffd_wp_flush;
 	uint64_t given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

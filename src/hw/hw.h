@@ -47,6 +47,14 @@ typedef uint64_t pte_t;
 #define PTE_USER   (1ull << 6)
 #define PTE_GLOBAL (1ull << 7)
 #define PTE_SOFT_DIRTY (1ull << 8)	/* x86 _PAGE_SOFT_DIRTY (a software bit) */
+/* software PTEs with VALID clear, which the MMU faults on and never caches:
+ * PROT_NONE kept by the kernel as a mapping (x86 _PAGE_PROTNONE, arm64
+ * PTE_PROT_NONE: the kernel's pte_present() is true, pfn and the preserved
+ * write bit kept), and a migration entry (a swap-type entry naming the page
+ * being migrated) */
+#define PTE_PROTNONE (1ull << 9)
+#define PTE_UFFD_WP (1ull << 10)	/* x86 _PAGE_UFFD_WP, arm64 PTE_UFFD_WP (software) */
+#define PTE_MIGRATION (1ull << 11)
 #define PTE_PFN_SHIFT 12
 #define PTE_PFN_MASK 0xffffffffull
 #define pte_pfn(p) ((uint32_t)(((p) >> PTE_PFN_SHIFT) & PTE_PFN_MASK))
@@ -65,6 +73,7 @@ enum frame_state { FRAME_FREE = 0, FRAME_DATA, FRAME_PGTABLE };
 #define WATCH_CLEAN 0x2u	/* page judged clean by MADV_FREE or writeback (I3) */
 #define WATCH_SOFTDIRTY 0x4u	/* page reported clean by soft-dirty tracking (I3) */
 #define WATCH_KSM 0x8u		/* page compared by KSM after write-protection (I3) */
+#define WATCH_COPIED 0x10u	/* page copied by migration or COW, the copy replacing it (I3) */
 
 struct frame {
 	uint8_t state;		/* enum frame_state */

@@ -308,6 +308,15 @@ static vm_fault_t wp_page_copy(struct sim *s, struct vm_fault *vmf)
 				      (uint64_t)P(s, P_copy_4k_ns) * (hw->geom.page_size >> 12));
 	}
 	frame_of(hw, nf)->pgflags |= PG_ANON;
+	if (!from_zero) {
+		/* cow_user_page(): the I3 point - a write into the old page
+		 * through a stale writable entry from now on is not in the copy */
+		struct kernel *k = kernel_of(s);
+		sim_trace(s, YP_PROT, vmf->address,
+			  (uint64_t)PROT_STEP_COW_COPY | (uint64_t)vma->vm_mm->tlb_flush_pending << 8);
+		if (k->hooks && k->hooks->page_copied)
+			k->hooks->page_copied(k->hooks_ctx, pte_pfn(vmf->orig_pte), nf, false);
+	}
 	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
 	pte_t *ptep = vmf_pte(s, vmf);
 	if (*ptep != vmf->orig_pte) {			/* !pte_same: someone else did it */
@@ -359,10 +368,30 @@ static vm_fault_t wp_page_shared(struct sim *s, struct vm_fault *vmf)
 
 /* do_wp_page() (mm/memory.c, v5.8): a write to a present read-only PTE; an
  * anonymous page is reused if it is not a KSM page and has one reference,
- * after waiting for its page lock if another holder (KSM) has it */
+ * after waiting for its page lock if another holder (KSM) has it.
+ * userfaultfd (v5.7+, v5.12): a PTE with the uffd-wp bit goes to
+ * handle_userfault(VM_UFFD_WP), modelled with UFFD_FEATURE_SIGBUS (no
+ * monitor thread: the access fails); in a VMA registered for write-protect,
+ * while a flush of the mm is pending, flush_tlb_page() before anything is
+ * copied - knob uffd_wp_flush (6ce64428d621 "mm/userfaultfd: fix memory
+ * corruption due to writeprotect", v5.12): UFFDIO_WRITEPROTECT changes PTEs
+ * under mmap_lock for read and flushes after, so a CPU may still write
+ * through the old writable entry while this fault copies the page. */
 static vm_fault_t do_wp_page(struct sim *s, struct vm_fault *vmf, pte_t *ptep)
 {
 	struct vm_area_struct *vma = vmf->vma;
+	struct mm_struct *mm = vma->vm_mm;
+	if ((vma->vm_flags & VM_UFFD_WP) && (vmf->orig_pte & PTE_UFFD_WP)) {
+		sim_trace(s, YP_PROT, vmf->address,
+			  (uint64_t)PROT_STEP_USERFAULT | (uint64_t)mm->tlb_flush_pending << 8);
+		return VM_FAULT_SIGBUS;			/* userfaultfd_pte_wp */
+	}
+	if ((vma->vm_flags & VM_UFFD_WP) && mm->tlb_flush_pending > 0 &&
+	    machine_of(s)->policy.uffd_wp_flush == UFFD_WP_FLUSH_PENDING) {
+		sim_trace(s, YP_PROT, vmf->address,
+			  (uint64_t)PROT_STEP_WP_FLUSH | (uint64_t)mm->tlb_flush_pending << 8);
+		machine_of(s)->arch->flush_tlb_page(s, &mm->context, vmf->address);
+	}
 	if (is_zero_frame(s, pte_pfn(vmf->orig_pte)))
 		return wp_page_copy(s, vmf);		/* vm_normal_page() is NULL */
 	struct frame *fr = frame_of(hw_of(s), pte_pfn(vmf->orig_pte));
@@ -444,9 +473,72 @@ static vm_fault_t handle_present_pte(struct sim *s, struct vm_fault *vmf)
 }
 
 /*
+ * do_numa_page() (mm/memory.c, v5.14, b99a342d4f11): the NUMA-hinting fault
+ * on a PTE the scan made PROT_NONE (numa_scan, mprotect.c). Under the PTE
+ * lock, if the PTE is still the one that faulted: when the page is
+ * misplaced (the scan said so) it is migrated with the PTE still PROT_NONE
+ * (migrate_misplaced_page, migrate.c), which maps the new page; otherwise,
+ * or when migration fails, the PTE is restored - pte_modify(vm_page_prot),
+ * young, and writable again if the scan preserved the write bit
+ * (pte_savedwrite): no flush, the PTE only gains permissions. Before
+ * b99a342d4f11 (v5.14) the PTE was restored first and the page migrated
+ * from a present PTE, whose unmap always flushes; the model runs the v5.14
+ * order for every kernel.
+ */
+static vm_fault_t do_numa_page(struct sim *s, struct vm_fault *vmf)
+{
+	struct hw *hw = hw_of(s);
+	struct vm_area_struct *vma = vmf->vma;
+	struct mm_struct *mm = vma->vm_mm;
+	sim_step_arg(s, YP_PROT, (uint64_t)P(s, P_lock_op_ns), vmf->address,
+		     (uint64_t)PROT_STEP_NUMA_FAULT | (uint64_t)mm->tlb_flush_pending << 8);
+	pte_t old = *vmf_pte(s, vmf);
+	if (old != vmf->orig_pte)
+		return 0;				/* !pte_same: the access retries */
+	uint32_t f = pte_pfn(old);
+	if (mm->numa_misplaced && !is_zero_frame(s, f) &&
+	    migrate_misplaced_page(s, vma, vmf->address, f) == 0)
+		return 0;				/* TNF_MIGRATED */
+	if (mm->numa_misplaced) {
+		/* TNF_MIGRATE_FAIL: retake the PTE lock, give up if it changed */
+		sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
+		if (*vmf_pte(s, vmf) != old)
+			return 0;
+	}
+	/* out_map: ptep_modify_prot_start / pte_modify / pte_mkyoung /
+	 * pte_mkwrite if was_writable / ptep_modify_prot_commit */
+	pte_t pte = (old & ~PTE_PROTNONE) | PTE_VALID | PTE_YOUNG;
+	if (hw->fmt->rdonly && (pte & PTE_WRITE))
+		pte &= ~PTE_RDONLY;			/* arm64 pte_mkwrite */
+	*vmf_pte(s, vmf) = pte;
+	sim_charge(s, (uint64_t)P(s, P_lock_op_ns));	/* the exchange */
+	sim_trace(s, YP_PROT, vmf->address,
+		  (uint64_t)PROT_STEP_NUMA_RESTORE | (uint64_t)mm->tlb_flush_pending << 8);
+	return 0;
+}
+
+/* migration_entry_wait() (mm/migrate.c): hold the page, wait until the
+ * migration unlocks it (put_and_wait_on_page_locked), and let the access
+ * retry */
+static vm_fault_t migration_entry_wait(struct sim *s, uint32_t f)
+{
+	struct frame *fr = frame_of(hw_of(s), f);
+	if (fr->state != FRAME_DATA || !(fr->pgflags & PG_LOCKED))
+		return 0;
+	fr->refcount++;					/* get_page_unless_zero */
+	lock_page(s, f);
+	unlock_page(s, f);
+	if (--fr->refcount == 0)			/* put_page */
+		frame_free(hw_of(s), f);
+	return 0;
+}
+
+/*
  * handle_mm_fault() -> __handle_mm_fault() -> handle_pte_fault() (mm/memory.c,
  * v5.8): allocate missing tables, then for a none PTE do_anonymous_page() or
- * do_fault(), and for a present PTE the paths above.
+ * do_fault(), for a migration entry migration_entry_wait() (do_swap_page),
+ * for a PROT_NONE PTE of an accessible VMA do_numa_page(), and for a
+ * present PTE the paths above.
  */
 vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address,
 			   unsigned flags)
@@ -466,8 +558,15 @@ vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t a
 		.idx = pt_index(g, g->levels - 1, address),
 		.pgoff = vma->vm_pgoff + ((page - vma->vm_start) >> g->page_shift),
 	};
-	if (pte_none(*vmf_pte(s, &vmf)))
+	pte_t pte = *vmf_pte(s, &vmf);
+	if (pte_none(pte))
 		return vma->file ? do_fault(s, &vmf) : do_anonymous_page(s, &vmf);
+	if (pte & PTE_MIGRATION)
+		return migration_entry_wait(s, pte_pfn(pte));
+	if (pte & PTE_PROTNONE) {
+		vmf.orig_pte = pte;
+		return do_numa_page(s, &vmf);
+	}
 	return handle_present_pte(s, &vmf);
 }
 
@@ -499,6 +598,11 @@ static int do_page_fault(struct sim *s, struct mm_struct *mm, uint64_t va, bool 
 			return -1;
 		}
 		vm_fault_t fault = handle_mm_fault(s, vma, va, flags);
+		if (fault & VM_FAULT_SIGBUS) {		/* handle_userfault, UFFD_FEATURE_SIGBUS */
+			up_read(s, &mm->mmap_sem);
+			sim_set_mode(s, MODE_USER);
+			return -1;
+		}
 		if (fault & VM_FAULT_COMPLETED)
 			break;				/* the lock is already dropped */
 		if ((fault & VM_FAULT_RETRY) && (flags & FAULT_FLAG_ALLOW_RETRY)) {

@@ -62,6 +62,8 @@ int kernel_init(struct kernel *k, const struct tlbsim_profile *prof, int nr_cpus
 	int rc = machine_init(&k->mach, prof, nr_cpus, params, pol, seed);
 	k->mach.sim.cpu_ops = &kernel_cpu_ops;
 	k->zero_frame = NO_FRAME;
+	for (int i = 0; i < GUP_PINS; i++)
+		k->pins[i] = NO_FRAME;
 	k->init_pgd = NO_FRAME;
 	if (rc)
 		return rc;

@@ -99,6 +99,8 @@ again:;
 		if (pte_none(pte))
 			continue;
 		set_entry(s, pte_table, idx, 0);
+		if (pte & PTE_MIGRATION)
+			continue;	/* a migration entry: the migration holds the page */
 		tlb_remove_tlb_entry(tlb, addr, g->page_size);
 		uint32_t page = pte_pfn(pte);
 		if (is_zero_frame(s, page))

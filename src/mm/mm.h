@@ -149,6 +149,7 @@ struct inode {
 #define VM_WRITE   0x2u
 #define VM_SHARED  0x8u
 #define VM_GROWSDOWN 0x100u
+#define VM_UFFD_WP 0x1000u	/* registered with UFFDIO_REGISTER_MODE_WP (userfaultfd_wp) */
 
 struct mm_struct;
 
@@ -189,6 +190,10 @@ struct mm_struct {
 	/* mm->tlb_flush_batched (rmap.c): ubc_flag=bool: 0/1; gen: pending
 	 * generation in bits 0-14, flushed generation in bits 16-30 */
 	uint32_t tlb_flush_batched;
+	/* NUMA balancing (migrate.c): the pages the last numa_scan made
+	 * PROT_NONE are on another node than the CPUs that fault on them
+	 * (the hinting fault migrates them) */
+	bool numa_misplaced;
 };
 
 struct lazyfree_rec;
@@ -290,7 +295,8 @@ static inline struct task *current_task(struct sim *s)
 
 /* ---- system calls and lock operations, as traced ---- */
 enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_MPROTECT,
-		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_FORK, SYS_MREMAP, SYS_FTRUNCATE, SYS_COUNT };
+		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_FORK, SYS_MREMAP, SYS_FTRUNCATE, SYS_NUMA_SCAN,
+		  SYS_UFFD_WP, SYS_COUNT };
 const char *mm_syscall_name(enum mm_syscall c);	/* "munmap", "madvise(MADV_DONTNEED)" */
 enum lock_op { LOCK_DOWN_READ = 1, LOCK_UP_READ, LOCK_DOWN_WRITE, LOCK_UP_WRITE,
 	       LOCK_DOWNGRADE_WRITE, LOCK_OP_END };
@@ -363,6 +369,10 @@ struct mm_hooks {
 	/* reclaim cleared the clean PTE of lazyfree frame f at va and will
 	 * discard the page (try_to_unmap_one's MADV_FREE check) */
 	void (*lazyfree_discard)(void *ctx, struct mm_struct *mm, uint64_t va, uint32_t f);
+	/* migration (migrate_page_copy) or a COW (wp_page_copy) copied frame
+	 * old into frame nf, which replaces it: a write into old
+	 * through a stale writable entry from now on is lost (I3) */
+	void (*page_copied)(void *ctx, uint32_t old, uint32_t nf, bool migration);
 };
 
 /* ---- work items (workqueue.c) ---- */
@@ -421,6 +431,10 @@ struct kernel {
 	 * read-only (allocated on first use; NO_FRAME until then). Never freed,
 	 * never counted as mapped (vm_normal_page() is NULL for it). */
 	uint32_t zero_frame;
+	/* get_user_pages references held by scenario tasks (gup_pin):
+	 * frames, NO_FRAME for a free slot */
+#define GUP_PINS 16
+	uint32_t pins[GUP_PINS];
 	struct worker_pool *wq_pools;	/* per CPU, on first use */
 	struct kva_layout kva;
 	bool kasan;			/* CONFIG_KASAN + KASAN_VMALLOC (a workload's kernel) */
@@ -528,6 +542,25 @@ int sys_clear_refs(struct sim *s, int type);
 #define TLBSIM_PROT_READ 0x1
 #define TLBSIM_PROT_WRITE 0x2
 int sys_mprotect(struct sim *s, uint64_t addr, uint64_t len, int prot);
+/* NUMA balancing's scan (task_numa_work -> change_prot_numa, mprotect.c):
+ * the PTEs of [addr, addr + len) made PROT_NONE; misplaced: the hinting
+ * faults that follow migrate the pages. Pages made PROT_NONE, or -1. */
+int64_t numa_scan(struct sim *s, uint64_t addr, uint64_t len, bool misplaced);
+/* ioctl(UFFDIO_WRITEPROTECT) over [addr, addr + len) (mprotect.c): wp 1
+ * protects, 0 resolves; the VMA is taken as registered for write-protect
+ * (UFFDIO_REGISTER_MODE_WP). 0, or -1 (the range is not in one anonymous
+ * VMA) */
+int sys_uffd_writeprotect(struct sim *s, uint64_t addr, uint64_t len, bool wp);
+/* get_user_pages(FOLL_GET) of the page at addr (migrate.c): a reference the
+ * caller holds (an O_DIRECT buffer, vmsplice) until gup_unpin(handle).
+ * A handle >= 0, or -1 (no page, or the pin table is full). */
+int gup_pin(struct sim *s, uint64_t addr);
+int gup_unpin(struct sim *s, int handle);
+/* migrate.c: pte_accessible(mm, pte) (arch pgtable.h; knob pte_accessible) */
+bool pte_accessible(struct sim *s, const struct mm_struct *mm, pte_t pte);
+/* migrate_misplaced_page() for the anonymous page f mapped at addr by a
+ * PROT_NONE PTE (do_numa_page, v5.14): 0 migrated, -1 not */
+int migrate_misplaced_page(struct sim *s, struct vm_area_struct *vma, uint64_t addr, uint32_t f);
 /* The live PTE slot for addr in mm, or NULL if a table is missing. */
 pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr);
 /* A user access by the current task; takes faults as needed (fault.c).
@@ -603,6 +636,7 @@ static inline void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t 
 #define FAULT_FLAG_USER 0x40u
 #define FAULT_FLAG_DEFAULT (FAULT_FLAG_ALLOW_RETRY | FAULT_FLAG_KILLABLE)
 typedef unsigned vm_fault_t;
+#define VM_FAULT_SIGBUS 0x0002u
 #define VM_FAULT_WRITE 0x0008u
 #define VM_FAULT_NOPAGE 0x0100u
 #define VM_FAULT_RETRY 0x0400u

@@ -25,8 +25,13 @@
  * flushes once per piece where the kernel flushes once.
  *
  * Not modelled: PROT_NONE and PROT_EXEC (and write-only), pkeys, VM_MAYWRITE
- * (every VMA may be made writable), VM_ACCOUNT charging, the NUMA-hinting
- * prot_numa path, swap and migration entries (the model has neither), THP.
+ * (every VMA may be made writable), VM_ACCOUNT charging, swap entries, THP.
+ *
+ * change_protection() also serves NUMA balancing's scan (change_prot_numa,
+ * mm/mempolicy.c: PTEs made PROT_NONE so that the next access takes a
+ * hinting fault, do_numa_page in fault.c) and userfaultfd's write-protect
+ * (mwriteprotect_range, mm/userfaultfd.c v5.11), both under mmap_lock for
+ * read; see numa_scan() and sys_uffd_writeprotect() below.
  *
  * Permissions, in the neutral PTE encoding (hw/hw.h): vma->vm_page_prot of a
  * private mapping never carries write permission (PAGE_COPY / PAGE_READONLY:
@@ -79,16 +84,59 @@ static pte_t pte_modify_prot(const struct pt_format *fmt, pte_t pte, bool writab
 	return pte;
 }
 
+/* change_protection()'s cp_flags (include/linux/mm.h, v5.11) */
+#define MM_CP_DIRTY_ACCT 0x1u		/* dirty_accountable: a dirty PTE stays writable */
+#define MM_CP_PROT_NUMA 0x2u		/* change_prot_numa: PROT_NONE for NUMA hinting */
+#define MM_CP_UFFD_WP 0x4u		/* UFFDIO_WRITEPROTECT: read-only + uffd-wp bit */
+#define MM_CP_UFFD_WP_RESOLVE 0x8u	/* UFFDIO_WRITEPROTECT mode 0: clear the uffd-wp bit */
+
 /*
- * change_pte_range() (mm/mprotect.c, v5.1) for the PTEs of [addr, end), all
- * in one PTE table: take the PTE lock (pte_offset_map_lock), rewrite each
- * present PTE (ptep_modify_prot_start is an atomic exchange that clears it,
- * ptep_modify_prot_commit stores the new value), drop the lock. Returns the
- * present PTEs it rewrote (the kernel's `pages`), whether or not the value
- * changed.
+ * The MM_CP_PROT_NUMA PTE of change_pte_range() (mm/mprotect.c, v5.11):
+ * pte_modify(oldpte, PAGE_NONE), which keeps the pfn, young, dirty and
+ * soft-dirty (arm64: hardware dirtiness first folded into the software dirty
+ * bit), and with preserve_write the write bit (pte_mk_savedwrite, x86
+ * pte_mkwrite: do_numa_page restores it). VALID cleared: the MMU faults on
+ * it and caches nothing; the kernel's pte_present() still sees it.
+ */
+static pte_t pte_mkprotnone(const struct pt_format *fmt, pte_t pte)
+{
+	if (fmt->rdonly && (pte & PTE_WRITE) && !(pte & PTE_RDONLY))
+		pte |= PTE_DIRTY;
+	if (fmt->rdonly)
+		pte |= PTE_RDONLY;
+	return (pte & ~PTE_VALID) | PTE_PROTNONE;
+}
+
+/* change_pte_range()'s prot_numa skips (v5.1..v5.11): the zero page and KSM
+ * pages (nothing to migrate), a private page mapped more than once (a
+ * shared COW page: refcount > 1 in the model), a PTE already PROT_NONE */
+static bool prot_numa_skip(struct sim *s, pte_t pte)
+{
+	if (pte & PTE_PROTNONE)
+		return true;
+	uint32_t f = pte_pfn(pte);
+	if (is_zero_frame(s, f))
+		return true;
+	const struct frame *fr = frame_of(hw_of(s), f);
+	return (fr->pgflags & PG_KSM) || ((fr->pgflags & PG_ANON) && fr->refcount > 1);
+}
+
+/*
+ * change_pte_range() (mm/mprotect.c, v5.1; cp_flags of v5.11) for the PTEs
+ * of [addr, end), all in one PTE table: take the PTE lock
+ * (pte_offset_map_lock), rewrite each present PTE (ptep_modify_prot_start
+ * is an atomic exchange that clears it, ptep_modify_prot_commit stores the
+ * new value), drop the lock. A PROT_NONE PTE counts as present (the
+ * kernel's pte_present): mprotect and userfaultfd give it the new
+ * protection, the NUMA scan skips it. MM_CP_PROT_NUMA makes the PTE
+ * PROT_NONE; MM_CP_UFFD_WP write-protects it and sets the uffd-wp bit;
+ * MM_CP_UFFD_WP_RESOLVE applies newprot (which for a private mapping is
+ * read-only: the write bit is left to the fault, and a writable PTE loses
+ * it) and clears the bit. Returns the PTEs it rewrote (the kernel's
+ * `pages`).
  */
 static uint64_t change_pte_range(struct sim *s, struct vm_area_struct *vma, uint64_t addr,
-				 uint64_t end, bool writable, bool dirty_accountable)
+				 uint64_t end, bool writable, unsigned cp_flags)
 {
 	struct hw *hw = hw_of(s);
 	const struct pt_geom *g = &hw->geom;
@@ -112,13 +160,28 @@ static uint64_t change_pte_range(struct sim *s, struct vm_area_struct *vma, uint
 	uint64_t i0 = pt_index(g, g->levels - 1, addr);
 	uint64_t n = (end - addr) >> g->page_shift;
 	uint64_t pages = 0;
+	bool prot_numa = cp_flags & MM_CP_PROT_NUMA;
 	sim_charge(s, n * (uint64_t)P(s, P_pte_scan_ns));
 	for (uint64_t i = table_next_used(g, table, i0, i0 + n); i < i0 + n;
 	     i = table_next_used(g, table, i + 1, i0 + n)) {
 		pte_t old = table[i];
-		if (!pte_present(old))
+		if (!pte_present(old) && !(old & PTE_PROTNONE))
 			continue;
-		table[i] = pte_modify_prot(hw->fmt, old, writable, dirty_accountable);
+		if (prot_numa) {
+			if (prot_numa_skip(s, old))
+				continue;
+			table[i] = pte_mkprotnone(hw->fmt, old);
+		} else {
+			if (old & PTE_PROTNONE)
+				old = (old & ~PTE_PROTNONE) | PTE_VALID;
+			pte_t pte = pte_modify_prot(hw->fmt, old, writable,
+						    cp_flags & MM_CP_DIRTY_ACCT);
+			if (cp_flags & MM_CP_UFFD_WP)
+				pte = (pte & ~PTE_WRITE) | PTE_UFFD_WP;	/* pte_wrprotect, pte_mkuffd_wp */
+			else if (cp_flags & MM_CP_UFFD_WP_RESOLVE)
+				pte &= ~PTE_UFFD_WP;			/* pte_clear_uffd_wp */
+			table[i] = pte;
+		}
 		sim_charge(s, (uint64_t)P(s, P_lock_op_ns));	/* the exchange */
 		pages++;
 	}
@@ -127,36 +190,45 @@ static uint64_t change_pte_range(struct sim *s, struct vm_area_struct *vma, uint
 }
 
 /*
- * change_protection() -> change_protection_range() (mm/mprotect.c, v5.1):
- * inc_tlb_flush_pending(); change_pte_range() per PTE table of the range;
- * if any PTE was rewritten, flush_tlb_range(vma, start, end) - the whole
- * range, whatever was present; dec_tlb_flush_pending(). Returns `pages`.
+ * change_protection() -> change_protection_range() (mm/mprotect.c, v5.1;
+ * cp_flags as in v5.11): inc_tlb_flush_pending() (knob numa_pending: none
+ * before 20841405940e); change_pte_range() per PTE table of the range; if
+ * any PTE was rewritten, flush_tlb_range(vma, start, end) - the whole
+ * range, whatever was present - after the last PTE lock was dropped;
+ * dec_tlb_flush_pending(). Returns `pages`. The callers that hold mmap_lock
+ * only for read (the NUMA scan, UFFDIO_WRITEPROTECT) let faults run between
+ * a PTE change and the flush: what they may rely on meanwhile is
+ * mm_tlb_flush_pending() (pte_accessible, do_wp_page).
  */
 static uint64_t change_protection(struct sim *s, struct vm_area_struct *vma, uint64_t start,
-				  uint64_t end, bool dirty_accountable)
+				  uint64_t end, bool writable, unsigned cp_flags)
 {
 	struct mm_struct *mm = vma->vm_mm;
 	const struct pt_geom *g = &hw_of(s)->geom;
-	bool writable = page_prot_writable(vma);
+	bool pending = machine_of(s)->policy.numa_pending == NUMA_PENDING_RAISED;
 	uint64_t span = g->ptrs_per_pte << g->page_shift;	/* one PTE table's reach */
 	/* inc_tlb_flush_pending(): an atomic on the line tlb_gather_mmu uses */
-	mm->tlb_flush_pending++;
-	sim_step(s, YP_PENDING_INC,
-		 (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &mm->flush_pending_line));
+	if (pending) {
+		mm->tlb_flush_pending++;
+		sim_step(s, YP_PENDING_INC,
+			 (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &mm->flush_pending_line));
+	}
 	uint64_t pages = 0;
 	for (uint64_t a = start, next; a < end; a = next) {
 		next = (a & ~(span - 1)) + span;	/* pmd_addr_end() */
 		if (next > end || next < a)
 			next = end;
-		pages += change_pte_range(s, vma, a, next, writable, dirty_accountable);
+		pages += change_pte_range(s, vma, a, next, writable, cp_flags);
 	}
 	/* Only flush the TLB if we actually modified any entries */
 	if (pages)
 		machine_of(s)->arch->flush_tlb_range(s, &mm->context, start, end);
 	/* dec_tlb_flush_pending() */
-	sim_step(s, YP_PENDING_DEC,
-		 (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &mm->flush_pending_line));
-	mm->tlb_flush_pending--;
+	if (pending) {
+		sim_step(s, YP_PENDING_DEC,
+			 (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &mm->flush_pending_line));
+		mm->tlb_flush_pending--;
+	}
 	return pages;
 }
 
@@ -182,7 +254,8 @@ static void mprotect_fixup(struct sim *s, struct mm_struct *mm, int i, uint64_t 
 		split_vma(s, mm, i, end);
 	vma = mm->vmas[i];
 	vma->vm_flags = newflags;		/* and vma_set_page_prot() */
-	change_protection(s, vma, start, end, vma_wants_writenotify(vma));
+	change_protection(s, vma, start, end, page_prot_writable(vma),
+			  vma_wants_writenotify(vma) ? MM_CP_DIRTY_ACCT : 0);
 	if (vma->file)
 		vma_merge_file_neighbours(s, mm, i);
 }
@@ -233,6 +306,106 @@ int sys_mprotect(struct sim *s, uint64_t addr, uint64_t len, int prot)
 	if (k->hooks && k->hooks->range_unmapped)
 		k->hooks->range_unmapped(k->hooks_ctx, mm, addr, end, SYS_MPROTECT, cookie);
 out:
+	sim_set_mode(s, MODE_USER);
+	return ret;
+}
+
+/*
+ * task_numa_work() (kernel/sched/fair.c, v5.11) over [addr, addr + len):
+ * mmap_lock for read (the kernel's down_read_trylock: the scan is skipped
+ * when it fails; here it waits), then change_prot_numa() (mm/mempolicy.c,
+ * v5.11: change_protection(vma, start, end, PAGE_NONE, MM_CP_PROT_NUMA)) on
+ * each VMA piece of the range that NUMA balancing scans: not a read-only
+ * file mapping (shared library pages are not migrated). There is no scan
+ * period, no scan window and no node placement: the statement is one
+ * scan step over the named range, and `misplaced` says whether the hinting
+ * faults that follow find the pages on a remote node and migrate them
+ * (numa_migrate_prep -> should_numa_migrate_memory). The I2 point at the
+ * return is mprotect's: the scan flushed the range before it returns
+ * (flush_tlb_range in change_protection_range), in every kernel version.
+ */
+int64_t numa_scan(struct sim *s, uint64_t addr, uint64_t len, bool misplaced)
+{
+	struct mm_struct *mm = current_task(s)->mm;
+	struct kernel *k = kernel_of(s);
+	uint64_t ps = hw_of(s)->geom.page_size;
+	addr &= ~(ps - 1);
+	len = (len + ps - 1) & ~(ps - 1);
+	uint64_t end = addr + len;
+	if (end < addr || end > hw_of(s)->geom.task_size)
+		return -1;
+	sim_set_mode(s, MODE_SYS);
+	sim_step_arg(s, YP_PROT, (uint64_t)P(s, P_lock_op_ns), addr,
+		     (uint64_t)PROT_STEP_NUMA_SCAN | (uint64_t)mm->tlb_flush_pending << 8);
+	uint64_t cookie = k->hooks && k->hooks->syscall_enter
+				  ? k->hooks->syscall_enter(k->hooks_ctx, SYS_NUMA_SCAN) : 0;
+	down_read(s, &mm->mmap_sem);
+	mm->numa_misplaced = misplaced;
+	int64_t pages = 0;
+	for (uint64_t a = addr; a < end;) {
+		int i = vma_index(mm, a);
+		if (i >= mm->nr_vmas || mm->vmas[i]->vm_start >= end)
+			break;
+		struct vm_area_struct *vma = mm->vmas[i];
+		uint64_t from = vma->vm_start > a ? vma->vm_start : a;
+		uint64_t to = vma->vm_end < end ? vma->vm_end : end;
+		if (!(vma->file && !(vma->vm_flags & VM_WRITE)) && (vma->vm_flags & VM_READ))
+			pages += (int64_t)change_protection(s, vma, from, to, false,
+							    MM_CP_PROT_NUMA);
+		a = to;
+	}
+	up_read(s, &mm->mmap_sem);
+	if (k->hooks && k->hooks->range_unmapped)
+		k->hooks->range_unmapped(k->hooks_ctx, mm, addr, end, SYS_NUMA_SCAN, cookie);
+	sim_set_mode(s, MODE_USER);
+	return pages;
+}
+
+/*
+ * ioctl(UFFDIO_WRITEPROTECT) -> userfaultfd_writeprotect() ->
+ * mwriteprotect_range() (fs/userfaultfd.c, mm/userfaultfd.c, v5.11):
+ * mmap_lock for READ; the range must lie in one VMA (find_dst_vma), an
+ * anonymous one in v5.11 (shmem came in v5.19), registered for
+ * write-protect: here registration (UFFDIO_REGISTER with
+ * UFFDIO_REGISTER_MODE_WP, which sets VM_UFFD_WP) is implied by the first
+ * call on the VMA; then change_protection() with MM_CP_UFFD_WP (wp) or
+ * MM_CP_UFFD_WP_RESOLVE, newprot vm_get_page_prot() of the VMA's flags
+ * (without VM_WRITE for wp): read-only either way for a private mapping.
+ * The range flush follows the last PTE lock, tlb_flush_pending raised
+ * meanwhile, and faults run concurrently (mmap_lock is shared): a write
+ * fault may copy a page (do_wp_page) whose old PTE a CPU still caches
+ * writable, unless do_wp_page flushes first (knob uffd_wp_flush,
+ * 6ce64428d621). The I2 point at the return is mprotect's.
+ */
+int sys_uffd_writeprotect(struct sim *s, uint64_t addr, uint64_t len, bool wp)
+{
+	struct mm_struct *mm = current_task(s)->mm;
+	struct kernel *k = kernel_of(s);
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uint64_t end = addr + len;
+	if ((addr & (ps - 1)) || (len & (ps - 1)) || !len || end < addr ||
+	    end > hw_of(s)->geom.task_size)
+		return -1;				/* validate_range: EINVAL */
+	int ret = -1;
+	sim_set_mode(s, MODE_SYS);
+	sim_step_arg(s, YP_SYSCALL, syscall_cost(s), SYS_UFFD_WP, addr);
+	kernel_entry(s);
+	uint64_t cookie = k->hooks && k->hooks->syscall_enter
+				  ? k->hooks->syscall_enter(k->hooks_ctx, SYS_UFFD_WP) : 0;
+	down_read(s, &mm->mmap_sem);
+	sim_trace(s, YP_PROT, addr,
+		  (uint64_t)PROT_STEP_UFFD_WP | (uint64_t)mm->tlb_flush_pending << 8);
+	struct vm_area_struct *vma = find_vma(mm, addr);
+	if (vma && vma->vm_start <= addr && end <= vma->vm_end && !vma->file &&
+	    !(vma->vm_flags & VM_SHARED)) {
+		vma->vm_flags |= VM_UFFD_WP;		/* UFFDIO_REGISTER_MODE_WP */
+		change_protection(s, vma, addr, end, false,
+				  wp ? MM_CP_UFFD_WP : MM_CP_UFFD_WP_RESOLVE);
+		ret = 0;
+	}
+	up_read(s, &mm->mmap_sem);
+	if (k->hooks && k->hooks->range_unmapped)
+		k->hooks->range_unmapped(k->hooks_ctx, mm, addr, end, SYS_UFFD_WP, cookie);
 	sim_set_mode(s, MODE_USER);
 	return ret;
 }

@@ -12,6 +12,7 @@ static const char *const syscall_names[SYS_COUNT] = {
 	[SYS_MPROTECT] = "mprotect", [SYS_CLEAR_REFS] = "clear_refs", [SYS_MSYNC] = "msync",
 	[SYS_MREMAP] = "mremap", [SYS_FTRUNCATE] = "ftruncate",
 	[SYS_FORK] = "fork",
+	[SYS_NUMA_SCAN] = "change_prot_numa", [SYS_UFFD_WP] = "UFFDIO_WRITEPROTECT",
 };
 
 const char *mm_syscall_name(enum mm_syscall c)
@@ -229,3 +230,27 @@ static void fmt_ksm(char *buf, size_t len, uint64_t a, uint64_t b)
 }
 
 const struct sim_point tp_ksm = {"tlbsim_ksm", fmt_ksm, 0};
+
+static void fmt_prot(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	static const char *const steps[PROT_STEP_COUNT] = {
+		[PROT_STEP_NUMA_SCAN] = "change_prot_numa",
+		[PROT_STEP_NUMA_FAULT] = "do_numa_page",
+		[PROT_STEP_NUMA_RESTORE] = "do_numa_page: PTE restored",
+		[PROT_STEP_UNMAP_FLUSH] = "migration unmap: pte_accessible, flush",
+		[PROT_STEP_UNMAP_NOFLUSH] = "migration unmap: not pte_accessible, no flush",
+		[PROT_STEP_MIGRATE_COPY] = "migrate_page_copy",
+		[PROT_STEP_MIGRATE_REMAP] = "remove_migration_ptes",
+		[PROT_STEP_MIGRATE_FAIL] = "migration refused",
+		[PROT_STEP_UFFD_WP] = "mwriteprotect_range",
+		[PROT_STEP_USERFAULT] = "handle_userfault (SIGBUS)",
+		[PROT_STEP_WP_FLUSH] = "do_wp_page: uffd-wp flush pending, flush_tlb_page",
+		[PROT_STEP_COW_COPY] = "wp_page_copy: copy",
+		[PROT_STEP_PIN] = "get_user_pages",
+	};
+	unsigned st = (unsigned)(b & 0xff);
+	snprintf(buf, len, "tlbsim_prot: %s address=0x%" PRIx64 " tlb_flush_pending=%" PRIu64,
+		 st < PROT_STEP_COUNT ? steps[st] : "?", a, b >> 8);
+}
+
+const struct sim_point tp_prot = {"tlbsim_prot", fmt_prot, 0};

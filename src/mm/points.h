@@ -26,6 +26,8 @@
  *   vmalloc         a vmalloc-space step (alloc, free, pool, free tree)  a = va, b = enum vmap_step
  *   purge_vmap_node  a = node, b = areas
  *   tlbsim_ksm      a KSM step (ksm.c)         a = address, b = enum ksm_step
+ *   tlbsim_prot     a NUMA-hinting / migration / userfaultfd / COW step
+ *                   (mprotect.c, migrate.c, fault.c)  a = address, b = enum prot_step
  */
 #ifndef TLBSIM_MM_POINTS_H
 #define TLBSIM_MM_POINTS_H
@@ -40,7 +42,7 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 	tp_finish_policy, tp_free_pages, tp_table_flush, tp_pending_dec, tp_thread,
 	tp_tlb_finish_mmu, tp_call_rcu_tables, tp_writeback, tp_fault_retry, tp_spurious,
 	tp_page_mkwrite, tp_throttle, tp_work, tp_kpte, tp_vmalloc, tp_purge_node, tp_klock,
-	tp_lock_page, tp_pending_inc, tp_ksm;
+	tp_lock_page, tp_pending_inc, tp_ksm, tp_prot;
 
 #define YP_USER (&tp_user)
 #define YP_SYSCALL (&tp_syscall)
@@ -72,6 +74,7 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 #define YP_PURGE_NODE (&tp_purge_node)
 #define YP_KLOCK (&tp_klock)
 #define YP_KSM (&tp_ksm)
+#define YP_PROT (&tp_prot)
 
 /* tlbsim_ksm's b: the step, and mm->tlb_flush_pending << 8 */
 enum ksm_step {
@@ -83,6 +86,24 @@ enum ksm_step {
 	KSM_STEP_ABORT,		/* the merge gives up */
 	KSM_STEP_BREAK_COW,	/* break_cow of a KSM page left with one mapping */
 	KSM_STEP_COUNT
+};
+
+/* tlbsim_prot's b: the step, and mm->tlb_flush_pending << 8 */
+enum prot_step {
+	PROT_STEP_NUMA_SCAN,	/* task_numa_work: change_prot_numa over a VMA begins */
+	PROT_STEP_NUMA_FAULT,	/* do_numa_page on a PROT_NONE PTE */
+	PROT_STEP_NUMA_RESTORE,	/* do_numa_page maps the page again (no migration) */
+	PROT_STEP_UNMAP_FLUSH,	/* migration's ptep_clear_flush: pte_accessible, flushed */
+	PROT_STEP_UNMAP_NOFLUSH,	/* ...: not pte_accessible, no flush */
+	PROT_STEP_MIGRATE_COPY,	/* migrate_page_copy */
+	PROT_STEP_MIGRATE_REMAP,	/* remove_migration_ptes maps the new page */
+	PROT_STEP_MIGRATE_FAIL,	/* the page cannot be migrated (not anonymous, mapped twice, pinned) */
+	PROT_STEP_UFFD_WP,	/* UFFDIO_WRITEPROTECT: mwriteprotect_range begins */
+	PROT_STEP_USERFAULT,	/* a write to a uffd-wp PTE: handle_userfault */
+	PROT_STEP_WP_FLUSH,	/* do_wp_page flushes for a pending uffd-wp flush */
+	PROT_STEP_COW_COPY,	/* wp_page_copy copies the page */
+	PROT_STEP_PIN,		/* get_user_pages took a reference */
+	PROT_STEP_COUNT
 };
 
 #endif

@@ -257,6 +257,42 @@ static const struct tlbsim_knob_value mremap_pmd_values[MREMAP_PMD_COUNT] = {
 						 "table entries.\", v5.14; 5.13.3 stable)"},
 };
 
+static const struct tlbsim_knob_value numa_pending_values[NUMA_PENDING_COUNT] = {
+	[NUMA_PENDING_NONE] = {"none", "change_protection (mprotect, the NUMA-hinting scan "
+				       "change_prot_numa, UFFDIO_WRITEPROTECT) raises no "
+				       "mm->tlb_flush_pending while its PTEs are changed and not yet "
+				       "flushed: nobody can tell that a flush is in flight (before "
+				       "20841405940e, v3.13)"},
+	[NUMA_PENDING_RAISED] = {"raised", "change_protection_range raises it before the first "
+					   "PTE and drops it after its flush_tlb_range "
+					   "(20841405940e \"mm: fix TLB flush race between "
+					   "migration, and change_protection_range\", v3.13)"},
+};
+
+static const struct tlbsim_knob_value pte_accessible_values[PTE_ACCESSIBLE_COUNT] = {
+	[PTE_ACCESSIBLE_PRESENT] = {"present", "pte_accessible(mm, pte), which tells "
+					       "ptep_clear_flush (migration's unmap) whether to "
+					       "flush, is true only for a present PTE: a PROT_NONE "
+					       "(NUMA-hinting) PTE is cleared without a flush although "
+					       "a CPU may still cache it writable while the scan's "
+					       "flush is pending (x86 before 20841405940e, v3.13)"},
+	[PTE_ACCESSIBLE_PENDING] = {"pending", "it is also true for a PROT_NONE PTE while "
+					       "mm_tlb_flush_pending(mm) (20841405940e, v3.13; "
+					       "arm64's pte_accessible has the same test)"},
+};
+
+static const struct tlbsim_knob_value uffd_wp_flush_values[UFFD_WP_FLUSH_COUNT] = {
+	[UFFD_WP_FLUSH_NONE] = {"none", "do_wp_page copies a page (COW) without looking at a "
+				       "pending flush: after UFFDIO_WRITEPROTECT changed the PTE "
+				       "under mmap_lock for read and deferred its flush, a CPU "
+				       "can still write the old page after the copy (v5.7..v5.11)"},
+	[UFFD_WP_FLUSH_PENDING] = {"pending", "do_wp_page first flushes the address "
+					     "(flush_tlb_page) when userfaultfd_wp(vma) && "
+					     "mm_tlb_flush_pending(mm) (6ce64428d621 "
+					     "\"mm/userfaultfd: fix memory corruption due to "
+					     "writeprotect\", v5.12; 5.10.y/5.11.y stable)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -311,6 +347,14 @@ static const struct tlbsim_knob knobs[] = {
 			 "the PTE locks", MREMAP_FLUSH_COUNT, MREMAP_FLUSH_UNDER_PTL, mremap_flush_values},
 	{"mremap_pmd", "whether mremap moves whole PTE tables (move_normal_pmd) and under which "
 		       "locks", MREMAP_PMD_COUNT, MREMAP_PMD_RMAP_LOCKS, mremap_pmd_values},
+	{"numa_pending", "whether change_protection() raises mm->tlb_flush_pending until its "
+			 "flush", NUMA_PENDING_COUNT, NUMA_PENDING_RAISED, numa_pending_values},
+	{"pte_accessible", "whether pte_accessible() counts a PROT_NONE PTE while a flush is "
+			   "pending (migration's ptep_clear_flush then flushes)",
+	 PTE_ACCESSIBLE_COUNT, PTE_ACCESSIBLE_PENDING, pte_accessible_values},
+	{"uffd_wp_flush", "whether do_wp_page() flushes a pending userfaultfd write-protect "
+			  "flush before it copies the page", UFFD_WP_FLUSH_COUNT,
+	 UFFD_WP_FLUSH_PENDING, uffd_wp_flush_values},
 };
 
 /* tlbsim_policy.given has a bit per knob */
@@ -355,6 +399,9 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->ksm_wp = (enum ksm_wp_policy)knobs[22].default_value;
 	pol->mremap_flush = (enum mremap_flush_policy)knobs[23].default_value;
 	pol->mremap_pmd = (enum mremap_pmd_policy)knobs[24].default_value;
+	pol->numa_pending = (enum numa_pending_policy)knobs[25].default_value;
+	pol->pte_accessible = (enum pte_accessible_policy)knobs[26].default_value;
+	pol->uffd_wp_flush = (enum uffd_wp_flush_policy)knobs[27].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -385,6 +432,9 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 22: return (int *)&pol->ksm_wp;
 	case 23: return (int *)&pol->mremap_flush;
 	case 24: return (int *)&pol->mremap_pmd;
+	case 25: return (int *)&pol->numa_pending;
+	case 26: return (int *)&pol->pte_accessible;
+	case 27: return (int *)&pol->uffd_wp_flush;
 	default: return NULL;
 	}
 }
@@ -504,6 +554,11 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *                 flushes when mm_tlb_flush_pending) to v5.18; exclusive
  *                 from v5.19 (6c287605fd56: also every PageAnonExclusive
  *                 page); pte (no pending check) is before every preset;
+ *   numa_pending, pte_accessible  raised / pending in every preset (both
+ *                 from 20841405940e, v3.13);
+ *   uffd_wp_flush none up to v5.10 (uffd-wp exists from v5.7; mainline
+ *                 5.10 without the stable backport); pending from v5.12
+ *                 (6ce64428d621);
  *   x86_flush     ipi up to v6.14; invlpgb from v6.15 (4afeb0ed1753,
  *                 82378c6c2f43): it changes nothing on a profile without
  *                 INVLPGB (parameter invlpgb=0, every Intel profile), where
@@ -515,10 +570,16 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 #define K_FLUSH_MM ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=early,ksm_wp=pending"
 #define K_FLUSH_MM_EXCL ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=early,ksm_wp=exclusive"
 #define K_DELAY_RMAP ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=delayed,ksm_wp=exclusive"
-#define K_MREMAP_414 ",mremap_flush=dirty,mremap_pmd=none"
-#define K_MREMAP_420 ",mremap_flush=under_ptl,mremap_pmd=none"
-#define K_MREMAP_51 ",mremap_flush=under_ptl,mremap_pmd=need_rmap"
-#define K_MREMAP_513 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks"
+#define K_MREMAP_414 ",mremap_flush=dirty,mremap_pmd=none" K_UFFD_OLD
+#define K_UFFD_OLD ",numa_pending=raised,pte_accessible=pending,uffd_wp_flush=none"
+/* what kernels before v5.7 lack: the model still runs the ioctl */
+#define K_NO_UFFD_WP "; UFFDIO_WRITEPROTECT (uffd_wp) did not exist before v5.7 (63b2d4174c4a)"
+#define K_UFFD_NEW ",numa_pending=raised,pte_accessible=pending,uffd_wp_flush=pending"
+#define K_MREMAP_420 ",mremap_flush=under_ptl,mremap_pmd=none" K_UFFD_OLD
+#define K_MREMAP_51 ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_UFFD_OLD
+/* the 5.13 preset: mremap as 5.1, uffd-wp with 6ce64428d621 */
+#define K_MREMAP_51_UFFD ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_UFFD_NEW
+#define K_MREMAP_513 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks" K_UFFD_NEW
 #define K_X86_OLD                                                               \
 	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \
 	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
@@ -555,22 +616,22 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_414,
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
 	 "arm64 flushed every range with page-stride all-level VAE1IS (no level tracking before "
-	 "v4.20); the model picks VALE1IS/VAE1IS from the level bits"},
+	 "v4.20); the model picks VALE1IS/VAE1IS from the level bits" K_NO_UFFD_WP},
 	{"4.20",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_420,
 	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
 	 "b956575bed91",
 	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
-	 "PTRS_PER_PTE"},
+	 "PTRS_PER_PTE" K_NO_UFFD_WP},
 	{"5.1",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51,
-	 "the seed-000 kernel: the nested finish resets the level bits", NULL},
+	 "the seed-000 kernel: the nested finish resets the level bits", K_NO_UFFD_WP + 2},
 	{"5.2",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51,
-	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", NULL},
+	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", K_NO_UFFD_WP + 2},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51,
@@ -585,7 +646,7 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "arm64's no-op spurious fault hook", NULL},
 	{"5.13",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_51,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_51_UFFD,
 	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"

@@ -23,8 +23,9 @@
  *  - I1 realized and stale-walk realized: hardware hooks of the MMU;
  *  - I2 at the return of munmap / madvise(DONTNEED) / mprotect;
  *  - I3 at a write through a cached dirty entry (into a page MADV_FREE or
- *    writeback judged clean, that soft-dirty tracking reports clean, or
- *    that KSM compared after write-protecting it);
+ *    writeback judged clean, that soft-dirty tracking reports clean, that
+ *    KSM compared after write-protecting it, or that migration or a COW
+ *    fault copied to the page that replaces it);
  *  - livelock at every user fault.
  * Deliberate windows (not reported): W3 dead-ASID leaves (arm64 fullmm);
  * entries used between unlink and the flush that covers them; x86 lazy-CPU
@@ -457,13 +458,29 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 	struct sim *s = o->s;
 	struct hw *hw = hw_of(s);
 	uint8_t watch = frame_of(hw, te->frame)->watch;
-	if (!(watch & (WATCH_CLEAN | WATCH_SOFTDIRTY | WATCH_KSM)))
+	if (!(watch & (WATCH_CLEAN | WATCH_SOFTDIRTY | WATCH_KSM | WATCH_COPIED)))
 		return;
 	struct sim_thread *t = s->cpus[cpu].curr;
 	if (!t)
 		return;
 	pte_t *ptep = pte_lookup(s, task_of(t)->mm, va);
 	pte_t pte = ptep ? *ptep : 0;
+	if ((watch & WATCH_COPIED) &&
+	    !(pte_present(pte) && pte_pfn(pte) == te->frame && (pte & PTE_WRITE))) {
+		/* the I3 point of migration and COW: the page was copied and
+		 * the copy replaces it here (the PTE is a migration entry, the
+		 * read-only old PTE, or already the copy's); this write comes
+		 * through an entry that kept a write permission no PTE grants
+		 * and is not in the copy */
+		char why[240];
+		snprintf(why, sizeof(why), "writable TLB entry into frame %u after %s copied the "
+			 "page to frame %u: the write is not in the copy that replaces it and is "
+			 "lost", te->frame, oracle_frame(o, te->frame)->copy_by_cow ? "a COW fault "
+			 "(wp_page_copy)" : "migration (migrate_page_copy)",
+			 oracle_frame(o, te->frame)->copy_to);
+		stale_write(o, cpu, va, te->frame, ", page copied", why);
+		return;
+	}
 	if ((watch & WATCH_KSM) &&
 	    !(pte_present(pte) && pte_pfn(pte) == te->frame && (pte & PTE_WRITE))) {
 		/* the I3 point of KSM: the page was compared after
@@ -633,16 +650,21 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 				continue;
 			pte_t *ptep = pte_lookup(s, mm, va);
 			pte_t pte = ptep ? *ptep : 0;
-			if (call == SYS_MPROTECT || call == SYS_CLEAR_REFS || call == SYS_FORK) {
+			if (call == SYS_MPROTECT || call == SYS_CLEAR_REFS || call == SYS_FORK ||
+			    call == SYS_NUMA_SCAN || call == SYS_UFFD_WP) {
 				/* mprotect, a soft-dirty clear_refs, fork's COW
 				 * write-protection: the entry still grants a write the
 				 * PTE of the same page no longer allows - or, where the
 				 * PTE is gone (reclaim cleared it, its flush still
 				 * pending), a write the VMA no longer allows */
-				bool same = pte_present(pte) && pte_pfn(pte) == e->frame;
+				/* a PROT_NONE PTE (the NUMA scan) maps the page
+				 * and grants nothing, whatever write bit it saved */
+				bool same = (pte_present(pte) || (pte & PTE_PROTNONE)) &&
+					    pte_pfn(pte) == e->frame;
 				struct vm_area_struct *vma = same ? NULL : find_vma(mm, va);
 				bool ro_vma = vma && vma->vm_start <= va && !(vma->vm_flags & VM_WRITE);
-				if (!entry_writable(hw, e) || (same && (pte & PTE_WRITE)) ||
+				if (!entry_writable(hw, e) ||
+				    (same && pte_present(pte) && (pte & PTE_WRITE)) ||
 				    (!same && !ro_vma) || oracle_frame(o, e->frame)->ksm_clearing)
 					continue;
 				char desc[160];
@@ -804,6 +826,18 @@ static void on_ksm_replaced(void *ctx, uint32_t page, uint32_t kpage)
 	if ((op->ksm_stale || ok->ksm_stale) &&
 	    (o->ksm_stale_frame == page || o->ksm_stale_frame == kpage))
 		ksm_lost_write(o, o->ksm_stale_cpu, o->ksm_stale_va, o->ksm_stale_frame);
+}
+
+/* migration or a COW copied frame old to nf, which replaces it: a write into
+ * old through a stale writable entry from now on is lost (I3) */
+static void on_page_copied(void *ctx, uint32_t old, uint32_t nf, bool migration)
+{
+	struct oracle *o = ctx;
+	struct sim *s = o->s;
+	struct oracle_frame *of = oracle_frame(o, old);
+	of->copy_to = nf;
+	of->copy_by_cow = !migration;
+	frame_of(hw_of(s), old)->watch |= WATCH_COPIED;
 }
 
 static void on_ksm_clearing(void *ctx, uint32_t f, bool in)
@@ -1027,6 +1061,7 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.kernel_page_freed = on_kernel_page_freed,
 	.page_dup = on_page_dup,
 	.lazyfree_discard = on_lazyfree_discard,
+	.page_copied = on_page_copied,
 };
 
 int oracle_attach(struct oracle *o, struct kernel *k, int want_kind)

@@ -93,6 +93,8 @@ struct oracle_frame {
 	uint64_t map_ctx_id;	/* ... and its ctx_id then (never reused) */
 	bool ksm_stale;		/* DATA: written through a stale writable entry after
 				 * KSM compared it, before its merge was done */
+	bool copy_by_cow;	/* DATA: WATCH_COPIED by a COW fault (else migration) */
+	uint32_t copy_to;	/* DATA: the frame it was copied to */
 	bool ksm_merged;	/* DATA: compared by KSM and merged since */
 	bool ksm_clearing;	/* DATA: KSM's write_protect_page flushes its PTE, which
 				 * the kernel has cleared meanwhile (not an mprotect or

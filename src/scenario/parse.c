@@ -555,7 +555,8 @@ static bool is_call_name(const struct parser *ps)
 {
 	static const char *const calls[] = {"mmap", "munmap", "madvise", "load", "store",
 					    "touch", "tmpfile", "fsync", "close", "mprotect", "mremap", "ftruncate",
-					    "clear_refs", "reclaim", "ksm_merge"};
+					    "clear_refs", "reclaim", "ksm_merge", "numa_scan", "uffd_wp",
+					    "pin", "unpin"};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (is_id(ps, calls[i]))
 			return true;
@@ -821,6 +822,25 @@ static struct eval call_expr(struct parser *ps)
 		expect_p(ps, ",");
 		num_expr(ps, "ksm_merge address");
 		code = OP_KSM_MERGE;
+	} else if (strcmp(n, "numa_scan") == 0) {
+		num_expr(ps, "numa_scan address");
+		expect_p(ps, ",");
+		num_expr(ps, "numa_scan length");
+		if (accept_p(ps, ","))
+			num_expr(ps, "numa_scan misplaced");
+		else
+			emit(ps, OP_CONST, 1, 0, 1);
+		code = OP_NUMA_SCAN;
+	} else if (strcmp(n, "uffd_wp") == 0) {
+		num_expr(ps, "uffd_wp address");
+		expect_p(ps, ",");
+		num_expr(ps, "uffd_wp length");
+		expect_p(ps, ",");
+		num_expr(ps, "uffd_wp mode");
+		code = OP_UFFD_WP;
+	} else if (strcmp(n, "pin") == 0 || strcmp(n, "unpin") == 0) {
+		num_expr(ps, n[0] == 'p' ? "pin address" : "unpin handle");
+		code = n[0] == 'p' ? OP_PIN : OP_UNPIN;
 	} else if (strcmp(n, "fsync") == 0 || strcmp(n, "close") == 0) {
 		num_expr(ps, n);
 		code = n[0] == 'f' ? OP_FSYNC : OP_CLOSE;

@@ -60,6 +60,10 @@ enum scen_opcode {
 	OP_FTRUNCATE,	/* pop size, file; push 0 or -1 */
 	OP_RECLAIM,	/* pop len, addr; push the pages reclaim freed, or -1 */
 	OP_KSM_MERGE,	/* pop addr2, addr1; push 0 or -1 (ksmd merges the two pages) */
+	OP_NUMA_SCAN,	/* pop misplaced, len, addr; push the PTEs made PROT_NONE, or -1 */
+	OP_UFFD_WP,	/* pop mode, len, addr; push 0 or -1 (UFFDIO_WRITEPROTECT) */
+	OP_PIN,		/* pop addr; push a pin handle or -1 (get_user_pages) */
+	OP_UNPIN,	/* pop handle; push 0 or -1 (put_page of the pin) */
 };
 
 enum scen_word {

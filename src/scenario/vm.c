@@ -3,6 +3,7 @@
  * simulated user thread (the glibc model of src/workload/glibc.c) running
  * its ops through the simulated syscalls sys_mmap, sys_munmap,
  * sys_madvise_dontneed / _free, sys_mprotect, sys_clear_refs, sys_mremap, ksm_merge,
+ * numa_scan, sys_uffd_writeprotect, gup_pin / gup_unpin,
  * sys_tmpfile, sys_ftruncate, sys_fsync, sys_close and
  * user_access, exactly as the built-in C workloads call them.
  *
@@ -426,6 +427,29 @@ static void exec(struct sim *s, struct scen_inst *in)
 		case OP_KSM_MERGE: {
 			uint64_t a2 = (uint64_t)*--sp, a1 = (uint64_t)*--sp;
 			*sp++ = ksm_merge(s, a1, a2);
+			break;
+		}
+		case OP_NUMA_SCAN: {
+			int64_t mis = *--sp;
+			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
+			*sp++ = range_ok(addr, len) ? numa_scan(s, addr, len, mis != 0) : -1;
+			break;
+		}
+		case OP_UFFD_WP: {
+			int64_t mode = *--sp;
+			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
+			*sp++ = range_ok(addr, len) && (mode == 0 || mode == 1)
+					? sys_uffd_writeprotect(s, addr, len, mode == 1) : -1;
+			break;
+		}
+		case OP_PIN: {
+			uint64_t addr = (uint64_t)*--sp;
+			*sp++ = range_ok(addr, 1) ? gup_pin(s, addr) : -1;
+			break;
+		}
+		case OP_UNPIN: {
+			int64_t h = *--sp;
+			*sp++ = h >= 0 && h < GUP_PINS ? gup_unpin(s, (int)h) : -1;
 			break;
 		}
 		case OP_MUNMAP: {

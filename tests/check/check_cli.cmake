@@ -373,3 +373,48 @@ tlbsim_check_minimal(zap_writeback ${CMAKE_SOURCE_DIR}/scenarios/zap_writeback_r
   --kernel 6.0 --runs 20000)
 tlbsim_check_minimal(mremap_writeback ${CMAKE_SOURCE_DIR}/scenarios/mremap_writeback_race.tlbs
   --policy mremap_flush=after_ptl)
+# ---- NUMA-hinting PROT_NONE and migration (issue 13 item 1) ----
+# scenarios/numa_race.tlbs: the scan makes the page PROT_NONE, a hinting
+# fault migrates it before the scan's flush. Without tlb_flush_pending
+# raised by change_protection (numa_pending=none) or without pte_accessible's
+# pending test (pte_accessible=present) - both 20841405940e, v3.13 -
+# migration's unmap does not flush and the writer's store after the copy
+# is lost (I3). Every preset from 5.10 on: clean.
+tlbsim_check_out(numa_pending_none 1
+  HAS "VIOLATION I3" "migrate_page_copy" "not pte_accessible, no flush"
+      "replay: tlbsim check" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/numa_race.tlbs --policy numa_pending=none
+       --invariant I3 --runs 100000 --time-limit 20)
+tlbsim_check_out(numa_pte_accessible_present 1
+  HAS "VIOLATION I3" "migrate_page_copy" "not pte_accessible, no flush"
+      "replay: tlbsim check" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/numa_race.tlbs --policy pte_accessible=present
+       --invariant I3 --runs 100000 --time-limit 20)
+tlbsim_check_out(numa_v510 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/numa_race.tlbs --kernel 5.10 --runs 3000)
+tlbsim_check_out(numa_v618 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/numa_race.tlbs --kernel 6.18 --runs 3000)
+
+# ---- userfaultfd write-protect (issue 13 item 6) ----
+# scenarios/uffd_wp_race.tlbs: UFFDIO_WRITEPROTECT(mode 0) demotes the PTE
+# and defers its flush; a COW fault copies the pinned page while another
+# CPU still writes through its writable entry (I3). uffd_wp_flush=none is
+# every preset before v5.12 (6ce64428d621): --kernel 5.10 finds it;
+# 5.13 and 6.18 (do_wp_page flushes first) are clean.
+tlbsim_check_out(uffd_wp_flush_none 1
+  HAS "VIOLATION I3" "wp_page_copy: copy" "after a COW fault (wp_page_copy) copied the page"
+      "replay: tlbsim check" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/uffd_wp_race.tlbs --policy uffd_wp_flush=none
+       --runs 100000 --time-limit 20)
+tlbsim_check_out(uffd_v510 1
+  HAS "VIOLATION I3" "wp_page_copy"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/uffd_wp_race.tlbs --kernel 5.10 --runs 100000
+       --time-limit 20)
+tlbsim_check_out(uffd_v513 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/uffd_wp_race.tlbs --kernel 5.13 --runs 3000)
+tlbsim_check_out(uffd_v618 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/uffd_wp_race.tlbs --kernel 6.18 --runs 3000)
