@@ -47,6 +47,10 @@ typedef uint64_t pte_t;
 #define PTE_USER   (1ull << 6)
 #define PTE_GLOBAL (1ull << 7)
 #define PTE_SOFT_DIRTY (1ull << 8)	/* x86 _PAGE_SOFT_DIRTY (a software bit) */
+/* a migration entry (include/linux/swapops.h make_migration_entry): a
+ * non-present PTE (no PTE_VALID) naming the PFN being migrated; PTE_WRITE
+ * kept means a writable migration entry. The MMU faults on it. */
+#define PTE_SWP_MIGRATION (1ull << 9)
 #define PTE_PFN_SHIFT 12
 #define PTE_PFN_MASK 0xffffffffull
 #define pte_pfn(p) ((uint32_t)(((p) >> PTE_PFN_SHIFT) & PTE_PFN_MASK))
@@ -65,6 +69,7 @@ enum frame_state { FRAME_FREE = 0, FRAME_DATA, FRAME_PGTABLE };
 #define WATCH_CLEAN 0x2u	/* page judged clean by MADV_FREE or writeback (I3) */
 #define WATCH_SOFTDIRTY 0x4u	/* page reported clean by soft-dirty tracking (I3) */
 #define WATCH_KSM 0x8u		/* page compared by KSM after write-protection (I3) */
+#define WATCH_MIGRATED 0x10u	/* page copied by a device migration (I3) */
 
 struct frame {
 	uint8_t state;		/* enum frame_state */

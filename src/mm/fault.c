@@ -24,7 +24,7 @@
 /* __pte_alloc() / __pmd_alloc() / __pud_alloc(): allocate a zeroed table and
  * install it under the page-table lock unless someone else did. Returns the
  * table at depth+1 that va's entry in `table` (at depth) points to. */
-static uint32_t __pte_alloc(struct sim *s, uint32_t table, int depth, uint64_t va)
+uint32_t __pte_alloc(struct sim *s, uint32_t table, int depth, uint64_t va)
 {
 	struct hw *hw = hw_of(s);
 	const struct pt_geom *g = &hw->geom;
@@ -466,6 +466,16 @@ vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t a
 		.idx = pt_index(g, g->levels - 1, address),
 		.pgoff = vma->vm_pgoff + ((page - vma->vm_start) >> g->page_shift),
 	};
+	/* do_swap_page() of a migration entry (mm/memory.c): wait for the
+	 * migration to end, then the access retries */
+	if (is_migration_pte(*vmf_pte(s, &vmf))) {
+		migration_entry_wait(s, mm, page);
+		return 0;
+	}
+	/* a VM_PFNMAP / VM_MIXEDMAP VMA whose driver maps everything at mmap
+	 * time (remap_pfn_range) and has no fault handler: SIGBUS */
+	if (pte_none(*vmf_pte(s, &vmf)) && (vma->vm_flags & (VM_PFNMAP | VM_MIXEDMAP)))
+		return VM_FAULT_SIGBUS;
 	if (pte_none(*vmf_pte(s, &vmf)))
 		return vma->file ? do_fault(s, &vmf) : do_anonymous_page(s, &vmf);
 	return handle_present_pte(s, &vmf);
@@ -499,6 +509,11 @@ static int do_page_fault(struct sim *s, struct mm_struct *mm, uint64_t va, bool 
 			return -1;
 		}
 		vm_fault_t fault = handle_mm_fault(s, vma, va, flags);
+		if (fault & VM_FAULT_SIGBUS) {			/* not delivered */
+			up_read(s, &mm->mmap_sem);
+			sim_set_mode(s, MODE_USER);
+			return -1;
+		}
 		if (fault & VM_FAULT_COMPLETED)
 			break;				/* the lock is already dropped */
 		if ((fault & VM_FAULT_RETRY) && (flags & FAULT_FLAG_ALLOW_RETRY)) {

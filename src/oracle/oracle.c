@@ -457,11 +457,21 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 	struct sim *s = o->s;
 	struct hw *hw = hw_of(s);
 	uint8_t watch = frame_of(hw, te->frame)->watch;
-	if (!(watch & (WATCH_CLEAN | WATCH_SOFTDIRTY | WATCH_KSM)))
+	if (!(watch & (WATCH_CLEAN | WATCH_SOFTDIRTY | WATCH_KSM | WATCH_MIGRATED)))
 		return;
 	struct sim_thread *t = s->cpus[cpu].curr;
 	if (!t)
 		return;
+	if (watch & WATCH_MIGRATED) {
+		/* the I3 point of device migration: the driver copied the page;
+		 * a write into it from then on is not in the new page */
+		char why[200];
+		snprintf(why, sizeof(why), "writable TLB entry into frame %u after a device "
+			 "migration copied it (migrate_vma): the write is not in the new page "
+			 "and is lost", te->frame);
+		stale_write(o, cpu, va, te->frame, ", page migrated", why);
+		return;
+	}
 	pte_t *ptep = pte_lookup(s, task_of(t)->mm, va);
 	pte_t pte = ptep ? *ptep : 0;
 	if ((watch & WATCH_KSM) &&
@@ -1006,6 +1016,42 @@ static void on_lazyfree_discard(void *ctx, struct mm_struct *mm, uint64_t va, ui
 	oracle_frame(o, f)->discard_gen = frame_of(hw_of(o->s), f)->gen + 1;
 }
 
+/* device migration (migrate_device.c): the PTE migrate_vma_collect_pmd
+ * replaced with a migration entry was dirty or not */
+static void on_migrate_unmapped(void *ctx, uint32_t f, pte_t old)
+{
+	struct oracle *o = ctx;
+	oracle_frame(o, f)->mig_pte_dirty = !fmt_pte_clean(hw_of(o->s)->fmt, old);
+}
+
+/* The I3 point of device migration: the driver copies src to dst. From now
+ * on a write into src is lost (WATCH_MIGRATED). And the copy carries src's
+ * dirty state: a lazyfree page (MADV_FREE, reclaim discards it when clean)
+ * whose PTE was dirty when the collect cleared it, and that is not marked
+ * dirty now, is migrated as clean - the data written since MADV_FREE is
+ * left to be discarded. */
+static void on_migrate_copied(void *ctx, uint64_t va, uint32_t src, uint32_t dst)
+{
+	struct oracle *o = ctx;
+	struct sim *s = o->s;
+	struct frame *fr = frame_of(hw_of(s), src);
+	struct oracle_frame *of = oracle_frame(o, src);
+	bool lost = of->mig_pte_dirty && (fr->pgflags & PG_LAZYFREE) && !(fr->pgflags & PG_DIRTY);
+	of->mig_pte_dirty = false;
+	fr->watch |= WATCH_MIGRATED;
+	if (!lost)
+		return;
+	char ent[160];
+	snprintf(ent, sizeof(ent), "frame %u: lazyfree page, PTE dirty when migration cleared it, "
+		 "page not dirty", src);
+	oracle_violation(o, INV_I3, s->curr ? s->curr->cpu : -1, va, true, src, ent,
+			 "I3: a device migration copied frame %u (va 0x%llx) to frame %u as clean: "
+			 "the dirty bit of the PTE it replaced with a migration entry was not "
+			 "carried to the page, so the new page is a clean lazyfree page and reclaim "
+			 "discards the data written since MADV_FREE", src, (unsigned long long)va,
+			 dst);
+}
+
 static const struct mm_hooks oracle_mm_hooks = {
 	.syscall_enter = on_syscall_enter,
 	.range_unmapped = on_range_unmapped,
@@ -1027,6 +1073,8 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.kernel_page_freed = on_kernel_page_freed,
 	.page_dup = on_page_dup,
 	.lazyfree_discard = on_lazyfree_discard,
+	.migrate_unmapped = on_migrate_unmapped,
+	.migrate_copied = on_migrate_copied,
 };
 
 int oracle_attach(struct oracle *o, struct kernel *k, int want_kind)

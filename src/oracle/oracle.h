@@ -19,7 +19,9 @@
  *   I3           a write went through a stale dirty entry into a page that
  *                MADV_FREE judged clean (PTE still clean, or cleared by
  *                reclaim's lazyfree discard), writeback cleaned, clear_refs
- *                cleared of soft-dirty, or KSM compared for a merge
+ *                cleared of soft-dirty, or KSM compared for a merge, or a
+ *                device migration copied (or copied as clean a lazyfree
+ *                page whose PTE was dirty)
  *   stale-walk   a walk used a walk-cache entry to a table already unlinked
  *                and flushed (waiting for RCU)
  *   livelock     the same CPU faults on the same VA with an unchanged PTE
@@ -101,6 +103,8 @@ struct oracle_frame {
 				 * shadow) page: I1 does not apply, I5/W1/W2 do */
 	uint32_t discard_gen;	/* DATA: frame gen + 1 once reclaim discarded it as
 				 * a clean lazyfree page (its PTE cleared: I3) */
+	bool mig_pte_dirty;	/* DATA: device migration replaced a dirty PTE of it
+				 * with a migration entry (not yet copied) */
 };
 
 struct oracle {

@@ -555,7 +555,8 @@ static bool is_call_name(const struct parser *ps)
 {
 	static const char *const calls[] = {"mmap", "munmap", "madvise", "load", "store",
 					    "touch", "tmpfile", "fsync", "close", "mprotect", "mremap", "ftruncate",
-					    "clear_refs", "reclaim", "ksm_merge"};
+					    "clear_refs", "reclaim", "ksm_merge",
+					    "migrate", "pfnmap", "driver_unmap"};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (is_id(ps, calls[i]))
 			return true;
@@ -821,6 +822,23 @@ static struct eval call_expr(struct parser *ps)
 		expect_p(ps, ",");
 		num_expr(ps, "ksm_merge address");
 		code = OP_KSM_MERGE;
+	} else if (strcmp(n, "migrate") == 0) {
+		num_expr(ps, "migrate address");
+		expect_p(ps, ",");
+		num_expr(ps, "migrate length");
+		code = OP_MIGRATE;
+	} else if (strcmp(n, "pfnmap") == 0) {
+		num_expr(ps, "pfnmap address");
+		expect_p(ps, ",");
+		num_expr(ps, "pfnmap length");
+		if (accept_p(ps, ","))
+			num_expr(ps, "pfnmap mixed");
+		else
+			emit(ps, OP_CONST, 0, 0, 1);
+		code = OP_PFNMAP;
+	} else if (strcmp(n, "driver_unmap") == 0) {
+		num_expr(ps, "driver_unmap address");
+		code = OP_DRIVER_UNMAP;
 	} else if (strcmp(n, "fsync") == 0 || strcmp(n, "close") == 0) {
 		num_expr(ps, n);
 		code = n[0] == 'f' ? OP_FSYNC : OP_CLOSE;

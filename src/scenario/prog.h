@@ -60,6 +60,9 @@ enum scen_opcode {
 	OP_FTRUNCATE,	/* pop size, file; push 0 or -1 */
 	OP_RECLAIM,	/* pop len, addr; push the pages reclaim freed, or -1 */
 	OP_KSM_MERGE,	/* pop addr2, addr1; push 0 or -1 (ksmd merges the two pages) */
+	OP_MIGRATE,	/* pop len, addr; push the pages a driver migrated, or -1 */
+	OP_PFNMAP,	/* pop mixed, len, addr; push the address of a driver's PFN mapping */
+	OP_DRIVER_UNMAP,	/* pop addr; push 0 or -1 (the driver revokes it, frees the PFNs) */
 };
 
 enum scen_word {
