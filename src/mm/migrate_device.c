@@ -40,9 +40,12 @@
  * migrate_vma_insert_page), device-private pages and their entries, THP,
  * swap entries, pages mapped more than once, mmu notifiers, the second
  * unmap pass (migrate_vma_unmap, try_to_migrate) for a page the collect
- * could not lock (it is skipped: not migrated), a failed copy. A fork or an
- * mremap that meets a migration entry drops it (the kernel copies or moves
- * it); mprotect leaves it as it is.
+ * could not lock (it is skipped: not migrated), a failed copy. A fork that
+ * meets a migration entry does not give the child one (the kernel copies
+ * it); mprotect leaves it as it is (the kernel makes a writable one
+ * read-only); mremap moves it as it is. Both take mmap_lock for write, so
+ * they meet one only when the driver dropped mmap_lock meanwhile, which
+ * the model's driver never does.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -28,6 +28,11 @@
  *                 as reclaim sees it, the MADV_FREE discard
  *   ksm.c         KSM's merge of two pages: try_to_merge_one_page,
  *                 write_protect_page, replace_page (mm/ksm.c, v5.1)
+ *   migrate_device.c  a driver's device migration: migrate_vma_setup,
+ *                 migrate_vma_collect_pmd, migrate_vma_pages/finalize,
+ *                 migration_entry_wait (mm/migrate_device.c, v6.0)
+ *   pfnmap.c      a driver's VM_PFNMAP mapping (remap_pfn_range) and its
+ *                 revocation (unmap_mapping_range, then the frames freed)
  *
  * Ordering rule kept by mmu_gather (include/asm-generic/tlb.h): unhook the
  * translation, invalidate every CPU that may cache it, and only then free the
