@@ -202,6 +202,8 @@ enum migrate_dirty_policy {
 enum pfnmap_flush_policy {
 	PFNMAP_FLUSH_END_VMA,	/* b67fbebd4cf9 (v5.19): forced at tlb_end_vma */
 	PFNMAP_FLUSH_NONE,	/* before: x86 flushes at tlb_finish_mmu only */
+	PFNMAP_FLUSH_STABLE_FIRST,	/* stable rewrite: unmap_region flushes if the first VMA is */
+	PFNMAP_FLUSH_STABLE_ANY,	/* its fix: if any VMA of the region is */
 	PFNMAP_FLUSH_COUNT
 };
 

@@ -377,6 +377,18 @@ static void unmap_region(struct sim *s, struct mm_struct *mm, struct vm_area_str
 	struct mmu_gather tlb;
 	tlb_gather_mmu(s, &tlb, mm, start, end);
 	unmap_vmas(s, &tlb, vmas, n, start, end);
+	/* the stable trees' rewrite of b67fbebd4cf9 (knob pfnmap_flush): a
+	 * flush before free_pgtables() unlinks a VM_PFNMAP / VM_MIXEDMAP VMA
+	 * from its file's rmap - looking at the first VMA only, then ("mm: Fix
+	 * TLB flush for not-first PFNMAP mappings in unmap_region()") at all */
+	enum pfnmap_flush_policy pf = machine_of(s)->policy.pfnmap_flush;
+	if (pf == PFNMAP_FLUSH_STABLE_FIRST || pf == PFNMAP_FLUSH_STABLE_ANY) {
+		bool pfn = false;
+		for (int i = 0; i < (pf == PFNMAP_FLUSH_STABLE_FIRST ? (n > 0) : n); i++)
+			pfn |= (vmas[i]->vm_flags & (VM_PFNMAP | VM_MIXEDMAP)) != 0;
+		if (pfn)
+			tlb_flush_mmu(s, &tlb);
+	}
 	free_pgtables(s, &tlb, vmas, n, prev ? prev->vm_end : FIRST_USER_ADDRESS,
 		      next ? next->vm_start : USER_PGTABLES_CEILING);
 	tlb_finish_mmu(s, &tlb, start, end);

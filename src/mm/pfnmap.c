@@ -30,10 +30,13 @@
  * VMA either way.
  *
  * Not modelled: the PAT/memtype tracking of remap_pfn_range, pte_special,
- * VM_IO, a driver fault handler (vmf_insert_pfn), the stable trees'
- * rewrite of b67fbebd4cf9 (a tlb_flush_mmu in unmap_region, first only for
- * the first VMA of the region, then for any), its move into free_pgtables
- * in 2025.
+ * VM_IO, a driver fault handler (vmf_insert_pfn), the 2025 patch moving
+ * the forced flush into free_pgtables (Message-ID
+ * 20250522012838.163876-1-roman.gushchin@linux.dev; it flushes before
+ * unlink_file_vma too). The stable trees' rewrite of b67fbebd4cf9 (a
+ * tlb_flush_mmu in unmap_region, first only when the region's first VMA
+ * was a PFN VMA, then when any was) is the knob's stable_first and
+ * stable_any (mmap.c).
  */
 #include "mm/mm.h"
 #include "mm/points.h"

@@ -290,6 +290,17 @@ static const struct tlbsim_knob_value pfnmap_flush_values[PFNMAP_FLUSH_COUNT] = 
 				       "the unlinked VMA and the driver reuses the PFNs while a "
 				       "CPU still caches them; arm64 flushes at every "
 				       "tlb_end_vma either way"},
+	[PFNMAP_FLUSH_STABLE_FIRST] = {"stable_first", "the stable trees' rewrite of b67fbebd4cf9 "
+						       "(the 4.9.y .. 5.15.y stable trees, 2022): "
+						       "unmap_region flushes after unmap_vmas when "
+						       "the first VMA of the region is a PFN VMA - a "
+						       "PFN VMA after another one is still "
+						       "unlinked unflushed (no preset)"},
+	[PFNMAP_FLUSH_STABLE_ANY] = {"stable_any", "its fix \"mm: Fix TLB flush for not-first "
+						   "PFNMAP mappings in unmap_region()\" (the same "
+						   "stable trees, September 2022, Message-ID "
+						   "20220916100446.216671283@linuxfoundation.org): "
+						   "when any VMA of the region is (no preset)"},
 };
 
 static const struct tlbsim_knob knobs[] = {
@@ -559,7 +570,8 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *                 from v6.0 (60bae7370896);
  *   migrate_dirty drop v4.14..v5.19; copy from v6.0 (fd35ca3d12cc);
  *   pfnmap_flush  none up to v5.18; end_vma from v5.19 (b67fbebd4cf9;
- *                 the stable trees got a rewrite in unmap_region instead);
+ *                 the stable trees got a rewrite in unmap_region instead:
+ *                 stable_first, then stable_any, in no preset);
  *   x86_flush     ipi up to v6.14; invlpgb from v6.15 (4afeb0ed1753,
  *                 82378c6c2f43): it changes nothing on a profile without
  *                 INVLPGB (parameter invlpgb=0, every Intel profile), where

@@ -399,3 +399,16 @@ tlbsim_check_out(pfnmap_none_arm64 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs --profile arm64-4k
        --policy pfnmap_flush=none --runs 3000)
+# the stable trees' rewrite (unmap_region flushes before free_pgtables):
+# stable_first looks at the region's first VMA only, so with an anonymous
+# VMA first in the munmap (-w lead=1) the PFN VMA is unlinked unflushed
+# (I1, 164 schedules); "mm: Fix TLB flush for not-first PFNMAP mappings in
+# unmap_region()" (stable_any) is clean.
+tlbsim_check_out(pfnmap_stable_first 1
+  HAS "VIOLATION I1" "data frame" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs --policy pfnmap_flush=stable_first
+       -w lead=1 --runs 20000 --time-limit 20)
+tlbsim_check_out(pfnmap_stable_any 0
+  HAS "no violation: 5000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs --policy pfnmap_flush=stable_any
+       -w lead=1 --runs 5000)

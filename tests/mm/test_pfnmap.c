@@ -14,11 +14,14 @@
  *    address no pfnmap returned, is -1;
  *  - what munmap of a PFN VMA emits: x86 with pfnmap_flush=end_vma one
  *    more flush (one IPI to the other CPU running the mm) than with none,
- *    made at tlb_end_vma; arm64 the same TLBIs under both values (its
- *    tlb_end_vma flushes every VMA);
+ *    made at tlb_end_vma; with stable_any one more, made in unmap_region;
+ *    with stable_first one more only when the PFN VMA is the region's
+ *    first; arm64 the same TLBIs under end_vma and none (its tlb_end_vma
+ *    flushes every VMA);
  *  - the ordering rule: when the VMA leaves the file's i_mmap
- *    (unlink_file_vma), with end_vma no CPU caches the PFNs any more; with
- *    none on x86 the other CPU still does.
+ *    (unlink_file_vma), with end_vma or stable_any no CPU caches the PFNs
+ *    any more; with none on x86 the other CPU still does, and with
+ *    stable_first too when an anonymous VMA came first in the munmap.
  */
 #include "test_util.h"
 
@@ -26,6 +29,7 @@ static const int64_t no_kpti[] = {P_kpti, 0, -1};
 
 struct pfn {
 	bool mixed;
+	bool lead;			/* an anonymous page just below, unmapped with it */
 	uint64_t a;
 	uint32_t f[2];
 	uint32_t vm_flags;
@@ -46,8 +50,15 @@ static void pfn_main(struct sim *s, struct sim_thread *t)
 	struct pfn *x = t->arg;
 	struct mm_struct *mm = task_of(t)->mm;
 	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_pfnmap(s, 0, 2 * ps, x->mixed);
+	uint64_t lead = 0x10000000;
+	if (x->lead) {
+		assert_int_equal(sys_mmap(s, lead, ps, TLBSIM_MAP_PRIVATE), lead);
+		assert_int_equal(user_access(s, lead, true), 0);
+	}
+	uint64_t a = sys_pfnmap(s, x->lead ? lead + ps : 0, 2 * ps, x->mixed);
 	assert_int_not_equal(a, TLBSIM_EINVAL_VA);
+	if (x->lead)
+		assert_int_equal(a, lead + ps);
 	struct vm_area_struct *v = find_vma(mm, a);
 	x->vm_flags = v->vm_flags;
 	x->file = v->file;
@@ -62,7 +73,10 @@ static void pfn_main(struct sim *s, struct sim_thread *t)
 	while (!x->cached)
 		sim_step(s, YP_USER, 10);
 	x->m0 = s->m;
-	assert_int_equal(sys_munmap(s, a, 2 * ps), 0);
+	if (x->lead)
+		assert_int_equal(sys_munmap(s, lead, 3 * ps), 0);
+	else
+		assert_int_equal(sys_munmap(s, a, 2 * ps), 0);
 	x->m1 = s->m;
 	x->state_after_munmap = frame_of(hw_of(s), x->f[0])->state;
 	x->load_after = user_access(s, a, false);
@@ -138,26 +152,39 @@ static void assert_pfnmap(struct sim *s, const struct pfn *x)
 static void test_munmap_x86(void **state)
 {
 	(void)state;
-	uint64_t ipis[PFNMAP_FLUSH_COUNT];
-	for (int m = 0; m < 2; m++)
-		for (int p = 0; p < PFNMAP_FLUSH_COUNT; p++) {
-			struct pfn x = {.mixed = m};
-			struct sim *s = run_pfn("x86-24", &x, (enum pfnmap_flush_policy)p);
-			assert_pfnmap(s, &x);
-			assert_true(x.unlinked_seen);
-			ipis[p] = x.m1.ipi_sent - x.m0.ipi_sent;
-			/* end_vma: nothing cached once the VMA is off i_mmap */
-			assert_int_equal(x.cached_at_unlink, p == PFNMAP_FLUSH_NONE);
-			tsim_free(s);
+	for (int lead = 0; lead < 2; lead++)
+		for (int m = 0; m < 2; m++) {
+			uint64_t ipis[PFNMAP_FLUSH_COUNT];
+			bool cached[PFNMAP_FLUSH_COUNT];
+			for (int p = 0; p < PFNMAP_FLUSH_COUNT; p++) {
+				struct pfn x = {.mixed = m, .lead = lead};
+				struct sim *s = run_pfn("x86-24", &x, (enum pfnmap_flush_policy)p);
+				assert_pfnmap(s, &x);
+				assert_true(x.unlinked_seen);
+				ipis[p] = x.m1.ipi_sent - x.m0.ipi_sent;
+				cached[p] = x.cached_at_unlink;
+				tsim_free(s);
+			}
+			/* end_vma (b67fbebd4cf9) and the fixed stable rewrite: nothing
+			 * cached once the VMA is off i_mmap, one flush more than none;
+			 * the first stable rewrite only when the PFN VMA is first */
+			bool first_misses = lead;
+			assert_true(cached[PFNMAP_FLUSH_NONE]);
+			assert_false(cached[PFNMAP_FLUSH_END_VMA]);
+			assert_false(cached[PFNMAP_FLUSH_STABLE_ANY]);
+			assert_int_equal(cached[PFNMAP_FLUSH_STABLE_FIRST], first_misses);
+			assert_int_equal(ipis[PFNMAP_FLUSH_END_VMA], ipis[PFNMAP_FLUSH_NONE] + 1);
+			assert_int_equal(ipis[PFNMAP_FLUSH_STABLE_ANY], ipis[PFNMAP_FLUSH_NONE] + 1);
+			assert_int_equal(ipis[PFNMAP_FLUSH_STABLE_FIRST],
+					 ipis[PFNMAP_FLUSH_NONE] + (first_misses ? 0 : 1));
 		}
-	assert_int_equal(ipis[PFNMAP_FLUSH_END_VMA], ipis[PFNMAP_FLUSH_NONE] + 1);
 }
 
 static void test_munmap_arm64(void **state)
 {
 	(void)state;
 	uint64_t tlbis[PFNMAP_FLUSH_COUNT];
-	for (int p = 0; p < PFNMAP_FLUSH_COUNT; p++) {
+	for (int p = 0; p <= PFNMAP_FLUSH_NONE; p++) {
 		struct pfn x = {0};
 		struct sim *s = run_pfn("arm64-4k", &x, (enum pfnmap_flush_policy)p);
 		assert_pfnmap(s, &x);
