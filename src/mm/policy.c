@@ -364,8 +364,9 @@ static const struct tlbsim_knob knobs[] = {
 	{"migrate_dirty", "device migration: whether the dirty bit of a PTE replaced with a "
 			  "migration entry is carried to the page", MIGRATE_DIRTY_COUNT,
 	 MIGRATE_DIRTY_COPY, migrate_dirty_values},
-	{"pfnmap_flush", "whether munmap flushes a VM_PFNMAP / VM_MIXEDMAP VMA at tlb_end_vma, "
-			 "before the VMA leaves the file's rmap", PFNMAP_FLUSH_COUNT,
+	{"pfnmap_flush", "whether munmap flushes a VM_PFNMAP / VM_MIXEDMAP VMA before the VMA "
+			 "leaves the file's rmap (at tlb_end_vma, or in the stable trees' "
+			 "unmap_region)", PFNMAP_FLUSH_COUNT,
 	 PFNMAP_FLUSH_END_VMA, pfnmap_flush_values},
 };
 

@@ -412,3 +412,11 @@ tlbsim_check_out(pfnmap_stable_any 0
   HAS "no violation: 5000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs --policy pfnmap_flush=stable_any
        -w lead=1 --runs 5000)
+# VM_MIXEDMAP is treated as VM_PFNMAP by every value (-w mixed=1)
+tlbsim_check_out(pfnmap_mixed_none 1
+  HAS "VIOLATION I1" "data frame"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs --policy pfnmap_flush=none -w mixed=1
+       --runs 20000 --time-limit 20)
+tlbsim_check_out(pfnmap_mixed_end_vma 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs -w mixed=1 --runs 3000)
