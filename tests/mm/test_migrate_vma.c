@@ -19,6 +19,9 @@
  *    PTE dirties nothing under either value;
  *  - a write fault on the migration entry waits for the migration and then
  *    writes the new page;
+ *  - MADV_DONTNEED that meets the migration entry clears it with no flush
+ *    and frees no page (the migration holds it); migrate_vma_finalize then
+ *    maps nothing and releases both pages;
  *  - the I3 point by hand: a write through a writable entry into a page
  *    the driver has copied is reported;
  *  - a shared or file mapping, or a range with no mapping, is refused (-1).
@@ -264,6 +267,80 @@ static void test_fault_waits(void **state)
 	tsim_free(s);
 }
 
+/* MADV_DONTNEED meets the migration entry (under_ptl: after the collect's
+ * flush and unlock) */
+struct zapper {
+	uint64_t a;
+	volatile bool done_zap, done_mig;
+	int64_t ret;
+	uint32_t old_frame;
+	uint64_t zap_ipis, zap_local;
+	uint32_t state_during;		/* the old frame while the migration holds it */
+	pte_t pte_end;
+	uint32_t state_end;
+};
+
+static void zapper_driver(struct sim *s, struct sim_thread *t)
+{
+	struct zapper *x = t->arg;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
+	assert_int_equal(user_access(s, a, true), 0);
+	x->old_frame = tsim_pte_frame(s, task_of(t)->mm, a);
+	x->a = a;
+	x->ret = sys_migrate_vma(s, a, ps);
+	pte_t *p = pte_lookup(s, task_of(t)->mm, a);
+	x->pte_end = p ? *p : 0;
+	x->state_end = frame_of(hw_of(s), x->old_frame)->state;
+	x->done_mig = true;
+	while (!x->done_zap)
+		sim_step(s, YP_USER, 10);
+}
+
+static void zapper_zap(struct sim *s, struct sim_thread *t)
+{
+	struct zapper *x = t->arg;
+	while (!x->a)
+		sim_step(s, YP_USER, 10);
+	struct mm_struct *mm = task_of(t)->mm;
+	struct task *drv = task_of(s->threads[0]);
+	for (;;) {	/* the entry in place, the collect's flush and unlock done */
+		pte_t *p = pte_lookup(s, mm, x->a);
+		if (p && is_migration_pte(*p) && !drv->ptl_table)
+			break;
+		sim_step(s, YP_USER, 1);
+	}
+	uint64_t ipi0 = s->m.ipi_sent, loc0 = s->m.flush_local_pages;
+	assert_int_equal(sys_madvise_dontneed(s, x->a, hw_of(s)->geom.page_size), 0);
+	x->zap_ipis = s->m.ipi_sent - ipi0;
+	x->zap_local = s->m.flush_local_pages - loc0;
+	x->state_during = frame_of(hw_of(s), x->old_frame)->state;
+	x->done_zap = true;
+	while (!x->done_mig)
+		sim_step(s, YP_USER, 10);
+}
+
+static void test_zap_meets_entry(void **state)
+{
+	(void)state;
+	struct zapper x = {0};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, no_kpti);
+	tsim_spawn(s, zapper_driver, &x, 0);
+	tsim_spawn(s, zapper_zap, &x, 1);
+	tsim_run(s);
+	/* the zap cleared the migration entry: nothing to flush, no page to
+	 * free (the migration holds it); finalize found no entry, mapped
+	 * nothing and released both pages */
+	assert_int_equal(x.ret, 1);
+	assert_int_equal(x.zap_ipis, 0);
+	assert_int_equal(x.zap_local, 0);
+	assert_int_equal(x.state_during, FRAME_DATA);
+	assert_true(pte_none(x.pte_end));
+	assert_int_equal(x.state_end, FRAME_FREE);
+	assert_int_equal(s->m.violations, 0);
+	tsim_free(s);
+}
+
 /* the oracle's rule by hand: a write into a copied page */
 struct byhand {
 	uint64_t a;
@@ -355,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_flush_under_ptl),
 		cmocka_unit_test(test_dirty_bit),
 		cmocka_unit_test(test_fault_waits),
+		cmocka_unit_test(test_zap_meets_entry),
 		cmocka_unit_test(test_i3_after_copy),
 		cmocka_unit_test(test_refused),
 	};
