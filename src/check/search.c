@@ -228,41 +228,101 @@ static bool minimise_must_stop(const struct check_opts *o, struct check_result *
 	return r->minimised != MIN_COMPLETE;
 }
 
-/* Replace preemptions by "continue" one at a time while the same invariant
- * still fires; d/n is updated in place (n only shrinks). */
+/* Replay candidate c/cn; when the same invariant fires and the result passes
+ * the test (no longer than n decisions; with fewer_preemptions, also fewer
+ * preemptions than d/n has), copy the replayed decisions into d/n and set
+ * *taken. */
+static int minimise_try(const struct check_opts *o, struct check_result *r, int kind,
+			uint32_t *d, uint32_t *n, const uint32_t *c, uint32_t cn,
+			bool fewer_preemptions, uint64_t deadline, bool *taken, char *err,
+			size_t errlen)
+{
+	struct one_run t;
+	*taken = false;
+	int rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, c, cn, false, deadline,
+			      &t, err, errlen);
+	r->minimise_runs++;
+	if (rc)
+		return rc;
+	uint32_t tn = trim(t.dec, t.ndec);
+	if (t.violated && t.v.kind == kind && tn <= *n &&
+	    (!fewer_preemptions || count_preemptions(t.dec, tn) < count_preemptions(d, *n))) {
+		if (tn)
+			memcpy(d, t.dec, (size_t)tn * sizeof(*d));
+		*n = tn;
+		*taken = true;
+	}
+	one_run_free(&t);
+	return 0;
+}
+
+/* The next preemption after decision i, or n. */
+static uint32_t next_preemption(const uint32_t *d, uint32_t n, uint32_t i)
+{
+	while (++i < n && d[i] == 0)
+		;
+	return i;
+}
+
+/* Shrink d/n in place (n only shrinks) while the same invariant still fires:
+ * (1) replace preemptions by "continue" one at a time; (2) when no single one
+ * goes, replace a pair by "continue", a preemption and one of the next few
+ * after it. A decision picks among the candidates with the current thread
+ * first, so dropping only the switch to another thread changes what every
+ * later decision means, while dropping a switch together with the switch back
+ * removes the other thread's stretch and leaves the rest of the schedule as
+ * it was: random and PCT schedules are full of such pairs. */
+#define MINIMISE_PAIR_REACH 4
+#define MINIMISE_RUNS 6000	/* replays for the whole minimisation */
+#define MINIMISE_PCT_HITS 3	/* violating PCT schedules tried per depth */
 static int minimise_schedule(const struct check_opts *o, struct check_result *r, int kind,
 			     uint32_t *d, uint32_t *n, uint64_t deadline, char *err,
 			     size_t errlen)
 {
+	uint32_t *c = malloc(((size_t)*n + 1) * sizeof(*c));
+	if (!c)
+		return TLBSIM_ENOMEM;
+	int rc = 0;
 	bool changed = true;
-	while (changed && r->minimise_runs < 3000) {
+	while (changed && r->minimise_runs < MINIMISE_RUNS) {
 		changed = false;
-		for (uint32_t i = 0; i < *n && r->minimise_runs < 3000; i++) {
+		for (uint32_t i = 0; i < *n && r->minimise_runs < MINIMISE_RUNS; i++) {
 			if (d[i] == 0)
 				continue;
 			if (minimise_must_stop(o, r, deadline))
-				return 0;
-			uint32_t save = d[i];
-			d[i] = 0;
-			struct one_run t;
-			int rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, d, *n,
-					      false, deadline, &t, err, errlen);
-			r->minimise_runs++;
+				goto out;
+			bool taken;
+			memcpy(c, d, (size_t)*n * sizeof(*c));
+			c[i] = 0;
+			rc = minimise_try(o, r, kind, d, n, c, *n, false, deadline, &taken, err,
+					  errlen);
 			if (rc)
-				return rc;
-			uint32_t tn = trim(t.dec, t.ndec);
-			if (t.violated && t.v.kind == kind && tn <= *n) {
-				if (tn)
-					memcpy(d, t.dec, (size_t)tn * sizeof(*d));
-				*n = tn;
-				changed = true;
-			} else {
-				d[i] = save;
+				goto out;
+			changed |= taken;
+		}
+		for (uint32_t i = 0; !changed && i < *n && r->minimise_runs < MINIMISE_RUNS; i++) {
+			if (d[i] == 0)
+				continue;
+			uint32_t j = i;
+			for (int k = 0; k < MINIMISE_PAIR_REACH && !changed; k++) {
+				j = next_preemption(d, *n, j);
+				if (j >= *n)
+					break;
+				if (minimise_must_stop(o, r, deadline))
+					goto out;
+				memcpy(c, d, (size_t)*n * sizeof(*c));
+				c[i] = 0;
+				c[j] = 0;
+				rc = minimise_try(o, r, kind, d, n, c, *n, true, deadline, &changed,
+						  err, errlen);
+				if (rc)
+					goto out;
 			}
-			one_run_free(&t);
 		}
 	}
-	return 0;
+out:
+	free(c);
+	return rc;
 }
 
 static int check_run(const struct check_opts *o, struct check_result *r, char *err,
@@ -398,12 +458,15 @@ static int check_run(const struct check_opts *o, struct check_result *r, char *e
 	if (r->minimised == MIN_COMPLETE) {
 		rc = minimise_schedule(o, r, kind, best, &nbest, deadline, err, errlen);
 		/* a short PCT search for the same invariant often finds a schedule
-		 * with fewer preemptions than a random one minimises to */
+		 * with fewer preemptions than a random one minimises to: a few hits
+		 * per depth, each minimised, the best kept */
 		uint64_t k = run.steps;
-		for (int d = 1; d <= 3 && !rc && count_preemptions(best, nbest) > 1; d++) {
-			for (uint64_t i = 0; i < 300; i++) {
+		for (int d = 1; d <= 4 && !rc && count_preemptions(best, nbest) > 1; d++) {
+			int hits = 0;
+			for (uint64_t i = 0; i < 300 && hits < MINIMISE_PCT_HITS; i++) {
 				struct one_run t;
-				if (minimise_must_stop(o, r, deadline))
+				if (minimise_must_stop(o, r, deadline) ||
+				    r->minimise_runs >= MINIMISE_RUNS)
 					break;
 				rc = run_schedule(o, &r->cfg, &r->res, EX_PCT,
 						  o->cfg.seed * 7919u + (uint64_t)d * 100000u + i, d, k,
@@ -431,7 +494,9 @@ static int check_run(const struct check_opts *o, struct check_result *r, char *e
 					}
 				}
 				one_run_free(&t);
-				break;
+				if (rc)
+					break;
+				hits++;
 			}
 		}
 		if (rc) {

@@ -1,8 +1,9 @@
 /*
  * cmd_test.c - `tlbsim test PATH... [--time-limit S] [--junit FILE]`: run
  * every scenario file under the paths with the checker, compare each
- * outcome with the file's expect clauses, print one line per file and a
- * summary, and optionally write JUnit XML for CI systems.
+ * outcome with the file's expect clauses, print one line per file (with -v
+ * also one per clause: what was found, after how many schedules and how much
+ * host time) and a summary, and optionally write JUnit XML for CI systems.
  *
  * A file's clauses are checked in order, each as `tlbsim check FILE` with
  * the clause's `with` knobs and parameters (a file with no clause is
@@ -27,6 +28,7 @@ struct test_case {
 	int status;		/* 0 ok, 1 FAIL, 2 ERROR */
 	char msg[2048];
 	double secs;
+	FILE *detail;		/* --verbose: one line per clause, or NULL */
 };
 
 struct path_list {
@@ -188,6 +190,15 @@ static int run_file(struct test_case *tc, uint64_t cli_ms, bool cli_ms_given)
 				 (unsigned long long)r.schedules, (double)r.host_ns / 1e9);
 			status = 1;
 		}
+		if (!rc && tc->detail) {
+			if (r.found)
+				fprintf(tc->detail, "      %s: %s after %llu schedule(s), %.3f s\n", what,
+					inv_name(r.v.kind), (unsigned long long)r.schedules,
+					(double)r.host_ns / 1e9);
+			else
+				fprintf(tc->detail, "      %s: nothing in %llu schedule(s), %.3f s\n", what,
+					(unsigned long long)r.schedules, (double)r.host_ns / 1e9);
+		}
 		if (!rc && r.stop_signal) {
 			snprintf(tc->msg, sizeof(tc->msg), "%.1000s: interrupted", tc->path);
 			status = 2;
@@ -264,7 +275,7 @@ static int write_junit(const char *path, const struct test_case *tc, size_t n, i
 
 static void test_help(FILE *f)
 {
-	fprintf(f, "usage: tlbsim test PATH... [--time-limit S] [--junit FILE]\n\n"
+	fprintf(f, "usage: tlbsim test PATH... [--time-limit S] [--junit FILE] [-v]\n\n"
 		   "Check every scenario file (*.tlbs) under the paths (directories are searched\n"
 		   "recursively) against its expect clauses (docs/scenarios.md): each clause is a\n"
 		   "`tlbsim check FILE` with the clause's knobs and parameters. Prints one line per\n"
@@ -274,6 +285,8 @@ static void test_help(FILE *f)
 		   "  --time-limit S   host-time budget per expect clause in seconds (default: the\n"
 		   "                   file's time_limit, else 2)\n"
 		   "  --junit FILE     also write the results as JUnit XML to FILE\n"
+		   "  -v, --verbose    under each file, a line per clause: the invariant found (or\n"
+		   "                   nothing), after how many schedules, in how many host seconds\n"
 		   "  -h, --help       this help\n");
 }
 
@@ -283,6 +296,7 @@ int cmd_test(int argc, char **argv)
 	const char *junit = NULL;
 	uint64_t ms = 0;
 	bool ms_given = false;
+	bool verbose = false;
 	int rc = 0;
 	int npaths = 0;
 	for (int i = 1; i < argc; i++) {
@@ -314,6 +328,10 @@ int cmd_test(int argc, char **argv)
 			}
 			ms = s * 1000;
 			ms_given = true;
+			continue;
+		}
+		if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+			verbose = true;
 			continue;
 		}
 		if (a[0] == '-' && a[1]) {
@@ -358,9 +376,18 @@ int cmd_test(int argc, char **argv)
 	for (size_t i = 0; i < files.n; i++) {
 		done = i + 1;
 		tc[i].path = files.v[i];
+		char *dbuf = NULL;
+		size_t dlen = 0;
+		tc[i].detail = verbose ? open_memstream(&dbuf, &dlen) : NULL;
 		tc[i].status = run_file(&tc[i], ms, ms_given);
+		if (tc[i].detail)
+			fclose(tc[i].detail);
+		tc[i].detail = NULL;
 		static const char *const tag[] = {"ok", "FAIL", "ERROR"};
 		printf("%-5s %s\n", tag[tc[i].status], tc[i].msg);
+		if (dbuf)
+			fputs(dbuf, stdout);
+		free(dbuf);
 		fflush(stdout);
 		if (tc[i].status == 0)
 			passed++;

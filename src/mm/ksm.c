@@ -115,11 +115,18 @@ static int write_protect_page(struct sim *s, struct vm_area_struct *vma, uint32_
 	struct hw *hw = hw_of(s);
 	struct frame *fr = frame_of(hw, f);
 	enum ksm_wp_policy pol = machine_of(s)->policy.ksm_wp;
-	/* page_vma_mapped_walk(): the PTE lock */
+	/* page_vma_mapped_walk(): the PTE lock, held to the end (through
+	 * the flush: a zap or mprotect of the PTE waits for it) */
 	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), addr, 0);
-	pte_t *ptep = pte_lookup(s, mm, addr);
-	if (!ptep || !pte_present(*ptep) || pte_pfn(*ptep) != f)
+	uint32_t table = pte_table_of(s, mm, addr);
+	if (!table)
 		return -1;
+	rmap_ptl_lock(s, table);
+	pte_t *ptep = pte_lookup(s, mm, addr);
+	if (!ptep || !pte_present(*ptep) || pte_pfn(*ptep) != f) {
+		rmap_ptl_unlock(s);
+		return -1;
+	}
 	pte_t pte = *ptep;
 	/* PageAnonExclusive: an anonymous page mapped only here (every
 	 * non-KSM anonymous page of the model that has one reference) */
@@ -138,6 +145,9 @@ static int write_protect_page(struct sim *s, struct vm_area_struct *vma, uint32_
 		*ptep = fmt_pte_mkclean(hw->fmt, pte & ~PTE_WRITE);
 		sim_charge(s, (uint64_t)P(s, P_lock_op_ns));	/* the exchange */
 		pte = *ptep;
+		/* the observer is told: an mprotect or clear_refs that returns
+		 * meanwhile finds this PTE read-only and the entry still cached,
+		 * which is this flush's business, not the returning call's */
 		struct kernel *k = kernel_of(s);
 		if (k->hooks && k->hooks->ksm_clearing)
 			k->hooks->ksm_clearing(k->hooks_ctx, f, true);
@@ -148,6 +158,7 @@ static int write_protect_page(struct sim *s, struct vm_area_struct *vma, uint32_
 	/* what this function left under the PTE lock: a fault that waited for
 	 * the lock and changed the PTE since makes replace_page() give up */
 	*orig_pte = pte;
+	rmap_ptl_unlock(s);
 	return 0;
 }
 
@@ -180,9 +191,15 @@ static int replace_page(struct sim *s, struct vm_area_struct *vma, uint32_t page
 	struct hw *hw = hw_of(s);
 	struct kernel *k = kernel_of(s);
 	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* pte_offset_map_lock */
+	uint32_t table = pte_table_of(s, mm, addr);
+	if (!table)
+		return -1;
+	rmap_ptl_lock(s, table);
 	pte_t *ptep = pte_lookup(s, mm, addr);
-	if (!ptep || *ptep != orig_pte)
+	if (!ptep || *ptep != orig_pte) {
+		rmap_ptl_unlock(s);
 		return -1;				/* !pte_same */
+	}
 	sim_trace(s, YP_KSM, addr, (uint64_t)KSM_STEP_REPLACE | (uint64_t)mm->tlb_flush_pending << 8);
 	frame_of(hw, kpage)->refcount++;		/* get_page + page_add_anon_rmap */
 	*ptep = fmt_pte_mkclean(hw->fmt, pfn_pte(kpage, PTE_VALID | PTE_USER | PTE_YOUNG));
@@ -195,6 +212,7 @@ static int replace_page(struct sim *s, struct vm_area_struct *vma, uint32_t page
 	struct frame *fr = frame_of(hw, page);		/* page_remove_rmap + put_page */
 	if (--fr->refcount == 0)
 		frame_free(hw, page);
+	rmap_ptl_unlock(s);				/* pte_unmap_unlock */
 	return 0;
 }
 

@@ -323,26 +323,13 @@ static const struct row rows[] = {
 	{"violations", false, get_violations, false}, {"events", false, get_events, false},
 };
 
-/* a count in words a person reads: 437 M, 2.16 K, 950 */
-static void human_count(double v, char *buf, size_t len)
-{
-	static const char *const unit[] = {"", " K", " M", " G", " T"};
-	int u = 0;
-	while (v >= 999.5 && u < 4) {
-		v /= 1000;
-		u++;
-	}
-	snprintf(buf, len, u == 0 ? "%.0f%s" : v < 9.995 ? "%.2f%s" : v < 99.95 ? "%.1f%s" : "%.0f%s",
-		 v, unit[u]);
-}
-
 static uint64_t get_bcast_tlbi(const struct tlbsim_metrics *m)
 {
 	return m->tlbi.vale1is + m->tlbi.vae1is + m->tlbi.aside1is + m->tlbi.vaale1is +
 	       m->tlbi.vmalle1is;
 }
 
-/* "summary: B vs A: wall 9.94x lower, ops/s 9.94x higher; 437 M fewer broadcast
+/* "summary: B vs A: wall 9.94x lower, ops/s 9.94x higher; 437.0 M fewer broadcast
  * TLBIs" - the last column against the first, from the means */
 static void summary_line(FILE *f, const struct run_result *runs, int n, const char *lb,
 			 const char *la)
@@ -369,7 +356,7 @@ static void summary_line(FILE *f, const struct run_result *runs, int n, const ch
 		if (a == b)
 			continue;
 		char hb[32];
-		human_count(b < a ? a - b : b - a, hb, sizeof(hb));
+		out_human_count(b < a ? a - b : b - a, hb, sizeof(hb));
 		fprintf(f, "%s %s %s %s", sep, hb, b < a ? "fewer" : "more", counts[k].what);
 		sep = ",";
 	}

@@ -37,7 +37,7 @@ tlbsim_cli(version 0 STDOUT "^tlbsim [0-9]+\\.[0-9]+" ARGS --version)
 # finish instead of 256 VAE1IS)
 tlbsim_cli(compare_summary 0
            STDOUT "^summary: nested=fullmm vs nested=v2: wall [0-9.]+x lower, ops/s [0-9.]+x higher"
-                  "^summary: .* [0-9.]+ [KMG]? ?fewer broadcast TLBIs$"
+                  "^summary: .* [0-9.,]+ [KMG]? ?fewer broadcast TLBIs$"
            ARGS compare mmap8 --iters 200 --seeds 1 --policy nested=v2 --policy nested=fullmm)
 tlbsim_cli(run_help 0 STDOUT "usage: tlbsim run WORKLOAD" "--policy" "--seed" "-D NAME=VALUE"
            ARGS run --help)

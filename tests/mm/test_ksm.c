@@ -23,6 +23,9 @@
  *    reported; a stale write between the comparison and replace_page is
  *    reported when replace_page commits, and not at all when the merge is
  *    abandoned;
+ *  - write_protect_page() and replace_page() take the PTE table's lock
+ *    (page_vma_mapped_walk, pte_offset_map_lock): while a zap or mprotect
+ *    holds it, ksmd waits and leaves the PTE as it is;
  *  - a merge whose second page is locked gives up and breaks the KSM page
  *    again (break_cow: the first address gets a private writable copy);
  *    the same page twice, or an address with no anonymous page, is -1.
@@ -310,6 +313,64 @@ static void test_merge_fails(void **state)
 	tsim_free(s);
 }
 
+/* ---- the PTE lock ---- */
+
+struct ptl_merge {
+	uint64_t a, b;
+	volatile bool locked;
+	bool writable_while_held;
+	uint64_t unlock_at, merged_at;
+	int ret;
+	pte_t pte_a;
+};
+
+static void ptl_holder_body(struct sim *s, struct sim_thread *t)
+{
+	struct ptl_merge *x = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	while (!x->a)
+		sim_step(s, YP_USER, 10);
+	ptl_lock(s, pte_table_of(s, mm, x->a));	/* as change_pte_range holds it */
+	x->locked = true;
+	sim_sleep_for(s, 50000);			/* 50 us inside the lock */
+	x->writable_while_held = (*pte_lookup(s, mm, x->a) & PTE_WRITE) != 0;
+	x->unlock_at = s->now;
+	ptl_unlock(s);
+}
+
+static void ptl_ksmd_body(struct sim *s, struct sim_thread *t)
+{
+	struct ptl_merge *x = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uint64_t a = sys_mmap(s, 0, 2 * ps, TLBSIM_MAP_PRIVATE);
+	assert_int_equal(user_access(s, a, true), 0);
+	assert_int_equal(user_access(s, a + ps, true), 0);
+	x->b = a + ps;
+	x->a = a;
+	while (!x->locked)
+		sim_step(s, YP_USER, 10);
+	x->ret = ksm_merge(s, a, x->b);
+	x->merged_at = s->now;
+	x->pte_a = *pte_lookup(s, mm, a);
+}
+
+static void test_merge_waits_for_ptl(void **state)
+{
+	(void)state;
+	struct ptl_merge x = {0};
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, no_kpti);
+	tsim_spawn(s, ptl_ksmd_body, &x, 0);
+	tsim_spawn(s, ptl_holder_body, &x, 1);
+	tsim_run(s);
+	assert_int_equal(x.ret, 0);
+	assert_true(x.writable_while_held);	/* ksmd did not write-protect it meanwhile */
+	assert_true(x.merged_at >= x.unlock_at);
+	assert_false(x.pte_a & PTE_WRITE);
+	assert_int_equal(s->m.violations, 0);
+	tsim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_write_protect_page_arm64),
 		cmocka_unit_test(test_i3_only_when_merged),
 		cmocka_unit_test(test_merge_fails),
+		cmocka_unit_test(test_merge_waits_for_ptl),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,8 @@
 #     the violation / ERROR with FILE:LINE:COL), "1 passed, 2 failed", exit 1,
 #     and JUnit XML with one failure and one error;
 #   - a wrong `expect violation` (nothing found) is a FAIL too;
+#   - -v adds a line per clause: the invariant found or nothing, schedules,
+#     host seconds;
 #   - usage errors exit 2 with one line on stderr.
 # Prints "test_runner: PASS" or "test_runner: FAIL: ..." lines.
 set -u
@@ -46,6 +48,16 @@ sed 's/^expect clean$/expect violation I2/' "$dir/lazy_tables.tlbs" >"$tmp/none.
 rc=$?
 [ $rc = 1 ] && grep -q "^FAIL  .*expect violation I2: nothing found" "$tmp/out" ||
 	bad "a missing violation: exit $rc: $(cat "$tmp/out")"
+# --verbose: a line per clause under its file, with what was found and after
+# how many schedules (lazy_tables: clean, then I1 with x86_lazy=never)
+"$bin" test -v "$tmp/d/a_good.tlbs" --time-limit 1 >"$tmp/out" 2>&1
+rc=$?
+cat "$tmp/out"
+[ $rc = 0 ] && [ "$(wc -l <"$tmp/out")" = 4 ] || bad "-v: exit $rc, want 0 and 4 lines"
+sed -n 2p "$tmp/out" | grep -Eq "^      expect clean: nothing in [1-9][0-9]* schedule\(s\), [0-9.]+ s$" ||
+	bad "-v: no line for the clean clause"
+sed -n 3p "$tmp/out" | grep -Eq "^      expect violation I1 with x86_lazy=never: I1 after [1-9][0-9]* schedule\(s\), [0-9.]+ s$" ||
+	bad "-v: no line for the violation clause"
 # usage
 for args in "" "$tmp/nosuch" "--time-limit 0 $dir" "--bogus $dir" "$tmp/d/ignored.txt/"; do
 	"$bin" test $args >"$tmp/out" 2>"$tmp/err"
