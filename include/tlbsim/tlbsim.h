@@ -203,6 +203,30 @@ enum uffd_wp_flush_policy {
 	UFFD_WP_FLUSH_PENDING,	/* 6ce64428d621 (v5.12; 5.10.y/5.11.y stable) */
 	UFFD_WP_FLUSH_COUNT
 };
+/* migrate_flush: where migrate_vma_collect_pmd() (mm/migrate_device.c)
+ * flushes the PTEs it replaced with migration entries */
+enum migrate_flush_policy {
+	MIGRATE_FLUSH_UNDER_PTL,	/* 60bae7370896 (v6.0): before pte_unmap_unlock */
+	MIGRATE_FLUSH_AFTER_UNLOCK,	/* v4.14 (8c3328f1f36a)..v5.19: after it */
+	MIGRATE_FLUSH_COUNT
+};
+/* migrate_dirty: whether migrate_vma_collect_pmd() carries a cleared PTE's
+ * dirty bit to the page */
+enum migrate_dirty_policy {
+	MIGRATE_DIRTY_COPY,	/* fd35ca3d12cc (v6.0): folio_mark_dirty */
+	MIGRATE_DIRTY_DROP,	/* v4.14..v5.19: the dirty bit is lost */
+	MIGRATE_DIRTY_COUNT
+};
+/* pfnmap_flush: whether tlb_end_vma() (include/asm-generic/tlb.h) flushes a
+ * VM_PFNMAP / VM_MIXEDMAP VMA where the architecture otherwise defers the
+ * flush to the end of the gather (x86) */
+enum pfnmap_flush_policy {
+	PFNMAP_FLUSH_END_VMA,	/* b67fbebd4cf9 (v5.19): forced at tlb_end_vma */
+	PFNMAP_FLUSH_NONE,	/* before: x86 flushes at tlb_finish_mmu only */
+	PFNMAP_FLUSH_STABLE_FIRST,	/* stable rewrite: unmap_region flushes if the first VMA is */
+	PFNMAP_FLUSH_STABLE_ANY,	/* its fix: if any VMA of the region is */
+	PFNMAP_FLUSH_COUNT
+};
 
 struct tlbsim_policy {
 	enum nested_policy nested;
@@ -233,6 +257,9 @@ struct tlbsim_policy {
 	enum numa_pending_policy numa_pending;
 	enum pte_accessible_policy pte_accessible;
 	enum uffd_wp_flush_policy uffd_wp_flush;
+	enum migrate_flush_policy migrate_flush;
+	enum migrate_dirty_policy migrate_dirty;
+	enum pfnmap_flush_policy pfnmap_flush;
 	uint64_t given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

@@ -459,8 +459,9 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 		fprintf(f, "usage: tlbsim check WORKLOAD [options]\n\n"
 			   "Explore interleavings of WORKLOAD (a small instance: see the check defaults in\n"
 			   "tlbsim list workloads) and stop at the first invariant violation (I1 freed frame\n"
-			   "reachable, I2 translation survives munmap/madvise/mprotect/clear_refs/mremap, I3\n"
-			   "write into a page judged clean, lost to soft-dirty tracking or to a KSM merge, I5\n"
+			   "reachable, I2 translation survives munmap/madvise/mprotect/clear_refs/mremap/\n"
+			   "migrate_vma_setup, I3 write into a page judged clean, lost to soft-dirty\n"
+			   "tracking, to a KSM merge or to a device migration's copy, I5\n"
 			   "kernel VA reused before its flush, stale walk, livelock). Exit 1 with a minimised\n"
 			   "counterexample and a replay token, 0 if nothing is found within the budget, 2 on\n"
 			   "bad input.\n");

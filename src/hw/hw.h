@@ -73,7 +73,8 @@ enum frame_state { FRAME_FREE = 0, FRAME_DATA, FRAME_PGTABLE };
 #define WATCH_CLEAN 0x2u	/* page judged clean by MADV_FREE or writeback (I3) */
 #define WATCH_SOFTDIRTY 0x4u	/* page reported clean by soft-dirty tracking (I3) */
 #define WATCH_KSM 0x8u		/* page compared by KSM after write-protection (I3) */
-#define WATCH_COPIED 0x10u	/* page copied by migration or COW, the copy replacing it (I3) */
+#define WATCH_COPIED 0x10u	/* page copied by migration (NUMA or device) or COW, the copy
+				 * replacing it (I3) */
 
 struct frame {
 	uint8_t state;		/* enum frame_state */

@@ -24,7 +24,7 @@
 /* __pte_alloc() / __pmd_alloc() / __pud_alloc(): allocate a zeroed table and
  * install it under the page-table lock unless someone else did. Returns the
  * table at depth+1 that va's entry in `table` (at depth) points to. */
-static uint32_t __pte_alloc(struct sim *s, uint32_t table, int depth, uint64_t va)
+uint32_t __pte_alloc(struct sim *s, uint32_t table, int depth, uint64_t va)
 {
 	struct hw *hw = hw_of(s);
 	const struct pt_geom *g = &hw->geom;
@@ -559,6 +559,10 @@ vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t a
 		.pgoff = vma->vm_pgoff + ((page - vma->vm_start) >> g->page_shift),
 	};
 	pte_t pte = *vmf_pte(s, &vmf);
+	/* a VM_PFNMAP / VM_MIXEDMAP VMA whose driver maps everything at mmap
+	 * time (remap_pfn_range) and has no fault handler: SIGBUS */
+	if (pte_none(pte) && (vma->vm_flags & (VM_PFNMAP | VM_MIXEDMAP)))
+		return VM_FAULT_SIGBUS;
 	if (pte_none(pte))
 		return vma->file ? do_fault(s, &vmf) : do_anonymous_page(s, &vmf);
 	if (pte & PTE_MIGRATION)

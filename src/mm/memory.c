@@ -98,9 +98,21 @@ again:;
 		pte = fr->table[idx];		/* ptep_get_and_clear_full under PTL */
 		if (pte_none(pte))
 			continue;
+		if (is_migration_pte(pte)) {
+			/* a migration entry (migrate.c, migrate_device.c):
+			 * cleared, with nothing cached to flush and no page
+			 * reference to drop (the migration holds the page) */
+			set_entry(s, pte_table, idx, 0);
+			rss++;
+			continue;
+		}
 		set_entry(s, pte_table, idx, 0);
-		if (pte & PTE_MIGRATION)
-			continue;	/* a migration entry: the migration holds the page */
+		if (vma->vm_flags & (VM_PFNMAP | VM_MIXEDMAP)) {
+			/* vm_normal_page() is NULL for a PFN mapping: the
+			 * driver owns the frame (pfnmap.c) */
+			tlb_remove_tlb_entry(tlb, addr, g->page_size);
+			continue;
+		}
 		tlb_remove_tlb_entry(tlb, addr, g->page_size);
 		uint32_t page = pte_pfn(pte);
 		if (is_zero_frame(s, page))

@@ -28,6 +28,11 @@
  *                 as reclaim sees it, the MADV_FREE discard
  *   ksm.c         KSM's merge of two pages: try_to_merge_one_page,
  *                 write_protect_page, replace_page (mm/ksm.c, v5.1)
+ *   migrate_device.c  a driver's device migration: migrate_vma_setup,
+ *                 migrate_vma_collect_pmd, migrate_vma_pages/finalize,
+ *                 (mm/migrate_device.c, v6.0)
+ *   pfnmap.c      a driver's VM_PFNMAP mapping (remap_pfn_range) and its
+ *                 revocation (unmap_mapping_range, then the frames freed)
  *
  * Ordering rule kept by mmu_gather (include/asm-generic/tlb.h): unhook the
  * translation, invalidate every CPU that may cache it, and only then free the
@@ -150,6 +155,8 @@ struct inode {
 #define VM_SHARED  0x8u
 #define VM_GROWSDOWN 0x100u
 #define VM_UFFD_WP 0x1000u	/* registered with UFFDIO_REGISTER_MODE_WP (userfaultfd_wp) */
+#define VM_PFNMAP  0x400u	/* page-ranges managed without struct page (remap_pfn_range) */
+#define VM_MIXEDMAP 0x10000000u	/* may map PFNs without a struct page (vm_insert_mixed) */
 
 struct mm_struct;
 
@@ -296,7 +303,7 @@ static inline struct task *current_task(struct sim *s)
 /* ---- system calls and lock operations, as traced ---- */
 enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_MPROTECT,
 		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_FORK, SYS_MREMAP, SYS_FTRUNCATE, SYS_NUMA_SCAN,
-		  SYS_UFFD_WP, SYS_COUNT };
+		  SYS_UFFD_WP, SYS_MIGRATE_VMA, SYS_DRIVER_UNMAP, SYS_COUNT };
 const char *mm_syscall_name(enum mm_syscall c);	/* "munmap", "madvise(MADV_DONTNEED)" */
 enum lock_op { LOCK_DOWN_READ = 1, LOCK_UP_READ, LOCK_DOWN_WRITE, LOCK_UP_WRITE,
 	       LOCK_DOWNGRADE_WRITE, LOCK_OP_END };
@@ -373,6 +380,13 @@ struct mm_hooks {
 	 * old into frame nf, which replaces it: a write into old
 	 * through a stale writable entry from now on is lost (I3) */
 	void (*page_copied)(void *ctx, uint32_t old, uint32_t nf, bool migration);
+	/* device migration (migrate_device.c): migrate_vma_collect_pmd replaced
+	 * the PTE `old` of frame f with a migration entry (the page's dirty
+	 * flag, carried or not, is in its pgflags by now) */
+	void (*migrate_unmapped)(void *ctx, uint32_t f, pte_t old);
+	/* the driver copied page src to dst between migrate_vma_setup and
+	 * migrate_vma_pages: the I3 point of migration */
+	void (*migrate_copied)(void *ctx, uint64_t va, uint32_t src, uint32_t dst);
 };
 
 /* ---- work items (workqueue.c) ---- */
@@ -454,6 +468,7 @@ struct kernel {
 		uint64_t rcu_to_cache, rcu_vfree;	/* thread_stack_free_rcu */
 	} proc;
 	int nr_reclaim_ptl;		/* PTE-table locks reclaim holds now (rmap.c) */
+	struct pfn_dev *pfn_devs;	/* drivers' PFN mappings (pfnmap.c), newest first */
 	const struct mm_hooks *hooks;
 	void *hooks_ctx;
 };
@@ -848,5 +863,43 @@ void shrink_page_list_finish(struct sim *s, struct reclaim_list *rl);
 /* The current task as a reclaim actor: shrink_page_list over the pages
  * mapped at [addr, addr+len) of its mm; the pages reclaimed. */
 int64_t sys_reclaim(struct sim *s, uint64_t addr, uint64_t len);
+
+/* ---- device memory (migrate_device.c, pfnmap.c) ---- */
+/* is_migration_entry() of a PTE (include/linux/swapops.h) */
+static inline bool is_migration_pte(pte_t p)
+{
+	return !pte_present(p) && (p & PTE_MIGRATION);
+}
+/* A device driver's migrate_vma_setup / copy / migrate_vma_pages /
+ * migrate_vma_finalize of [addr, addr+len) of the current task's mm: the
+ * pages migrated, or -1 (not one private anonymous VMA) */
+int64_t sys_migrate_vma(struct sim *s, uint64_t addr, uint64_t len);
+/* A driver's PFN mapping (pfnmap.c): frames it owns, no struct page
+ * refcount for the mapping; the mapping's device file */
+struct pfn_dev {
+	struct pfn_dev *next;
+	struct inode *file;		/* the device file (the driver holds a reference) */
+	uint64_t addr;			/* where pfnmap() mapped it */
+	uint32_t n;			/* frames */
+	bool released;			/* driver_unmap() gave the frames back */
+	uint32_t frames[];
+};
+/* mmap() of a device file whose mmap handler remap_pfn_range()s n fresh
+ * driver frames (VM_PFNMAP; mixed: VM_MIXEDMAP); the address or
+ * TLBSIM_EINVAL_VA */
+uint64_t sys_pfnmap(struct sim *s, uint64_t hint, uint64_t len, bool mixed);
+/* __pte_alloc() and friends (fault.c): the table at depth+1 under va's entry
+ * of `table`, allocated if missing */
+uint32_t __pte_alloc(struct sim *s, uint32_t table, int depth, uint64_t va);
+/* do_mmap() -> mmap_region() (mm/mmap.c, v5.1) of a device file at pgoff 0
+ * with extra vm_flags, calling the driver's mmap handler f_mmap under
+ * mmap_sem (write) once the VMA is linked (mmap.c) */
+uint64_t do_mmap_dev(struct sim *s, uint64_t hint, uint64_t len, int flags, struct inode *file,
+		     uint32_t vm_flags, void (*f_mmap)(struct sim *, struct vm_area_struct *, void *),
+		     void *arg);
+/* The driver revokes the mapping made at addr: unmap_mapping_range() of its
+ * device file, then gives the frames back to the page allocator. 0, or -1
+ * (no such mapping, or already released). */
+int driver_unmap(struct sim *s, uint64_t addr);
 
 #endif

@@ -126,6 +126,36 @@ static uint64_t get_unmapped_area(struct sim *s, struct mm_struct *mm, uint64_t 
 /* do_mmap() -> mmap_region() (v5.1) under mmap_sem (write): place, build and
  * link the VMA; a file mapping takes a file reference and joins i_mmap.
  * file NULL: anonymous (MAP_SHARED: a shmem file of its own). */
+uint64_t do_mmap_dev(struct sim *s, uint64_t hint, uint64_t len, int flags, struct inode *file,
+		     uint32_t vm_flags, void (*f_mmap)(struct sim *, struct vm_area_struct *, void *),
+		     void *arg)
+{
+	struct mm_struct *mm = current_task(s)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	len = (len + ps - 1) & ~(ps - 1);
+	if (len == 0)
+		return TLBSIM_EINVAL_VA;
+	down_write(s, &mm->mmap_sem);
+	uint64_t addr = get_unmapped_area(s, mm, hint, len);
+	if (addr != TLBSIM_EINVAL_VA) {
+		struct vm_area_struct *v = vm_area_alloc(s);
+		v->vm_start = addr;
+		v->vm_end = addr + len;
+		v->vm_flags = VM_READ | VM_WRITE | vm_flags;
+		v->vm_mm = mm;
+		if (flags & TLBSIM_MAP_SHARED)
+			v->vm_flags |= VM_SHARED;
+		file->refs++;			/* get_file() */
+		v->file = file;
+		sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
+		vma_link(s, mm, v);
+		i_mmap_insert(s, v->file, v);
+		f_mmap(s, v, arg);		/* call_mmap(): the driver's handler */
+	}
+	up_write(s, &mm->mmap_sem);
+	return addr;
+}
+
 static uint64_t do_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags, struct inode *file,
 			uint64_t pgoff)
 {
@@ -347,6 +377,18 @@ static void unmap_region(struct sim *s, struct mm_struct *mm, struct vm_area_str
 	struct mmu_gather tlb;
 	tlb_gather_mmu(s, &tlb, mm, start, end);
 	unmap_vmas(s, &tlb, vmas, n, start, end);
+	/* the stable trees' rewrite of b67fbebd4cf9 (knob pfnmap_flush): a
+	 * flush before free_pgtables() unlinks a VM_PFNMAP / VM_MIXEDMAP VMA
+	 * from its file's rmap - looking at the first VMA only, then ("mm: Fix
+	 * TLB flush for not-first PFNMAP mappings in unmap_region()") at all */
+	enum pfnmap_flush_policy pf = machine_of(s)->policy.pfnmap_flush;
+	if (pf == PFNMAP_FLUSH_STABLE_FIRST || pf == PFNMAP_FLUSH_STABLE_ANY) {
+		bool pfn = false;
+		for (int i = 0; i < (pf == PFNMAP_FLUSH_STABLE_FIRST ? (n > 0) : n); i++)
+			pfn |= (vmas[i]->vm_flags & (VM_PFNMAP | VM_MIXEDMAP)) != 0;
+		if (pfn)
+			tlb_flush_mmu(s, &tlb);
+	}
 	free_pgtables(s, &tlb, vmas, n, prev ? prev->vm_end : FIRST_USER_ADDRESS,
 		      next ? next->vm_start : USER_PGTABLES_CEILING);
 	tlb_finish_mmu(s, &tlb, start, end);

@@ -233,11 +233,15 @@ void tlb_start_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct 
 	(void)vma;
 }
 
-/* tlb_end_vma(): generic (arm64) flushes the range unless fullmm; x86 no-op */
+/* tlb_end_vma(): generic (arm64) flushes the range unless fullmm; x86 no-op
+ * (v5.1) - but for a VM_PFNMAP or VM_MIXEDMAP VMA, from b67fbebd4cf9
+ * "mmu_gather: Force tlb-flush VM_PFNMAP vmas" (include/asm-generic/tlb.h,
+ * v5.19; knob pfnmap_flush=end_vma), x86 flushes too */
 void tlb_end_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma)
 {
-	(void)vma;
-	if (!machine_of(s)->arch->flush_at_end_vma || tlb->fullmm)
+	bool pfn = vma && (vma->vm_flags & (VM_PFNMAP | VM_MIXEDMAP)) &&
+		   machine_of(s)->policy.pfnmap_flush == PFNMAP_FLUSH_END_VMA;
+	if ((!machine_of(s)->arch->flush_at_end_vma && !pfn) || tlb->fullmm)
 		return;
 	sim_step(s, YP_END_VMA, 0);
 	tlb_flush_mmu_tlbonly(s, tlb);

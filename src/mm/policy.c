@@ -293,6 +293,52 @@ static const struct tlbsim_knob_value uffd_wp_flush_values[UFFD_WP_FLUSH_COUNT] 
 					     "writeprotect\", v5.12; 5.10.y/5.11.y stable)"},
 };
 
+static const struct tlbsim_knob_value migrate_flush_values[MIGRATE_FLUSH_COUNT] = {
+	[MIGRATE_FLUSH_UNDER_PTL] = {"under_ptl", "migrate_vma_collect_pmd flushes the PTEs it "
+						  "replaced with migration entries before it drops the "
+						  "PTE lock (60bae7370896 \"mm/migrate_device.c: flush "
+						  "TLB while holding PTL\", v6.0)"},
+	[MIGRATE_FLUSH_AFTER_UNLOCK] = {"after_unlock", "it flushes after pte_unmap_unlock "
+							"(8c3328f1f36a, v4.14 .. v5.19): a "
+							"MADV_DONTNEED or munmap that takes the "
+							"lock meanwhile finds migration entries, "
+							"flushes nothing and returns while a CPU "
+							"still translates the page"},
+};
+
+static const struct tlbsim_knob_value migrate_dirty_values[MIGRATE_DIRTY_COUNT] = {
+	[MIGRATE_DIRTY_COPY] = {"copy", "migrate_vma_collect_pmd marks the page dirty when the PTE "
+					"it cleared was dirty (fd35ca3d12cc \"mm/migrate_device.c: "
+					"copy pte dirty bit to page\", v6.0)"},
+	[MIGRATE_DIRTY_DROP] = {"drop", "the cleared PTE's dirty bit is lost (v4.14 .. v5.19): a "
+					"page written since it was last cleaned (MADV_FREE) is "
+					"migrated as clean and reclaim may discard the data"},
+};
+
+static const struct tlbsim_knob_value pfnmap_flush_values[PFNMAP_FLUSH_COUNT] = {
+	[PFNMAP_FLUSH_END_VMA] = {"end_vma", "tlb_end_vma flushes the gather after every "
+					     "VM_PFNMAP or VM_MIXEDMAP VMA, before free_pgtables "
+					     "takes it off the file's rmap (b67fbebd4cf9 "
+					     "\"mmu_gather: Force tlb-flush VM_PFNMAP vmas\", "
+					     "v5.19)"},
+	[PFNMAP_FLUSH_NONE] = {"none", "x86 flushes an munmap only at tlb_finish_mmu (before "
+				       "v5.19): a driver's unmap_mapping_range no longer finds "
+				       "the unlinked VMA and the driver reuses the PFNs while a "
+				       "CPU still caches them; arm64 flushes at every "
+				       "tlb_end_vma either way"},
+	[PFNMAP_FLUSH_STABLE_FIRST] = {"stable_first", "the stable trees' rewrite of b67fbebd4cf9 "
+						       "(the 4.9.y .. 5.15.y stable trees, 2022): "
+						       "unmap_region flushes after unmap_vmas when "
+						       "the first VMA of the region is a PFN VMA - a "
+						       "PFN VMA after another one is still "
+						       "unlinked unflushed (no preset)"},
+	[PFNMAP_FLUSH_STABLE_ANY] = {"stable_any", "its fix \"mm: Fix TLB flush for not-first "
+						   "PFNMAP mappings in unmap_region()\" (the same "
+						   "stable trees, September 2022, Message-ID "
+						   "20220916100446.216671283@linuxfoundation.org): "
+						   "when any VMA of the region is (no preset)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -355,6 +401,17 @@ static const struct tlbsim_knob knobs[] = {
 	{"uffd_wp_flush", "whether do_wp_page() flushes a pending userfaultfd write-protect "
 			  "flush before it copies the page", UFFD_WP_FLUSH_COUNT,
 	 UFFD_WP_FLUSH_PENDING, uffd_wp_flush_values},
+	{"migrate_flush", "device migration (migrate_vma_setup): whether the flush of the PTEs "
+			  "replaced with migration entries comes before or after the PTE lock "
+			  "is dropped", MIGRATE_FLUSH_COUNT, MIGRATE_FLUSH_UNDER_PTL,
+	 migrate_flush_values},
+	{"migrate_dirty", "device migration: whether the dirty bit of a PTE replaced with a "
+			  "migration entry is carried to the page", MIGRATE_DIRTY_COUNT,
+	 MIGRATE_DIRTY_COPY, migrate_dirty_values},
+	{"pfnmap_flush", "whether munmap flushes a VM_PFNMAP / VM_MIXEDMAP VMA before the VMA "
+			 "leaves the file's rmap (at tlb_end_vma, or in the stable trees' "
+			 "unmap_region)", PFNMAP_FLUSH_COUNT,
+	 PFNMAP_FLUSH_END_VMA, pfnmap_flush_values},
 };
 
 /* tlbsim_policy.given has a bit per knob */
@@ -402,6 +459,9 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->numa_pending = (enum numa_pending_policy)knobs[25].default_value;
 	pol->pte_accessible = (enum pte_accessible_policy)knobs[26].default_value;
 	pol->uffd_wp_flush = (enum uffd_wp_flush_policy)knobs[27].default_value;
+	pol->migrate_flush = (enum migrate_flush_policy)knobs[28].default_value;
+	pol->migrate_dirty = (enum migrate_dirty_policy)knobs[29].default_value;
+	pol->pfnmap_flush = (enum pfnmap_flush_policy)knobs[30].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -435,6 +495,9 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 25: return (int *)&pol->numa_pending;
 	case 26: return (int *)&pol->pte_accessible;
 	case 27: return (int *)&pol->uffd_wp_flush;
+	case 28: return (int *)&pol->migrate_flush;
+	case 29: return (int *)&pol->migrate_dirty;
+	case 30: return (int *)&pol->pfnmap_flush;
 	default: return NULL;
 	}
 }
@@ -559,6 +622,12 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *   uffd_wp_flush none up to v5.10 (uffd-wp exists from v5.7; mainline
  *                 5.10 without the stable backport); pending from v5.12
  *                 (6ce64428d621);
+ *   migrate_flush after_unlock v4.14..v5.19 (8c3328f1f36a); under_ptl
+ *                 from v6.0 (60bae7370896);
+ *   migrate_dirty drop v4.14..v5.19; copy from v6.0 (fd35ca3d12cc);
+ *   pfnmap_flush  none up to v5.18; end_vma from v5.19 (b67fbebd4cf9;
+ *                 the stable trees got a rewrite in unmap_region instead:
+ *                 stable_first, then stable_any, in no preset);
  *   x86_flush     ipi up to v6.14; invlpgb from v6.15 (4afeb0ed1753,
  *                 82378c6c2f43): it changes nothing on a profile without
  *                 INVLPGB (parameter invlpgb=0, every Intel profile), where
@@ -580,6 +649,9 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 /* the 5.13 preset: mremap as 5.1, uffd-wp with 6ce64428d621 */
 #define K_MREMAP_51_UFFD ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_UFFD_NEW
 #define K_MREMAP_513 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks" K_UFFD_NEW
+/* device migration (v4.14+) and PFN mappings */
+#define K_DEV_OLD ",migrate_flush=after_unlock,migrate_dirty=drop,pfnmap_flush=none"
+#define K_DEV_60 ",migrate_flush=under_ptl,migrate_dirty=copy,pfnmap_flush=end_vma"
 #define K_X86_OLD                                                               \
 	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \
 	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
@@ -613,61 +685,61 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 static const struct tlbsim_kernel_preset kernels[] = {
 	{"4.14",
 	 "nested=v1,nested_check=on,x86_lazy=never,fault_retry=none,spurious_flush=broadcast,"
-	 K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_414,
+	 K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_414 K_DEV_OLD,
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
 	 "arm64 flushed every range with page-stride all-level VAE1IS (no level tracking before "
 	 "v4.20); the model picks VALE1IS/VAE1IS from the level bits" K_NO_UFFD_WP},
 	{"4.20",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_420,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_420 K_DEV_OLD,
 	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
 	 "b956575bed91",
 	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
 	 "PTRS_PER_PTE" K_NO_UFFD_WP},
 	{"5.1",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD,
 	 "the seed-000 kernel: the nested finish resets the level bits", K_NO_UFFD_WP + 2},
 	{"5.2",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD,
 	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", K_NO_UFFD_WP + 2},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD,
 	 "89b15332af7c (the seed-001 kernel: retried write faults)", NULL},
 	{"5.9",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51,
+	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD,
 	 "b7333b58f358 (the 001 fix)", NULL},
 	{"5.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD,
 	 "arm64's no-op spurious fault hook", NULL},
 	{"5.13",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_51_UFFD,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_51_UFFD K_DEV_OLD,
 	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM_EXCL K_UBC_NOARM K_MREMAP_513,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM_EXCL K_UBC_NOARM K_MREMAP_513 K_DEV_60,
 	 "d92725256b4f (VM_FAULT_COMPLETED); x86 4ce94eabac16 (v5.13), aa44284960d5",
 	 K_X86_6X K_VMA_LOCK},
 	{"6.6",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513 K_DEV_60,
 	 "the v6.3..v6.8 vmalloc purge", K_X86_6X K_VMA_LOCK},
 	{"6.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513 K_DEV_60,
 	 "282631cb2447 (vmap nodes: the seed-003 kernel)", K_X86_6X K_VMA_LOCK},
 	{"6.11",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513 K_DEV_60,
 	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X K_VMA_LOCK},
 	{"6.18",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_DELAY_RMAP K_MREMAP_513,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_DELAY_RMAP K_MREMAP_513 K_DEV_60,
 	 "9e9e085effe9 (the 003 fix, v6.13); x86 209954cbc7d0, 953753db887f, 6db2526c1d69 "
 	 "(v6.14), a37259732a7d, 4afeb0ed1753 (v6.15)", K_X86_6X K_X86_14 K_VMA_LOCK},
 };

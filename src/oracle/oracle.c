@@ -473,10 +473,14 @@ static void on_watched_write(void *ctx, int cpu, uint64_t va, const struct tc_en
 		 * through an entry that kept a write permission no PTE grants
 		 * and is not in the copy */
 		char why[240];
+		static const char *const by[] = {
+			[COPY_BY_MIGRATION] = "migration (migrate_page_copy)",
+			[COPY_BY_COW] = "a COW fault (wp_page_copy)",
+			[COPY_BY_DEVICE] = "a device migration (the driver's copy, migrate_vma)",
+		};
 		snprintf(why, sizeof(why), "writable TLB entry into frame %u after %s copied the "
 			 "page to frame %u: the write is not in the copy that replaces it and is "
-			 "lost", te->frame, oracle_frame(o, te->frame)->copy_by_cow ? "a COW fault "
-			 "(wp_page_copy)" : "migration (migrate_page_copy)",
+			 "lost", te->frame, by[oracle_frame(o, te->frame)->copy_by],
 			 oracle_frame(o, te->frame)->copy_to);
 		stale_write(o, cpu, va, te->frame, ", page copied", why);
 		return;
@@ -836,7 +840,7 @@ static void on_page_copied(void *ctx, uint32_t old, uint32_t nf, bool migration)
 	struct sim *s = o->s;
 	struct oracle_frame *of = oracle_frame(o, old);
 	of->copy_to = nf;
-	of->copy_by_cow = !migration;
+	of->copy_by = migration ? COPY_BY_MIGRATION : COPY_BY_COW;
 	frame_of(hw_of(s), old)->watch |= WATCH_COPIED;
 }
 
@@ -1040,6 +1044,45 @@ static void on_lazyfree_discard(void *ctx, struct mm_struct *mm, uint64_t va, ui
 	oracle_frame(o, f)->discard_gen = frame_of(hw_of(o->s), f)->gen + 1;
 }
 
+/* device migration (migrate_device.c): the PTE migrate_vma_collect_pmd
+ * replaced with a migration entry was dirty or not */
+static void on_migrate_unmapped(void *ctx, uint32_t f, pte_t old)
+{
+	struct oracle *o = ctx;
+	oracle_frame(o, f)->mig_pte_dirty = !fmt_pte_clean(hw_of(o->s)->fmt, old);
+}
+
+/* The I3 point of device migration: the driver copies src to dst. From now
+ * on a write into src through an entry no PTE grants is lost (WATCH_COPIED,
+ * as for the copies of NUMA migration and COW: on_watched_write). And the copy carries src's
+ * dirty state: a lazyfree page (MADV_FREE, reclaim discards it when clean)
+ * whose PTE was dirty when the collect cleared it, and that is not marked
+ * dirty now, is migrated as clean - the data written since MADV_FREE is
+ * left to be discarded. */
+static void on_migrate_copied(void *ctx, uint64_t va, uint32_t src, uint32_t dst)
+{
+	struct oracle *o = ctx;
+	struct sim *s = o->s;
+	struct frame *fr = frame_of(hw_of(s), src);
+	struct oracle_frame *of = oracle_frame(o, src);
+	bool lost = of->mig_pte_dirty && (fr->pgflags & PG_LAZYFREE) && !(fr->pgflags & PG_DIRTY);
+	of->mig_pte_dirty = false;
+	of->copy_to = dst;
+	of->copy_by = COPY_BY_DEVICE;
+	fr->watch |= WATCH_COPIED;
+	if (!lost)
+		return;
+	char ent[160];
+	snprintf(ent, sizeof(ent), "frame %u: lazyfree page, PTE dirty when migration cleared it, "
+		 "page not dirty", src);
+	oracle_violation(o, INV_I3, s->curr ? s->curr->cpu : -1, va, true, src, ent,
+			 "I3: a device migration copied frame %u (va 0x%llx) to frame %u as clean: "
+			 "the dirty bit of the PTE it replaced with a migration entry was not "
+			 "carried to the page, so the new page is a clean lazyfree page and reclaim "
+			 "discards the data written since MADV_FREE", src, (unsigned long long)va,
+			 dst);
+}
+
 static const struct mm_hooks oracle_mm_hooks = {
 	.syscall_enter = on_syscall_enter,
 	.range_unmapped = on_range_unmapped,
@@ -1062,6 +1105,8 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.page_dup = on_page_dup,
 	.lazyfree_discard = on_lazyfree_discard,
 	.page_copied = on_page_copied,
+	.migrate_unmapped = on_migrate_unmapped,
+	.migrate_copied = on_migrate_copied,
 };
 
 int oracle_attach(struct oracle *o, struct kernel *k, int want_kind)

@@ -19,7 +19,9 @@
  *   I3           a write went through a stale dirty entry into a page that
  *                MADV_FREE judged clean (PTE still clean, or cleared by
  *                reclaim's lazyfree discard), writeback cleaned, clear_refs
- *                cleared of soft-dirty, or KSM compared for a merge
+ *                cleared of soft-dirty, or KSM compared for a merge, or a
+ *                device migration copied (or copied as clean a lazyfree
+ *                page whose PTE was dirty)
  *   stale-walk   a walk used a walk-cache entry to a table already unlinked
  *                and flushed (waiting for RCU)
  *   livelock     the same CPU faults on the same VA with an unchanged PTE
@@ -82,6 +84,9 @@ struct oracle_thread {
 };
 
 /* Per-frame observer state (chunked like the frame table). */
+/* who copied a WATCH_COPIED page (the I3 texts) */
+enum copy_by { COPY_BY_MIGRATION, COPY_BY_COW, COPY_BY_DEVICE };
+
 struct oracle_frame {
 	uint64_t unlink_epoch;	/* PGTABLE: epoch when unlinked */
 	const mm_context_t *unlink_mm;	/* PGTABLE: the mm it was unlinked from
@@ -93,7 +98,7 @@ struct oracle_frame {
 	uint64_t map_ctx_id;	/* ... and its ctx_id then (never reused) */
 	bool ksm_stale;		/* DATA: written through a stale writable entry after
 				 * KSM compared it, before its merge was done */
-	bool copy_by_cow;	/* DATA: WATCH_COPIED by a COW fault (else migration) */
+	uint8_t copy_by;	/* DATA: WATCH_COPIED by enum copy_by */
 	uint32_t copy_to;	/* DATA: the frame it was copied to */
 	bool ksm_merged;	/* DATA: compared by KSM and merged since */
 	bool ksm_clearing;	/* DATA: KSM's write_protect_page flushes its PTE, which
@@ -103,6 +108,8 @@ struct oracle_frame {
 				 * shadow) page: I1 does not apply, I5/W1/W2 do */
 	uint32_t discard_gen;	/* DATA: frame gen + 1 once reclaim discarded it as
 				 * a clean lazyfree page (its PTE cleared: I3) */
+	bool mig_pte_dirty;	/* DATA: device migration replaced a dirty PTE of it
+				 * with a migration entry (not yet copied) */
 };
 
 struct oracle {

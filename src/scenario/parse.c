@@ -556,7 +556,7 @@ static bool is_call_name(const struct parser *ps)
 	static const char *const calls[] = {"mmap", "munmap", "madvise", "load", "store",
 					    "touch", "tmpfile", "fsync", "close", "mprotect", "mremap", "ftruncate",
 					    "clear_refs", "reclaim", "ksm_merge", "numa_scan", "uffd_wp",
-					    "pin", "unpin"};
+					    "pin", "unpin", "migrate", "pfnmap", "driver_unmap"};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (is_id(ps, calls[i]))
 			return true;
@@ -841,6 +841,23 @@ static struct eval call_expr(struct parser *ps)
 	} else if (strcmp(n, "pin") == 0 || strcmp(n, "unpin") == 0) {
 		num_expr(ps, n[0] == 'p' ? "pin address" : "unpin handle");
 		code = n[0] == 'p' ? OP_PIN : OP_UNPIN;
+	} else if (strcmp(n, "migrate") == 0) {
+		num_expr(ps, "migrate address");
+		expect_p(ps, ",");
+		num_expr(ps, "migrate length");
+		code = OP_MIGRATE;
+	} else if (strcmp(n, "pfnmap") == 0) {
+		num_expr(ps, "pfnmap address");
+		expect_p(ps, ",");
+		num_expr(ps, "pfnmap length");
+		if (accept_p(ps, ","))
+			num_expr(ps, "pfnmap mixed");
+		else
+			emit(ps, OP_CONST, 0, 0, 1);
+		code = OP_PFNMAP;
+	} else if (strcmp(n, "driver_unmap") == 0) {
+		num_expr(ps, "driver_unmap address");
+		code = OP_DRIVER_UNMAP;
 	} else if (strcmp(n, "fsync") == 0 || strcmp(n, "close") == 0) {
 		num_expr(ps, n);
 		code = n[0] == 'f' ? OP_FSYNC : OP_CLOSE;

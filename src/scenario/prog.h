@@ -64,6 +64,9 @@ enum scen_opcode {
 	OP_UFFD_WP,	/* pop mode, len, addr; push 0 or -1 (UFFDIO_WRITEPROTECT) */
 	OP_PIN,		/* pop addr; push a pin handle or -1 (get_user_pages) */
 	OP_UNPIN,	/* pop handle; push 0 or -1 (put_page of the pin) */
+	OP_MIGRATE,	/* pop len, addr; push the pages a driver migrated, or -1 */
+	OP_PFNMAP,	/* pop mixed, len, addr; push the address of a driver's PFN mapping */
+	OP_DRIVER_UNMAP,	/* pop addr; push 0 or -1 (the driver revokes it, frees the PFNs) */
 };
 
 enum scen_word {

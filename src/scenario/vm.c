@@ -424,6 +424,29 @@ static void exec(struct sim *s, struct scen_inst *in)
 			*sp++ = range_ok(addr, len) ? sys_reclaim(s, addr, len) : -1;
 			break;
 		}
+		case OP_MIGRATE: {
+			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
+			*sp++ = range_ok(addr, len) ? sys_migrate_vma(s, addr, len) : -1;
+			break;
+		}
+		case OP_PFNMAP: {
+			bool mixed = *--sp != 0;
+			int64_t len = *--sp, hint = *--sp;
+			uint64_t a = len > 0 && (uint64_t)len <= MAX_LEN
+					     ? sys_pfnmap(s, (uint64_t)hint, (uint64_t)len, mixed)
+					     : TLBSIM_EINVAL_VA;
+			if (a == TLBSIM_EINVAL_VA) {
+				char m[128];
+				snprintf(m, sizeof(m), "pfnmap of %lld bytes failed", (long long)len);
+				fail_at(s, sc, op, m);
+				return;
+			}
+			*sp++ = (int64_t)a;
+			break;
+		}
+		case OP_DRIVER_UNMAP:
+			sp[-1] = driver_unmap(s, (uint64_t)sp[-1]);
+			break;
 		case OP_KSM_MERGE: {
 			uint64_t a2 = (uint64_t)*--sp, a1 = (uint64_t)*--sp;
 			*sp++ = ksm_merge(s, a1, a2);

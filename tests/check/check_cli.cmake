@@ -354,6 +354,73 @@ tlbsim_check_out(ksm_v618 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/ksm_race.tlbs --kernel 6.18 --runs 3000)
 
+# ---- device migration (issue 13 item 9; src/mm/migrate_device.c) ----
+# migrate_flush=after_unlock (v4.14 .. v5.19, before 60bae7370896): a
+# MADV_DONTNEED between migrate_vma_collect_pmd's unlock and its flush
+# returns while the reader's CPU still translates the page (I2), found in
+# 4 schedules; under_ptl (v6.0): clean.
+tlbsim_check_out(migrate_after_unlock 1
+  HAS "VIOLATION I2" "madvise(MADV_DONTNEED) of"
+      "migrate_vma_collect_pmd: pte_unmap_unlock" "replay: tlbsim check" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/migrate_race.tlbs --policy migrate_flush=after_unlock
+       --runs 20000 --time-limit 20)
+tlbsim_check_out(migrate_v513 1
+  HAS "VIOLATION I2" "madvise(MADV_DONTNEED)"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/migrate_race.tlbs --kernel 5.13 --runs 20000 --time-limit 20)
+tlbsim_check_out(migrate_under_ptl 0
+  HAS "no violation: 5000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/migrate_race.tlbs --kernel 6.0 --runs 5000)
+tlbsim_check_out(migrate_under_ptl_arm64 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/migrate_race.tlbs --profile arm64-4k --runs 3000)
+# migrate_dirty=drop (before fd35ca3d12cc, v6.0): the lazyfree page written
+# after MADV_FREE is copied as clean (I3 at the copy), first schedule.
+tlbsim_check_out(migrate_dirty_drop 1
+  HAS "VIOLATION I3" "was not carried to the page" "driver copy" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/migrate_dirty.tlbs --policy migrate_dirty=drop --runs 100)
+tlbsim_check_out(migrate_dirty_copy 0
+  HAS "no violation: 100 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/migrate_dirty.tlbs --kernel 6.0 --runs 100)
+
+# ---- VM_PFNMAP mappings revoked by their driver (issue 13 item 11;
+# src/mm/pfnmap.c) ----
+# pfnmap_flush=none (x86 before b67fbebd4cf9, v5.19): munmap unlinks the
+# VMA before its flush, the driver's unmap_mapping_range finds nothing and
+# the frames are freed while cached (I1), 164 schedules; end_vma: clean;
+# arm64 flushes at every tlb_end_vma: clean either way.
+tlbsim_check_out(pfnmap_none 1
+  HAS "VIOLATION I1" "data frame" "driver_unmap" "replay: tlbsim check" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs --policy pfnmap_flush=none
+       --runs 20000 --time-limit 20)
+tlbsim_check_out(pfnmap_end_vma 0
+  HAS "no violation: 5000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs --kernel 6.0 --runs 5000)
+tlbsim_check_out(pfnmap_none_arm64 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs --profile arm64-4k
+       --policy pfnmap_flush=none --runs 3000)
+# the stable trees' rewrite (unmap_region flushes before free_pgtables):
+# stable_first looks at the region's first VMA only, so with an anonymous
+# VMA first in the munmap (-w lead=1) the PFN VMA is unlinked unflushed
+# (I1, 164 schedules); "mm: Fix TLB flush for not-first PFNMAP mappings in
+# unmap_region()" (stable_any) is clean.
+tlbsim_check_out(pfnmap_stable_first 1
+  HAS "VIOLATION I1" "data frame" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs --policy pfnmap_flush=stable_first
+       -w lead=1 --runs 20000 --time-limit 20)
+tlbsim_check_out(pfnmap_stable_any 0
+  HAS "no violation: 5000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs --policy pfnmap_flush=stable_any
+       -w lead=1 --runs 5000)
+# VM_MIXEDMAP is treated as VM_PFNMAP by every value (-w mixed=1)
+tlbsim_check_out(pfnmap_mixed_none 1
+  HAS "VIOLATION I1" "data frame"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs --policy pfnmap_flush=none -w mixed=1
+       --runs 20000 --time-limit 20)
+tlbsim_check_out(pfnmap_mixed_end_vma 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/pfnmap_race.tlbs -w mixed=1 --runs 3000)
+
 # ---- the minimiser (src/check/search.c minimise_schedule) ----
 # The reported schedule is locally minimal: no single preemption, and no pair
 # of a preemption and one of the next four, can be replaced by "continue" with
