@@ -341,7 +341,8 @@ static void test_zap_meets_entry(void **state)
 	tsim_free(s);
 }
 
-/* the oracle's rule by hand: a write into a copied page */
+/* the oracle's rule by hand: a write into a copied page through a cached
+ * entry that no PTE grants any more (the PTE is a migration entry) */
 struct byhand {
 	uint64_t a;
 	bool copy;
@@ -360,8 +361,14 @@ static void byhand_main(struct sim *s, struct sim_thread *t)
 	while (!x->cached)
 		sim_step(s, YP_USER, 10);
 	struct kernel *k = kernel_of(s);
-	if (x->copy)
+	if (x->copy) {
+		/* as migrate_vma_collect_pmd leaves it: a migration entry (its
+		 * flush skipped, so CPU 1 keeps its writable entry), then the
+		 * driver's copy */
+		pte_t *ptep = pte_lookup(s, task_of(t)->mm, a);
+		*ptep = pfn_pte(x->f, PTE_MIGRATION | (*ptep & PTE_WRITE));
 		k->hooks->migrate_copied(k->hooks_ctx, a, x->f, x->f);
+	}
 	x->copied = true;
 }
 
