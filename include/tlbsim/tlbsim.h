@@ -183,6 +183,32 @@ enum ksm_wp_policy {
 	KSM_WP_COUNT
 };
 
+/* table_free_one: tlb_remove_table() when the mmu_gather batch page cannot be
+ * allocated (tlb_remove_table_one, mm/mmu_gather.c) */
+enum table_free_one_policy {
+	TABLE_FREE_ONE_SYNC,	/* before 0ed1325967ab (v5.5): IPI sync, then free at once */
+	TABLE_FREE_ONE_INVALIDATE,	/* 0ed1325967ab: tlb_table_invalidate() first */
+	TABLE_FREE_ONE_COUNT
+};
+/* table_free_users: tlb_remove_table()'s mm_users < 2 shortcut */
+enum table_free_users_policy {
+	TABLE_FREE_USERS_SHORTCUT,	/* up to v4.18: mm_users < 2 frees the table at once */
+	TABLE_FREE_USERS_BATCH,	/* a6f572084fbe (v4.19): always batched */
+	TABLE_FREE_USERS_COUNT
+};
+/* arm64_pgtable_flush: where arm64 invalidates the walk cache for a freed table */
+enum arm64_pgtable_flush_policy {
+	ARM64_PGTABLE_FLUSH_HOOK,	/* 285994a62c80 (v4.1)..v4.19: __flush_tlb_pgtable in __p?d_free_tlb */
+	ARM64_PGTABLE_FLUSH_GATHER,	/* v4.20: the gather's non-leaf TLBI (freed_tables) */
+	ARM64_PGTABLE_FLUSH_COUNT
+};
+/* x86_range_freed: the freed_tables argument x86 flush_tlb_range() passes */
+enum x86_range_freed_policy {
+	X86_RANGE_FREED_FALSE,	/* 016c4d92cd16 (v4.20)..v6.12: false */
+	X86_RANGE_FREED_TRUE,	/* 3ef938c35035 (v6.13): true (it may zap PMD-level entries) */
+	X86_RANGE_FREED_COUNT
+};
+
 struct tlbsim_policy {
 	enum nested_policy nested;
 	int nested_check;		/* 1: mm_tlb_flush_nested() check (99baac21e458, v4.14) */
@@ -209,6 +235,10 @@ struct tlbsim_policy {
 	enum ubc_flag_policy ubc_flag;
 	enum arm64_batch_policy arm64_batch;
 	enum ksm_wp_policy ksm_wp;
+	enum table_free_one_policy table_free_one;
+	enum table_free_users_policy table_free_users;
+	enum arm64_pgtable_flush_policy arm64_pgtable_flush;
+	enum x86_range_freed_policy x86_range_freed;
 	uint64_t given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

@@ -188,10 +188,26 @@ static void arm64_flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t star
 	__flush_tlb_range(s, mm, start, end, hw_of(s)->geom.page_size, false);
 }
 
-/* tlb_flush(tlb) (arch/arm64/include/asm/tlb.h, v4.20..v5.8) */
+/* __flush_tlb_pgtable(mm, uaddr) (arch/arm64/include/asm/tlbflush.h,
+ * 285994a62c80 v4.1 .. v4.19; knob arm64_pgtable_flush=hook): DSB ISHST;
+ * TLBI VAE1IS of the table's address, all levels; DSB ISH - at once, from
+ * __p?d_free_tlb, before the table is queued or freed. */
+void __flush_tlb_pgtable(struct sim *s, mm_context_t *mm, uint64_t uaddr)
+{
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uaddr &= ~(ps - 1);
+	struct inv_op inv = {.kind = INV_VA_ALL, .tag = mm->asid, .start = uaddr,
+			     .end = uaddr + ps, .stride = ps};
+	arm64_tlbi_batch(s, mm, TLBI_VAE1IS, 1, &inv, true);
+}
+
+/* tlb_flush(tlb) (arch/arm64/include/asm/tlb.h, v4.20..v5.8); with
+ * arm64_pgtable_flush=hook the v4.1..v4.19 one (4150e50bf5f2): the free
+ * hooks invalidated the tables, so the range flush is last-level only */
 static void arm64_tlb_flush(struct sim *s, struct mmu_gather *tlb)
 {
-	bool last_level = !tlb->freed_tables;
+	bool last_level = !tlb->freed_tables ||
+			  machine_of(s)->policy.arm64_pgtable_flush == ARM64_PGTABLE_FLUSH_HOOK;
 	uint64_t stride = tlb_get_unmap_size(&hw_of(s)->geom, tlb);
 
 	if (tlb->fullmm) {

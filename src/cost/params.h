@@ -292,7 +292,16 @@
     "x86: global ASIDs the kernel can hand out, global_asid_available = "       \
     "MAX_ASID_AVAILABLE - TLB_NR_DYN_ASIDS - 1 with MAX_ASID_AVAILABLE 2046 "   \
     "(11 PCID bits with CONFIG_MITIGATION_PAGE_TABLE_ISOLATION, minus 2); "     \
-    "d504d1247e36, v6.15; lower it to see exhaustion")
+    "d504d1247e36, v6.15; lower it to see exhaustion")                         \
+  X(table_batch_fail, "bool", 0, 0,                                              \
+    "fault injection, not hardware: 1 makes every allocation of an mmu_gather "   \
+    "table batch page (tlb_remove_table's __get_free_page(GFP_NOWAIT)) fail, "  \
+    "so each table takes tlb_remove_table_one (knob table_free_one)")          \
+  X(table_sync_ns, "ns", 1000, 1000,                                             \
+    "first principles: tlb_remove_table_sync_one's smp_call_function(_, _, 1) " \
+    "to every other CPU and its wait, taken as one IPI round trip: send, "      \
+    "latency and handler ~2.5k cycles (x86 ipi_send_ns + ipi_latency_ns + "    \
+    "ipi_handler_ns = 675 ns, rounded up for the wait on the slowest CPU)")
 
 enum param_id {
 #define X(name, unit, x86, arm, src) P_##name,

@@ -181,6 +181,10 @@ struct mm_struct {
 	struct cacheline rss_line;	/* mm->rss_stat (atomic_long_t counters) */
 	uint64_t mmap_base;
 	int users;			/* mm_users */
+	/* mm_users' share from the threads (CLONE_VM) still running, which
+	 * `users` leaves out; read only by tlb_remove_table's mm_users < 2
+	 * shortcut (knob table_free_users) */
+	int thread_users;
 	int count;			/* mm_count: 1 for all users + 1 per CPU whose
 					 * active_mm it is (lazy TLB references) */
 	int slot;			/* index in kernel.mms while it is there */

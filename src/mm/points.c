@@ -229,3 +229,10 @@ static void fmt_ksm(char *buf, size_t len, uint64_t a, uint64_t b)
 }
 
 const struct sim_point tp_ksm = {"tlbsim_ksm", fmt_ksm, 0};
+
+static void fmt_table_free_one(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_table_free_one: table frame %" PRIu64 " freed at once (%s)", a,
+		 b == TABLE_ONE_USERS ? "mm_users < 2" : "no batch page: tlb_remove_table_one");
+}
+const struct sim_point tp_table_free_one = {"tlbsim_table_free_one", fmt_table_free_one, 0};

@@ -257,6 +257,61 @@ static const struct tlbsim_knob_value mremap_pmd_values[MREMAP_PMD_COUNT] = {
 						 "table entries.\", v5.14; 5.13.3 stable)"},
 };
 
+static const struct tlbsim_knob_value table_free_one_values[TABLE_FREE_ONE_COUNT] = {
+	[TABLE_FREE_ONE_SYNC] = {"sync", "when tlb_remove_table cannot allocate its batch page, "
+				       "tlb_remove_table_one IPIs every CPU (tlb_remove_table_"
+				       "sync_one) and frees the table at once, before any TLB "
+				       "invalidation: a walk cache may still hold it (v4.20..v5.4; "
+				       "arm64 before v4.20 flushed in __p?d_free_tlb)"},
+	[TABLE_FREE_ONE_INVALIDATE] = {"invalidate", "tlb_table_invalidate (the gather's flush) "
+						     "first, then the IPI sync and the free "
+						     "(0ed1325967ab \"mm/mmu_gather: invalidate TLB "
+						     "correctly on batch allocation failure and "
+						     "flush\", v5.5; 4.19.165 stable)"},
+};
+
+static const struct tlbsim_knob_value table_free_users_values[TABLE_FREE_USERS_COUNT] = {
+	[TABLE_FREE_USERS_SHORTCUT] = {"shortcut", "tlb_remove_table frees a table at once when "
+						   "mm_users < 2 (no concurrent walker assumed): "
+						   "before the gather's flush, while another CPU's "
+						   "walk cache (a thread that exited, a lazy or "
+						   "speculative walker) may hold it (267239116987, "
+						   "v3.x..v4.18)"},
+	[TABLE_FREE_USERS_BATCH] = {"batch", "every table goes through the batch and is freed "
+					     "after the flush and a grace period (\"mm/tlb: Remove "
+					     "tlb_remove_table() non-concurrent condition\", "
+					     "Message-ID 20180822154046.772017055@infradead.org, "
+					     "v4.19)"},
+};
+
+static const struct tlbsim_knob_value arm64_pgtable_flush_values[ARM64_PGTABLE_FLUSH_COUNT] = {
+	[ARM64_PGTABLE_FLUSH_HOOK] = {"hook", "arm64 __pte/__pmd/__pud_free_tlb invalidate the "
+					      "table's walk-cache entries at once with "
+					      "__flush_tlb_pgtable (TLBI VAE1IS + DSB per table); the "
+					      "gather's flush is last-level only, VALE1IS "
+					      "(285994a62c80 \"arm64: Invalidate the TLB corresponding "
+					      "to intermediate page table levels\", v4.1, with "
+					      "4150e50bf5f2; v4.1..v4.19)"},
+	[ARM64_PGTABLE_FLUSH_GATHER] = {"gather", "no TLBI in the free hooks: the gather records "
+						  "freed_tables and its flush uses the non-leaf "
+						  "VAE1IS (\"arm64: tlb: Avoid synchronous TLBIs when "
+						  "freeing page tables\", v4.20): a table freed "
+						  "before that flush (table_free_users=shortcut, "
+						  "table_free_one=sync) is still cached"},
+};
+
+static const struct tlbsim_knob_value x86_range_freed_values[X86_RANGE_FREED_COUNT] = {
+	[X86_RANGE_FREED_FALSE] = {"false", "x86 flush_tlb_range() passes freed_tables=false: a "
+					    "caller that cleared a PMD entry pointing to a PTE table "
+					    "(pmdp_collapse_flush, mremap's move_normal_pmd) skips "
+					    "lazy-TLB CPUs, whose paging-structure caches keep the "
+					    "table (016c4d92cd16, v4.20..v6.13)"},
+	[X86_RANGE_FREED_TRUE] = {"true", "it passes freed_tables=true, as arm64's flush_tlb_range "
+					  "is non-leaf: lazy CPUs are IPIed too (3ef938c35035 "
+					  "\"x86/mm: Fix flush_tlb_range() when used for zapping "
+					  "normal PMDs\", v6.14; 6.6 stable)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -311,6 +366,16 @@ static const struct tlbsim_knob knobs[] = {
 			 "the PTE locks", MREMAP_FLUSH_COUNT, MREMAP_FLUSH_UNDER_PTL, mremap_flush_values},
 	{"mremap_pmd", "whether mremap moves whole PTE tables (move_normal_pmd) and under which "
 		       "locks", MREMAP_PMD_COUNT, MREMAP_PMD_RMAP_LOCKS, mremap_pmd_values},
+	{"table_free_one", "what tlb_remove_table does with a table when the batch page cannot be "
+			   "allocated (-D table_batch_fail=1)", TABLE_FREE_ONE_COUNT,
+	 TABLE_FREE_ONE_INVALIDATE, table_free_one_values},
+	{"table_free_users", "whether tlb_remove_table frees a table at once when mm_users < 2",
+	 TABLE_FREE_USERS_COUNT, TABLE_FREE_USERS_BATCH, table_free_users_values},
+	{"arm64_pgtable_flush", "arm64: whether a freed table's walk-cache entries are invalidated "
+				"in the free hook or by the gather's non-leaf flush",
+	 ARM64_PGTABLE_FLUSH_COUNT, ARM64_PGTABLE_FLUSH_GATHER, arm64_pgtable_flush_values},
+	{"x86_range_freed", "x86: the freed_tables argument of flush_tlb_range()",
+	 X86_RANGE_FREED_COUNT, X86_RANGE_FREED_FALSE, x86_range_freed_values},
 };
 
 /* tlbsim_policy.given has a bit per knob */
@@ -355,6 +420,10 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->ksm_wp = (enum ksm_wp_policy)knobs[22].default_value;
 	pol->mremap_flush = (enum mremap_flush_policy)knobs[23].default_value;
 	pol->mremap_pmd = (enum mremap_pmd_policy)knobs[24].default_value;
+	pol->table_free_one = (enum table_free_one_policy)knobs[25].default_value;
+	pol->table_free_users = (enum table_free_users_policy)knobs[26].default_value;
+	pol->arm64_pgtable_flush = (enum arm64_pgtable_flush_policy)knobs[27].default_value;
+	pol->x86_range_freed = (enum x86_range_freed_policy)knobs[28].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -385,6 +454,10 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 22: return (int *)&pol->ksm_wp;
 	case 23: return (int *)&pol->mremap_flush;
 	case 24: return (int *)&pol->mremap_pmd;
+	case 25: return (int *)&pol->table_free_one;
+	case 26: return (int *)&pol->table_free_users;
+	case 27: return (int *)&pol->arm64_pgtable_flush;
+	case 28: return (int *)&pol->x86_range_freed;
 	default: return NULL;
 	}
 }
@@ -515,10 +588,24 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 #define K_FLUSH_MM ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=early,ksm_wp=pending"
 #define K_FLUSH_MM_EXCL ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=early,ksm_wp=exclusive"
 #define K_DELAY_RMAP ",tlb_flush_cond=bits,clear_refs=flush_mm,zap_rmap=delayed,ksm_wp=exclusive"
-#define K_MREMAP_414 ",mremap_flush=dirty,mremap_pmd=none"
-#define K_MREMAP_420 ",mremap_flush=under_ptl,mremap_pmd=none"
-#define K_MREMAP_51 ",mremap_flush=under_ptl,mremap_pmd=need_rmap"
-#define K_MREMAP_513 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks"
+/* page-table freeing (mmu_gather.c): the mm_users shortcut and arm64's
+ * free-hook TLBI up to v4.18/v4.19; the batch-failure path without an
+ * invalidate up to v5.4 (0ed1325967ab, v5.5); x86 flush_tlb_range with
+ * freed_tables=false up to v6.13 (3ef938c35035, v6.14) */
+#define K_PT_414 ",table_free_one=sync,table_free_users=shortcut,arm64_pgtable_flush=hook," \
+	"x86_range_freed=false"
+#define K_PT_420 ",table_free_one=sync,table_free_users=batch,arm64_pgtable_flush=gather," \
+	"x86_range_freed=false"
+#define K_PT_58 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
+	"x86_range_freed=false"
+#define K_PT_618 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
+	"x86_range_freed=true"
+#define K_MREMAP_414 ",mremap_flush=dirty,mremap_pmd=none" K_PT_414
+#define K_MREMAP_420 ",mremap_flush=under_ptl,mremap_pmd=none" K_PT_420
+#define K_MREMAP_51 ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_PT_420
+#define K_MREMAP_51_58 ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_PT_58
+#define K_MREMAP_513 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks" K_PT_58
+#define K_MREMAP_618 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks" K_PT_618
 #define K_X86_OLD                                                               \
 	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \
 	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
@@ -573,19 +660,19 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", NULL},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51_58,
 	 "89b15332af7c (the seed-001 kernel: retried write faults)", NULL},
 	{"5.9",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51,
+	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51_58,
 	 "b7333b58f358 (the 001 fix)", NULL},
 	{"5.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51_58,
 	 "arm64's no-op spurious fault hook", NULL},
 	{"5.13",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_51,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_51_58,
 	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
@@ -606,7 +693,7 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X K_VMA_LOCK},
 	{"6.18",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_DELAY_RMAP K_MREMAP_513,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_DELAY_RMAP K_MREMAP_618,
 	 "9e9e085effe9 (the 003 fix, v6.13); x86 209954cbc7d0, 953753db887f, 6db2526c1d69 "
 	 "(v6.14), a37259732a7d, 4afeb0ed1753 (v6.15)", K_X86_6X K_X86_14 K_VMA_LOCK},
 };
