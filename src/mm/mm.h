@@ -444,6 +444,10 @@ struct kernel {
 		uint64_t rcu_to_cache, rcu_vfree;	/* thread_stack_free_rcu */
 	} proc;
 	int nr_reclaim_ptl;		/* PTE-table locks reclaim holds now (rmap.c) */
+	/* failure injection: the next allocations of an mmu_gather table
+	 * batch page that fail (scenario fail_table_batch(N); -D
+	 * table_batch_fail=1 makes every one fail) */
+	int64_t table_batch_fail;
 	const struct mm_hooks *hooks;
 	void *hooks_ctx;
 };
@@ -524,6 +528,8 @@ int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len);
 /* ksmd merging the pages mapped at addr1 and addr2 of the current task's
  * mm, whose contents it takes as identical (ksm.c): 0 merged, -1 not */
 int ksm_merge(struct sim *s, uint64_t addr1, uint64_t addr2);
+/* fail_table_batch(N): the next n table batch page allocations fail */
+void mmu_gather_fail_batches(struct sim *s, int64_t n);
 /* write "type" to /proc/self/clear_refs (task_mmu.c); 0 or -1 (EINVAL) */
 int sys_clear_refs(struct sim *s, int type);
 /* mprotect(addr, len, prot) (mprotect.c, v5.1): prot is TLBSIM_PROT_READ,

@@ -117,6 +117,24 @@ static void tlb_table_flush(struct sim *s, struct mmu_gather *tlb)
 		    tlb_remove_table_rcu, tlb_remove_table_drop, b, 0);
 }
 
+/* Does this __get_free_page(GFP_NOWAIT | __GFP_NOWARN) of a batch page fail?
+ * (failure injection: -D table_batch_fail=1, or fail_table_batch(N)) */
+static bool tlb_table_batch_fails(struct sim *s)
+{
+	struct kernel *k = kernel_of(s);
+	if (P(s, P_table_batch_fail))
+		return true;
+	if (k->table_batch_fail <= 0)
+		return false;
+	k->table_batch_fail--;
+	return true;
+}
+
+void mmu_gather_fail_batches(struct sim *s, int64_t n)
+{
+	kernel_of(s)->table_batch_fail = n > 0 ? n : 0;
+}
+
 /* tlb_remove_table_one() (mm/mmu_gather.c, v5.1..v5.4 and 0ed1325967ab):
  * tlb_remove_table_sync_one() - an IPI to every other CPU, waited for, which
  * holds off lockless (GUP-fast) walkers but invalidates no TLB - then
@@ -124,6 +142,10 @@ static void tlb_table_flush(struct sim *s, struct mmu_gather *tlb)
  * invalidate the caller ran tlb_table_invalidate() first. */
 static void tlb_remove_table_one(struct sim *s, uint32_t table)
 {
+	/* smp_call_function(tlb_remove_table_smp_sync, NULL, 1): every other
+	 * online CPU gets the IPI */
+	s->m.ipi_sent += (uint64_t)(s->nr_cpus - 1);
+	s->m.ipi_received += (uint64_t)(s->nr_cpus - 1);
 	sim_step_arg(s, YP_TABLE_FREE_ONE, (uint64_t)P(s, P_table_sync_ns), table,
 		     TABLE_ONE_NOBATCH);
 	frame_free(hw_of(s), table);
@@ -148,7 +170,7 @@ static void tlb_remove_table(struct sim *s, struct mmu_gather *tlb, uint32_t tab
 		frame_free(hw_of(s), table);
 		return;
 	}
-	if (!tlb->batch && P(s, P_table_batch_fail)) {
+	if (!tlb->batch && tlb_table_batch_fails(s)) {
 		/* tlb_table_invalidate(): !CONFIG_HAVE_RCU_TABLE_NO_INVALIDATE */
 		if (pol->table_free_one == TABLE_FREE_ONE_INVALIDATE)
 			tlb_flush_mmu_tlbonly(s, tlb);

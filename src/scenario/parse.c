@@ -555,7 +555,7 @@ static bool is_call_name(const struct parser *ps)
 {
 	static const char *const calls[] = {"mmap", "munmap", "madvise", "load", "store",
 					    "touch", "tmpfile", "fsync", "close", "mprotect", "mremap", "ftruncate",
-					    "clear_refs", "reclaim", "ksm_merge"};
+					    "clear_refs", "reclaim", "ksm_merge", "fail_table_batch"};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (is_id(ps, calls[i]))
 			return true;
@@ -821,6 +821,9 @@ static struct eval call_expr(struct parser *ps)
 		expect_p(ps, ",");
 		num_expr(ps, "ksm_merge address");
 		code = OP_KSM_MERGE;
+	} else if (strcmp(n, "fail_table_batch") == 0) {
+		num_expr(ps, "fail_table_batch count");
+		code = OP_FAIL_TABLE_BATCH;
 	} else if (strcmp(n, "fsync") == 0 || strcmp(n, "close") == 0) {
 		num_expr(ps, n);
 		code = n[0] == 'f' ? OP_FSYNC : OP_CLOSE;

@@ -60,6 +60,7 @@ enum scen_opcode {
 	OP_FTRUNCATE,	/* pop size, file; push 0 or -1 */
 	OP_RECLAIM,	/* pop len, addr; push the pages reclaim freed, or -1 */
 	OP_KSM_MERGE,	/* pop addr2, addr1; push 0 or -1 (ksmd merges the two pages) */
+	OP_FAIL_TABLE_BATCH,	/* pop n; push 0 (the next n table batch pages fail) */
 };
 
 enum scen_word {

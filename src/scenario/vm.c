@@ -428,6 +428,10 @@ static void exec(struct sim *s, struct scen_inst *in)
 			*sp++ = ksm_merge(s, a1, a2);
 			break;
 		}
+		case OP_FAIL_TABLE_BATCH:
+			mmu_gather_fail_batches(s, *--sp);
+			*sp++ = 0;
+			break;
 		case OP_MUNMAP: {
 			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
 			*sp++ = range_ok(addr, len) ? sys_munmap(s, addr, len) : -1;

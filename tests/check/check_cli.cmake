@@ -353,3 +353,39 @@ tlbsim_check_out(ksm_v51 0
 tlbsim_check_out(ksm_v618 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/ksm_race.tlbs --kernel 6.18 --runs 3000)
+
+# ---- page-table freeing paths (issue 14 item 5) ----
+# table_free_users=shortcut with arm64_pgtable_flush=gather (the arm64 kernels
+# between 5e5f6dc10546 and 285994a62c80): the sole user's munmap frees a
+# table CPU 1 still caches, before the gather's flush (I1, first schedule).
+# v4.14 (shortcut + the free hook's TLBI) and v5.1/v6.18 (batched): clean.
+tlbsim_check_out(table_free_users_shortcut 1
+  HAS "VIOLATION I1" "tlbsim_table_free_one: table frame" "(mm_users < 2)"
+      "replay: tlbsim check" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_free_users.tlbs
+       --policy table_free_users=shortcut,arm64_pgtable_flush=gather --runs 1000)
+foreach(k 4.14 5.1 6.18)
+  tlbsim_check_out(table_free_users_v${k} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_free_users.tlbs --kernel ${k} --runs 3000)
+endforeach()
+# table_free_one=sync (before 0ed1325967ab, v5.5): after fail_table_batch the
+# one-off free follows only the IPI sync (I1); --kernel 5.1 is that kernel on
+# arm64; 4.14 (the free hook's TLBI), 5.8 and 6.18 (invalidate) are clean.
+tlbsim_check_out(table_batch_fail_sync 1
+  HAS "VIOLATION I1" "no batch page: tlb_remove_table_one" "replay: tlbsim check"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_batch_fail.tlbs --policy table_free_one=sync
+       --runs 1000)
+tlbsim_check_out(table_batch_fail_v51 1
+  HAS "VIOLATION I1" "no batch page: tlb_remove_table_one"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_batch_fail.tlbs --kernel 5.1 --runs 1000)
+foreach(k 4.14 5.8 6.18)
+  tlbsim_check_out(table_batch_fail_v${k} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_batch_fail.tlbs --kernel ${k} --runs 3000)
+endforeach()
+# the same failure injected for every allocation by -D table_batch_fail=1
+tlbsim_check_out(table_batch_fail_param 1
+  HAS "VIOLATION I1" "no batch page: tlb_remove_table_one"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_free_users.tlbs --policy table_free_one=sync
+       -D table_batch_fail=1 --runs 1000)
