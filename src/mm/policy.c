@@ -275,8 +275,9 @@ static const struct tlbsim_knob_value table_free_users_values[TABLE_FREE_USERS_C
 						   "mm_users < 2 (no concurrent walker assumed): "
 						   "before the gather's flush, while another CPU's "
 						   "walk cache (a thread that exited, a lazy or "
-						   "speculative walker) may hold it (267239116987, "
-						   "v3.x..v4.18)"},
+						   "speculative walker) may hold it (267239116987 \"mm, "
+						   "powerpc: move the RCU page-table freeing into "
+						   "generic code\", v3.0..v4.18)"},
 	[TABLE_FREE_USERS_BATCH] = {"batch", "every table goes through the batch and is freed "
 					     "after the flush and a grace period (\"mm/tlb: Remove "
 					     "tlb_remove_table() non-concurrent condition\", "
