@@ -209,6 +209,14 @@ enum x86_range_freed_policy {
 	X86_RANGE_FREED_COUNT
 };
 
+/* hugetlb_unshare_flush: when an unmap that unshared a hugetlb PMD table
+ * flushes (mm/hugetlb.c __unmap_hugepage_range) */
+enum hugetlb_unshare_flush_policy {
+	HUGETLB_UNSHARE_FLUSH_AFTER_UNLOCK,	/* 24669e58477e (v3.11)..v5.15: at tlb_finish_mmu */
+	HUGETLB_UNSHARE_FLUSH_BEFORE_UNLOCK,	/* a4a118f2eead (v5.16): before i_mmap_rwsem is released */
+	HUGETLB_UNSHARE_FLUSH_COUNT
+};
+
 struct tlbsim_policy {
 	enum nested_policy nested;
 	int nested_check;		/* 1: mm_tlb_flush_nested() check (99baac21e458, v4.14) */
@@ -239,6 +247,7 @@ struct tlbsim_policy {
 	enum table_free_users_policy table_free_users;
 	enum arm64_pgtable_flush_policy arm64_pgtable_flush;
 	enum x86_range_freed_policy x86_range_freed;
+	enum hugetlb_unshare_flush_policy hugetlb_unshare_flush;
 	uint64_t given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

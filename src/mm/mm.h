@@ -104,7 +104,7 @@ struct fs_type {
 	bool page_mkwrite;		/* vm_ops->page_mkwrite (ext4_page_mkwrite; shmem has none) */
 	bool account_dirty;		/* the bdi accounts dirty pages and writes them back */
 };
-extern const struct fs_type fs_tmpfs, fs_ext4;
+extern const struct fs_type fs_tmpfs, fs_ext4, fs_hugetlbfs;
 const struct fs_type *fs_type_find(const char *name);
 
 /* page flags kept in struct frame.pgflags (struct page's flags) */
@@ -117,6 +117,9 @@ const struct fs_type *fs_type_find(const char *name);
  * still counts as mapped (page_mapped) */
 #define PG_DELAY_RMAP 0x10u
 #define PG_KSM 0x20u		/* PageKsm: a KSM page (ksm.c); a write to it always copies */
+/* a page-table page reachable from more than one mm (hugetlb PMD sharing,
+ * hugetlb.c): the PMD table and the PTE tables under it */
+#define PG_PT_SHARED 0x40u
 
 struct pagecache_ent {
 	uint64_t index;
@@ -149,6 +152,7 @@ struct inode {
 #define VM_WRITE   0x2u
 #define VM_SHARED  0x8u
 #define VM_GROWSDOWN 0x100u
+#define VM_HUGETLB 0x00400000u	/* a hugetlbfs mapping (hugetlb.c) */
 
 struct mm_struct;
 
@@ -528,6 +532,16 @@ int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len);
 /* ksmd merging the pages mapped at addr1 and addr2 of the current task's
  * mm, whose contents it takes as identical (ksm.c): 0 merged, -1 not */
 int ksm_merge(struct sim *s, uint64_t addr1, uint64_t addr2);
+/* hugetlb.c: PMD sharing of hugetlbfs mappings */
+uint32_t huge_pmd_share(struct sim *s, struct vm_area_struct *vma, uint64_t addr,
+			uint32_t pud_table);
+bool huge_pmd_unshare(struct sim *s, uint32_t pud_table, uint64_t idx);
+void unmap_hugepage_range_locked(struct sim *s, struct mmu_gather *tlb,
+				 struct vm_area_struct *vma, uint64_t start, uint64_t end);
+/* memory.c: unmap_page_range() of a hugetlb VMA (unsharing; *force_flush
+ * set when a PMD table was unshared) */
+void unmap_page_range_hugetlb(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
+			      uint64_t addr, uint64_t end, bool *force_flush);
 /* fail_table_batch(N): the next n table batch page allocations fail */
 void mmu_gather_fail_batches(struct sim *s, int64_t n);
 /* write "type" to /proc/self/clear_refs (task_mmu.c); 0 or -1 (EINVAL) */

@@ -313,6 +313,21 @@ static const struct tlbsim_knob_value x86_range_freed_values[X86_RANGE_FREED_COU
 					  "normal PMDs\", v6.14; 6.6 stable)"},
 };
 
+static const struct tlbsim_knob_value hugetlb_unshare_flush_values[HUGETLB_UNSHARE_FLUSH_COUNT] = {
+	[HUGETLB_UNSHARE_FLUSH_AFTER_UNLOCK] = {"after_unlock", "an unmap that unshared a hugetlb "
+							    "PMD table (huge_pmd_unshare) leaves "
+							    "the flush to tlb_finish_mmu, after "
+							    "i_mmap_rwsem is released: the table's "
+							    "last user can free it meanwhile while "
+							    "this mm's CPUs still cache it "
+							    "(24669e58477e, v3.11..v5.15)"},
+	[HUGETLB_UNSHARE_FLUSH_BEFORE_UNLOCK] = {"before_unlock", "__unmap_hugepage_range flushes "
+							      "the PUD range before returning to "
+							      "the unlock (a4a118f2eead "
+							      "\"hugetlbfs: flush TLBs correctly "
+							      "after huge_pmd_unshare\", v5.16)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -377,6 +392,9 @@ static const struct tlbsim_knob knobs[] = {
 	 ARM64_PGTABLE_FLUSH_COUNT, ARM64_PGTABLE_FLUSH_GATHER, arm64_pgtable_flush_values},
 	{"x86_range_freed", "x86: the freed_tables argument of flush_tlb_range()",
 	 X86_RANGE_FREED_COUNT, X86_RANGE_FREED_FALSE, x86_range_freed_values},
+	{"hugetlb_unshare_flush", "when an unmap that unshared a hugetlb PMD table flushes: before "
+				  "or after it releases i_mmap_rwsem", HUGETLB_UNSHARE_FLUSH_COUNT,
+	 HUGETLB_UNSHARE_FLUSH_BEFORE_UNLOCK, hugetlb_unshare_flush_values},
 };
 
 /* tlbsim_policy.given has a bit per knob */
@@ -425,6 +443,7 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->table_free_users = (enum table_free_users_policy)knobs[26].default_value;
 	pol->arm64_pgtable_flush = (enum arm64_pgtable_flush_policy)knobs[27].default_value;
 	pol->x86_range_freed = (enum x86_range_freed_policy)knobs[28].default_value;
+	pol->hugetlb_unshare_flush = (enum hugetlb_unshare_flush_policy)knobs[29].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -459,6 +478,7 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 26: return (int *)&pol->table_free_users;
 	case 27: return (int *)&pol->arm64_pgtable_flush;
 	case 28: return (int *)&pol->x86_range_freed;
+	case 29: return (int *)&pol->hugetlb_unshare_flush;
 	default: return NULL;
 	}
 }
@@ -592,20 +612,23 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 /* page-table freeing (mmu_gather.c): the mm_users shortcut and arm64's
  * free-hook TLBI up to v4.18/v4.19; the batch-failure path without an
  * invalidate up to v5.4 (0ed1325967ab, v5.5); x86 flush_tlb_range with
- * freed_tables=false up to v6.13 (3ef938c35035, v6.14) */
+ * freed_tables=false up to v6.13 (3ef938c35035, v6.14); a hugetlb unshare
+ * flushed after i_mmap_rwsem up to v5.15 (a4a118f2eead, v5.16) */
 #define K_PT_414 ",table_free_one=sync,table_free_users=shortcut,arm64_pgtable_flush=hook," \
-	"x86_range_freed=false"
+	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock"
 #define K_PT_420 ",table_free_one=sync,table_free_users=batch,arm64_pgtable_flush=gather," \
-	"x86_range_freed=false"
+	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock"
 #define K_PT_58 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
-	"x86_range_freed=false"
+	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock"
+#define K_PT_60 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
+	"x86_range_freed=false,hugetlb_unshare_flush=before_unlock"
 #define K_PT_618 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
-	"x86_range_freed=true"
+	"x86_range_freed=true,hugetlb_unshare_flush=before_unlock"
 #define K_MREMAP_414 ",mremap_flush=dirty,mremap_pmd=none" K_PT_414
 #define K_MREMAP_420 ",mremap_flush=under_ptl,mremap_pmd=none" K_PT_420
 #define K_MREMAP_51 ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_PT_420
 #define K_MREMAP_51_58 ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_PT_58
-#define K_MREMAP_513 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks" K_PT_58
+#define K_MREMAP_513 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks" K_PT_60
 #define K_MREMAP_618 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks" K_PT_618
 #define K_X86_OLD                                                               \
 	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \

@@ -15,13 +15,14 @@
 
 const char *const scen_word_names[W_COUNT] = {
 	"", "shared", "private", "dontneed", "free", "read", "write", "ext4", "tmpfs",
+	"hugetlbfs",
 };
 
 #define WBIT(w) (1u << (w))
 #define WORDS_MAP (WBIT(W_SHARED) | WBIT(W_PRIVATE))
 #define WORDS_ADVICE (WBIT(W_DONTNEED) | WBIT(W_FREE))
 #define WORDS_RW (WBIT(W_READ) | WBIT(W_WRITE))
-#define WORDS_FS (WBIT(W_EXT4) | WBIT(W_TMPFS))
+#define WORDS_FS (WBIT(W_EXT4) | WBIT(W_TMPFS) | WBIT(W_HUGETLBFS))
 #define MAX_DEPTH 32		/* nested blocks and parenthesised expressions */
 #define MAX_OPS (1u << 20)
 #define MAX_LOCALS 256

@@ -65,6 +65,7 @@ enum scen_opcode {
 
 enum scen_word {
 	W_NONE, W_SHARED, W_PRIVATE, W_DONTNEED, W_FREE, W_READ, W_WRITE, W_EXT4, W_TMPFS,
+	W_HUGETLBFS,
 	W_COUNT
 };
 

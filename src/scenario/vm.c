@@ -479,7 +479,9 @@ static void exec(struct sim *s, struct scen_inst *in)
 				fail_at(s, sc, op, "tmpfile size out of range");
 				return;
 			}
-			struct inode *file = sys_tmpfile(s, fs == W_EXT4 ? &fs_ext4 : &fs_tmpfs,
+			struct inode *file = sys_tmpfile(s, fs == W_EXT4	 ? &fs_ext4
+							 : fs == W_HUGETLBFS ? &fs_hugetlbfs
+									     : &fs_tmpfs,
 							 (uint64_t)size);
 			if (!file)
 				return;
