@@ -389,3 +389,27 @@ tlbsim_check_out(table_batch_fail_param 1
   HAS "VIOLATION I1" "no batch page: tlb_remove_table_one"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_free_users.tlbs --policy table_free_one=sync
        -D table_batch_fail=1 --runs 1000)
+
+# ---- hugetlb PMD sharing (issue 14 item 6) ----
+# hugetlb_unshare_flush=after_unlock (before a4a118f2eead, v5.16): the
+# unsharing munmap flushes after releasing i_mmap_rwsem; the other process's
+# munmap frees the shared tables meanwhile (I1 on a shared page table, 25
+# schedules). --kernel 5.13: the same; 6.0 and 6.18 (before_unlock): clean.
+tlbsim_check_out(hugetlb_after_unlock 1
+  HAS "VIOLATION I1" "shared (hugetlb) page-table frame" "huge_pmd_unshare" "huge_pmd_share"
+      "replay: tlbsim check" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_share.tlbs --policy hugetlb_unshare_flush=after_unlock
+       --runs 20000 --time-limit 20)
+tlbsim_check_out(hugetlb_v513 1
+  HAS "VIOLATION I1" "shared (hugetlb) page-table frame"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_share.tlbs --kernel 5.13 --runs 20000 --time-limit 20)
+foreach(k 6.0 6.18)
+  tlbsim_check_out(hugetlb_v${k} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_share.tlbs --kernel ${k} --runs 3000)
+endforeach()
+# arm64's tlb_end_vma flushes the unshared range before the unlock: clean
+tlbsim_check_out(hugetlb_arm64 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_share.tlbs --profile arm64-4k
+       --policy hugetlb_unshare_flush=after_unlock --runs 3000)
