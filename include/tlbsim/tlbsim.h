@@ -217,6 +217,22 @@ enum hugetlb_unshare_flush_policy {
 	HUGETLB_UNSHARE_FLUSH_COUNT
 };
 
+/* arm64_ttl: the level hint arm64's tlb_flush puts in its TLBIs (with the
+ * profile parameter ttl: FEAT_TTL) */
+enum arm64_ttl_policy {
+	ARM64_TTL_NONE,		/* before c4ab2cbc1d87 (v5.9): no hints */
+	ARM64_TTL_LEVEL,	/* c4ab2cbc1d87 (v5.9..v5.13): tlb_get_level from the cleared_* bits */
+	ARM64_TTL_LEAF_ONLY,	/* 52218fcd61cb (v5.14): no hint when tables were freed */
+	ARM64_TTL_COUNT
+};
+/* x86_invlpg_miss: what the kernel does on a part whose INVLPG misses
+ * Global entries with PCIDs (profile parameter invlpg_global_miss) */
+enum x86_invlpg_miss_policy {
+	X86_INVLPG_MISS_IGNORE,	/* before ce0b15d11ad8 (v6.4): PCIDs used anyway */
+	X86_INVLPG_MISS_NOPCID,	/* ce0b15d11ad8 (v6.4): PCIDs disabled on such parts */
+	X86_INVLPG_MISS_COUNT
+};
+
 struct tlbsim_policy {
 	enum nested_policy nested;
 	int nested_check;		/* 1: mm_tlb_flush_nested() check (99baac21e458, v4.14) */
@@ -248,6 +264,8 @@ struct tlbsim_policy {
 	enum arm64_pgtable_flush_policy arm64_pgtable_flush;
 	enum x86_range_freed_policy x86_range_freed;
 	enum hugetlb_unshare_flush_policy hugetlb_unshare_flush;
+	enum arm64_ttl_policy arm64_ttl;
+	enum x86_invlpg_miss_policy x86_invlpg_miss;
 	uint64_t given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

@@ -91,6 +91,7 @@ struct flush_note {
 	uint64_t nops, start, end, stride;
 	int cpu;		/* issuing CPU */
 	int ntargets;		/* x86: IPIs sent (filled in by ipi_sent) */
+	int ttl;		/* arm64: TTL hint, 1 + leaf depth (0: none) */
 };
 
 /* Arch events an observer may subscribe to (all optional). */

@@ -117,7 +117,7 @@ static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 	if (mc->hooks && mc->hooks->tlb_flush) {
 		struct flush_note n = {.what = FLUSH_ARM64_TLBI, .op = kind, .nops = ntlbi,
 				       .start = inv->start, .end = inv->end,
-				       .stride = inv->stride, .cpu = cur_cpu(s)};
+				       .stride = inv->stride, .cpu = cur_cpu(s), .ttl = inv->ttl};
 		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
 	}
 	hw_invalidate_bcast(&mc->hw, inv, tlbi_hit, s);
@@ -151,10 +151,13 @@ void flush_tlb_mm(struct sim *s, mm_context_t *mm)
 	arm64_tlbi_batch(s, mm, TLBI_ASIDE1IS, 1, &inv, true);
 }
 
-/* __flush_tlb_range(vma, start, end, stride, last_level) (tlbflush.h, v5.1
- * with the v5.0 MAX_TLBI_OPS threshold, kernel-model E1) */
-void __flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
-		       uint64_t stride, bool last_level)
+/* __flush_tlb_range(vma, start, end, stride, last_level, tlb_level)
+ * (tlbflush.h, v5.1 with the v5.0 MAX_TLBI_OPS threshold, kernel-model E1;
+ * the level hint of c4ab2cbc1d87, v5.9: tlb_level is the architectural
+ * level of the leaf, 0 none - it reaches the TLB only on FEAT_TTL parts,
+ * profile parameter ttl) */
+static void __flush_tlb_range_level(struct sim *s, mm_context_t *mm, uint64_t start,
+				    uint64_t end, uint64_t stride, bool last_level, int tlb_level)
 {
 	uint64_t max_tlbi_ops = hw_of(s)->geom.ptrs_per_pte;
 	if (end - start >= max_tlbi_ops * stride) {
@@ -166,7 +169,35 @@ void __flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t
 	uint64_t nops = (end - start - 1) / stride + 1;
 	struct inv_op inv = {.kind = last_level ? INV_VA_LEAF : INV_VA_ALL, .tag = mm->asid,
 			     .start = start, .end = end, .stride = stride};
+	if (tlb_level && P(s, P_ttl)) {
+		/* __tlbi_level(): the TTL field holds the level, as a depth of
+		 * this geometry (levels 4 - levels .. 3) */
+		int depth = tlb_level - (4 - hw_of(s)->geom.levels);
+		if (depth >= 0)
+			inv.ttl = (uint8_t)(depth + 1);
+	}
 	arm64_tlbi_batch(s, mm, last_level ? TLBI_VALE1IS : TLBI_VAE1IS, nops, &inv, true);
+}
+
+void __flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
+		       uint64_t stride, bool last_level)
+{
+	__flush_tlb_range_level(s, mm, start, end, stride, last_level, 0);
+}
+
+/* tlb_get_level(tlb) (arch/arm64/include/asm/tlb.h, c4ab2cbc1d87 v5.9;
+ * knob arm64_ttl): the level of the leaf entries the gather cleared when
+ * it cleared one level only, else 0; with 52218fcd61cb (v5.14) 0 whenever
+ * page tables were freed */
+static int tlb_get_level(struct sim *s, const struct mmu_gather *tlb)
+{
+	enum arm64_ttl_policy p = machine_of(s)->policy.arm64_ttl;
+	if (p == ARM64_TTL_NONE || (p == ARM64_TTL_LEAF_ONLY && tlb->freed_tables))
+		return 0;
+	int n = tlb->cleared_ptes + tlb->cleared_pmds + tlb->cleared_puds + tlb->cleared_p4ds;
+	if (n != 1)
+		return 0;
+	return tlb->cleared_ptes ? 3 : tlb->cleared_pmds ? 2 : tlb->cleared_puds ? 1 : 0;
 }
 
 /* flush_tlb_page(): leaf only, VALE1IS (tlbflush.h, v4.20+) */
@@ -215,7 +246,8 @@ static void arm64_tlb_flush(struct sim *s, struct mmu_gather *tlb)
 			flush_tlb_mm(s, tlb->ctx);
 		return;
 	}
-	__flush_tlb_range(s, tlb->ctx, tlb->start, tlb->end, stride, last_level);
+	__flush_tlb_range_level(s, tlb->ctx, tlb->start, tlb->end, stride, last_level,
+				tlb_get_level(s, tlb));
 }
 
 /*

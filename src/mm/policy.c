@@ -328,6 +328,32 @@ static const struct tlbsim_knob_value hugetlb_unshare_flush_values[HUGETLB_UNSHA
 							      "after huge_pmd_unshare\", v5.16)"},
 };
 
+static const struct tlbsim_knob_value arm64_ttl_values[ARM64_TTL_COUNT] = {
+	[ARM64_TTL_NONE] = {"none", "arm64 TLBIs carry no level hint (before c4ab2cbc1d87, v5.8 and "
+				    "earlier)"},
+	[ARM64_TTL_LEVEL] = {"level", "on FEAT_TTL parts (-D ttl=1) tlb_flush hints the level "
+				      "tlb_get_level() reads from the cleared_* bits, also when "
+				      "tables were freed: a gather that freed only a PTE table hints "
+				      "level 2 and the walk entry to the table may survive "
+				      "(c4ab2cbc1d87 \"arm64: tlb: Set the TTL field in "
+				      "flush_tlb_range\", v5.9..v5.13)"},
+	[ARM64_TTL_LEAF_ONLY] = {"leaf_only", "no hint when freed_tables is set: the TTL field is "
+					      "valid only for leaf entries (52218fcd61cb \"arm64: "
+					      "tlb: fix the TTL value of tlb_get_level\", v5.14; "
+					      "5.9+ stable)"},
+};
+
+static const struct tlbsim_knob_value x86_invlpg_miss_values[X86_INVLPG_MISS_COUNT] = {
+	[X86_INVLPG_MISS_IGNORE] = {"ignore", "PCIDs are used on a part whose INVLPG misses "
+					      "Global entries (-D invlpg_global_miss=1): a kernel "
+					      "range flush by INVLPG leaves stale kernel "
+					      "translations (before ce0b15d11ad8, up to v6.3)"},
+	[X86_INVLPG_MISS_NOPCID] = {"nopcid", "setup_pcid() does not enable PCIDs on such parts "
+					      "(ce0b15d11ad8 \"x86/mm: Avoid incomplete Global "
+					      "INVLPG flushes\", v6.4): every switch_mm flushes the "
+					      "non-global TLB instead"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -395,6 +421,10 @@ static const struct tlbsim_knob knobs[] = {
 	{"hugetlb_unshare_flush", "when an unmap that unshared a hugetlb PMD table flushes: before "
 				  "or after it releases i_mmap_rwsem", HUGETLB_UNSHARE_FLUSH_COUNT,
 	 HUGETLB_UNSHARE_FLUSH_BEFORE_UNLOCK, hugetlb_unshare_flush_values},
+	{"arm64_ttl", "arm64: the TTL level hint tlb_flush puts in its TLBIs on FEAT_TTL parts",
+	 ARM64_TTL_COUNT, ARM64_TTL_LEAF_ONLY, arm64_ttl_values},
+	{"x86_invlpg_miss", "x86: PCIDs on a part whose INVLPG misses Global entries, or not",
+	 X86_INVLPG_MISS_COUNT, X86_INVLPG_MISS_NOPCID, x86_invlpg_miss_values},
 };
 
 /* tlbsim_policy.given has a bit per knob */
@@ -444,6 +474,8 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->arm64_pgtable_flush = (enum arm64_pgtable_flush_policy)knobs[27].default_value;
 	pol->x86_range_freed = (enum x86_range_freed_policy)knobs[28].default_value;
 	pol->hugetlb_unshare_flush = (enum hugetlb_unshare_flush_policy)knobs[29].default_value;
+	pol->arm64_ttl = (enum arm64_ttl_policy)knobs[30].default_value;
+	pol->x86_invlpg_miss = (enum x86_invlpg_miss_policy)knobs[31].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -479,6 +511,8 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 27: return (int *)&pol->arm64_pgtable_flush;
 	case 28: return (int *)&pol->x86_range_freed;
 	case 29: return (int *)&pol->hugetlb_unshare_flush;
+	case 30: return (int *)&pol->arm64_ttl;
+	case 31: return (int *)&pol->x86_invlpg_miss;
 	default: return NULL;
 	}
 }
@@ -613,21 +647,36 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  * free-hook TLBI up to v4.18/v4.19; the batch-failure path without an
  * invalidate up to v5.4 (0ed1325967ab, v5.5); x86 flush_tlb_range with
  * freed_tables=false up to v6.13 (3ef938c35035, v6.14); a hugetlb unshare
- * flushed after i_mmap_rwsem up to v5.15 (a4a118f2eead, v5.16) */
+ * flushed after i_mmap_rwsem up to v5.15 (a4a118f2eead, v5.16); arm64 TTL
+ * hints from v5.9 (c4ab2cbc1d87), leaf-only from v5.14 (52218fcd61cb);
+ * PCIDs off on INVLPG-erratum parts from v6.4 (ce0b15d11ad8) */
 #define K_PT_414 ",table_free_one=sync,table_free_users=shortcut,arm64_pgtable_flush=hook," \
-	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock"
+	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=none,"            \
+	"x86_invlpg_miss=ignore"
 #define K_PT_420 ",table_free_one=sync,table_free_users=batch,arm64_pgtable_flush=gather," \
-	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock"
+	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=none,"            \
+	"x86_invlpg_miss=ignore"
 #define K_PT_58 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
-	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock"
+	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=none,"            \
+	"x86_invlpg_miss=ignore"
+#define K_PT_59 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
+	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=level,"           \
+	"x86_invlpg_miss=ignore"
 #define K_PT_60 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
-	"x86_range_freed=false,hugetlb_unshare_flush=before_unlock"
+	"x86_range_freed=false,hugetlb_unshare_flush=before_unlock,arm64_ttl=leaf_only,"      \
+	"x86_invlpg_miss=ignore"
+#define K_PT_66 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
+	"x86_range_freed=false,hugetlb_unshare_flush=before_unlock,arm64_ttl=leaf_only,"      \
+	"x86_invlpg_miss=nopcid"
 #define K_PT_618 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
-	"x86_range_freed=true,hugetlb_unshare_flush=before_unlock"
+	"x86_range_freed=true,hugetlb_unshare_flush=before_unlock,arm64_ttl=leaf_only,"       \
+	"x86_invlpg_miss=nopcid"
 #define K_MREMAP_414 ",mremap_flush=dirty,mremap_pmd=none" K_PT_414
 #define K_MREMAP_420 ",mremap_flush=under_ptl,mremap_pmd=none" K_PT_420
 #define K_MREMAP_51 ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_PT_420
 #define K_MREMAP_51_58 ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_PT_58
+#define K_MREMAP_59 ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_PT_59
+#define K_MREMAP_66 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks" K_PT_66
 #define K_MREMAP_513 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks" K_PT_60
 #define K_MREMAP_618 ",mremap_flush=under_ptl,mremap_pmd=rmap_locks" K_PT_618
 #define K_X86_OLD                                                               \
@@ -688,15 +737,15 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "89b15332af7c (the seed-001 kernel: retried write faults)", NULL},
 	{"5.9",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51_58,
+	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_59,
 	 "b7333b58f358 (the 001 fix)", NULL},
 	{"5.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51_58,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_59,
 	 "arm64's no-op spurious fault hook", NULL},
 	{"5.13",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_51_58,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_59,
 	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
@@ -705,15 +754,15 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 K_X86_6X K_VMA_LOCK},
 	{"6.6",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_66,
 	 "the v6.3..v6.8 vmalloc purge", K_X86_6X K_VMA_LOCK},
 	{"6.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_66,
 	 "282631cb2447 (vmap nodes: the seed-003 kernel)", K_X86_6X K_VMA_LOCK},
 	{"6.11",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_66,
 	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X K_VMA_LOCK},
 	{"6.18",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"

@@ -128,6 +128,10 @@ void describe_flush(const struct flush_report *r, char *buf, size_t len)
 			 (unsigned long long)f->start,
 			 (unsigned long long)f->end, (unsigned long long)f->stride, f->cpu,
 			 (unsigned long long)r->step);
+		if (f->ttl) {
+			size_t n = strlen(buf);
+			snprintf(buf + n, len - n, ", TTL hint: leaf at depth %d", f->ttl - 1);
+		}
 		break;
 	case FLUSH_X86_MM_RANGE:
 		snprintf(buf, len, "%sflush_tlb_mm_range(%s, freed_tables=%d) by cpu %d: IPIs to %d "
