@@ -55,7 +55,9 @@ static bool leaf_matches(const struct hw *hw, const struct inv_op *op, const str
 			return false;
 		break;
 	case INV_X86_INVLPG:
-		if (e->tag != op->tag && (e->tag != TC_TAG_GLOBAL || hw->invlpg_global_miss))
+		/* a Global entry matches whatever the PCID - except on parts
+		 * with the INVLPG erratum (ce0b15d11ad8) while PCIDs are on */
+		if (e->tag == TC_TAG_GLOBAL ? hw->invlpg_global_miss : e->tag != op->tag)
 			return false;
 		break;
 	case INV_VA_LEAF_ANYTAG:
