@@ -432,7 +432,8 @@ void tlbsim_config_init(struct tlbsim_config *cfg);
 	X(tlbi_local_skipped_broadcast) X(records_per_sec) X(invlpgb) X(tlbsync)   \
 	X(tlb_shootdowns) X(bogo_ops_per_sec) X(tlb_shootdowns_per_sec) X(ipis_per_sec) \
 	X(cow_faults)
-#define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local)
+#define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local) \
+	X(rvale1is) X(rvae1is)
 
 struct tlbsim_metrics {
 #define X(n) uint64_t n;

@@ -57,7 +57,7 @@ typedef struct mm_context {
 
 /* arm64 TLBI operations counted in metrics.tlbi */
 enum tlbi_kind { TLBI_VALE1IS, TLBI_VAE1IS, TLBI_ASIDE1IS, TLBI_VAALE1IS, TLBI_VMALLE1IS,
-		 TLBI_LOCAL, TLBI_KIND_COUNT };
+		 TLBI_LOCAL, TLBI_RVALE1IS, TLBI_RVAE1IS, TLBI_KIND_COUNT };
 const char *tlbi_name(enum tlbi_kind k);
 
 /* Per-CPU arch state, laid out in 128 bytes (indexed on hot paths). */
@@ -92,6 +92,7 @@ struct flush_note {
 	int cpu;		/* issuing CPU */
 	int ntargets;		/* x86: IPIs sent (filled in by ipi_sent) */
 	int ttl;		/* arm64: TTL hint, 1 + leaf depth (0: none) */
+	uint64_t nrange;	/* arm64: range TLBIs (FEAT_TLBIRANGE) among nops */
 };
 
 /* Arch events an observer may subscribe to (all optional). */

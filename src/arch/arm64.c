@@ -32,6 +32,8 @@ static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
 	case TLBI_ASIDE1IS: return &s->m.tlbi.aside1is;
 	case TLBI_VAALE1IS: return &s->m.tlbi.vaale1is;
 	case TLBI_VMALLE1IS: return &s->m.tlbi.vmalle1is;
+	case TLBI_RVALE1IS: return &s->m.tlbi.rvale1is;
+	case TLBI_RVAE1IS: return &s->m.tlbi.rvae1is;
 	case TLBI_LOCAL:
 	case TLBI_KIND_COUNT: break;
 	}
@@ -94,12 +96,26 @@ static void arm64_tlbi_local_batch(struct sim *s, enum tlbi_kind kind, uint64_t 
 	sim_charge_sys(s, n * (uint64_t)P(s, P_tlbi_local_ns));
 }
 
+/* One batch of nops broadcast TLBIs of kind plus nrange range TLBIs of
+ * rkind (FEAT_TLBIRANGE: RVALE1IS / RVAE1IS, each tlbi_range_op_ns whatever
+ * it covers, calibration C2's flat shape), one DSB ISH for all. */
+static void arm64_tlbi_issue(struct sim *s, const mm_context_t *mm, enum tlbi_kind kind,
+			     uint64_t nops, enum tlbi_kind rkind, uint64_t nrange,
+			     const struct inv_op *inv, bool user);
+
 static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_kind kind,
 			     uint64_t nops, const struct inv_op *inv, bool user)
 {
+	arm64_tlbi_issue(s, mm, kind, nops, kind, 0, inv, user);
+}
+
+static void arm64_tlbi_issue(struct sim *s, const mm_context_t *mm, enum tlbi_kind kind,
+			     uint64_t nops, enum tlbi_kind rkind, uint64_t nrange,
+			     const struct inv_op *inv, bool user)
+{
 	struct machine *mc = machine_of(s);
 	if (flush_stays_local(s, mm)) {
-		arm64_tlbi_local_batch(s, kind, nops, inv, user);
+		arm64_tlbi_local_batch(s, kind, nops + nrange, inv, user);
 		return;
 	}
 	uint64_t mult = 1;
@@ -108,16 +124,22 @@ static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 	uint64_t extra_dsb = 0;
 	if (P(s, P_repeat_tlbi)) {
 		mult *= 2;		/* TLBI; DSB ISH; TLBI */
-		extra_dsb = nops * (user && P(s, P_kpti) ? 2 : 1);
+		extra_dsb = (nops + nrange) * (user && P(s, P_kpti) ? 2 : 1);
 	}
-	uint64_t ntlbi = nops * mult;
+	uint64_t ntlbi = nops * mult, nrtlbi = nrange * mult;
 	*tlbi_counter(s, kind) += ntlbi;
+	if (nrtlbi)
+		*tlbi_counter(s, rkind) += nrtlbi;
 
-	sim_step_arg(s, YP_TLBI_ISSUE, 0, (uint64_t)kind, ntlbi);
+	if (ntlbi)
+		sim_step_arg(s, YP_TLBI_ISSUE, 0, (uint64_t)kind, ntlbi);
+	if (nrtlbi)
+		sim_step_arg(s, YP_TLBI_ISSUE, 0, (uint64_t)rkind, nrtlbi);
 	if (mc->hooks && mc->hooks->tlb_flush) {
-		struct flush_note n = {.what = FLUSH_ARM64_TLBI, .op = kind, .nops = ntlbi,
-				       .start = inv->start, .end = inv->end,
-				       .stride = inv->stride, .cpu = cur_cpu(s), .ttl = inv->ttl};
+		struct flush_note n = {.what = FLUSH_ARM64_TLBI, .op = nrtlbi ? rkind : kind,
+				       .nops = ntlbi + nrtlbi, .start = inv->start,
+				       .end = inv->end, .stride = inv->stride, .cpu = cur_cpu(s),
+				       .ttl = inv->ttl, .nrange = nrtlbi};
 		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
 	}
 	hw_invalidate_bcast(&mc->hw, inv, tlbi_hit, s);
@@ -128,10 +150,11 @@ static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 	uint64_t t0 = s->now;
 	uint64_t start = mc->dvm_free_at > t0 ? mc->dvm_free_at : t0;
 	s->m.dvm_wait_ns += start - t0;
-	/* the issuer's latency is ntlbi x per; the shared DVM path is held for
-	 * dvm_occupancy_pct of it (100: the whole, fully serial) */
-	mc->dvm_free_at = start + ntlbi * per * (uint64_t)P(s, P_dvm_occupancy_pct) / 100;
-	uint64_t done = start + ntlbi * per + (uint64_t)P(s, P_dsb_ns) * (1 + extra_dsb);
+	/* the issuer's latency is ntlbi x per (+ the range ops'); the shared
+	 * DVM path is held for dvm_occupancy_pct of it (100: fully serial) */
+	uint64_t busy = ntlbi * per + nrtlbi * (uint64_t)P(s, P_tlbi_range_op_ns);
+	mc->dvm_free_at = start + busy * (uint64_t)P(s, P_dvm_occupancy_pct) / 100;
+	uint64_t done = start + busy + (uint64_t)P(s, P_dsb_ns) * (1 + extra_dsb);
 	sim_charge_sys(s, done - t0);
 	uint64_t recv = (uint64_t)P(s, P_tlbi_recv_ns);
 	if (recv) {
@@ -139,7 +162,7 @@ static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 		int self = cur_cpu(s);
 		for (int c = 0; c < s->nr_cpus; c++)
 			if (c != self && !sim_cpu_idle(s, c))
-				sim_steal(s, c, ntlbi * recv);
+				sim_steal(s, c, (ntlbi + nrtlbi) * recv);
 	}
 	sim_step(s, YP_DSB, 0);
 }
@@ -160,15 +183,46 @@ static void __flush_tlb_range_level(struct sim *s, mm_context_t *mm, uint64_t st
 				    uint64_t end, uint64_t stride, bool last_level, int tlb_level)
 {
 	uint64_t max_tlbi_ops = hw_of(s)->geom.ptrs_per_pte;
-	if (end - start >= max_tlbi_ops * stride) {
+	int page_shift = hw_of(s)->geom.page_shift;
+	bool range = P(s, P_tlbi_range);
+	/* d1d3aa98b1d4 (v5.10): with FEAT_TLBIRANGE only a range of
+	 * MAX_TLBI_RANGE_PAGES (32 << 16 pages) or more flushes the ASID */
+	if ((!range && end - start >= max_tlbi_ops * stride) ||
+	    (range && ((end - start) >> page_shift) >= (32ull << 16))) {
 		flush_tlb_mm(s, mm);
 		return;
 	}
 	if (start >= end)
 		return;
-	uint64_t nops = (end - start - 1) / stride + 1;
+	uint64_t nops = (end - start - 1) / stride + 1, nrange = 0;
 	struct inv_op inv = {.kind = last_level ? INV_VA_LEAF : INV_VA_ALL, .tag = mm->asid,
 			     .start = start, .end = end, .stride = stride};
+	if (range) {
+		/* __flush_tlb_range_op (d1d3aa98b1d4, v5.10): an odd page count
+		 * takes one classic TLBI of stride; otherwise one range op of
+		 * (num + 1) << (5 * scale + 1) pages per scale 0..3 whose num
+		 * field, ((pages >> (5 * scale + 1)) & 0x1f) - 1, is >= 0 */
+		int64_t pages = (int64_t)((end - start) >> page_shift);
+		int64_t stride_pages = (int64_t)(stride >> page_shift);
+		int scale = 0;
+		nops = 0;
+		while (pages > 0) {
+			if (pages % 2 == 1) {
+				nops++;
+				pages -= stride_pages;
+				continue;
+			}
+			int64_t num = (int64_t)((pages >> (5 * scale + 1)) & 0x1f) - 1;
+			if (num >= 0) {
+				nrange++;
+				pages -= (num + 1) << (5 * scale + 1);
+			}
+			scale++;
+		}
+		/* a range op invalidates every page of its range */
+		if (nrange)
+			inv.stride = 1ull << page_shift;
+	}
 	if (tlb_level && P(s, P_ttl)) {
 		/* __tlbi_level(): the TTL field holds the level, as a depth of
 		 * this geometry (levels 4 - levels .. 3) */
@@ -176,7 +230,8 @@ static void __flush_tlb_range_level(struct sim *s, mm_context_t *mm, uint64_t st
 		if (depth >= 0)
 			inv.ttl = (uint8_t)(depth + 1);
 	}
-	arm64_tlbi_batch(s, mm, last_level ? TLBI_VALE1IS : TLBI_VAE1IS, nops, &inv, true);
+	arm64_tlbi_issue(s, mm, last_level ? TLBI_VALE1IS : TLBI_VAE1IS, nops,
+			 last_level ? TLBI_RVALE1IS : TLBI_RVAE1IS, nrange, &inv, true);
 }
 
 void __flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,

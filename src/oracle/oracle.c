@@ -128,6 +128,11 @@ void describe_flush(const struct flush_report *r, char *buf, size_t len)
 			 (unsigned long long)f->start,
 			 (unsigned long long)f->end, (unsigned long long)f->stride, f->cpu,
 			 (unsigned long long)r->step);
+		if (f->nrange) {
+			size_t n = strlen(buf);
+			snprintf(buf + n, len - n, ", %llu of them range TLBIs (FEAT_TLBIRANGE)",
+				 (unsigned long long)f->nrange);
+		}
 		if (f->ttl) {
 			size_t n = strlen(buf);
 			snprintf(buf + n, len - n, ", TTL hint: leaf at depth %d", f->ttl - 1);
