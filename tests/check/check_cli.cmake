@@ -413,3 +413,24 @@ tlbsim_check_out(hugetlb_arm64 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_share.tlbs --profile arm64-4k
        --policy hugetlb_unshare_flush=after_unlock --runs 3000)
+
+# ---- FEAT_TTL level hints (issue 14 item 5) ----
+# arm64_ttl=level (c4ab2cbc1d87, v5.9..v5.13) on a FEAT_TTL part
+# (arm64-v84): a freed PTE table's VAE1IS hints level 2 and CPU 1's walk
+# entry survives (I1 at the RCU hand-off, first schedule); leaf_only
+# (52218fcd61cb, v5.14; --kernel 6.0) and a part ignoring the hint: clean.
+tlbsim_check_out(ttl_level 1
+  HAS "VIOLATION I1" "TTL hint: leaf at depth 2" "replay: tlbsim check"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/ttl_table_free.tlbs --policy arm64_ttl=level --runs 1000)
+tlbsim_check_out(ttl_v513 1
+  HAS "VIOLATION I1" "TTL hint"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/ttl_table_free.tlbs --kernel 5.13 --runs 1000)
+foreach(k 5.8 6.0 6.18)
+  tlbsim_check_out(ttl_v${k} 0
+    HAS "no violation: 2000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/ttl_table_free.tlbs --kernel ${k} --runs 2000)
+endforeach()
+tlbsim_check_out(ttl_ignored 0
+  HAS "no violation: 2000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/ttl_table_free.tlbs --policy arm64_ttl=level
+       -D ttl_ignored=1 --runs 2000)
