@@ -714,8 +714,9 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "nested=v1,nested_check=on,x86_lazy=never,fault_retry=none,spurious_flush=broadcast,"
 	 K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_414,
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
-	 "arm64 flushed every range with page-stride all-level VAE1IS (no level tracking before "
-	 "v4.20); the model picks VALE1IS/VAE1IS from the level bits"},
+	 "arm64 had no level tracking before v4.20: tlb_flush issued page-stride VALE1IS over the "
+	 "range and __p?d_free_tlb one VAE1IS per freed table (arm64_pgtable_flush=hook); the "
+	 "model's stride still follows the level bits"},
 	{"4.20",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_420,
