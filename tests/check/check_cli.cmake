@@ -434,3 +434,20 @@ tlbsim_check_out(ttl_ignored 0
   HAS "no violation: 2000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/ttl_table_free.tlbs --policy arm64_ttl=level
        -D ttl_ignored=1 --runs 2000)
+
+# ---- x86 flush_tlb_range's freed_tables (issue 14 item 5) ----
+# x86_range_freed=false (016c4d92cd16 .. v6.13; --kernel 6.11): the hugetlb
+# mprotect that unshares a PMD table flushes with flush_tlb_range, which
+# skips the lazy CPU still caching it; the other process frees it (I1 on a
+# shared page table, first schedule). true (3ef938c35035; --kernel 6.18):
+# clean.
+tlbsim_check_out(range_freed_false 1
+  HAS "VIOLATION I1" "shared (hugetlb) page-table frame" "huge_pmd_unshare" "replay: tlbsim check"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_mprotect.tlbs --policy x86_range_freed=false
+       --runs 1000)
+tlbsim_check_out(range_freed_v611 1
+  HAS "VIOLATION I1"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_mprotect.tlbs --kernel 6.11 --runs 1000)
+tlbsim_check_out(range_freed_v618 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_mprotect.tlbs --kernel 6.18 --runs 3000)
