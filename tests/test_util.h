@@ -41,15 +41,29 @@ static inline void tsim_on_bug(const char *file, int line, const char *what)
 	mock_assert(0, what, file, line);
 }
 
+/* tsim_new_pol(): the same with every knob from *pol (the machine reads
+ * some of them while it is built, e.g. x86_invlpg_miss) */
+static inline struct sim *tsim_new_pol(const char *profile, int nr_cpus,
+				       const struct tlbsim_policy *pol, const int64_t *ov);
+
 static inline struct sim *tsim_new_p(const char *profile, int nr_cpus, enum nested_policy nested,
 				     const int64_t *ov)
+{
+	struct tlbsim_config c0;
+	tlbsim_config_init(&c0);
+	c0.policy.nested = nested;
+	return tsim_new_pol(profile, nr_cpus, &c0.policy, ov);
+}
+
+static inline struct sim *tsim_new_pol(const char *profile, int nr_cpus,
+				       const struct tlbsim_policy *pol, const int64_t *ov)
 {
 	const struct tlbsim_profile *prof = tlbsim_profile_find(profile);
 	assert_non_null(prof);
 	struct tlbsim_config cfg;
 	tlbsim_config_init(&cfg);
 	cfg.profile = profile;
-	cfg.policy.nested = nested;
+	cfg.policy = *pol;
 	cfg.overrides[cfg.noverrides].param = P_jitter;	/* exact mode (a later one wins) */
 	cfg.overrides[cfg.noverrides].value = 0;
 	cfg.noverrides++;

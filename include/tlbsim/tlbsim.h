@@ -228,6 +228,56 @@ enum pfnmap_flush_policy {
 	PFNMAP_FLUSH_COUNT
 };
 
+/* table_free_one: tlb_remove_table() when the mmu_gather batch page cannot be
+ * allocated (tlb_remove_table_one, mm/mmu_gather.c) */
+enum table_free_one_policy {
+	TABLE_FREE_ONE_SYNC,	/* before 0ed1325967ab (v5.5): IPI sync, then free at once */
+	TABLE_FREE_ONE_INVALIDATE,	/* 0ed1325967ab: tlb_table_invalidate() first */
+	TABLE_FREE_ONE_COUNT
+};
+/* table_free_users: tlb_remove_table()'s mm_users < 2 shortcut */
+enum table_free_users_policy {
+	TABLE_FREE_USERS_SHORTCUT,	/* up to v4.18: mm_users < 2 frees the table at once */
+	TABLE_FREE_USERS_BATCH,	/* a6f572084fbe (v4.19): always batched */
+	TABLE_FREE_USERS_COUNT
+};
+/* arm64_pgtable_flush: where arm64 invalidates the walk cache for a freed table */
+enum arm64_pgtable_flush_policy {
+	ARM64_PGTABLE_FLUSH_HOOK,	/* 285994a62c80 (v4.1)..v4.19: __flush_tlb_pgtable in __p?d_free_tlb */
+	ARM64_PGTABLE_FLUSH_GATHER,	/* v4.20: the gather's non-leaf TLBI (freed_tables) */
+	ARM64_PGTABLE_FLUSH_COUNT
+};
+/* x86_range_freed: the freed_tables argument x86 flush_tlb_range() passes */
+enum x86_range_freed_policy {
+	X86_RANGE_FREED_FALSE,	/* 016c4d92cd16 (v4.20)..v6.12: false */
+	X86_RANGE_FREED_TRUE,	/* 3ef938c35035 (v6.13): true (it may zap PMD-level entries) */
+	X86_RANGE_FREED_COUNT
+};
+
+/* hugetlb_unshare_flush: when an unmap that unshared a hugetlb PMD table
+ * flushes (mm/hugetlb.c __unmap_hugepage_range) */
+enum hugetlb_unshare_flush_policy {
+	HUGETLB_UNSHARE_FLUSH_AFTER_UNLOCK,	/* 24669e58477e (v3.11)..v5.15: at tlb_finish_mmu */
+	HUGETLB_UNSHARE_FLUSH_BEFORE_UNLOCK,	/* a4a118f2eead (v5.16): before i_mmap_rwsem is released */
+	HUGETLB_UNSHARE_FLUSH_COUNT
+};
+
+/* arm64_ttl: the level hint arm64's tlb_flush puts in its TLBIs (with the
+ * profile parameter ttl: FEAT_TTL) */
+enum arm64_ttl_policy {
+	ARM64_TTL_NONE,		/* before c4ab2cbc1d87 (v5.9): no hints */
+	ARM64_TTL_LEVEL,	/* c4ab2cbc1d87 (v5.9..v5.13): tlb_get_level from the cleared_* bits */
+	ARM64_TTL_LEAF_ONLY,	/* 52218fcd61cb (v5.14): no hint when tables were freed */
+	ARM64_TTL_COUNT
+};
+/* x86_invlpg_miss: what the kernel does on a part whose INVLPG misses
+ * Global entries with PCIDs (profile parameter invlpg_global_miss) */
+enum x86_invlpg_miss_policy {
+	X86_INVLPG_MISS_IGNORE,	/* before ce0b15d11ad8 (v6.4): PCIDs used anyway */
+	X86_INVLPG_MISS_NOPCID,	/* ce0b15d11ad8 (v6.4): PCIDs disabled on such parts */
+	X86_INVLPG_MISS_COUNT
+};
+
 struct tlbsim_policy {
 	enum nested_policy nested;
 	int nested_check;		/* 1: mm_tlb_flush_nested() check (99baac21e458, v4.14) */
@@ -260,6 +310,13 @@ struct tlbsim_policy {
 	enum migrate_flush_policy migrate_flush;
 	enum migrate_dirty_policy migrate_dirty;
 	enum pfnmap_flush_policy pfnmap_flush;
+	enum table_free_one_policy table_free_one;
+	enum table_free_users_policy table_free_users;
+	enum arm64_pgtable_flush_policy arm64_pgtable_flush;
+	enum x86_range_freed_policy x86_range_freed;
+	enum hugetlb_unshare_flush_policy hugetlb_unshare_flush;
+	enum arm64_ttl_policy arm64_ttl;
+	enum x86_invlpg_miss_policy x86_invlpg_miss;
 	uint64_t given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 
@@ -426,7 +483,8 @@ void tlbsim_config_init(struct tlbsim_config *cfg);
 	X(tlbi_local_skipped_broadcast) X(records_per_sec) X(invlpgb) X(tlbsync)   \
 	X(tlb_shootdowns) X(bogo_ops_per_sec) X(tlb_shootdowns_per_sec) X(ipis_per_sec) \
 	X(cow_faults)
-#define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local)
+#define TLBSIM_TLBI_KINDS(X) X(vale1is) X(vae1is) X(aside1is) X(vaale1is) X(vmalle1is) X(local) \
+	X(rvale1is) X(rvae1is)
 
 struct tlbsim_metrics {
 #define X(n) uint64_t n;

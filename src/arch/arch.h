@@ -57,7 +57,7 @@ typedef struct mm_context {
 
 /* arm64 TLBI operations counted in metrics.tlbi */
 enum tlbi_kind { TLBI_VALE1IS, TLBI_VAE1IS, TLBI_ASIDE1IS, TLBI_VAALE1IS, TLBI_VMALLE1IS,
-		 TLBI_LOCAL, TLBI_KIND_COUNT };
+		 TLBI_LOCAL, TLBI_RVALE1IS, TLBI_RVAE1IS, TLBI_KIND_COUNT };
 const char *tlbi_name(enum tlbi_kind k);
 
 /* Per-CPU arch state, laid out in 128 bytes (indexed on hot paths). */
@@ -91,6 +91,8 @@ struct flush_note {
 	uint64_t nops, start, end, stride;
 	int cpu;		/* issuing CPU */
 	int ntargets;		/* x86: IPIs sent (filled in by ipi_sent) */
+	int ttl;		/* arm64: TTL hint, 1 + leaf depth (0: none) */
+	uint64_t nrange;	/* arm64: range TLBIs (FEAT_TLBIRANGE) among nops */
 };
 
 /* Arch events an observer may subscribe to (all optional). */
@@ -262,6 +264,8 @@ void flush_tlb_mm(struct sim *s, mm_context_t *mm);
 void __flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
 		       uint64_t stride, bool last_level);
 void flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr);
+/* __flush_tlb_pgtable(): TLBI VAE1IS of one table's address (v4.1..v4.19) */
+void __flush_tlb_pgtable(struct sim *s, mm_context_t *mm, uint64_t uaddr);
 /* local_flush_tlb_page(): TLBI VALE1 (this CPU only) + DSB NSH, v6.19 */
 void local_flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr);
 /* x86 (arch/x86/mm/tlb.c) */

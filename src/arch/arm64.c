@@ -32,6 +32,8 @@ static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
 	case TLBI_ASIDE1IS: return &s->m.tlbi.aside1is;
 	case TLBI_VAALE1IS: return &s->m.tlbi.vaale1is;
 	case TLBI_VMALLE1IS: return &s->m.tlbi.vmalle1is;
+	case TLBI_RVALE1IS: return &s->m.tlbi.rvale1is;
+	case TLBI_RVAE1IS: return &s->m.tlbi.rvae1is;
 	case TLBI_LOCAL:
 	case TLBI_KIND_COUNT: break;
 	}
@@ -94,12 +96,26 @@ static void arm64_tlbi_local_batch(struct sim *s, enum tlbi_kind kind, uint64_t 
 	sim_charge_sys(s, n * (uint64_t)P(s, P_tlbi_local_ns));
 }
 
+/* One batch of nops broadcast TLBIs of kind plus nrange range TLBIs of
+ * rkind (FEAT_TLBIRANGE: RVALE1IS / RVAE1IS, each tlbi_range_op_ns whatever
+ * it covers, calibration C2's flat shape), one DSB ISH for all. */
+static void arm64_tlbi_issue(struct sim *s, const mm_context_t *mm, enum tlbi_kind kind,
+			     uint64_t nops, enum tlbi_kind rkind, uint64_t nrange,
+			     const struct inv_op *inv, bool user);
+
 static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_kind kind,
 			     uint64_t nops, const struct inv_op *inv, bool user)
 {
+	arm64_tlbi_issue(s, mm, kind, nops, kind, 0, inv, user);
+}
+
+static void arm64_tlbi_issue(struct sim *s, const mm_context_t *mm, enum tlbi_kind kind,
+			     uint64_t nops, enum tlbi_kind rkind, uint64_t nrange,
+			     const struct inv_op *inv, bool user)
+{
 	struct machine *mc = machine_of(s);
 	if (flush_stays_local(s, mm)) {
-		arm64_tlbi_local_batch(s, kind, nops, inv, user);
+		arm64_tlbi_local_batch(s, kind, nops + nrange, inv, user);
 		return;
 	}
 	uint64_t mult = 1;
@@ -108,16 +124,22 @@ static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 	uint64_t extra_dsb = 0;
 	if (P(s, P_repeat_tlbi)) {
 		mult *= 2;		/* TLBI; DSB ISH; TLBI */
-		extra_dsb = nops * (user && P(s, P_kpti) ? 2 : 1);
+		extra_dsb = (nops + nrange) * (user && P(s, P_kpti) ? 2 : 1);
 	}
-	uint64_t ntlbi = nops * mult;
+	uint64_t ntlbi = nops * mult, nrtlbi = nrange * mult;
 	*tlbi_counter(s, kind) += ntlbi;
+	if (nrtlbi)
+		*tlbi_counter(s, rkind) += nrtlbi;
 
-	sim_step_arg(s, YP_TLBI_ISSUE, 0, (uint64_t)kind, ntlbi);
+	if (ntlbi)
+		sim_step_arg(s, YP_TLBI_ISSUE, 0, (uint64_t)kind, ntlbi);
+	if (nrtlbi)
+		sim_step_arg(s, YP_TLBI_ISSUE, 0, (uint64_t)rkind, nrtlbi);
 	if (mc->hooks && mc->hooks->tlb_flush) {
-		struct flush_note n = {.what = FLUSH_ARM64_TLBI, .op = kind, .nops = ntlbi,
-				       .start = inv->start, .end = inv->end,
-				       .stride = inv->stride, .cpu = cur_cpu(s)};
+		struct flush_note n = {.what = FLUSH_ARM64_TLBI, .op = nrtlbi ? rkind : kind,
+				       .nops = ntlbi + nrtlbi, .start = inv->start,
+				       .end = inv->end, .stride = inv->stride, .cpu = cur_cpu(s),
+				       .ttl = inv->ttl, .nrange = nrtlbi};
 		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
 	}
 	hw_invalidate_bcast(&mc->hw, inv, tlbi_hit, s);
@@ -128,10 +150,11 @@ static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 	uint64_t t0 = s->now;
 	uint64_t start = mc->dvm_free_at > t0 ? mc->dvm_free_at : t0;
 	s->m.dvm_wait_ns += start - t0;
-	/* the issuer's latency is ntlbi x per; the shared DVM path is held for
-	 * dvm_occupancy_pct of it (100: the whole, fully serial) */
-	mc->dvm_free_at = start + ntlbi * per * (uint64_t)P(s, P_dvm_occupancy_pct) / 100;
-	uint64_t done = start + ntlbi * per + (uint64_t)P(s, P_dsb_ns) * (1 + extra_dsb);
+	/* the issuer's latency is ntlbi x per (+ the range ops'); the shared
+	 * DVM path is held for dvm_occupancy_pct of it (100: fully serial) */
+	uint64_t busy = ntlbi * per + nrtlbi * (uint64_t)P(s, P_tlbi_range_op_ns);
+	mc->dvm_free_at = start + busy * (uint64_t)P(s, P_dvm_occupancy_pct) / 100;
+	uint64_t done = start + busy + (uint64_t)P(s, P_dsb_ns) * (1 + extra_dsb);
 	sim_charge_sys(s, done - t0);
 	uint64_t recv = (uint64_t)P(s, P_tlbi_recv_ns);
 	if (recv) {
@@ -139,7 +162,7 @@ static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 		int self = cur_cpu(s);
 		for (int c = 0; c < s->nr_cpus; c++)
 			if (c != self && !sim_cpu_idle(s, c))
-				sim_steal(s, c, ntlbi * recv);
+				sim_steal(s, c, (ntlbi + nrtlbi) * recv);
 	}
 	sim_step(s, YP_DSB, 0);
 }
@@ -151,22 +174,85 @@ void flush_tlb_mm(struct sim *s, mm_context_t *mm)
 	arm64_tlbi_batch(s, mm, TLBI_ASIDE1IS, 1, &inv, true);
 }
 
-/* __flush_tlb_range(vma, start, end, stride, last_level) (tlbflush.h, v5.1
- * with the v5.0 MAX_TLBI_OPS threshold, kernel-model E1) */
-void __flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
-		       uint64_t stride, bool last_level)
+/* __flush_tlb_range(vma, start, end, stride, last_level, tlb_level)
+ * (tlbflush.h, v5.1 with the v5.0 MAX_TLBI_OPS threshold, kernel-model E1;
+ * the level hint of c4ab2cbc1d87, v5.9: tlb_level is the architectural
+ * level of the leaf, 0 none - it reaches the TLB only on FEAT_TTL parts,
+ * profile parameter ttl) */
+static void __flush_tlb_range_level(struct sim *s, mm_context_t *mm, uint64_t start,
+				    uint64_t end, uint64_t stride, bool last_level, int tlb_level)
 {
 	uint64_t max_tlbi_ops = hw_of(s)->geom.ptrs_per_pte;
-	if (end - start >= max_tlbi_ops * stride) {
+	int page_shift = hw_of(s)->geom.page_shift;
+	bool range = P(s, P_tlbi_range);
+	/* d1d3aa98b1d4 (v5.10): with FEAT_TLBIRANGE only a range of
+	 * MAX_TLBI_RANGE_PAGES (32 << 16 pages) or more flushes the ASID */
+	if ((!range && end - start >= max_tlbi_ops * stride) ||
+	    (range && ((end - start) >> page_shift) >= (32ull << 16))) {
 		flush_tlb_mm(s, mm);
 		return;
 	}
 	if (start >= end)
 		return;
-	uint64_t nops = (end - start - 1) / stride + 1;
+	uint64_t nops = (end - start - 1) / stride + 1, nrange = 0;
 	struct inv_op inv = {.kind = last_level ? INV_VA_LEAF : INV_VA_ALL, .tag = mm->asid,
 			     .start = start, .end = end, .stride = stride};
-	arm64_tlbi_batch(s, mm, last_level ? TLBI_VALE1IS : TLBI_VAE1IS, nops, &inv, true);
+	if (range) {
+		/* __flush_tlb_range_op (d1d3aa98b1d4, v5.10): an odd page count
+		 * takes one classic TLBI of stride; otherwise one range op of
+		 * (num + 1) << (5 * scale + 1) pages per scale 0..3 whose num
+		 * field, ((pages >> (5 * scale + 1)) & 0x1f) - 1, is >= 0 */
+		int64_t pages = (int64_t)((end - start) >> page_shift);
+		int64_t stride_pages = (int64_t)(stride >> page_shift);
+		int scale = 0;
+		nops = 0;
+		while (pages > 0) {
+			if (pages % 2 == 1) {
+				nops++;
+				pages -= stride_pages;
+				continue;
+			}
+			int64_t num = (int64_t)((pages >> (5 * scale + 1)) & 0x1f) - 1;
+			if (num >= 0) {
+				nrange++;
+				pages -= (num + 1) << (5 * scale + 1);
+			}
+			scale++;
+		}
+		/* a range op invalidates every page of its range */
+		if (nrange)
+			inv.stride = 1ull << page_shift;
+	}
+	if (tlb_level && P(s, P_ttl)) {
+		/* __tlbi_level(): the TTL field holds the level, as a depth of
+		 * this geometry (levels 4 - levels .. 3) */
+		int depth = tlb_level - (4 - hw_of(s)->geom.levels);
+		if (depth >= 0)
+			inv.ttl = (uint8_t)(depth + 1);
+	}
+	arm64_tlbi_issue(s, mm, last_level ? TLBI_VALE1IS : TLBI_VAE1IS, nops,
+			 last_level ? TLBI_RVALE1IS : TLBI_RVAE1IS, nrange, &inv, true);
+}
+
+void __flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
+		       uint64_t stride, bool last_level)
+{
+	__flush_tlb_range_level(s, mm, start, end, stride, last_level, 0);
+}
+
+/* tlb_get_level(tlb) (arch/arm64/include/asm/tlb.h, c4ab2cbc1d87 v5.9;
+ * knob arm64_ttl): the level of the leaf entries the gather cleared when
+ * it cleared one level only, else 0; with 52218fcd61cb (v5.14) 0 whenever
+ * page tables were freed */
+static int tlb_get_level(struct sim *s, const struct mmu_gather *tlb)
+{
+	enum arm64_ttl_policy p = machine_of(s)->policy.arm64_ttl;
+	if (p == ARM64_TTL_NONE || (p == ARM64_TTL_LEAF_ONLY && tlb->freed_tables))
+		return 0;
+	int n = tlb->cleared_ptes + tlb->cleared_pmds + tlb->cleared_puds + tlb->cleared_p4ds;
+	if (n != 1)
+		return 0;
+	return tlb->cleared_ptes ? 3 : tlb->cleared_pmds ? 2 : tlb->cleared_puds ? 1 : 0;
 }
 
 /* flush_tlb_page(): leaf only, VALE1IS (tlbflush.h, v4.20+) */
@@ -188,10 +274,26 @@ static void arm64_flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t star
 	__flush_tlb_range(s, mm, start, end, hw_of(s)->geom.page_size, false);
 }
 
-/* tlb_flush(tlb) (arch/arm64/include/asm/tlb.h, v4.20..v5.8) */
+/* __flush_tlb_pgtable(mm, uaddr) (arch/arm64/include/asm/tlbflush.h,
+ * 285994a62c80 v4.1 .. v4.19; knob arm64_pgtable_flush=hook): DSB ISHST;
+ * TLBI VAE1IS of the table's address, all levels; DSB ISH - at once, from
+ * __p?d_free_tlb, before the table is queued or freed. */
+void __flush_tlb_pgtable(struct sim *s, mm_context_t *mm, uint64_t uaddr)
+{
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uaddr &= ~(ps - 1);
+	struct inv_op inv = {.kind = INV_VA_ALL, .tag = mm->asid, .start = uaddr,
+			     .end = uaddr + ps, .stride = ps};
+	arm64_tlbi_batch(s, mm, TLBI_VAE1IS, 1, &inv, true);
+}
+
+/* tlb_flush(tlb) (arch/arm64/include/asm/tlb.h, v4.20..v5.8); with
+ * arm64_pgtable_flush=hook the v4.1..v4.19 one (4150e50bf5f2): the free
+ * hooks invalidated the tables, so the range flush is last-level only */
 static void arm64_tlb_flush(struct sim *s, struct mmu_gather *tlb)
 {
-	bool last_level = !tlb->freed_tables;
+	bool last_level = !tlb->freed_tables ||
+			  machine_of(s)->policy.arm64_pgtable_flush == ARM64_PGTABLE_FLUSH_HOOK;
 	uint64_t stride = tlb_get_unmap_size(&hw_of(s)->geom, tlb);
 
 	if (tlb->fullmm) {
@@ -199,7 +301,8 @@ static void arm64_tlb_flush(struct sim *s, struct mmu_gather *tlb)
 			flush_tlb_mm(s, tlb->ctx);
 		return;
 	}
-	__flush_tlb_range(s, tlb->ctx, tlb->start, tlb->end, stride, last_level);
+	__flush_tlb_range_level(s, tlb->ctx, tlb->start, tlb->end, stride, last_level,
+				tlb_get_level(s, tlb));
 }
 
 /*

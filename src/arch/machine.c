@@ -59,6 +59,14 @@ int machine_init(struct machine *mc, const struct tlbsim_profile *prof, int nr_c
 	};
 	rc = hw_init(&mc->hw, s, nr_cpus, prof->page_shift, mc->arch->fmt, &cg, &s->m);
 	mc->hw.afdbm = mc->arch->fmt->af_fault && P(s, P_hw_afdbm);
+	mc->hw.ttl = mc->arch == &arch_arm64_ops && P(s, P_ttl) && !P(s, P_ttl_ignored);
+	/* ce0b15d11ad8 (v6.4, knob x86_invlpg_miss=nopcid): setup_pcid() never
+	 * enables PCIDs on a part with the erratum */
+	if (mc->arch == &arch_x86_64_ops && P(s, P_invlpg_global_miss) &&
+	    pol->x86_invlpg_miss == X86_INVLPG_MISS_NOPCID)
+		s->p[P_pcid] = 0;
+	mc->hw.invlpg_global_miss = mc->arch == &arch_x86_64_ops && P(s, P_invlpg_global_miss) &&
+				    P(s, P_pcid);
 	return rc;
 }
 

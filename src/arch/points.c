@@ -8,6 +8,7 @@
 static const char *const tlbi_names[TLBI_KIND_COUNT] = {
 	[TLBI_VALE1IS] = "VALE1IS", [TLBI_VAE1IS] = "VAE1IS", [TLBI_ASIDE1IS] = "ASIDE1IS",
 	[TLBI_VAALE1IS] = "VAALE1IS", [TLBI_VMALLE1IS] = "VMALLE1IS", [TLBI_LOCAL] = "VMALLE1 (local)",
+	[TLBI_RVALE1IS] = "RVALE1IS", [TLBI_RVAE1IS] = "RVAE1IS",
 };
 
 const char *tlbi_name(enum tlbi_kind k)

@@ -801,10 +801,12 @@ static void x86_flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr)
 
 /* flush_tlb_range(vma, start, end) (arch/x86/include/asm/tlbflush.h, v5.0+):
  * flush_tlb_mm_range(vma->vm_mm, start, end, PAGE_SHIFT for a non-hugetlb
- * VMA, false) */
+ * VMA, freed_tables): false from 016c4d92cd16 (v4.20), true from
+ * 3ef938c35035 (v6.14), knob x86_range_freed */
 static void x86_flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end)
 {
-	flush_tlb_mm_range(s, mm, start, end, (unsigned int)hw_of(s)->geom.page_shift, false);
+	bool freed = machine_of(s)->policy.x86_range_freed == X86_RANGE_FREED_TRUE;
+	flush_tlb_mm_range(s, mm, start, end, (unsigned int)hw_of(s)->geom.page_shift, freed);
 }
 
 /* flush_tlb_mm(mm) (arch/x86/include/asm/tlbflush.h, v4.20+):

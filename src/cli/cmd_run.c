@@ -80,7 +80,7 @@ BGET(kernel_flushes) BGET(purge_vmap_node_ns) BGET(tasklist_lock_wait_ns)
 static uint64_t bget_tlbi(const struct tlbsim_metrics *m)
 {
 	return m->tlbi.vale1is + m->tlbi.vae1is + m->tlbi.aside1is + m->tlbi.vaale1is +
-	       m->tlbi.vmalle1is;
+	       m->tlbi.vmalle1is + m->tlbi.rvale1is + m->tlbi.rvae1is;
 }
 static const struct bar_metric bar_metrics[] = {
 	{"wall", true, bget_wall_ns}, {"sys", true, bget_sys_ns}, {"user", true, bget_user_ns},

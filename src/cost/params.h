@@ -292,7 +292,40 @@
     "x86: global ASIDs the kernel can hand out, global_asid_available = "       \
     "MAX_ASID_AVAILABLE - TLB_NR_DYN_ASIDS - 1 with MAX_ASID_AVAILABLE 2046 "   \
     "(11 PCID bits with CONFIG_MITIGATION_PAGE_TABLE_ISOLATION, minus 2); "     \
-    "d504d1247e36, v6.15; lower it to see exhaustion")
+    "d504d1247e36, v6.15; lower it to see exhaustion")                         \
+  X(table_batch_fail, "bool", 0, 0,                                              \
+    "fault injection, not hardware: 1 makes every allocation of an mmu_gather "   \
+    "table batch page (tlb_remove_table's __get_free_page(GFP_NOWAIT)) fail, "  \
+    "so each table takes tlb_remove_table_one (knob table_free_one)")          \
+  X(table_sync_ns, "ns", 1000, 1000,                                             \
+    "first principles: tlb_remove_table_sync_one's smp_call_function(_, _, 1) " \
+    "to every other CPU and its wait, taken as one IPI round trip: send, "      \
+    "latency and handler ~2.5k cycles (x86 ipi_send_ns + ipi_latency_ns + "    \
+    "ipi_handler_ns = 675 ns, rounded up for the wait on the slowest CPU)")      \
+  X(ttl, "bool", 0, 0,                                                           \
+    "arm64: the CPU implements FEAT_TTL (ARMv8.4-TTL, ID_AA64MMFR2_EL1.TTL): "   \
+    "the kernel puts a level hint in its TLBIs (knob arm64_ttl) and the TLB "  \
+    "may keep entries of other levels; none of the built-in parts (Falkor, "    \
+    "Cortex-A72/Neoverse N1 class, ARMv8.0-8.2) has it")                        \
+  X(ttl_ignored, "bool", 0, 0,                                                   \
+    "arm64: a part that advertises FEAT_TTL but ignores the hint (invalidates " \
+    "every level, as the architecture allows); no part is documented here as "  \
+    "doing so: a toggle to contrast with ttl=1")                                \
+  X(tlbi_range, "bool", 0, 0,                                                    \
+    "arm64: FEAT_TLBIRANGE (ARMv8.4-TLBI, ID_AA64ISAR0_EL1.TLB=2): the kernel "  \
+    "flushes a user range with TLBI RVAE1IS / RVALE1IS ops of (scale, num) "    \
+    "encoding (__flush_tlb_range_op, d1d3aa98b1d4, v5.10); not on the "          \
+    "built-in parts")                                                            \
+  X(tlbi_range_op_ns, "ns", 0, 470,                                              \
+    "arm64: issuer latency of one range TLBI, whatever the pages it covers: "   \
+    "the range-TLBI measurement (calibration C2, an ARMv8.4 FPGA) gives the "   \
+    "shape only, a cost flat in the pages covered; taken equal to one "        \
+    "classic TLBI (tlbi_op_ns) for lack of an absolute figure")                 \
+  X(invlpg_global_miss, "bool", 0, 0,                                            \
+    "x86: INVLPG with PCIDs enabled may leave Global TLB entries (kernel "      \
+    "mappings) unflushed: Intel Alder Lake and Raptor Lake (models in "        \
+    "invlpg_miss_ids, ce0b15d11ad8 \"x86/mm: Avoid incomplete Global INVLPG "  \
+    "flushes\", v6.4); knob x86_invlpg_miss says what the kernel does about it")
 
 enum param_id {
 #define X(name, unit, x86, arm, src) P_##name,

@@ -37,6 +37,21 @@ static const struct tlbsim_override milan72_params[] = {
 	{P_invlpgb, 1},
 };
 
+/* arm64-4k with the ARMv8.4 TLB maintenance features: FEAT_TTL (level
+ * hints honoured) and FEAT_TLBIRANGE (range TLBIs), as on Neoverse V1 / N2
+ * class parts (Arm ARM: both are mandatory from ARMv8.4); costs remain the
+ * falkor-46 figures, range TLBIs per calibration C2's flat shape */
+static const struct tlbsim_override arm64_v84_params[] = {
+	{P_ttl, 1},
+	{P_tlbi_range, 1},
+};
+
+/* An Intel Alder Lake / Raptor Lake client (the INVLPG erratum of
+ * ce0b15d11ad8: INVLPG with PCIDs may leave Global entries); x86-24 costs */
+static const struct tlbsim_override adl16_params[] = {
+	{P_invlpg_global_miss, 1},
+};
+
 static const struct tlbsim_profile profiles[] = {
 	{"x86-24", "24-CPU x86-64, 4K pages, PCID (the 24-core x86 VM of the 2019 nested-flush "
 	 "report)",
@@ -60,6 +75,12 @@ static const struct tlbsim_profile profiles[] = {
 	 "and TLBSYNC (as in the v6.15 INVLPGB series, 4afeb0ed1753); x86-24 costs",
 	 ARCH_X86_64, 12, 72, milan72_params,
 	 (int)(sizeof(milan72_params) / sizeof(milan72_params[0]))},
+	{"arm64-v84", "46-CPU arm64, 4K pages, 4 levels, with FEAT_TTL and FEAT_TLBIRANGE "
+	 "(ARMv8.4 TLB maintenance; falkor-46 costs)", ARCH_ARM64, 12, 46, arm64_v84_params,
+	 (int)(sizeof(arm64_v84_params) / sizeof(arm64_v84_params[0]))},
+	{"adl-16", "16-CPU x86-64 Intel Alder Lake class, 4K pages, PCID, with the INVLPG "
+	 "erratum: Global entries may survive INVLPG (ce0b15d11ad8); x86-24 costs",
+	 ARCH_X86_64, 12, 16, adl16_params, (int)(sizeof(adl16_params) / sizeof(adl16_params[0]))},
 };
 
 int tlbsim_profile_count(void)

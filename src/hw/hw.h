@@ -312,6 +312,10 @@ struct inv_op {
 	uint32_t tag;
 	uint64_t start, end;	/* op addresses: start, start+stride, ... < end */
 	uint64_t stride;
+	/* arm64 TTL hint of an INV_VA_* op: 1 + the depth of the leaf entry
+	 * (the level of the walk holding it); 0: none. With hw.ttl it removes
+	 * only leaves of that depth and walk entries above it. */
+	uint8_t ttl;
 };
 
 /* Hardware events an observer may subscribe to (all optional). */
@@ -335,6 +339,12 @@ struct hw {
 	/* arm64 ARMv8.1 HAFDBS: the walker sets AF, and clears RDONLY on a write
 	 * to a DBM (PTE_WRITE) page, instead of faulting */
 	bool afdbm;
+	/* arm64 FEAT_TTL honoured: a level-hinted TLBI (inv_op.ttl) keeps the
+	 * entries of walks whose leaf is at another level */
+	bool ttl;
+	/* x86 erratum (Alder/Raptor Lake with PCIDs): INVLPG leaves Global
+	 * leaf entries */
+	bool invlpg_global_miss;
 	struct pt_geom geom;
 	/* Frame table in chunks of FRAME_CHUNK frames that never move, so a
 	 * struct frame pointer stays valid across yields (grow.h) */

@@ -30,9 +30,24 @@ static bool op_hits(const struct inv_op *op, uint64_t lo, uint64_t size)
 	return a < (unsigned __int128)lo + size && a < op->end;
 }
 
+/* FEAT_TTL (Arm ARM D8.13, TLBI with a TTL hint): a hinted VA TLBI need
+ * only remove the entries of walks whose leaf is at the hinted level - the
+ * leaves of that depth and the walk entries above it; a walk entry at or
+ * below it (a table descriptor where the hint says a block is) may stay */
+static inline bool ttl_spares(const struct hw *hw, const struct inv_op *op,
+			      const struct tc_entry *e, bool leaf)
+{
+	if (!op->ttl || !hw->ttl)
+		return false;
+	int d = op->ttl - 1;
+	return leaf ? e->depth != d : e->depth >= d;
+}
+
 static bool leaf_matches(const struct hw *hw, const struct inv_op *op, const struct tc_entry *e)
 {
 	const struct pt_geom *g = &hw->geom;
+	if (ttl_spares(hw, op, e, true))
+		return false;
 	switch (op->kind) {
 	case INV_VA_LEAF:
 	case INV_VA_ALL:
@@ -40,7 +55,9 @@ static bool leaf_matches(const struct hw *hw, const struct inv_op *op, const str
 			return false;
 		break;
 	case INV_X86_INVLPG:
-		if (e->tag != op->tag && e->tag != TC_TAG_GLOBAL)
+		/* a Global entry matches whatever the PCID - except on parts
+		 * with the INVLPG erratum (ce0b15d11ad8) while PCIDs are on */
+		if (e->tag == TC_TAG_GLOBAL ? hw->invlpg_global_miss : e->tag != op->tag)
 			return false;
 		break;
 	case INV_VA_LEAF_ANYTAG:
@@ -58,6 +75,8 @@ static bool leaf_matches(const struct hw *hw, const struct inv_op *op, const str
 static bool walk_matches(const struct hw *hw, const struct inv_op *op, const struct tc_entry *e)
 {
 	const struct pt_geom *g = &hw->geom;
+	if (ttl_spares(hw, op, e, false))
+		return false;
 	switch (op->kind) {
 	case INV_VA_LEAF:
 	case INV_VA_LEAF_ANYTAG:
@@ -85,7 +104,7 @@ static bool walk_matches(const struct hw *hw, const struct inv_op *op, const str
 static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op *op, bool leaf)
 {
 	uint32_t removed = 0;
-	if (op->kind == INV_VA_ALL || (leaf && op->kind == INV_VA_LEAF)) {
+	if ((op->kind == INV_VA_ALL || (leaf && op->kind == INV_VA_LEAF)) && !op->ttl) {
 		/* the common broadcast (VALE1IS / VAE1IS of one ASID): the tests of
 		 * leaf_matches / walk_matches without their switch, tag first */
 		const struct pt_geom *g = &hw->geom;

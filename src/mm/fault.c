@@ -40,6 +40,8 @@ uint32_t __pte_alloc(struct sim *s, uint32_t table, int depth, uint64_t va)
 		return pte_pfn(e);
 	}
 	set_entry(s, table, idx, pfn_pte(nt, PTE_VALID | PTE_TABLE | PTE_USER));
+	/* a PTE table under a shared hugetlb PMD table is shared with it */
+	frame_of(hw, nt)->pgflags |= frame_of(hw, table)->pgflags & PG_PT_SHARED;
 	return nt;
 }
 
@@ -546,8 +548,19 @@ vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t a
 	const struct pt_geom *g = &hw_of(s)->geom;
 	struct mm_struct *mm = vma->vm_mm;
 	uint32_t table = mm->pgd;
-	for (int d = 0; d < g->levels - 1; d++)
+	for (int d = 0; d < g->levels - 1; d++) {
+		/* huge_pte_alloc() (mm/hugetlb.c, v5.1): a shareable hugetlb
+		 * VMA first looks for a PMD table to share */
+		if (d == g->depth_pud && (vma->vm_flags & VM_HUGETLB) &&
+		    pte_none(table_of(hw_of(s), table)[pt_index(g, d, address)])) {
+			uint32_t shared = huge_pmd_share(s, vma, address, table);
+			if (shared != NO_FRAME) {
+				table = shared;
+				continue;
+			}
+		}
 		table = __pte_alloc(s, table, d, address);
+	}
 
 	uint64_t page = address & ~(g->page_size - 1);
 	struct vm_fault vmf = {

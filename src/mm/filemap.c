@@ -22,6 +22,9 @@
 
 const struct fs_type fs_tmpfs = {"tmpfs", false, false};
 const struct fs_type fs_ext4 = {"ext4", true, true};
+/* hugetlbfs: no page_mkwrite, no dirty accounting, noop fsync; its
+ * MAP_SHARED mappings may share PMD tables (hugetlb.c) */
+const struct fs_type fs_hugetlbfs = {"hugetlbfs", false, false};
 
 const struct fs_type *fs_type_find(const char *name)
 {
@@ -29,6 +32,8 @@ const struct fs_type *fs_type_find(const char *name)
 		return &fs_tmpfs;
 	if (strcmp(name, "ext4") == 0)
 		return &fs_ext4;
+	if (strcmp(name, "hugetlbfs") == 0)
+		return &fs_hugetlbfs;
 	return NULL;
 }
 

@@ -175,9 +175,14 @@ static void zap_pmd_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 	}
 }
 
-/* zap_pud_range() (v5.1): the PUD table at `depth` maps PMD tables */
+/* zap_pud_range() (v5.1): the PUD table at `depth` maps PMD tables. In a
+ * hugetlb VMA (unshare != NULL), __unmap_hugepage_range's
+ * huge_pmd_unshare() first: a shared PMD table is dropped, not zapped, and
+ * the gather's range widened to the PUD (tlb_flush_pmd_range, a4a118f2eead;
+ * the unmap's own range covers it before) */
 static void zap_pud_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
-			  uint32_t pud_table, int depth, uint64_t addr, uint64_t end)
+			  uint32_t pud_table, int depth, uint64_t addr, uint64_t end,
+			  bool *unshared)
 {
 	struct hw *hw = hw_of(s);
 	const struct pt_geom *g = &hw->geom;
@@ -187,9 +192,17 @@ static void zap_pud_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 		next = addr_end(g, depth, addr, end);
 		if (fr->nr_used == 0)
 			return;
-		pte_t pud = fr->table[pt_index(g, depth, addr)];
+		uint64_t idx = pt_index(g, depth, addr);
+		pte_t pud = fr->table[idx];
 		if (!pte_present(pud))
 			continue;
+		if (unshared && huge_pmd_unshare(s, pud_table, idx)) {
+			uint64_t pud_size = 1ull << g->pud_shift;
+			__tlb_adjust_range(tlb, addr & ~(pud_size - 1), pud_size);
+			tlb->cleared_pmds = 1;
+			*unshared = true;
+			continue;
+		}
 		zap_pmd_range(s, tlb, vma, pte_pfn(pud), depth + 1, addr, next);
 	}
 }
@@ -197,7 +210,7 @@ static void zap_pud_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 /* zap_p4d_range() (v5.1) with P4D folded into the PGD: the PGD entries map
  * PUD tables (4 levels) or, with the PUD folded too, PMD tables (3 levels) */
 static void zap_p4d_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
-			  uint32_t pgd, uint64_t addr, uint64_t end)
+			  uint32_t pgd, uint64_t addr, uint64_t end, bool *unshared)
 {
 	struct hw *hw = hw_of(s);
 	const struct pt_geom *g = &hw->geom;
@@ -211,7 +224,7 @@ static void zap_p4d_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 		if (!pte_present(p4d))
 			continue;
 		if (g->depth_pud >= 0)
-			zap_pud_range(s, tlb, vma, pte_pfn(p4d), 1, addr, next);
+			zap_pud_range(s, tlb, vma, pte_pfn(p4d), 1, addr, next, unshared);
 		else
 			zap_pmd_range(s, tlb, vma, pte_pfn(p4d), 1, addr, next);
 	}
@@ -222,7 +235,17 @@ static void unmap_page_range(struct sim *s, struct mmu_gather *tlb, struct vm_ar
 			     uint64_t addr, uint64_t end)
 {
 	tlb_start_vma(s, tlb, vma);
-	zap_p4d_range(s, tlb, vma, tlb->mm->pgd, addr, end);
+	zap_p4d_range(s, tlb, vma, tlb->mm->pgd, addr, end, NULL);
+	tlb_end_vma(s, tlb, vma);
+}
+
+/* unmap_page_range() of a hugetlb VMA: __unmap_hugepage_range (mm/hugetlb.c,
+ * v5.1) with huge_pmd_unshare; base-page PTEs stand for the huge ones */
+void unmap_page_range_hugetlb(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
+			      uint64_t addr, uint64_t end, bool *force_flush)
+{
+	tlb_start_vma(s, tlb, vma);
+	zap_p4d_range(s, tlb, vma, tlb->mm->pgd, addr, end, force_flush);
 	tlb_end_vma(s, tlb, vma);
 }
 
@@ -234,6 +257,10 @@ void unmap_single_vma(struct sim *s, struct mmu_gather *tlb, struct vm_area_stru
 	uint64_t end = end_addr < vma->vm_end ? end_addr : vma->vm_end;
 	if (start >= end)
 		return;
+	if ((vma->vm_flags & VM_HUGETLB) && vma->file) {
+		unmap_hugepage_range_locked(s, tlb, vma, start, end);
+		return;
+	}
 	unmap_page_range(s, tlb, vma, start, end);
 }
 

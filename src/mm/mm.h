@@ -109,7 +109,7 @@ struct fs_type {
 	bool page_mkwrite;		/* vm_ops->page_mkwrite (ext4_page_mkwrite; shmem has none) */
 	bool account_dirty;		/* the bdi accounts dirty pages and writes them back */
 };
-extern const struct fs_type fs_tmpfs, fs_ext4;
+extern const struct fs_type fs_tmpfs, fs_ext4, fs_hugetlbfs;
 const struct fs_type *fs_type_find(const char *name);
 
 /* page flags kept in struct frame.pgflags (struct page's flags) */
@@ -122,6 +122,9 @@ const struct fs_type *fs_type_find(const char *name);
  * still counts as mapped (page_mapped) */
 #define PG_DELAY_RMAP 0x10u
 #define PG_KSM 0x20u		/* PageKsm: a KSM page (ksm.c); a write to it always copies */
+/* a page-table page reachable from more than one mm (hugetlb PMD sharing,
+ * hugetlb.c): the PMD table and the PTE tables under it */
+#define PG_PT_SHARED 0x40u
 
 struct pagecache_ent {
 	uint64_t index;
@@ -157,6 +160,7 @@ struct inode {
 #define VM_UFFD_WP 0x1000u	/* registered with UFFDIO_REGISTER_MODE_WP (userfaultfd_wp) */
 #define VM_PFNMAP  0x400u	/* page-ranges managed without struct page (remap_pfn_range) */
 #define VM_MIXEDMAP 0x10000000u	/* may map PFNs without a struct page (vm_insert_mixed) */
+#define VM_HUGETLB 0x00400000u	/* a hugetlbfs mapping (hugetlb.c) */
 
 struct mm_struct;
 
@@ -189,6 +193,10 @@ struct mm_struct {
 	struct cacheline rss_line;	/* mm->rss_stat (atomic_long_t counters) */
 	uint64_t mmap_base;
 	int users;			/* mm_users */
+	/* mm_users' share from the threads (CLONE_VM) still running, which
+	 * `users` leaves out; read only by tlb_remove_table's mm_users < 2
+	 * shortcut (knob table_free_users) */
+	int thread_users;
 	int count;			/* mm_count: 1 for all users + 1 per CPU whose
 					 * active_mm it is (lazy TLB references) */
 	int slot;			/* index in kernel.mms while it is there */
@@ -469,6 +477,10 @@ struct kernel {
 	} proc;
 	int nr_reclaim_ptl;		/* PTE-table locks reclaim holds now (rmap.c) */
 	struct pfn_dev *pfn_devs;	/* drivers' PFN mappings (pfnmap.c), newest first */
+	/* failure injection: the next allocations of an mmu_gather table
+	 * batch page that fail (scenario fail_table_batch(N); -D
+	 * table_batch_fail=1 makes every one fail) */
+	int64_t table_batch_fail;
 	const struct mm_hooks *hooks;
 	void *hooks_ctx;
 };
@@ -549,6 +561,18 @@ int sys_madvise_free(struct sim *s, uint64_t addr, uint64_t len);
 /* ksmd merging the pages mapped at addr1 and addr2 of the current task's
  * mm, whose contents it takes as identical (ksm.c): 0 merged, -1 not */
 int ksm_merge(struct sim *s, uint64_t addr1, uint64_t addr2);
+/* hugetlb.c: PMD sharing of hugetlbfs mappings */
+uint32_t huge_pmd_share(struct sim *s, struct vm_area_struct *vma, uint64_t addr,
+			uint32_t pud_table);
+bool huge_pmd_unshare(struct sim *s, uint32_t pud_table, uint64_t idx);
+void unmap_hugepage_range_locked(struct sim *s, struct mmu_gather *tlb,
+				 struct vm_area_struct *vma, uint64_t start, uint64_t end);
+/* memory.c: unmap_page_range() of a hugetlb VMA (unsharing; *force_flush
+ * set when a PMD table was unshared) */
+void unmap_page_range_hugetlb(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
+			      uint64_t addr, uint64_t end, bool *force_flush);
+/* fail_table_batch(N): the next n table batch page allocations fail */
+void mmu_gather_fail_batches(struct sim *s, int64_t n);
 /* write "type" to /proc/self/clear_refs (task_mmu.c); 0 or -1 (EINVAL) */
 int sys_clear_refs(struct sim *s, int type);
 /* mprotect(addr, len, prot) (mprotect.c, v5.1): prot is TLBSIM_PROT_READ,

@@ -177,6 +177,8 @@ static uint64_t do_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags, s
 		if (file) {
 			file->refs++;		/* get_file() */
 			v->file = file;
+			if (file->fs == &fs_hugetlbfs)
+				v->vm_flags |= VM_HUGETLB;
 			v->vm_pgoff = pgoff;
 		} else if (flags & TLBSIM_MAP_SHARED) {
 			v->file = shmem_zero_setup(s, len);

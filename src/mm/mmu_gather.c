@@ -117,11 +117,66 @@ static void tlb_table_flush(struct sim *s, struct mmu_gather *tlb)
 		    tlb_remove_table_rcu, tlb_remove_table_drop, b, 0);
 }
 
-/* tlb_remove_table(): queue a page-table page for RCU freeing */
+/* Does this __get_free_page(GFP_NOWAIT | __GFP_NOWARN) of a batch page fail?
+ * (failure injection: -D table_batch_fail=1, or fail_table_batch(N)) */
+static bool tlb_table_batch_fails(struct sim *s)
+{
+	struct kernel *k = kernel_of(s);
+	if (P(s, P_table_batch_fail))
+		return true;
+	if (k->table_batch_fail <= 0)
+		return false;
+	k->table_batch_fail--;
+	return true;
+}
+
+void mmu_gather_fail_batches(struct sim *s, int64_t n)
+{
+	kernel_of(s)->table_batch_fail = n > 0 ? n : 0;
+}
+
+/* tlb_remove_table_one() (mm/mmu_gather.c, v5.1..v5.4 and 0ed1325967ab):
+ * tlb_remove_table_sync_one() - an IPI to every other CPU, waited for, which
+ * holds off lockless (GUP-fast) walkers but invalidates no TLB - then
+ * __tlb_remove_table(): the table is freed at once. With table_free_one=
+ * invalidate the caller ran tlb_table_invalidate() first. */
+static void tlb_remove_table_one(struct sim *s, uint32_t table)
+{
+	/* smp_call_function(tlb_remove_table_smp_sync, NULL, 1): every other
+	 * online CPU gets the IPI */
+	s->m.ipi_sent += (uint64_t)(s->nr_cpus - 1);
+	s->m.ipi_received += (uint64_t)(s->nr_cpus - 1);
+	sim_step_arg(s, YP_TABLE_FREE_ONE, (uint64_t)P(s, P_table_sync_ns), table,
+		     TABLE_ONE_NOBATCH);
+	frame_free(hw_of(s), table);
+}
+
+/* tlb_remove_table() (mm/mmu_gather.c, v5.1): queue a page-table page for
+ * RCU freeing. Two paths free it at once instead:
+ *  - before "mm/tlb: Remove tlb_remove_table() non-concurrent condition"
+ *    (v4.19; knob table_free_users=shortcut) a table of an mm with
+ *    mm_users < 2 was freed here, before the gather's flush;
+ *  - when the batch page cannot be allocated (-D table_batch_fail=1):
+ *    tlb_remove_table_one, after tlb_table_invalidate() since 0ed1325967ab
+ *    (v5.5; knob table_free_one). */
 static void tlb_remove_table(struct sim *s, struct mmu_gather *tlb, uint32_t table)
 {
 	uint32_t cap = max_table_batch(hw_of(s)->geom.page_size);
 	struct kernel *k = kernel_of(s);
+	const struct tlbsim_policy *pol = &machine_of(s)->policy;
+	if (pol->table_free_users == TABLE_FREE_USERS_SHORTCUT &&
+	    tlb->mm->users + tlb->mm->thread_users < 2) {
+		sim_step_arg(s, YP_TABLE_FREE_ONE, 0, table, TABLE_ONE_USERS);
+		frame_free(hw_of(s), table);
+		return;
+	}
+	if (!tlb->batch && tlb_table_batch_fails(s)) {
+		/* tlb_table_invalidate(): !CONFIG_HAVE_RCU_TABLE_NO_INVALIDATE */
+		if (pol->table_free_one == TABLE_FREE_ONE_INVALIDATE)
+			tlb_flush_mmu_tlbonly(s, tlb);
+		tlb_remove_table_one(s, table);
+		return;
+	}
 	if (!tlb->batch) {
 		struct mmu_table_batch *b = k->tbatch_free;
 		if (b) {
@@ -188,9 +243,15 @@ bool __tlb_remove_page(struct sim *s, struct mmu_gather *tlb, uint32_t frame)
 }
 
 /* __pte_free_tlb: arm64 -> tlb_remove_table (RCU); x86 native ->
- * tlb_remove_page (freed with the data pages after the flush). */
-static void arch_free_table(struct sim *s, struct mmu_gather *tlb, uint32_t table)
+ * tlb_remove_page (freed with the data pages after the flush). arm64 with
+ * arm64_pgtable_flush=hook (285994a62c80, v4.1..v4.19) first invalidates the
+ * table's walk-cache entries: __flush_tlb_pgtable(tlb->mm, addr). */
+static void arch_free_table(struct sim *s, struct mmu_gather *tlb, uint32_t table,
+			    uint64_t address)
 {
+	if (!machine_is_x86(s) &&
+	    machine_of(s)->policy.arm64_pgtable_flush == ARM64_PGTABLE_FLUSH_HOOK)
+		__flush_tlb_pgtable(s, tlb->ctx, address);
 	if (arch_rcu_table_free(s)) {
 		tlb_remove_table(s, tlb, table);
 	} else if (__tlb_remove_page(s, tlb, table)) {
@@ -204,7 +265,7 @@ void pte_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_
 	__tlb_adjust_range(tlb, address, hw_of(s)->geom.page_size);
 	tlb->freed_tables = 1;
 	tlb->cleared_pmds = 1;
-	arch_free_table(s, tlb, table);
+	arch_free_table(s, tlb, table, address);
 }
 
 /* pmd_free_tlb() */
@@ -213,7 +274,7 @@ void pmd_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_
 	__tlb_adjust_range(tlb, address, hw_of(s)->geom.page_size);
 	tlb->freed_tables = 1;
 	tlb->cleared_puds = 1;
-	arch_free_table(s, tlb, table);
+	arch_free_table(s, tlb, table, address);
 }
 
 /* pud_free_tlb() */
@@ -222,7 +283,7 @@ void pud_free_tlb(struct sim *s, struct mmu_gather *tlb, uint32_t table, uint64_
 	__tlb_adjust_range(tlb, address, hw_of(s)->geom.page_size);
 	tlb->freed_tables = 1;
 	tlb->cleared_p4ds = 1;
-	arch_free_table(s, tlb, table);
+	arch_free_table(s, tlb, table, address);
 }
 
 /* tlb_start_vma(): empty in the generic v5.1 code and on x86 */

@@ -190,6 +190,58 @@ static uint64_t change_pte_range(struct sim *s, struct vm_area_struct *vma, uint
 }
 
 /*
+ * hugetlb_change_protection() (mm/hugetlb.c, v5.1 with dff11abe280b): under
+ * i_mmap_rwsem (write) a shared PMD table is unshared (huge_pmd_unshare),
+ * the other PTEs changed; then, before the unlock, flush_hugetlb_tlb_range()
+ * - x86's flush_tlb_range, whose freed_tables argument is the knob
+ * x86_range_freed - over the PUD range when a table was unshared.
+ */
+static uint64_t hugetlb_change_protection(struct sim *s, struct vm_area_struct *vma,
+					  uint64_t start, uint64_t end, bool writable,
+					  unsigned cp_flags)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint64_t pud_size = 1ull << g->pud_shift, span = g->ptrs_per_pte << g->page_shift;
+	uint64_t f_start = start, f_end = end, pages = 0;
+	bool shared_pmd = false;
+	down_write(s, &vma->file->i_mmap_rwsem);
+	for (uint64_t a = start, next; a < end; a = next) {
+		next = (a & ~(span - 1)) + span;
+		if (next > end || next < a)
+			next = end;
+		if (g->depth_pud >= 0) {
+			uint32_t t = mm->pgd;
+			for (int d = 0; d < g->depth_pud && t != NO_FRAME; d++) {
+				pte_t e = table_of(hw, t)[pt_index(g, d, a)];
+				t = pte_present(e) ? pte_pfn(e) : NO_FRAME;
+			}
+			if (t != NO_FRAME && huge_pmd_unshare(s, t, pt_index(g, g->depth_pud, a))) {
+				shared_pmd = true;
+				pages++;
+				uint64_t base = a & ~(pud_size - 1);
+				if (base < f_start)
+					f_start = base;
+				if (base + pud_size > f_end)
+					f_end = base + pud_size;
+				next = base + pud_size;
+				continue;
+			}
+		}
+		pages += change_pte_range(s, vma, a, next, writable, cp_flags);
+	}
+	/* flush before releasing i_mmap_rwsem: the unshared table's last user
+	 * may free it right after */
+	if (shared_pmd)
+		machine_of(s)->arch->flush_tlb_range(s, &mm->context, f_start, f_end);
+	else if (pages)
+		machine_of(s)->arch->flush_tlb_range(s, &mm->context, start, end);
+	up_write(s, &vma->file->i_mmap_rwsem);
+	return pages;
+}
+
+/*
  * change_protection() -> change_protection_range() (mm/mprotect.c, v5.1;
  * cp_flags as in v5.11): inc_tlb_flush_pending() (knob numa_pending: none
  * before 20841405940e); change_pte_range() per PTE table of the range; if
@@ -198,13 +250,16 @@ static uint64_t change_pte_range(struct sim *s, struct vm_area_struct *vma, uint
  * dec_tlb_flush_pending(). Returns `pages`. The callers that hold mmap_lock
  * only for read (the NUMA scan, UFFDIO_WRITEPROTECT) let faults run between
  * a PTE change and the flush: what they may rely on meanwhile is
- * mm_tlb_flush_pending() (pte_accessible, do_wp_page).
+ * mm_tlb_flush_pending() (pte_accessible, do_wp_page). A hugetlbfs mapping goes
+ * to hugetlb_change_protection().
  */
 static uint64_t change_protection(struct sim *s, struct vm_area_struct *vma, uint64_t start,
 				  uint64_t end, bool writable, unsigned cp_flags)
 {
 	struct mm_struct *mm = vma->vm_mm;
 	const struct pt_geom *g = &hw_of(s)->geom;
+	if ((vma->vm_flags & VM_HUGETLB) && vma->file)
+		return hugetlb_change_protection(s, vma, start, end, writable, cp_flags);
 	bool pending = machine_of(s)->policy.numa_pending == NUMA_PENDING_RAISED;
 	uint64_t span = g->ptrs_per_pte << g->page_shift;	/* one PTE table's reach */
 	/* inc_tlb_flush_pending(): an atomic on the line tlb_gather_mmu uses */

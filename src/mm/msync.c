@@ -32,7 +32,7 @@
  * noop_fsync for tmpfs, ext4_sync_file's file_write_and_wait_range for ext4 */
 static void vfs_fsync_range(struct sim *s, struct inode *file, uint64_t fstart, uint64_t fend)
 {
-	if (file->fs == &fs_tmpfs)
+	if (file->fs == &fs_tmpfs || file->fs == &fs_hugetlbfs)
 		return;				/* noop_fsync */
 	int shift = hw_of(s)->geom.page_shift;
 	writeback_range(s, file, fstart >> shift, fend >> shift);

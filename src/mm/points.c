@@ -255,3 +255,16 @@ static void fmt_prot(char *buf, size_t len, uint64_t a, uint64_t b)
 }
 
 const struct sim_point tp_prot = {"tlbsim_prot", fmt_prot, 0};
+static void fmt_table_free_one(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_table_free_one: table frame %" PRIu64 " freed at once (%s)", a,
+		 b == TABLE_ONE_USERS ? "mm_users < 2" : "no batch page: tlb_remove_table_one");
+}
+const struct sim_point tp_table_free_one = {"tlbsim_table_free_one", fmt_table_free_one, 0};
+
+static void fmt_hugetlb(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_hugetlb: %s PMD table frame %" PRIu64 " (page_count %" PRIu64 ")",
+		 (b >> 32) ? "huge_pmd_unshare" : "huge_pmd_share", a, b & 0xffffffffu);
+}
+const struct sim_point tp_hugetlb = {"tlbsim_hugetlb", fmt_hugetlb, 0};

@@ -28,6 +28,10 @@
  *   tlbsim_ksm      a KSM step (ksm.c)         a = address, b = enum ksm_step
  *   tlbsim_prot     a NUMA-hinting / migration / userfaultfd / COW step
  *                   (mprotect.c, migrate.c, fault.c)  a = address, b = enum prot_step
+ *   tlbsim_table_free_one  a table freed outside the batch (mmu_gather.c)
+ *                   a = table frame, b = enum table_one_why
+ *   tlbsim_hugetlb  huge_pmd_share / huge_pmd_unshare (hugetlb.c)
+ *                   a = PMD table frame, b = share count after | 1 << 32 for unshare
  */
 #ifndef TLBSIM_MM_POINTS_H
 #define TLBSIM_MM_POINTS_H
@@ -42,7 +46,7 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 	tp_finish_policy, tp_free_pages, tp_table_flush, tp_pending_dec, tp_thread,
 	tp_tlb_finish_mmu, tp_call_rcu_tables, tp_writeback, tp_fault_retry, tp_spurious,
 	tp_page_mkwrite, tp_throttle, tp_work, tp_kpte, tp_vmalloc, tp_purge_node, tp_klock,
-	tp_lock_page, tp_pending_inc, tp_ksm, tp_prot;
+	tp_lock_page, tp_pending_inc, tp_ksm, tp_prot, tp_table_free_one, tp_hugetlb;
 
 #define YP_USER (&tp_user)
 #define YP_SYSCALL (&tp_syscall)
@@ -75,6 +79,14 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 #define YP_KLOCK (&tp_klock)
 #define YP_KSM (&tp_ksm)
 #define YP_PROT (&tp_prot)
+#define YP_TABLE_FREE_ONE (&tp_table_free_one)
+#define YP_HUGETLB (&tp_hugetlb)
+
+/* tlbsim_table_free_one's b */
+enum table_one_why {
+	TABLE_ONE_USERS,	/* mm_users < 2 (table_free_users=shortcut) */
+	TABLE_ONE_NOBATCH,	/* the batch page could not be allocated */
+};
 
 /* tlbsim_ksm's b: the step, and mm->tlb_flush_pending << 8 */
 enum ksm_step {

@@ -339,6 +339,103 @@ static const struct tlbsim_knob_value pfnmap_flush_values[PFNMAP_FLUSH_COUNT] = 
 						   "when any VMA of the region is (no preset)"},
 };
 
+static const struct tlbsim_knob_value table_free_one_values[TABLE_FREE_ONE_COUNT] = {
+	[TABLE_FREE_ONE_SYNC] = {"sync", "when tlb_remove_table cannot allocate its batch page, "
+				       "tlb_remove_table_one IPIs every CPU (tlb_remove_table_"
+				       "sync_one) and frees the table at once, before any TLB "
+				       "invalidation: a walk cache may still hold it (v4.20..v5.4; "
+				       "arm64 before v4.20 flushed in __p?d_free_tlb)"},
+	[TABLE_FREE_ONE_INVALIDATE] = {"invalidate", "tlb_table_invalidate (the gather's flush) "
+						     "first, then the IPI sync and the free "
+						     "(0ed1325967ab \"mm/mmu_gather: invalidate TLB "
+						     "correctly on batch allocation failure and "
+						     "flush\", v5.5; 4.19.165 stable)"},
+};
+
+static const struct tlbsim_knob_value table_free_users_values[TABLE_FREE_USERS_COUNT] = {
+	[TABLE_FREE_USERS_SHORTCUT] = {"shortcut", "tlb_remove_table frees a table at once when "
+						   "mm_users < 2 (no concurrent walker assumed): "
+						   "before the gather's flush, while another CPU's "
+						   "walk cache (a thread that exited, a lazy or "
+						   "speculative walker) may hold it (267239116987 \"mm, "
+						   "powerpc: move the RCU page-table freeing into "
+						   "generic code\", v3.0..v4.18)"},
+	[TABLE_FREE_USERS_BATCH] = {"batch", "every table goes through the batch and is freed "
+					     "after the flush and a grace period (\"mm/tlb: Remove "
+					     "tlb_remove_table() non-concurrent condition\", "
+					     "Message-ID 20180822154046.772017055@infradead.org, "
+					     "v4.19)"},
+};
+
+static const struct tlbsim_knob_value arm64_pgtable_flush_values[ARM64_PGTABLE_FLUSH_COUNT] = {
+	[ARM64_PGTABLE_FLUSH_HOOK] = {"hook", "arm64 __pte/__pmd/__pud_free_tlb invalidate the "
+					      "table's walk-cache entries at once with "
+					      "__flush_tlb_pgtable (TLBI VAE1IS + DSB per table); the "
+					      "gather's flush is last-level only, VALE1IS "
+					      "(285994a62c80 \"arm64: Invalidate the TLB corresponding "
+					      "to intermediate page table levels\", v4.1, with "
+					      "4150e50bf5f2; v4.1..v4.19)"},
+	[ARM64_PGTABLE_FLUSH_GATHER] = {"gather", "no TLBI in the free hooks: the gather records "
+						  "freed_tables and its flush uses the non-leaf "
+						  "VAE1IS (\"arm64: tlb: Avoid synchronous TLBIs when "
+						  "freeing page tables\", v4.20): a table freed "
+						  "before that flush (table_free_users=shortcut, "
+						  "table_free_one=sync) is still cached"},
+};
+
+static const struct tlbsim_knob_value x86_range_freed_values[X86_RANGE_FREED_COUNT] = {
+	[X86_RANGE_FREED_FALSE] = {"false", "x86 flush_tlb_range() passes freed_tables=false: a "
+					    "caller that cleared a PMD entry pointing to a PTE table "
+					    "(pmdp_collapse_flush, mremap's move_normal_pmd) skips "
+					    "lazy-TLB CPUs, whose paging-structure caches keep the "
+					    "table (016c4d92cd16, v4.20..v6.13)"},
+	[X86_RANGE_FREED_TRUE] = {"true", "it passes freed_tables=true, as arm64's flush_tlb_range "
+					  "is non-leaf: lazy CPUs are IPIed too (3ef938c35035 "
+					  "\"x86/mm: Fix flush_tlb_range() when used for zapping "
+					  "normal PMDs\", v6.14; 6.6 stable)"},
+};
+
+static const struct tlbsim_knob_value hugetlb_unshare_flush_values[HUGETLB_UNSHARE_FLUSH_COUNT] = {
+	[HUGETLB_UNSHARE_FLUSH_AFTER_UNLOCK] = {"after_unlock", "an unmap that unshared a hugetlb "
+							    "PMD table (huge_pmd_unshare) leaves "
+							    "the flush to tlb_finish_mmu, after "
+							    "i_mmap_rwsem is released: the table's "
+							    "last user can free it meanwhile while "
+							    "this mm's CPUs still cache it "
+							    "(24669e58477e, v3.11..v5.15)"},
+	[HUGETLB_UNSHARE_FLUSH_BEFORE_UNLOCK] = {"before_unlock", "__unmap_hugepage_range flushes "
+							      "the PUD range before returning to "
+							      "the unlock (a4a118f2eead "
+							      "\"hugetlbfs: flush TLBs correctly "
+							      "after huge_pmd_unshare\", v5.16)"},
+};
+
+static const struct tlbsim_knob_value arm64_ttl_values[ARM64_TTL_COUNT] = {
+	[ARM64_TTL_NONE] = {"none", "arm64 TLBIs carry no level hint (before c4ab2cbc1d87, v5.8 and "
+				    "earlier)"},
+	[ARM64_TTL_LEVEL] = {"level", "on FEAT_TTL parts (-D ttl=1) tlb_flush hints the level "
+				      "tlb_get_level() reads from the cleared_* bits, also when "
+				      "tables were freed: a gather that freed only a PTE table hints "
+				      "level 2 and the walk entry to the table may survive "
+				      "(c4ab2cbc1d87 \"arm64: tlb: Set the TTL field in "
+				      "flush_tlb_range\", v5.9..v5.13)"},
+	[ARM64_TTL_LEAF_ONLY] = {"leaf_only", "no hint when freed_tables is set: the TTL field is "
+					      "valid only for leaf entries (52218fcd61cb \"arm64: "
+					      "tlb: fix the TTL value of tlb_get_level\", v5.14; "
+					      "5.9+ stable)"},
+};
+
+static const struct tlbsim_knob_value x86_invlpg_miss_values[X86_INVLPG_MISS_COUNT] = {
+	[X86_INVLPG_MISS_IGNORE] = {"ignore", "PCIDs are used on a part whose INVLPG misses "
+					      "Global entries (-D invlpg_global_miss=1): a kernel "
+					      "range flush by INVLPG leaves stale kernel "
+					      "translations (before ce0b15d11ad8, up to v6.3)"},
+	[X86_INVLPG_MISS_NOPCID] = {"nopcid", "setup_pcid() does not enable PCIDs on such parts "
+					      "(ce0b15d11ad8 \"x86/mm: Avoid incomplete Global "
+					      "INVLPG flushes\", v6.4): every switch_mm flushes the "
+					      "non-global TLB instead"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -412,6 +509,23 @@ static const struct tlbsim_knob knobs[] = {
 			 "leaves the file's rmap (at tlb_end_vma, or in the stable trees' "
 			 "unmap_region)", PFNMAP_FLUSH_COUNT,
 	 PFNMAP_FLUSH_END_VMA, pfnmap_flush_values},
+	{"table_free_one", "what tlb_remove_table does with a table when the batch page cannot be "
+			   "allocated (-D table_batch_fail=1)", TABLE_FREE_ONE_COUNT,
+	 TABLE_FREE_ONE_INVALIDATE, table_free_one_values},
+	{"table_free_users", "whether tlb_remove_table frees a table at once when mm_users < 2",
+	 TABLE_FREE_USERS_COUNT, TABLE_FREE_USERS_BATCH, table_free_users_values},
+	{"arm64_pgtable_flush", "arm64: whether a freed table's walk-cache entries are invalidated "
+				"in the free hook or by the gather's non-leaf flush",
+	 ARM64_PGTABLE_FLUSH_COUNT, ARM64_PGTABLE_FLUSH_GATHER, arm64_pgtable_flush_values},
+	{"x86_range_freed", "x86: the freed_tables argument of flush_tlb_range()",
+	 X86_RANGE_FREED_COUNT, X86_RANGE_FREED_FALSE, x86_range_freed_values},
+	{"hugetlb_unshare_flush", "when an unmap that unshared a hugetlb PMD table flushes: before "
+				  "or after it releases i_mmap_rwsem", HUGETLB_UNSHARE_FLUSH_COUNT,
+	 HUGETLB_UNSHARE_FLUSH_BEFORE_UNLOCK, hugetlb_unshare_flush_values},
+	{"arm64_ttl", "arm64: the TTL level hint tlb_flush puts in its TLBIs on FEAT_TTL parts",
+	 ARM64_TTL_COUNT, ARM64_TTL_LEAF_ONLY, arm64_ttl_values},
+	{"x86_invlpg_miss", "x86: PCIDs on a part whose INVLPG misses Global entries, or not",
+	 X86_INVLPG_MISS_COUNT, X86_INVLPG_MISS_NOPCID, x86_invlpg_miss_values},
 };
 
 /* tlbsim_policy.given has a bit per knob */
@@ -462,6 +576,13 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->migrate_flush = (enum migrate_flush_policy)knobs[28].default_value;
 	pol->migrate_dirty = (enum migrate_dirty_policy)knobs[29].default_value;
 	pol->pfnmap_flush = (enum pfnmap_flush_policy)knobs[30].default_value;
+	pol->table_free_one = (enum table_free_one_policy)knobs[31].default_value;
+	pol->table_free_users = (enum table_free_users_policy)knobs[32].default_value;
+	pol->arm64_pgtable_flush = (enum arm64_pgtable_flush_policy)knobs[33].default_value;
+	pol->x86_range_freed = (enum x86_range_freed_policy)knobs[34].default_value;
+	pol->hugetlb_unshare_flush = (enum hugetlb_unshare_flush_policy)knobs[35].default_value;
+	pol->arm64_ttl = (enum arm64_ttl_policy)knobs[36].default_value;
+	pol->x86_invlpg_miss = (enum x86_invlpg_miss_policy)knobs[37].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -498,6 +619,13 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 28: return (int *)&pol->migrate_flush;
 	case 29: return (int *)&pol->migrate_dirty;
 	case 30: return (int *)&pol->pfnmap_flush;
+	case 31: return (int *)&pol->table_free_one;
+	case 32: return (int *)&pol->table_free_users;
+	case 33: return (int *)&pol->arm64_pgtable_flush;
+	case 34: return (int *)&pol->x86_range_freed;
+	case 35: return (int *)&pol->hugetlb_unshare_flush;
+	case 36: return (int *)&pol->arm64_ttl;
+	case 37: return (int *)&pol->x86_invlpg_miss;
 	default: return NULL;
 	}
 }
@@ -652,6 +780,34 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 /* device migration (v4.14+) and PFN mappings */
 #define K_DEV_OLD ",migrate_flush=after_unlock,migrate_dirty=drop,pfnmap_flush=none"
 #define K_DEV_60 ",migrate_flush=under_ptl,migrate_dirty=copy,pfnmap_flush=end_vma"
+/* page-table freeing (mmu_gather.c): the mm_users shortcut and arm64's
+ * free-hook TLBI up to v4.18/v4.19; the batch-failure path without an
+ * invalidate up to v5.4 (0ed1325967ab, v5.5); x86 flush_tlb_range with
+ * freed_tables=false up to v6.13 (3ef938c35035, v6.14); a hugetlb unshare
+ * flushed after i_mmap_rwsem up to v5.15 (a4a118f2eead, v5.16); arm64 TTL
+ * hints from v5.9 (c4ab2cbc1d87), leaf-only from v5.14 (52218fcd61cb);
+ * PCIDs off on INVLPG-erratum parts from v6.4 (ce0b15d11ad8) */
+#define K_PT_414 ",table_free_one=sync,table_free_users=shortcut,arm64_pgtable_flush=hook," \
+	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=none,"            \
+	"x86_invlpg_miss=ignore"
+#define K_PT_420 ",table_free_one=sync,table_free_users=batch,arm64_pgtable_flush=gather," \
+	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=none,"            \
+	"x86_invlpg_miss=ignore"
+#define K_PT_58 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
+	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=none,"            \
+	"x86_invlpg_miss=ignore"
+#define K_PT_59 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
+	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=level,"           \
+	"x86_invlpg_miss=ignore"
+#define K_PT_60 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
+	"x86_range_freed=false,hugetlb_unshare_flush=before_unlock,arm64_ttl=leaf_only,"      \
+	"x86_invlpg_miss=ignore"
+#define K_PT_66 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
+	"x86_range_freed=false,hugetlb_unshare_flush=before_unlock,arm64_ttl=leaf_only,"      \
+	"x86_invlpg_miss=nopcid"
+#define K_PT_618 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
+	"x86_range_freed=true,hugetlb_unshare_flush=before_unlock,arm64_ttl=leaf_only,"       \
+	"x86_invlpg_miss=nopcid"
 #define K_X86_OLD                                                               \
 	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \
 	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
@@ -685,61 +841,62 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 static const struct tlbsim_kernel_preset kernels[] = {
 	{"4.14",
 	 "nested=v1,nested_check=on,x86_lazy=never,fault_retry=none,spurious_flush=broadcast,"
-	 K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_414 K_DEV_OLD,
+	 K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_414 K_DEV_OLD K_PT_414,
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
-	 "arm64 flushed every range with page-stride all-level VAE1IS (no level tracking before "
-	 "v4.20); the model picks VALE1IS/VAE1IS from the level bits" K_NO_UFFD_WP},
+	 "arm64 had no level tracking before v4.20: tlb_flush issued page-stride VALE1IS over the "
+	 "range and __p?d_free_tlb one VAE1IS per freed table (arm64_pgtable_flush=hook); the "
+	 "model's stride still follows the level bits" K_NO_UFFD_WP},
 	{"4.20",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_420 K_DEV_OLD,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_420 K_DEV_OLD K_PT_420,
 	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
 	 "b956575bed91",
 	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
 	 "PTRS_PER_PTE" K_NO_UFFD_WP},
 	{"5.1",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_420,
 	 "the seed-000 kernel: the nested finish resets the level bits", K_NO_UFFD_WP + 2},
 	{"5.2",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_420,
 	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", K_NO_UFFD_WP + 2},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD,
+	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_58,
 	 "89b15332af7c (the seed-001 kernel: retried write faults)", NULL},
 	{"5.9",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD,
+	 "spurious_flush=skip_tried," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_59,
 	 "b7333b58f358 (the 001 fix)", NULL},
 	{"5.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_59,
 	 "arm64's no-op spurious fault hook", NULL},
 	{"5.13",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_51_UFFD K_DEV_OLD,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_513 K_FLUSH_MM K_UBC_BOOL K_MREMAP_51_UFFD K_DEV_OLD K_PT_59,
 	 "x86 4ce94eabac16 (remote and local TLBs flushed concurrently)", NULL},
 	{"6.0",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM_EXCL K_UBC_NOARM K_MREMAP_513 K_DEV_60,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_FLUSH_MM_EXCL K_UBC_NOARM K_MREMAP_513 K_DEV_60 K_PT_60,
 	 "d92725256b4f (VM_FAULT_COMPLETED); x86 4ce94eabac16 (v5.13), aa44284960d5",
 	 K_X86_6X K_VMA_LOCK},
 	{"6.6",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513 K_DEV_60,
+	 "spurious_flush=noop," K_OLD_VMAP K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513 K_DEV_60 K_PT_66,
 	 "the v6.3..v6.8 vmalloc purge", K_X86_6X K_VMA_LOCK},
 	{"6.10",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513 K_DEV_60,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513 K_DEV_60 K_PT_66,
 	 "282631cb2447 (vmap nodes: the seed-003 kernel)", K_X86_6X K_VMA_LOCK},
 	{"6.11",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513 K_DEV_60,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_area" K_X86_60 K_DELAY_RMAP K_UBC_DSB K_MREMAP_513 K_DEV_60 K_PT_66,
 	 "as v6.10 (the 003 fix was posted against v6.11-rc1)", K_X86_6X K_VMA_LOCK},
 	{"6.18",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
-	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_DELAY_RMAP K_MREMAP_513 K_DEV_60,
+	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_DELAY_RMAP K_MREMAP_513 K_DEV_60 K_PT_618,
 	 "9e9e085effe9 (the 003 fix, v6.13); x86 209954cbc7d0, 953753db887f, 6db2526c1d69 "
 	 "(v6.14), a37259732a7d, 4afeb0ed1753 (v6.15)", K_X86_6X K_X86_14 K_VMA_LOCK},
 };

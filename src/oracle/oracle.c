@@ -129,6 +129,15 @@ void describe_flush(const struct flush_report *r, char *buf, size_t len)
 			 (unsigned long long)f->start,
 			 (unsigned long long)f->end, (unsigned long long)f->stride, f->cpu,
 			 (unsigned long long)r->step);
+		if (f->nrange) {
+			size_t n = strlen(buf);
+			snprintf(buf + n, len - n, ", %llu of them range TLBIs (FEAT_TLBIRANGE)",
+				 (unsigned long long)f->nrange);
+		}
+		if (f->ttl) {
+			size_t n = strlen(buf);
+			snprintf(buf + n, len - n, ", TTL hint: leaf at depth %d", f->ttl - 1);
+		}
 		break;
 	case FLUSH_X86_MM_RANGE:
 		snprintf(buf, len, "%sflush_tlb_mm_range(%s, freed_tables=%d) by cpu %d: IPIs to %d "
@@ -302,9 +311,10 @@ static bool check_frame(struct oracle *o, uint32_t f, const char *when)
 	bool table = fr->state == FRAME_PGTABLE;
 	/* a private anonymous page, or a page table, belongs to one mm: only
 	 * CPUs that may hold that mm's entries need a scan; a dead mm's entries
-	 * reach nothing */
+	 * reach nothing. A shared hugetlb PMD table (and the PTE tables under
+	 * it) belongs to every mm that mapped it: all CPUs are scanned. */
 	const mm_context_t *ctx = NULL;
-	if (table || (fr->pgflags & PG_ANON)) {
+	if ((table && !(fr->pgflags & PG_PT_SHARED)) || (fr->pgflags & PG_ANON)) {
 		const struct oracle_frame *of = oracle_frame(o, f);
 		ctx = of->map_ctx;
 		if (ctx && (ctx->ctx_id != of->map_ctx_id || !ctx->live))
@@ -327,7 +337,9 @@ static bool check_frame(struct oracle *o, uint32_t f, const char *when)
 				oracle_violation(o, INV_I1, c, entry_va(hw, e, which == 1), true, f, ent,
 						 "I1 LATENT: %s frame %u %s while cpu %d can still reach "
 						 "it through a cached %s entry",
-						 table ? "page-table" : "data", f, when, c,
+						 !table ? "data"
+						 : (fr->pgflags & PG_PT_SHARED) ? "shared (hugetlb) page-table"
+										: "page-table", f, when, c,
 						 which ? "walk-cache" : "TLB");
 				return true;
 			}

@@ -295,6 +295,7 @@ static const struct row rows[] = {
 	{"tlbi aside1is", false, get_tlbi_aside1is, false}, {"tlbi vaale1is", false, get_tlbi_vaale1is, false},
 	{"tlbi vmalle1is", false, get_tlbi_vmalle1is, false}, {"tlbi local", false, get_tlbi_local, false},
 	{"tlbi local_for_is", false, get_tlbi_local_skipped_broadcast, true},
+	{"tlbi rvale1is", false, get_tlbi_rvale1is, true}, {"tlbi rvae1is", false, get_tlbi_rvae1is, true},
 	{"asid_rollovers", false, get_asid_rollovers, false},
 	{"context_switches", false, get_context_switches, false},
 	{"dvm_wait", true, get_dvm_wait_ns, false}, {"lock_wait", true, get_lock_wait_ns, false},
@@ -326,7 +327,7 @@ static const struct row rows[] = {
 static uint64_t get_bcast_tlbi(const struct tlbsim_metrics *m)
 {
 	return m->tlbi.vale1is + m->tlbi.vae1is + m->tlbi.aside1is + m->tlbi.vaale1is +
-	       m->tlbi.vmalle1is;
+	       m->tlbi.vmalle1is + m->tlbi.rvale1is + m->tlbi.rvae1is;
 }
 
 /* "summary: B vs A: wall 9.94x lower, ops/s 9.94x higher; 437.0 M fewer broadcast

@@ -15,13 +15,14 @@
 
 const char *const scen_word_names[W_COUNT] = {
 	"", "shared", "private", "dontneed", "free", "read", "write", "ext4", "tmpfs",
+	"hugetlbfs",
 };
 
 #define WBIT(w) (1u << (w))
 #define WORDS_MAP (WBIT(W_SHARED) | WBIT(W_PRIVATE))
 #define WORDS_ADVICE (WBIT(W_DONTNEED) | WBIT(W_FREE))
 #define WORDS_RW (WBIT(W_READ) | WBIT(W_WRITE))
-#define WORDS_FS (WBIT(W_EXT4) | WBIT(W_TMPFS))
+#define WORDS_FS (WBIT(W_EXT4) | WBIT(W_TMPFS) | WBIT(W_HUGETLBFS))
 #define MAX_DEPTH 32		/* nested blocks and parenthesised expressions */
 #define MAX_OPS (1u << 20)
 #define MAX_LOCALS 256
@@ -556,7 +557,8 @@ static bool is_call_name(const struct parser *ps)
 	static const char *const calls[] = {"mmap", "munmap", "madvise", "load", "store",
 					    "touch", "tmpfile", "fsync", "close", "mprotect", "mremap", "ftruncate",
 					    "clear_refs", "reclaim", "ksm_merge", "numa_scan", "uffd_wp",
-					    "pin", "unpin", "migrate", "pfnmap", "driver_unmap"};
+					    "pin", "unpin", "migrate", "pfnmap", "driver_unmap",
+					    "fail_table_batch"};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (is_id(ps, calls[i]))
 			return true;
@@ -858,6 +860,9 @@ static struct eval call_expr(struct parser *ps)
 	} else if (strcmp(n, "driver_unmap") == 0) {
 		num_expr(ps, "driver_unmap address");
 		code = OP_DRIVER_UNMAP;
+	} else if (strcmp(n, "fail_table_batch") == 0) {
+		num_expr(ps, "fail_table_batch count");
+		code = OP_FAIL_TABLE_BATCH;
 	} else if (strcmp(n, "fsync") == 0 || strcmp(n, "close") == 0) {
 		num_expr(ps, n);
 		code = n[0] == 'f' ? OP_FSYNC : OP_CLOSE;

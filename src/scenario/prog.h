@@ -67,10 +67,12 @@ enum scen_opcode {
 	OP_MIGRATE,	/* pop len, addr; push the pages a driver migrated, or -1 */
 	OP_PFNMAP,	/* pop mixed, len, addr; push the address of a driver's PFN mapping */
 	OP_DRIVER_UNMAP,	/* pop addr; push 0 or -1 (the driver revokes it, frees the PFNs) */
+	OP_FAIL_TABLE_BATCH,	/* pop n; push 0 (the next n table batch pages fail) */
 };
 
 enum scen_word {
 	W_NONE, W_SHARED, W_PRIVATE, W_DONTNEED, W_FREE, W_READ, W_WRITE, W_EXT4, W_TMPFS,
+	W_HUGETLBFS,
 	W_COUNT
 };
 

@@ -475,6 +475,10 @@ static void exec(struct sim *s, struct scen_inst *in)
 			*sp++ = h >= 0 && h < GUP_PINS ? gup_unpin(s, (int)h) : -1;
 			break;
 		}
+		case OP_FAIL_TABLE_BATCH:
+			mmu_gather_fail_batches(s, *--sp);
+			*sp++ = 0;
+			break;
 		case OP_MUNMAP: {
 			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
 			*sp++ = range_ok(addr, len) ? sys_munmap(s, addr, len) : -1;
@@ -522,7 +526,9 @@ static void exec(struct sim *s, struct scen_inst *in)
 				fail_at(s, sc, op, "tmpfile size out of range");
 				return;
 			}
-			struct inode *file = sys_tmpfile(s, fs == W_EXT4 ? &fs_ext4 : &fs_tmpfs,
+			struct inode *file = sys_tmpfile(s, fs == W_EXT4	 ? &fs_ext4
+							 : fs == W_HUGETLBFS ? &fs_hugetlbfs
+									     : &fs_tmpfs,
 							 (uint64_t)size);
 			if (!file)
 				return;

@@ -54,6 +54,7 @@ static void start_thread(struct sim *s, struct sim_thread *t)
 	} else {
 		sys_munmap(s, u->stack_lo, u->stack_hi - u->stack_lo);
 	}
+	u->task.mm->thread_users--;	/* do_exit -> exit_mm -> mmput */
 }
 
 static struct sim_thread *pthread_create_at(struct sim *s, thread_fn fn, void *arg, int cpu)
@@ -86,6 +87,7 @@ static struct sim_thread *pthread_create_at(struct sim *s, thread_fn fn, void *a
 		return NULL;
 	/* filled before the new thread can run: nothing yields in between */
 	struct uthread *u = container_of(tk, struct uthread, task);
+	self->task.mm->thread_users++;	/* copy_mm(CLONE_VM): mmget */
 	u->user_fn = fn;
 	u->stack_lo = lo;
 	u->stack_hi = hi;

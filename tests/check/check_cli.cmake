@@ -485,3 +485,100 @@ tlbsim_check_out(uffd_v513 0
 tlbsim_check_out(uffd_v618 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/uffd_wp_race.tlbs --kernel 6.18 --runs 3000)
+# ---- page-table freeing paths (issue 14 item 5) ----
+# table_free_users=shortcut with arm64_pgtable_flush=gather (the arm64 kernels
+# between 5e5f6dc10546 and 285994a62c80): the sole user's munmap frees a
+# table CPU 1 still caches, before the gather's flush (I1, first schedule).
+# v4.14 (shortcut + the free hook's TLBI) and v5.1/v6.18 (batched): clean.
+tlbsim_check_out(table_free_users_shortcut 1
+  HAS "VIOLATION I1" "tlbsim_table_free_one: table frame" "(mm_users < 2)"
+      "replay: tlbsim check" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_free_users.tlbs
+       --policy table_free_users=shortcut,arm64_pgtable_flush=gather --runs 1000)
+foreach(k 4.14 5.1 6.18)
+  tlbsim_check_out(table_free_users_v${k} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_free_users.tlbs --kernel ${k} --runs 3000)
+endforeach()
+# table_free_one=sync (before 0ed1325967ab, v5.5): after fail_table_batch the
+# one-off free follows only the IPI sync (I1); --kernel 5.1 is that kernel on
+# arm64; 4.14 (the free hook's TLBI), 5.8 and 6.18 (invalidate) are clean.
+tlbsim_check_out(table_batch_fail_sync 1
+  HAS "VIOLATION I1" "no batch page: tlb_remove_table_one" "replay: tlbsim check"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_batch_fail.tlbs --policy table_free_one=sync
+       --runs 1000)
+tlbsim_check_out(table_batch_fail_v51 1
+  HAS "VIOLATION I1" "no batch page: tlb_remove_table_one"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_batch_fail.tlbs --kernel 5.1 --runs 1000)
+foreach(k 4.14 5.8 6.18)
+  tlbsim_check_out(table_batch_fail_v${k} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_batch_fail.tlbs --kernel ${k} --runs 3000)
+endforeach()
+# the same failure injected for every allocation by -D table_batch_fail=1
+tlbsim_check_out(table_batch_fail_param 1
+  HAS "VIOLATION I1" "no batch page: tlb_remove_table_one"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/table_free_users.tlbs --policy table_free_one=sync
+       -D table_batch_fail=1 --runs 1000)
+
+# ---- hugetlb PMD sharing (issue 14 item 6) ----
+# hugetlb_unshare_flush=after_unlock (before a4a118f2eead, v5.16): the
+# unsharing munmap flushes after releasing i_mmap_rwsem; the other process's
+# munmap frees the shared tables meanwhile (I1 on a shared page table, 25
+# schedules). --kernel 5.13: the same; 6.0 and 6.18 (before_unlock): clean.
+tlbsim_check_out(hugetlb_after_unlock 1
+  HAS "VIOLATION I1" "shared (hugetlb) page-table frame" "huge_pmd_unshare" "huge_pmd_share"
+      "replay: tlbsim check" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_share.tlbs --policy hugetlb_unshare_flush=after_unlock
+       --runs 20000 --time-limit 20)
+tlbsim_check_out(hugetlb_v513 1
+  HAS "VIOLATION I1" "shared (hugetlb) page-table frame"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_share.tlbs --kernel 5.13 --runs 20000 --time-limit 20)
+foreach(k 6.0 6.18)
+  tlbsim_check_out(hugetlb_v${k} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_share.tlbs --kernel ${k} --runs 3000)
+endforeach()
+# arm64's tlb_end_vma flushes the unshared range before the unlock: clean
+tlbsim_check_out(hugetlb_arm64 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_share.tlbs --profile arm64-4k
+       --policy hugetlb_unshare_flush=after_unlock --runs 3000)
+
+# ---- FEAT_TTL level hints (issue 14 item 5) ----
+# arm64_ttl=level (c4ab2cbc1d87, v5.9..v5.13) on a FEAT_TTL part
+# (arm64-v84): a freed PTE table's VAE1IS hints level 2 and CPU 1's walk
+# entry survives (I1 at the RCU hand-off, first schedule); leaf_only
+# (52218fcd61cb, v5.14; --kernel 6.0) and a part ignoring the hint: clean.
+tlbsim_check_out(ttl_level 1
+  HAS "VIOLATION I1" "TTL hint: leaf at depth 2" "replay: tlbsim check"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/ttl_table_free.tlbs --policy arm64_ttl=level --runs 1000)
+tlbsim_check_out(ttl_v513 1
+  HAS "VIOLATION I1" "TTL hint"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/ttl_table_free.tlbs --kernel 5.13 --runs 1000)
+foreach(k 5.8 6.0 6.18)
+  tlbsim_check_out(ttl_v${k} 0
+    HAS "no violation: 2000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/ttl_table_free.tlbs --kernel ${k} --runs 2000)
+endforeach()
+tlbsim_check_out(ttl_ignored 0
+  HAS "no violation: 2000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/ttl_table_free.tlbs --policy arm64_ttl=level
+       -D ttl_ignored=1 --runs 2000)
+
+# ---- x86 flush_tlb_range's freed_tables (issue 14 item 5) ----
+# x86_range_freed=false (016c4d92cd16 .. v6.13; --kernel 6.11): the hugetlb
+# mprotect that unshares a PMD table flushes with flush_tlb_range, which
+# skips the lazy CPU still caching it; the other process frees it (I1 on a
+# shared page table, first schedule). true (3ef938c35035; --kernel 6.18):
+# clean.
+tlbsim_check_out(range_freed_false 1
+  HAS "VIOLATION I1" "shared (hugetlb) page-table frame" "huge_pmd_unshare" "replay: tlbsim check"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_mprotect.tlbs --policy x86_range_freed=false
+       --runs 1000)
+tlbsim_check_out(range_freed_v611 1
+  HAS "VIOLATION I1"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_mprotect.tlbs --kernel 6.11 --runs 1000)
+tlbsim_check_out(range_freed_v618 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_mprotect.tlbs --kernel 6.18 --runs 3000)

@@ -6,7 +6,7 @@
 #   command, workload, params, profile, cpus, threads, iters, seed, policy,
 #   metrics; metrics holds every name of TLBSIM_METRICS in HEADER
 #   (include/tlbsim/tlbsim.h) as a non-negative integer, plus metrics.tlbi
-#   with vale1is vae1is aside1is vaale1is vmalle1is local (= TLBSIM_TLBI_KINDS).
+#   with vale1is vae1is aside1is vaale1is vmalle1is local rvale1is rvae1is (= TLBSIM_TLBI_KINDS).
 #   compare --json: {"runs":[...]} with one run per --policy, in command-line
 #   order, each with the same schema; policy holds every knob printed by
 #   `tlbsim list policies`.
@@ -66,7 +66,7 @@ if len(metrics) < 10:
 knobs = re.findall(r"^(\w+):", open(pol_path).read(), re.M)
 if "nested" not in knobs:
     err("list policies does not list the nested knob: %r" % knobs)
-want_kinds = ["vale1is", "vae1is", "aside1is", "vaale1is", "vmalle1is", "local"]
+want_kinds = ["vale1is", "vae1is", "aside1is", "vaale1is", "vmalle1is", "local", "rvale1is", "rvae1is"]
 if sorted(kinds) != sorted(want_kinds):
     err("TLBSIM_TLBI_KINDS = %r, want %r" % (kinds, want_kinds))
 
