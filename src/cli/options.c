@@ -23,6 +23,7 @@ enum opt_id {
 	O_PERTURB, O_SVG, O_NATIVE,
 	O_GRID, O_SHARD, O_CSV,
 	O_TRACE_WINDOW, O_TRACE_FORMAT,
+	O_MEMORY_MODEL,
 	O_OUTPUT = 'o',
 	O_W = 'w', O_D = 'D', O_HELP = 'h', O_JOBS = 'j',
 };
@@ -100,7 +101,12 @@ static const struct opt_def opts[] = {
 	 "write the counterexample as Chrome trace-event JSON (ui.perfetto.dev); - is stdout"},
 	{"no-minimise", 0, 0, O_NO_MINIMISE, C_CHECK, NULL, "report the schedule as found"},
 	{"invariant", 0, 1, O_INVARIANT, C_CHECK, "NAME",
-	 "stop only at this invariant (I1, I1-realized, I2, I3, I5, stale-walk, livelock)"},
+	 "stop only at this invariant (I1, I1-realized, I2, I3, I5, stale-walk, livelock, I4a, "
+	 "litmus)"},
+	{"memory-model", 0, 1, O_MEMORY_MODEL, C_CHECK, "M",
+	 "sc (default: every store visible at once) or tso (x86-TSO: per-CPU FIFO store "
+	 "buffers whose drains the strategy schedules; fences, locked and serialising "
+	 "instructions drain them)"},
 	/* sweep (cmd_sweep.c) and the CSV/SVG outputs */
 	{"grid", 0, 1, O_GRID, C_SWEEP, "KEY=V1,V2,...",
 	 "a dimension of the grid (the cross product of every --grid is run): threads, cpus, "
@@ -875,7 +881,15 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			o->want_kind = inv_lookup(optarg);
 			if (o->want_kind < 0)
 				return cli_error("--invariant %s: want I1, I1-realized, I2, I3, I5, "
-						 "stale-walk or livelock", optarg);
+						 "stale-walk, livelock, I4a or litmus", optarg);
+			break;
+		case O_MEMORY_MODEL:
+			if (strcmp(optarg, "sc") == 0)
+				o->cfg.memory_model = TLBSIM_MM_SC;
+			else if (strcmp(optarg, "tso") == 0)
+				o->cfg.memory_model = TLBSIM_MM_TSO;
+			else
+				return cli_error("--memory-model %s: want sc or tso", optarg);
 			break;
 		}
 	}
@@ -1104,6 +1118,8 @@ char *cli_replay_command(const struct cli_opts *o, const char *token)
 		sb_opt(&b, "--kernel", o->cfg.kernel);
 	if (o->want_kind >= 0)
 		sb_opt(&b, "--invariant", inv_name(o->want_kind));
+	if (o->cfg.memory_model == TLBSIM_MM_TSO)
+		sb_opt(&b, "--memory-model", "tso");
 	if (o->max_steps) {
 		snprintf(num, sizeof(num), "%" PRIu64, o->max_steps);
 		sb_opt(&b, "--max-steps", num);
