@@ -596,6 +596,7 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	o->jobs = ncpu < 1 ? 1 : ncpu > 1024 ? 1024 : (int)ncpu;
 	build_cmdline(o, argc, argv);	/* before getopt permutes argv */
+	bool memory_model_given = false;
 
 	struct option longopts[NOPTS + 1];
 	size_t nl = 0;
@@ -890,6 +891,7 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 				o->cfg.memory_model = TLBSIM_MM_TSO;
 			else
 				return cli_error("--memory-model %s: want sc or tso", optarg);
+			memory_model_given = true;
 			break;
 		}
 	}
@@ -904,6 +906,9 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 		if (!o->scenario)
 			return EXIT_USAGE;
 		o->cfg.workload_def = scenario_desc(o->scenario);
+		/* the file's memory_model: check's default */
+		if (cmd_bit == C_CHECK && !memory_model_given)
+			o->cfg.memory_model = scenario_memory_model(o->scenario);
 	}
 	/* --profile: a built-in name, or else a profile file */
 	if (o->cfg.profile && !tlbsim_profile_find(o->cfg.profile)) {
@@ -1089,11 +1094,17 @@ char *cli_replay_command(const struct cli_opts *o, const char *token)
 		snprintf(num, sizeof(num), "%" PRId64, o->cfg.iters);
 		sb_opt(&b, "--iters", num);
 	}
+	/* the knobs given that differ from what the run would have without
+	 * them: the defaults with the workload's (or scenario file's) own */
 	struct tlbsim_policy def;
 	tlbsim_policy_default(&def);
+	tlbsim_policy_apply_workload(&def, o->cfg.workload);
+	if (o->cfg.workload_def)
+		tlbsim_policy_apply_desc(&def, o->cfg.workload_def);
 	for (int k = 0; k < tlbsim_knob_count(); k++) {
 		const char *v = tlbsim_policy_value_name(&o->cfg.policy, k);
-		if (strcmp(v, tlbsim_policy_value_name(&def, k)) == 0)
+		if (!(o->cfg.policy.given & (1ull << k)) ||
+		    strcmp(v, tlbsim_policy_value_name(&def, k)) == 0)
 			continue;
 		char kv[128];
 		snprintf(kv, sizeof(kv), "%s=%s", tlbsim_knob_get(k)->name, v);
