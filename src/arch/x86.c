@@ -387,7 +387,10 @@ static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, mm_context_t *next)
 			/* a global ASID is kept up to date by INVLPGB */
 			if (is_global_asid(ac->loaded_mm_asid) || !was_lazy)
 				return 0;
-			/* back from lazy mode: catch up if flushes were skipped */
+			/* back from lazy mode: catch up if flushes were skipped;
+			 * the smp_mb() before the tlb_gen read (v4.19+: "The
+			 * barrier synchronizes with the tlb_gen increment") */
+			tso_fence(s, cpu, TSO_MFENCE);
 			uint64_t next_tlb_gen = next->tlb_gen;
 			if (ac->ctxs[ac->loaded_mm_asid].tlb_gen == next_tlb_gen)
 				return 0;
@@ -424,6 +427,12 @@ static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, mm_context_t *next)
 			t->sw.next = next;
 			t->sw.new_asid = new_asid;
 			t->sw.need_flush = need_flush;
+			/* until the CR3 write the CPU runs neither mm's user
+			 * code (IRQs off): its own view of loaded_mm is
+			 * LOADED_MM_SWITCHING (own_loaded_mm), and prev's
+			 * entries are reachable only through their tlb_gen,
+			 * as after the switch */
+			ac->loaded_mm = NULL;
 			sim_call_at(s, s->now, switch_finish_cb, NULL, NULL, (uint64_t)cpu);
 			return 0;
 		}
@@ -578,9 +587,12 @@ static bool should_flush(struct sim *s, uintptr_t loaded_mm, bool is_lazy,
 /* Under --memory-model tso the flusher reads cpu c's loaded_mm and is_lazy
  * as globally visible (is_lazy after loaded_mm: fea4e317f9e7's smp_rmb() is
  * a compiler barrier on x86, where loads are not reordered with loads).
- * When c's own view, its newest stores, would have been flushed and the
- * visible one is not, the flush missed c through a reordering: the oracle
- * hears of it (I4a). */
+ * The flush missed c only through a reordering (the oracle hears of it:
+ * I4a) when the visible values skip c but every value an SC execution could
+ * have shown would flush it: the flusher's read follows its tlb_gen
+ * increment, which follows c's tlb_gen read, which follows c's store of
+ * LOADED_MM_SWITCHING; so SC shows SWITCHING or a later value (c's own
+ * view now). */
 static bool x86_should_ipi(struct sim *s, int c, const struct flush_tlb_info *f)
 {
 	struct machine *mc = machine_of(s);
@@ -591,7 +603,8 @@ static bool x86_should_ipi(struct sim *s, int c, const struct flush_tlb_info *f)
 	uintptr_t vis_mm = tso_load(s, self, &ac->loaded_mm_mem);
 	bool vis_lazy = tso_load(s, self, &ac->is_lazy_mem) != 0;
 	bool vis = should_flush(s, vis_mm, vis_lazy, f);
-	if (!vis && c != self && should_flush(s, own_loaded_mm(s, c), ac->is_lazy, f)) {
+	if (!vis && c != self && should_flush(s, own_loaded_mm(s, c), ac->is_lazy, f) &&
+	    should_flush(s, TSO_SWITCHING, ac->is_lazy, f)) {
 		sim_trace(s, TR_TSO_REORDER_SKIP, (uint64_t)c, 0);
 		if (mc->hooks && mc->hooks->reorder_skip)
 			mc->hooks->reorder_skip(mc->hooks_ctx, c);

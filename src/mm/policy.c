@@ -335,7 +335,8 @@ static const struct tlbsim_knob knobs[] = {
 			  "tlb_gen read (--memory-model tso)", X86_SWITCH_MB_COUNT,
 	 X86_SWITCH_MB_ATOMIC, x86_switch_mb_values},
 	{"x86_switching", "x86: whether should_flush_tlb IPIs a CPU in the middle of switch_mm "
-			  "(loaded_mm == LOADED_MM_SWITCHING)", X86_SWITCHING_COUNT,
+			  "(loaded_mm == LOADED_MM_SWITCHING; only --memory-model tso has that "
+			  "window: under SC switch_mm is one step)", X86_SWITCHING_COUNT,
 	 X86_SWITCHING_SKIP, x86_switching_values},
 };
 
