@@ -366,12 +366,25 @@ static inline bool tso_on(struct sim *s)
 {
 	return machine_of(s)->tso != NULL;
 }
-void tso_store(struct sim *s, int cpu, uintptr_t *mem, uintptr_t val, enum tso_word what);
+void tso_buffer(struct sim *s, int cpu, uintptr_t *mem, uintptr_t val, enum tso_word what);
+static inline void tso_store(struct sim *s, int cpu, uintptr_t *mem, uintptr_t val,
+			     enum tso_word what)
+{
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
+		tso_buffer(s, cpu, mem, val, what);
+	else
+		*mem = val;
+}
 uintptr_t tso_load(struct sim *s, int cpu, const uintptr_t *mem);
 /* entries in cpu's store buffer (0 under SC) */
 uint32_t tso_pending(struct sim *s, int cpu);
 /* drain cpu's whole buffer (a no-op under SC) */
-void tso_fence(struct sim *s, int cpu, enum tso_why why);
+void tso_drain_all(struct sim *s, int cpu, enum tso_why why);
+static inline void tso_fence(struct sim *s, int cpu, enum tso_why why)
+{
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
+		tso_drain_all(s, cpu, why);
+}
 /* check mode, before a thread resumes on cpu: the rest of a switch_mm
  * that cpu is in the middle of */
 void tso_before_run(struct sim *s, int cpu);

@@ -66,13 +66,9 @@ static void drain_one(struct sim *s, void *arg, uint64_t data)
 	queue_drain(s, cpu);
 }
 
-void tso_store(struct sim *s, int cpu, uintptr_t *mem, uintptr_t val, enum tso_word what)
+void tso_buffer(struct sim *s, int cpu, uintptr_t *mem, uintptr_t val, enum tso_word what)
 {
 	struct machine *mc = machine_of(s);
-	if (!mc->tso) {
-		*mem = val;
-		return;
-	}
 	struct tso_cpu *t = &mc->tso[cpu];
 	if (t->n == TSO_SB_ENTRIES)
 		pop_oldest(s, cpu);	/* a full buffer stalls until its oldest leaves */
@@ -105,11 +101,9 @@ uint32_t tso_pending(struct sim *s, int cpu)
 	return mc->tso ? mc->tso[cpu].n : 0;
 }
 
-void tso_fence(struct sim *s, int cpu, enum tso_why why)
+void tso_drain_all(struct sim *s, int cpu, enum tso_why why)
 {
 	struct machine *mc = machine_of(s);
-	if (!mc->tso)
-		return;
 	struct tso_cpu *t = &mc->tso[cpu];
 	if (!t->n)
 		return;

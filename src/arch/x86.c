@@ -284,22 +284,22 @@ static void set_loaded_mm(struct sim *s, int cpu, mm_context_t *mm)
 {
 	struct arch_cpu *ac = arch_cpu(s, cpu);
 	ac->loaded_mm = mm;
-	if (tso_on(s))
-		tso_store(s, cpu, &ac->loaded_mm_mem, (uintptr_t)mm, TSO_W_LOADED_MM);
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
+		tso_buffer(s, cpu, &ac->loaded_mm_mem, (uintptr_t)mm, TSO_W_LOADED_MM);
 }
 static void set_is_lazy(struct sim *s, int cpu, bool lazy)
 {
 	struct arch_cpu *ac = arch_cpu(s, cpu);
 	ac->is_lazy = lazy;
-	if (tso_on(s))
-		tso_store(s, cpu, &ac->is_lazy_mem, lazy, TSO_W_IS_LAZY);
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
+		tso_buffer(s, cpu, &ac->is_lazy_mem, lazy, TSO_W_IS_LAZY);
 }
 
 /* The end of switch_mm_irqs_off: load_new_mm_cr3 (with or without the
  * flush), then this_cpu_write(cpu_tlbstate.loaded_mm, next). Returns the
  * cost. */
-static uint64_t switch_cr3(struct sim *s, int cpu, mm_context_t *next, int new_asid,
-			   bool need_flush)
+static inline __attribute__((always_inline)) uint64_t
+switch_cr3(struct sim *s, int cpu, mm_context_t *next, int new_asid, bool need_flush)
 {
 	struct arch_cpu *ac = arch_cpu(s, cpu);
 	uint64_t cost;
@@ -338,6 +338,24 @@ void x86_switch_finish(struct sim *s, int cpu)
 	s->cpus[cpu].sys_ns += switch_cr3(s, cpu, t->sw.next, t->sw.new_asid, t->sw.need_flush);
 }
 
+/* --memory-model tso, check mode: stop switch_mm_irqs_off before its CR3
+ * write; a callback (or the CPU's next use) finishes it */
+static __attribute__((noinline)) void switch_defer(struct sim *s, int cpu, mm_context_t *next,
+						   int new_asid, bool need_flush)
+{
+	struct tso_cpu *t = &machine_of(s)->tso[cpu];
+	t->sw.pending = true;
+	t->sw.next = next;
+	t->sw.new_asid = new_asid;
+	t->sw.need_flush = need_flush;
+	/* until the CR3 write the CPU runs neither mm's user code (IRQs
+	 * off): its own view of loaded_mm is LOADED_MM_SWITCHING
+	 * (own_loaded_mm), and prev's entries are reachable only through
+	 * their tlb_gen, as after the switch */
+	arch_cpu(s, cpu)->loaded_mm = NULL;
+	sim_call_at(s, s->now, switch_finish_cb, NULL, NULL, (uint64_t)cpu);
+}
+
 /* this CPU's own view of cpu_tlbstate.loaded_mm: LOADED_MM_SWITCHING in the
  * middle of a TSO switch */
 static uintptr_t own_loaded_mm(struct sim *s, int cpu)
@@ -366,17 +384,14 @@ static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, mm_context_t *next)
 {
 	struct machine *mc = machine_of(s);
 	struct arch_cpu *ac = arch_cpu(s, cpu);
-	if (mc->tso)
+	if (__builtin_expect(mc->tso != NULL, 0))
 		x86_switch_finish(s, cpu);
 	mm_context_t *prev = ac->loaded_mm;
 	bool was_lazy = ac->is_lazy;
 	int new_asid;
 	bool need_flush;
 
-	if (mc->tso)
-		set_is_lazy(s, cpu, false);
-	else
-		ac->is_lazy = false;
+	set_is_lazy(s, cpu, false);
 	if (prev == next) {
 		if (!next)
 			return 0;
@@ -402,8 +417,8 @@ static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, mm_context_t *next)
 		 * mask until a flush finds prev not loaded; the bit of next is
 		 * set only if it is clear */
 		bool lazy_mask = mc->policy.x86_cpumask == X86_CPUMASK_LAZY;
-		if (mc->tso && next)
-			tso_store(s, cpu, &ac->loaded_mm_mem, TSO_SWITCHING, TSO_W_LOADED_MM);
+		if (__builtin_expect(mc->tso != NULL, 0) && next)
+			tso_buffer(s, cpu, &ac->loaded_mm_mem, TSO_SWITCHING, TSO_W_LOADED_MM);
 		if (prev && !lazy_mask) {
 			cpumask_clear(prev, cpu);
 			tso_fence(s, cpu, TSO_LOCKED);
@@ -418,22 +433,11 @@ static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, mm_context_t *next)
 		} else if (mc->policy.x86_switch_mb == X86_SWITCH_MB_SMP_MB) {
 			tso_fence(s, cpu, TSO_MFENCE);
 		}
-		if (mc->tso && tso_pending(s, cpu))
+		if (__builtin_expect(mc->tso != NULL, 0) && tso_pending(s, cpu))
 			sim_trace(s, TR_TSO_LOAD_PASSES, (uint64_t)cpu, tso_pending(s, cpu));
 		choose_new_asid(s, cpu, next, next->tlb_gen, &new_asid, &need_flush);
-		if (mc->tso && s->ex) {
-			struct tso_cpu *t = &mc->tso[cpu];
-			t->sw.pending = true;
-			t->sw.next = next;
-			t->sw.new_asid = new_asid;
-			t->sw.need_flush = need_flush;
-			/* until the CR3 write the CPU runs neither mm's user
-			 * code (IRQs off): its own view of loaded_mm is
-			 * LOADED_MM_SWITCHING (own_loaded_mm), and prev's
-			 * entries are reachable only through their tlb_gen,
-			 * as after the switch */
-			ac->loaded_mm = NULL;
-			sim_call_at(s, s->now, switch_finish_cb, NULL, NULL, (uint64_t)cpu);
+		if (__builtin_expect(mc->tso != NULL, 0) && s->ex) {
+			switch_defer(s, cpu, next, new_asid, need_flush);
 			return 0;
 		}
 	}
@@ -457,7 +461,7 @@ static void x86_switch_mm(struct sim *s, int cpu, mm_context_t *next)
 static void x86_enter_lazy_tlb(struct sim *s, int cpu)
 {
 	struct arch_cpu *ac = arch_cpu(s, cpu);
-	if (machine_of(s)->tso)
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
 		x86_switch_finish(s, cpu);
 	if (!ac->loaded_mm)
 		return;
@@ -487,7 +491,7 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
 	struct machine *mc = machine_of(s);
 	struct arch_cpu *ac = arch_cpu(s, cpu);
 	/* IRQs are off in switch_mm_irqs_off: the handler runs after it */
-	if (mc->tso)
+	if (__builtin_expect(mc->tso != NULL, 0))
 		x86_switch_finish(s, cpu);
 	mm_context_t *loaded = ac->loaded_mm;
 
@@ -563,8 +567,8 @@ static uint64_t flush_tlb_func_remote(struct sim *s, int cpu, const void *data)
  * also skips a CPU whose loaded_mm is not the target mm, unless this flush
  * trims the mask (once a second per mm).
  */
-static bool should_flush(struct sim *s, uintptr_t loaded_mm, bool is_lazy,
-			 const struct flush_tlb_info *f)
+static inline __attribute__((always_inline)) bool
+should_flush(struct sim *s, uintptr_t loaded_mm, bool is_lazy, const struct flush_tlb_info *f)
 {
 	struct machine *mc = machine_of(s);
 	/* be88a1dd6112 (v6.15): an mm in ASID transition IPIs the whole mask */
@@ -593,12 +597,11 @@ static bool should_flush(struct sim *s, uintptr_t loaded_mm, bool is_lazy,
  * increment, which follows c's tlb_gen read, which follows c's store of
  * LOADED_MM_SWITCHING; so SC shows SWITCHING or a later value (c's own
  * view now). */
-static bool x86_should_ipi(struct sim *s, int c, const struct flush_tlb_info *f)
+static __attribute__((noinline)) bool tso_should_ipi(struct sim *s, int c,
+						    const struct flush_tlb_info *f)
 {
 	struct machine *mc = machine_of(s);
 	const struct arch_cpu *ac = &mc->cpu[c];
-	if (!mc->tso)
-		return should_flush(s, (uintptr_t)ac->loaded_mm, ac->is_lazy, f);
 	int self = cur_cpu(s);
 	uintptr_t vis_mm = tso_load(s, self, &ac->loaded_mm_mem);
 	bool vis_lazy = tso_load(s, self, &ac->is_lazy_mem) != 0;
@@ -610,6 +613,15 @@ static bool x86_should_ipi(struct sim *s, int c, const struct flush_tlb_info *f)
 			mc->hooks->reorder_skip(mc->hooks_ctx, c);
 	}
 	return vis;
+}
+
+static inline bool x86_should_ipi(struct sim *s, int c, const struct flush_tlb_info *f)
+{
+	struct machine *mc = machine_of(s);
+	const struct arch_cpu *ac = &mc->cpu[c];
+	if (__builtin_expect(mc->tso != NULL, 0))
+		return tso_should_ipi(s, c, f);
+	return should_flush(s, (uintptr_t)ac->loaded_mm, ac->is_lazy, f);
 }
 
 /*
@@ -755,7 +767,7 @@ void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_
 	}
 	/* inc_mm_tlb_gen(): atomic64_inc_return, a locked instruction */
 	tso_fence(s, cpu, TSO_LOCKED);
-	if (mc->tso)
+	if (__builtin_expect(mc->tso != NULL, 0))
 		x86_switch_finish(s, cpu);
 	struct flush_tlb_info info = {.mm = mm, .start = start, .end = end,
 				      .new_tlb_gen = ++mm->tlb_gen,
@@ -805,7 +817,7 @@ struct kflush {
 static uint64_t do_kernel_flush(struct sim *s, int cpu, const void *data)
 {
 	const struct kflush *k = data;
-	if (machine_of(s)->tso)
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
 		x86_switch_finish(s, cpu);
 	if (k->all) {
 		struct inv_op inv = {.kind = INV_ALL};
