@@ -238,6 +238,7 @@ void mm_free_global_asid(struct sim *s, mm_context_t *mm)
 static uint64_t x86_flush_pcid(struct sim *s, int cpu, int asid)
 {
 	struct inv_op inv = {.kind = INV_TAG_NONGLOBAL, .tag = kern_pcid(s, asid)};
+	tso_fence(s, cpu, TSO_SERIALISING);	/* MOV to CR3 / INVPCID */
 	hw_invalidate_cpu(hw_of(s), cpu, &inv);
 	psc_flushed(s, cpu);
 	s->m.flush_full++;
@@ -537,6 +538,8 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
 		uint64_t n = (f->end - f->start + stride - 1) / stride;
 		struct inv_op inv = {.kind = INV_X86_INVLPG, .tag = kern_pcid(s, asid),
 				     .start = f->start, .end = f->end, .stride = stride};
+		if (n)
+			tso_fence(s, cpu, TSO_SERIALISING);	/* INVLPG */
 		hw_invalidate_cpu(hw_of(s), cpu, &inv);
 		if (n)
 			psc_flushed(s, cpu);	/* INVLPG drops all PSCs */
@@ -819,6 +822,8 @@ static uint64_t do_kernel_flush(struct sim *s, int cpu, const void *data)
 	const struct kflush *k = data;
 	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
 		x86_switch_finish(s, cpu);
+	/* __flush_tlb_all (CR4 writes) and INVLPG are serialising */
+	tso_fence(s, cpu, TSO_SERIALISING);
 	if (k->all) {
 		struct inv_op inv = {.kind = INV_ALL};
 		hw_invalidate_cpu(hw_of(s), cpu, &inv);

@@ -145,6 +145,7 @@ struct ctl {
 	uint32_t pending_after_phase1;
 	bool reordered;
 	uint32_t pending_before_flush, pending_after_flush;
+	uint32_t pending1_after_flush;	/* CPU 1's buffer after the flush */
 	int ran;
 };
 
@@ -185,6 +186,7 @@ static void flusher_main(struct sim *s, struct sim_thread *t)
 	flush_tlb_mm_range(s, a, H, H + PG, 12, false);
 	c->ipis = s->m.ipi_sent - n;
 	c->pending_after_flush = tso_pending(s, 0);
+	c->pending1_after_flush = tso_pending(s, 1);
 	assert_int_equal(w, 1);
 	c->reordered = tsim_oracle(s)->reordered[1];
 	c->ran = 1;
@@ -245,6 +247,10 @@ static void test_switching(void **state)
 	struct ctl d = {.mb = X86_SWITCH_MB_SMP_MB, .switching = X86_SWITCHING_FLUSH};
 	run_switch(&d);
 	assert_int_equal(d.ipis, 1);
+	/* its handler finished CPU 1's switch (the CR3 write, then loaded_mm
+	 * = A buffered) and flushed: INVLPG / the CR3 reload are serialising,
+	 * and CPU 1's buffer is empty */
+	assert_int_equal(d.pending1_after_flush, 0);
 }
 
 /* the CR3 write is serialising: finishing the switch drains what phase 1
