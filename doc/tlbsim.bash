@@ -33,6 +33,9 @@ _tlbsim()
 	--strategy)
 		COMPREPLY=($(compgen -W "random pct dfs" -- "$cur"))
 		return ;;
+	--memory-model)
+		COMPREPLY=($(compgen -W "sc tso" -- "$cur"))
+		return ;;
 	--trace-format)
 		COMPREPLY=($(compgen -W "chrome ftrace" -- "$cur"))
 		return ;;

@@ -278,6 +278,29 @@ enum x86_invlpg_miss_policy {
 	X86_INVLPG_MISS_COUNT
 };
 
+/* x86_switch_mb: the full barrier in switch_mm_irqs_off between the store of
+ * cpu_tlbstate.loaded_mm (LOADED_MM_SWITCHING) and the read of next's tlb_gen
+ * (matters only under --memory-model tso) */
+enum x86_switch_mb_policy {
+	X86_SWITCH_MB_ATOMIC,	/* the barrier is cpumask_set_cpu's locked op, done only
+				 * when the bit is clear (209954cbc7d0, v6.14..v6.17) */
+	X86_SWITCH_MB_SMP_MB,	/* 83b0177a6c48 (v6.18): smp_mb() when it was already set */
+	X86_SWITCH_MB_COUNT
+};
+/* x86_switching: what should_flush_tlb() does with a CPU whose loaded_mm is
+ * LOADED_MM_SWITCHING (matters with x86_should_flush=loaded_mm) */
+enum x86_switching_policy {
+	X86_SWITCHING_SKIP,	/* 6db2526c1d69 (v6.14): only loaded_mm == mm is flushed */
+	X86_SWITCHING_FLUSH,	/* fea4e317f9e7 (v6.15): a switching CPU is flushed */
+	X86_SWITCHING_COUNT
+};
+
+/* the memory model of tlbsim check (--memory-model) */
+enum tlbsim_memory_model {
+	TLBSIM_MM_SC,		/* sequential consistency: every store visible at once */
+	TLBSIM_MM_TSO,		/* x86-TSO: per-CPU FIFO store buffers (check mode) */
+};
+
 struct tlbsim_policy {
 	enum nested_policy nested;
 	int nested_check;		/* 1: mm_tlb_flush_nested() check (99baac21e458, v4.14) */
@@ -317,6 +340,8 @@ struct tlbsim_policy {
 	enum hugetlb_unshare_flush_policy hugetlb_unshare_flush;
 	enum arm64_ttl_policy arm64_ttl;
 	enum x86_invlpg_miss_policy x86_invlpg_miss;
+	enum x86_switch_mb_policy x86_switch_mb;
+	enum x86_switching_policy x86_switching;
 	uint64_t given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 
@@ -463,6 +488,7 @@ struct tlbsim_config {
 	struct tlbsim_kv wparams[TLBSIM_MAX_WPARAMS];
 	int noverrides;
 	struct tlbsim_override overrides[TLBSIM_MAX_OVERRIDES];
+	enum tlbsim_memory_model memory_model;	/* check only; run/compare: SC */
 };
 
 void tlbsim_config_init(struct tlbsim_config *cfg);

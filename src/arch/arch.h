@@ -78,6 +78,11 @@ struct arch_cpu {
 		uint64_t tlb_gen;
 	} ctxs[TLB_NR_DYN_ASIDS];
 	mm_context_t *ttbr0_mm;
+	/* x86 under --memory-model tso: the memory words other CPUs read
+	 * (cpu_tlbstate.loaded_mm, cpu_tlbstate_shared.is_lazy) as globally
+	 * visible; the fields above are this CPU's own view (its newest
+	 * stores, which it reads by forwarding). Unused under SC. */
+	uintptr_t loaded_mm_mem, is_lazy_mem;
 };
 
 /* What a flush did, as observers (the checker's reports, traces) see it. */
@@ -106,6 +111,12 @@ struct arch_hooks {
 	/* flush_tlb_kernel_range(start, end) completed on every CPU (all: the
 	 * whole TLB was flushed) */
 	void (*kernel_flush_done)(void *ctx, uint64_t start, uint64_t end, bool all);
+	/* --memory-model tso: a flush left cpu out because it read a value cpu
+	 * had stored but not yet made globally visible (cpu's own view would
+	 * have had it flushed) */
+	void (*reorder_skip)(void *ctx, int cpu);
+	/* a litmus test observed an outcome sequential consistency forbids */
+	void (*litmus_outcome)(void *ctx, int cpu, const char *text);
 };
 
 struct mmu_gather;
@@ -219,6 +230,8 @@ struct machine {
 	size_t cap_calls;
 	const struct arch_hooks *hooks;
 	void *hooks_ctx;
+	/* --memory-model tso (check mode): per CPU store buffer; NULL = SC */
+	struct tso_cpu *tso;
 };
 
 static inline struct machine *machine_of(struct sim *s)
@@ -318,5 +331,70 @@ static inline bool machine_is_x86(struct sim *s)
 {
 	return machine_of(s)->arch == &arch_x86_64_ops;
 }
+
+/*
+ * tso.c: x86-TSO store buffers (check mode, --memory-model tso). Each CPU's
+ * plain stores enter its FIFO store buffer; one becomes globally visible at
+ * a drain, a callback the explorer schedules like any other candidate. A
+ * load reads its own CPU's newest buffered store to that word (forwarding),
+ * else memory: so it may pass the CPU's older stores to other words. A
+ * fence (MFENCE / smp_mb()), a locked instruction and a serialising one
+ * (MOV to CR3, INVLPG: Intel SDM vol. 3A 9.3 "Serializing instructions")
+ * drain the buffer first. Under SC (mc->tso NULL) a store writes memory.
+ */
+#define TSO_SB_ENTRIES 8
+#define TSO_SWITCHING ((uintptr_t)1)	/* LOADED_MM_SWITCHING */
+/* the words stored through a buffer (names for traces) */
+enum tso_word { TSO_W_LOADED_MM, TSO_W_IS_LAZY, TSO_W_X, TSO_W_Y, TSO_W_COUNT };
+enum tso_why { TSO_MFENCE, TSO_LOCKED, TSO_SERIALISING, TSO_WHY_COUNT };
+struct tso_entry {
+	uintptr_t *mem;
+	uintptr_t val;
+	enum tso_word what;
+};
+struct tso_cpu {
+	struct tso_entry e[TSO_SB_ENTRIES];
+	uint32_t head, n;
+	bool queued;			/* a drain callback is pending */
+	/* x86 switch_mm_irqs_off between its tlb_gen read and its CR3 write
+	 * (TSO only: under SC it is one step) */
+	struct {
+		bool pending;
+		mm_context_t *next;
+		int new_asid;
+		bool need_flush;
+	} sw;
+};
+int tso_enable(struct machine *mc);
+static inline bool tso_on(struct sim *s)
+{
+	return machine_of(s)->tso != NULL;
+}
+void tso_buffer(struct sim *s, int cpu, uintptr_t *mem, uintptr_t val, enum tso_word what);
+static inline void tso_store(struct sim *s, int cpu, uintptr_t *mem, uintptr_t val,
+			     enum tso_word what)
+{
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
+		tso_buffer(s, cpu, mem, val, what);
+	else
+		*mem = val;
+}
+uintptr_t tso_load(struct sim *s, int cpu, const uintptr_t *mem);
+/* entries in cpu's store buffer (0 under SC) */
+uint32_t tso_pending(struct sim *s, int cpu);
+/* drain cpu's whole buffer (a no-op under SC) */
+void tso_drain_all(struct sim *s, int cpu, enum tso_why why);
+static inline void tso_fence(struct sim *s, int cpu, enum tso_why why)
+{
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
+		tso_drain_all(s, cpu, why);
+}
+/* check mode, before a thread resumes on cpu: the rest of a switch_mm
+ * that cpu is in the middle of */
+void tso_before_run(struct sim *s, int cpu);
+/* a litmus test's forbidden-under-SC outcome was seen (arch_hooks) */
+void tso_observed(struct sim *s, int cpu, const char *text);
+/* x86.c: the rest of switch_mm_irqs_off (CR3 write, loaded_mm = next) */
+void x86_switch_finish(struct sim *s, int cpu);
 
 #endif

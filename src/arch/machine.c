@@ -76,6 +76,8 @@ void machine_destroy(struct machine *mc)
 	hw_destroy(&mc->hw);
 	free(mc->cpu);
 	free(mc->irq);
+	free(mc->tso);
+	mc->tso = NULL;
 	for (uint32_t i = 0; i < mc->ncalls; i++)
 		free(mc->call_all[i]);
 	free(mc->call_all);

@@ -116,3 +116,82 @@ const struct sim_point tp_ipi_round = {"ipi_round", NULL, 0};
 const struct sim_point tp_ipi_send_cpumask = {"ipi_send_cpumask", fmt_ipi, 0};
 const struct sim_point tp_kernel_flush = {"flush_tlb_kernel_range", fmt_kflush, 0};
 const struct sim_point tp_kernel_ipi = {"ipi_send_cpumask", fmt_kipi, 0};
+
+/* ---- --memory-model tso ---- */
+static const char *const tso_words[TSO_W_COUNT] = {
+	[TSO_W_LOADED_MM] = "cpu_tlbstate.loaded_mm", [TSO_W_IS_LAZY] = "cpu_tlbstate_shared.is_lazy",
+	[TSO_W_X] = "x", [TSO_W_Y] = "y",
+};
+static const char *const tso_whys[TSO_WHY_COUNT] = {
+	[TSO_MFENCE] = "MFENCE", [TSO_LOCKED] = "locked instruction",
+	[TSO_SERIALISING] = "serialising instruction",
+};
+
+static const char *word_name(uint64_t w)
+{
+	return w < TSO_W_COUNT ? tso_words[w] : "?";
+}
+
+static void fmt_tso_store(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_tso_store: cpu %" PRIu64 " buffers its store to %s", a,
+		 word_name(b));
+}
+
+static void fmt_tso_drain(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_tso_drain: cpu %" PRIu64 "'s store to %s is globally visible",
+		 a, word_name(b));
+}
+
+static void fmt_tso_fence(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	uint64_t why = b & 0xff;
+	snprintf(buf, len, "tlbsim_tso_fence: cpu %" PRIu64 " drains %" PRIu64 " stores (%s)", a,
+		 b >> 8, why < TSO_WHY_COUNT ? tso_whys[why] : "?");
+}
+
+static void fmt_tso_load_passes(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_tso_load: cpu %" PRIu64 " reads next's tlb_gen past %" PRIu64
+		 " buffered stores", a, b);
+}
+
+static void fmt_switch_cr3(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "switch_mm_irqs_off: cpu %" PRIu64 " writes CR3 (%s), then loaded_mm",
+		 a, b ? "flush" : "no flush");
+}
+
+static void fmt_tso_reorder_skip(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "tlbsim_tso_reorder: should_flush_tlb leaves out cpu %" PRIu64
+		 " on a value it has stored but not made visible", a);
+}
+
+static void fmt_litmus_store(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "litmus: cpu %" PRIu64 " stores 1 to %s", a, word_name(b));
+}
+
+static void fmt_litmus_load(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "litmus: cpu %" PRIu64 " loads %" PRIu64, a, b);
+}
+
+static void fmt_litmus_fence(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "litmus: cpu %" PRIu64 " MFENCE", a);
+}
+
+const struct sim_point tp_tso_store = {"tso_store", fmt_tso_store, 0};
+const struct sim_point tp_tso_drain = {"tso_drain", fmt_tso_drain, 0};
+const struct sim_point tp_tso_fence = {"tso_fence", fmt_tso_fence, 0};
+const struct sim_point tp_tso_load_passes = {"tso_load", fmt_tso_load_passes, 0};
+const struct sim_point tp_switch_cr3 = {"switch_cr3", fmt_switch_cr3, 0};
+const struct sim_point tp_tso_reorder_skip = {"tso_reorder", fmt_tso_reorder_skip, 0};
+const struct sim_point tp_litmus_store = {"litmus_store", fmt_litmus_store, 0};
+const struct sim_point tp_litmus_load = {"litmus_load", fmt_litmus_load, 0};
+const struct sim_point tp_litmus_fence = {"litmus_fence", fmt_litmus_fence, 0};

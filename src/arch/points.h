@@ -14,6 +14,13 @@
  *   tlbi_local (form)        a = enum tlbi_kind replaced, b = TLBIs (arm64_local)
  *   invlpgb      a = INVLPGBs issued, b = the global ASID (0: kernel addresses)
  *   tlbsync      -
+ *   tso_store (event)  a = CPU, b = enum tso_word buffered
+ *   tso_drain (event)  a = CPU, b = enum tso_word made globally visible
+ *   tso_fence (event)  a = CPU, b = stores drained << 8 | enum tso_why
+ *   tso_load_passes (event) a = CPU, b = buffered stores the tlb_gen read passed
+ *   switch_cr3   a = CPU (switch_mm_irqs_off's CR3 write, TSO), b = need_flush
+ *   tso_reorder_skip (event) a = CPU a flush left out through a stale read
+ *   litmus       a = CPU, b = the value loaded
  */
 #ifndef TLBSIM_ARCH_POINTS_H
 #define TLBSIM_ARCH_POINTS_H
@@ -22,7 +29,9 @@
 
 extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_round,
 	tp_ipi_send_cpumask, tp_tlbi_hit, tp_ipi_target, tp_tlbi_local, tp_kernel_flush, tp_kernel_ipi,
-	tp_local_test, tp_tlbi_local_form, tp_invlpgb, tp_tlbsync;
+	tp_local_test, tp_tlbi_local_form, tp_invlpgb, tp_tlbsync, tp_tso_store, tp_tso_drain,
+	tp_tso_fence, tp_tso_load_passes, tp_switch_cr3, tp_tso_reorder_skip, tp_litmus_store,
+	tp_litmus_load, tp_litmus_fence;
 
 #define YP_TLBI_ISSUE (&tp_tlbi_issue)
 #define YP_DSB (&tp_dsb_ish)
@@ -38,5 +47,14 @@ extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_r
 #define TR_KIPI (&tp_kernel_ipi)
 #define YP_INVLPGB (&tp_invlpgb)
 #define YP_TLBSYNC (&tp_tlbsync)
+#define TR_TSO_STORE (&tp_tso_store)
+#define TR_TSO_DRAIN (&tp_tso_drain)
+#define TR_TSO_FENCE (&tp_tso_fence)
+#define TR_TSO_LOAD_PASSES (&tp_tso_load_passes)
+#define YP_SWITCH_CR3 (&tp_switch_cr3)
+#define TR_TSO_REORDER_SKIP (&tp_tso_reorder_skip)
+#define YP_LITMUS_STORE (&tp_litmus_store)
+#define YP_LITMUS_LOAD (&tp_litmus_load)
+#define YP_LITMUS_FENCE (&tp_litmus_fence)
 
 #endif

@@ -238,6 +238,7 @@ void mm_free_global_asid(struct sim *s, mm_context_t *mm)
 static uint64_t x86_flush_pcid(struct sim *s, int cpu, int asid)
 {
 	struct inv_op inv = {.kind = INV_TAG_NONGLOBAL, .tag = kern_pcid(s, asid)};
+	tso_fence(s, cpu, TSO_SERIALISING);	/* MOV to CR3 / INVPCID */
 	hw_invalidate_cpu(hw_of(s), cpu, &inv);
 	psc_flushed(s, cpu);
 	s->m.flush_full++;
@@ -277,21 +278,121 @@ static void choose_new_asid(struct sim *s, int cpu, mm_context_t *next, uint64_t
 	*need_flush = true;
 }
 
+/* this_cpu_write(cpu_tlbstate.loaded_mm / cpu_tlbstate_shared.is_lazy):
+ * plain stores; under --memory-model tso they go through the CPU's store
+ * buffer to the words other CPUs read (the fields are the CPU's own view) */
+static void set_loaded_mm(struct sim *s, int cpu, mm_context_t *mm)
+{
+	struct arch_cpu *ac = arch_cpu(s, cpu);
+	ac->loaded_mm = mm;
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
+		tso_buffer(s, cpu, &ac->loaded_mm_mem, (uintptr_t)mm, TSO_W_LOADED_MM);
+}
+static void set_is_lazy(struct sim *s, int cpu, bool lazy)
+{
+	struct arch_cpu *ac = arch_cpu(s, cpu);
+	ac->is_lazy = lazy;
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
+		tso_buffer(s, cpu, &ac->is_lazy_mem, lazy, TSO_W_IS_LAZY);
+}
+
+/* The end of switch_mm_irqs_off: load_new_mm_cr3 (with or without the
+ * flush), then this_cpu_write(cpu_tlbstate.loaded_mm, next). Returns the
+ * cost. */
+static inline __attribute__((always_inline)) uint64_t
+switch_cr3(struct sim *s, int cpu, mm_context_t *next, int new_asid, bool need_flush)
+{
+	struct arch_cpu *ac = arch_cpu(s, cpu);
+	uint64_t cost;
+	/* MOV to CR3 is serialising (Intel SDM vol. 3A 9.3): the store buffer
+	 * drains before it */
+	tso_fence(s, cpu, TSO_SERIALISING);
+	if (need_flush) {
+		ac->ctxs[new_asid].ctx_id = next->ctx_id;
+		ac->ctxs[new_asid].tlb_gen = next->tlb_gen;
+		cost = x86_flush_pcid(s, cpu, new_asid);
+	} else {
+		cost = (uint64_t)P(s, P_cr3_flush_ns) / 2;	/* CR3 write with NOFLUSH */
+	}
+	set_loaded_mm(s, cpu, next);
+	ac->loaded_mm_asid = new_asid;
+	return cost;
+}
+
+/* --memory-model tso: the rest of a switch_mm_irqs_off that stopped after
+ * choosing the ASID (a drain callback, the CPU's next thread resuming, an
+ * IPI handler or another switch on the CPU runs it) */
+static void switch_finish_cb(struct sim *s, void *arg, uint64_t data)
+{
+	(void)arg;
+	x86_switch_finish(s, (int)data);
+}
+
+void x86_switch_finish(struct sim *s, int cpu)
+{
+	struct tso_cpu *t = &machine_of(s)->tso[cpu];
+	if (!t->sw.pending)
+		return;
+	t->sw.pending = false;
+	sim_cancel_call(s, switch_finish_cb, (uint64_t)cpu);
+	sim_trace(s, YP_SWITCH_CR3, (uint64_t)cpu, t->sw.need_flush);
+	s->cpus[cpu].sys_ns += switch_cr3(s, cpu, t->sw.next, t->sw.new_asid, t->sw.need_flush);
+}
+
+/* --memory-model tso, check mode: stop switch_mm_irqs_off before its CR3
+ * write; a callback (or the CPU's next use) finishes it */
+static __attribute__((noinline)) void switch_defer(struct sim *s, int cpu, mm_context_t *next,
+						   int new_asid, bool need_flush)
+{
+	struct tso_cpu *t = &machine_of(s)->tso[cpu];
+	t->sw.pending = true;
+	t->sw.next = next;
+	t->sw.new_asid = new_asid;
+	t->sw.need_flush = need_flush;
+	/* until the CR3 write the CPU runs neither mm's user code (IRQs
+	 * off): its own view of loaded_mm is LOADED_MM_SWITCHING
+	 * (own_loaded_mm), and prev's entries are reachable only through
+	 * their tlb_gen, as after the switch */
+	arch_cpu(s, cpu)->loaded_mm = NULL;
+	sim_call_at(s, s->now, switch_finish_cb, NULL, NULL, (uint64_t)cpu);
+}
+
+/* this CPU's own view of cpu_tlbstate.loaded_mm: LOADED_MM_SWITCHING in the
+ * middle of a TSO switch */
+static uintptr_t own_loaded_mm(struct sim *s, int cpu)
+{
+	struct machine *mc = machine_of(s);
+	if (mc->tso && mc->tso[cpu].sw.pending)
+		return TSO_SWITCHING;
+	return (uintptr_t)mc->cpu[cpu].loaded_mm;
+}
+
 /*
  * switch_mm_irqs_off(prev, next) (arch/x86/mm/tlb.c, v4.20..v5.1).
  * next == NULL means init_mm (kernel page tables; in this model init_mm
  * occupies no PCID slot). Returns the cost.
+ *
+ * Under --memory-model tso a switch to another mm follows v6.15+ at the
+ * level of its loads and stores: is_lazy = false; loaded_mm =
+ * LOADED_MM_SWITCHING; prev's mm_cpumask bit cleared (x86_cpumask=eager:
+ * cpumask_clear_cpu, locked); next's bit set if clear (cpumask_set_cpu,
+ * locked), else, with x86_switch_mb=smp_mb, smp_mb() (83b0177a6c48); the
+ * read of next's tlb_gen (it may pass the buffered stores); choose_new_asid.
+ * Then the switch stops: the CR3 write and loaded_mm = next come later
+ * (x86_switch_finish), so that a flusher can run in between.
  */
 static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, mm_context_t *next)
 {
+	struct machine *mc = machine_of(s);
 	struct arch_cpu *ac = arch_cpu(s, cpu);
+	if (__builtin_expect(mc->tso != NULL, 0))
+		x86_switch_finish(s, cpu);
 	mm_context_t *prev = ac->loaded_mm;
 	bool was_lazy = ac->is_lazy;
 	int new_asid;
 	bool need_flush;
-	uint64_t cost = 0;
 
-	ac->is_lazy = false;
+	set_is_lazy(s, cpu, false);
 	if (prev == next) {
 		if (!next)
 			return 0;
@@ -302,7 +403,10 @@ static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, mm_context_t *next)
 			/* a global ASID is kept up to date by INVLPGB */
 			if (is_global_asid(ac->loaded_mm_asid) || !was_lazy)
 				return 0;
-			/* back from lazy mode: catch up if flushes were skipped */
+			/* back from lazy mode: catch up if flushes were skipped;
+			 * the smp_mb() before the tlb_gen read (v4.19+: "The
+			 * barrier synchronizes with the tlb_gen increment") */
+			tso_fence(s, cpu, TSO_MFENCE);
 			uint64_t next_tlb_gen = next->tlb_gen;
 			if (ac->ctxs[ac->loaded_mm_asid].tlb_gen == next_tlb_gen)
 				return 0;
@@ -313,27 +417,32 @@ static uint64_t switch_mm_irqs_off(struct sim *s, int cpu, mm_context_t *next)
 		/* x86_cpumask=lazy (209954cbc7d0, v6.14): the CPU stays in prev's
 		 * mask until a flush finds prev not loaded; the bit of next is
 		 * set only if it is clear */
-		bool lazy_mask = machine_of(s)->policy.x86_cpumask == X86_CPUMASK_LAZY;
-		if (prev && !lazy_mask)
+		bool lazy_mask = mc->policy.x86_cpumask == X86_CPUMASK_LAZY;
+		if (__builtin_expect(mc->tso != NULL, 0) && next)
+			tso_buffer(s, cpu, &ac->loaded_mm_mem, TSO_SWITCHING, TSO_W_LOADED_MM);
+		if (prev && !lazy_mask) {
 			cpumask_clear(prev, cpu);
+			tso_fence(s, cpu, TSO_LOCKED);
+		}
 		if (!next) {
-			ac->loaded_mm = NULL;
+			set_loaded_mm(s, cpu, NULL);
 			return (uint64_t)P(s, P_cr3_flush_ns);
 		}
-		if (!cpumask_test(next, cpu))
+		if (!cpumask_test(next, cpu)) {
 			cpumask_set(next, cpu);
+			tso_fence(s, cpu, TSO_LOCKED);
+		} else if (mc->policy.x86_switch_mb == X86_SWITCH_MB_SMP_MB) {
+			tso_fence(s, cpu, TSO_MFENCE);
+		}
+		if (__builtin_expect(mc->tso != NULL, 0) && tso_pending(s, cpu))
+			sim_trace(s, TR_TSO_LOAD_PASSES, (uint64_t)cpu, tso_pending(s, cpu));
 		choose_new_asid(s, cpu, next, next->tlb_gen, &new_asid, &need_flush);
+		if (__builtin_expect(mc->tso != NULL, 0) && s->ex) {
+			switch_defer(s, cpu, next, new_asid, need_flush);
+			return 0;
+		}
 	}
-	if (need_flush) {
-		ac->ctxs[new_asid].ctx_id = next->ctx_id;
-		ac->ctxs[new_asid].tlb_gen = next->tlb_gen;
-		cost += x86_flush_pcid(s, cpu, new_asid);
-	} else {
-		cost += (uint64_t)P(s, P_cr3_flush_ns) / 2;	/* CR3 write with NOFLUSH */
-	}
-	ac->loaded_mm = next;
-	ac->loaded_mm_asid = new_asid;
-	return cost;
+	return switch_cr3(s, cpu, next, new_asid, need_flush);
 }
 
 static void x86_switch_mm(struct sim *s, int cpu, mm_context_t *next)
@@ -353,9 +462,11 @@ static void x86_switch_mm(struct sim *s, int cpu, mm_context_t *next)
 static void x86_enter_lazy_tlb(struct sim *s, int cpu)
 {
 	struct arch_cpu *ac = arch_cpu(s, cpu);
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
+		x86_switch_finish(s, cpu);
 	if (!ac->loaded_mm)
 		return;
-	ac->is_lazy = true;
+	set_is_lazy(s, cpu, true);
 }
 
 struct flush_tlb_info {
@@ -380,6 +491,9 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
 {
 	struct machine *mc = machine_of(s);
 	struct arch_cpu *ac = arch_cpu(s, cpu);
+	/* IRQs are off in switch_mm_irqs_off: the handler runs after it */
+	if (__builtin_expect(mc->tso != NULL, 0))
+		x86_switch_finish(s, cpu);
 	mm_context_t *loaded = ac->loaded_mm;
 
 	if (f->mm && f->mm != loaded) {
@@ -424,6 +538,8 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
 		uint64_t n = (f->end - f->start + stride - 1) / stride;
 		struct inv_op inv = {.kind = INV_X86_INVLPG, .tag = kern_pcid(s, asid),
 				     .start = f->start, .end = f->end, .stride = stride};
+		if (n)
+			tso_fence(s, cpu, TSO_SERIALISING);	/* INVLPG */
 		hw_invalidate_cpu(hw_of(s), cpu, &inv);
 		if (n)
 			psc_flushed(s, cpu);	/* INVLPG drops all PSCs */
@@ -454,19 +570,61 @@ static uint64_t flush_tlb_func_remote(struct sim *s, int cpu, const void *data)
  * also skips a CPU whose loaded_mm is not the target mm, unless this flush
  * trims the mask (once a second per mm).
  */
-static bool x86_should_ipi(struct sim *s, int c, const struct flush_tlb_info *f)
+static inline __attribute__((always_inline)) bool
+should_flush(struct sim *s, uintptr_t loaded_mm, bool is_lazy, const struct flush_tlb_info *f)
 {
 	struct machine *mc = machine_of(s);
-	const struct arch_cpu *ac = &mc->cpu[c];
 	/* be88a1dd6112 (v6.15): an mm in ASID transition IPIs the whole mask */
 	if (mm_in_asid_transition(s, f->mm))
 		return true;
-	if (ac->is_lazy && (!f->freed_tables || mc->policy.x86_lazy == X86_LAZY_NEVER))
+	if (is_lazy && (!f->freed_tables || mc->policy.x86_lazy == X86_LAZY_NEVER))
 		return false;
 	if (!f->freed_tables && mc->policy.x86_should_flush == X86_SHOULD_FLUSH_LOADED_MM &&
-	    ac->loaded_mm != f->mm && !f->trim_cpumask)
-		return false;
+	    !f->trim_cpumask) {
+		/* fea4e317f9e7 (v6.15): a CPU in the middle of switch_mm may
+		 * hold state of either mm: flush it (x86_switching=flush) */
+		if (loaded_mm == TSO_SWITCHING)
+			return mc->policy.x86_switching == X86_SWITCHING_FLUSH;
+		if (loaded_mm != (uintptr_t)f->mm)
+			return false;
+	}
 	return true;
+}
+
+/* Under --memory-model tso the flusher reads cpu c's loaded_mm and is_lazy
+ * as globally visible (is_lazy after loaded_mm: fea4e317f9e7's smp_rmb() is
+ * a compiler barrier on x86, where loads are not reordered with loads).
+ * The flush missed c only through a reordering (the oracle hears of it:
+ * I4a) when the visible values skip c but every value an SC execution could
+ * have shown would flush it: the flusher's read follows its tlb_gen
+ * increment, which follows c's tlb_gen read, which follows c's store of
+ * LOADED_MM_SWITCHING; so SC shows SWITCHING or a later value (c's own
+ * view now). */
+static __attribute__((noinline)) bool tso_should_ipi(struct sim *s, int c,
+						    const struct flush_tlb_info *f)
+{
+	struct machine *mc = machine_of(s);
+	const struct arch_cpu *ac = &mc->cpu[c];
+	int self = cur_cpu(s);
+	uintptr_t vis_mm = tso_load(s, self, &ac->loaded_mm_mem);
+	bool vis_lazy = tso_load(s, self, &ac->is_lazy_mem) != 0;
+	bool vis = should_flush(s, vis_mm, vis_lazy, f);
+	if (!vis && c != self && should_flush(s, own_loaded_mm(s, c), ac->is_lazy, f) &&
+	    should_flush(s, TSO_SWITCHING, ac->is_lazy, f)) {
+		sim_trace(s, TR_TSO_REORDER_SKIP, (uint64_t)c, 0);
+		if (mc->hooks && mc->hooks->reorder_skip)
+			mc->hooks->reorder_skip(mc->hooks_ctx, c);
+	}
+	return vis;
+}
+
+static inline bool x86_should_ipi(struct sim *s, int c, const struct flush_tlb_info *f)
+{
+	struct machine *mc = machine_of(s);
+	const struct arch_cpu *ac = &mc->cpu[c];
+	if (__builtin_expect(mc->tso != NULL, 0))
+		return tso_should_ipi(s, c, f);
+	return should_flush(s, (uintptr_t)ac->loaded_mm, ac->is_lazy, f);
 }
 
 /*
@@ -610,6 +768,10 @@ void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_
 		start = 0;
 		end = TLB_FLUSH_ALL;
 	}
+	/* inc_mm_tlb_gen(): atomic64_inc_return, a locked instruction */
+	tso_fence(s, cpu, TSO_LOCKED);
+	if (__builtin_expect(mc->tso != NULL, 0))
+		x86_switch_finish(s, cpu);
 	struct flush_tlb_info info = {.mm = mm, .start = start, .end = end,
 				      .new_tlb_gen = ++mm->tlb_gen,
 				      .stride_shift = stride_shift, .freed_tables = freed_tables};
@@ -658,6 +820,10 @@ struct kflush {
 static uint64_t do_kernel_flush(struct sim *s, int cpu, const void *data)
 {
 	const struct kflush *k = data;
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0))
+		x86_switch_finish(s, cpu);
+	/* __flush_tlb_all (CR4 writes) and INVLPG are serialising */
+	tso_fence(s, cpu, TSO_SERIALISING);
 	if (k->all) {
 		struct inv_op inv = {.kind = INV_ALL};
 		hw_invalidate_cpu(hw_of(s), cpu, &inv);

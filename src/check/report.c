@@ -61,13 +61,17 @@ void check_print_report(FILE *f, const struct check_result *r, const char *repla
 	fprintf(f, "VIOLATION %s: %s\n", inv_name(v->kind), inv_desc(v->kind));
 	fprintf(f, "  %s\n", v->text);
 	fprintf(f, "  cpu:    %d\n", v->cpu);
-	if (v->has_va)
-		fprintf(f, "  va:     0x%" PRIx64 "\n", v->va);
-	else
-		fprintf(f, "  va:     none (the invariant is about a table, not an address)\n");
-	fprintf(f, "  frame:  %u\n", v->frame);
-	fprintf(f, "  entry:  %s\n", v->entry);
-	fprintf(f, "  flush:  %s\n", v->flush);
+	if (v->kind == INV_LITMUS) {
+		/* an outcome of loads and stores: no address, frame or flush */
+	} else {
+		if (v->has_va)
+			fprintf(f, "  va:     0x%" PRIx64 "\n", v->va);
+		else
+			fprintf(f, "  va:     none (the invariant is about a table, not an address)\n");
+		fprintf(f, "  frame:  %u\n", v->frame);
+		fprintf(f, "  entry:  %s\n", v->entry);
+		fprintf(f, "  flush:  %s\n", v->flush);
+	}
 	fprintf(f, "  found after %" PRIu64 " schedule(s), %" PRIu64 " steps in %.3f s; ",
 		r->schedules, r->steps, secs);
 	switch (r->minimised) {

@@ -83,6 +83,9 @@ uint32_t config_hash(const struct tlbsim_config *cfg, const struct tlbsim_resolv
 	for (int k = 0; k < tlbsim_knob_count() && n < sizeof(buf); k++)
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|%s",
 				      tlbsim_policy_value_name(&cfg->policy, k));
+	/* only a non-default memory model is named: SC tokens stay as they were */
+	if (cfg->memory_model == TLBSIM_MM_TSO && n < sizeof(buf))
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|tso");
 	int64_t p[P_COUNT];
 	tlbsim_params_for(res->profile, cfg, p);
 	for (int i = 0; i < P_COUNT && n < sizeof(buf); i++)

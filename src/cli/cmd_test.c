@@ -144,6 +144,7 @@ static int run_file(struct test_case *tc, uint64_t cli_ms, bool cli_ms_given)
 		tlbsim_config_init(&co.cfg);
 		co.cfg.workload = tc->path;
 		co.cfg.workload_def = scenario_desc(sc);
+		co.cfg.memory_model = scenario_memory_model(sc);
 		char err[TLBSIM_ERRLEN];
 		/* the clause's knobs, then the file's own defaults */
 		char pol[sizeof(e->policy)];

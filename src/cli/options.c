@@ -23,6 +23,7 @@ enum opt_id {
 	O_PERTURB, O_SVG, O_NATIVE,
 	O_GRID, O_SHARD, O_CSV,
 	O_TRACE_WINDOW, O_TRACE_FORMAT,
+	O_MEMORY_MODEL,
 	O_OUTPUT = 'o',
 	O_W = 'w', O_D = 'D', O_HELP = 'h', O_JOBS = 'j',
 };
@@ -100,7 +101,12 @@ static const struct opt_def opts[] = {
 	 "write the counterexample as Chrome trace-event JSON (ui.perfetto.dev); - is stdout"},
 	{"no-minimise", 0, 0, O_NO_MINIMISE, C_CHECK, NULL, "report the schedule as found"},
 	{"invariant", 0, 1, O_INVARIANT, C_CHECK, "NAME",
-	 "stop only at this invariant (I1, I1-realized, I2, I3, I5, stale-walk, livelock)"},
+	 "stop only at this invariant (I1, I1-realized, I2, I3, I5, stale-walk, livelock, I4a, "
+	 "litmus)"},
+	{"memory-model", 0, 1, O_MEMORY_MODEL, C_CHECK, "M",
+	 "sc (default: every store visible at once) or tso (x86-TSO: per-CPU FIFO store "
+	 "buffers whose drains the strategy schedules; fences, locked and serialising "
+	 "instructions drain them)"},
 	/* sweep (cmd_sweep.c) and the CSV/SVG outputs */
 	{"grid", 0, 1, O_GRID, C_SWEEP, "KEY=V1,V2,...",
 	 "a dimension of the grid (the cross product of every --grid is run): threads, cpus, "
@@ -591,6 +597,7 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	o->jobs = ncpu < 1 ? 1 : ncpu > 1024 ? 1024 : (int)ncpu;
 	build_cmdline(o, argc, argv);	/* before getopt permutes argv */
+	bool memory_model_given = false;
 
 	struct option longopts[NOPTS + 1];
 	size_t nl = 0;
@@ -876,7 +883,16 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			o->want_kind = inv_lookup(optarg);
 			if (o->want_kind < 0)
 				return cli_error("--invariant %s: want I1, I1-realized, I2, I3, I5, "
-						 "stale-walk or livelock", optarg);
+						 "stale-walk, livelock, I4a or litmus", optarg);
+			break;
+		case O_MEMORY_MODEL:
+			if (strcmp(optarg, "sc") == 0)
+				o->cfg.memory_model = TLBSIM_MM_SC;
+			else if (strcmp(optarg, "tso") == 0)
+				o->cfg.memory_model = TLBSIM_MM_TSO;
+			else
+				return cli_error("--memory-model %s: want sc or tso", optarg);
+			memory_model_given = true;
 			break;
 		}
 	}
@@ -891,6 +907,9 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 		if (!o->scenario)
 			return EXIT_USAGE;
 		o->cfg.workload_def = scenario_desc(o->scenario);
+		/* the file's memory_model: check's default */
+		if (cmd_bit == C_CHECK && !memory_model_given)
+			o->cfg.memory_model = scenario_memory_model(o->scenario);
 	}
 	/* --profile: a built-in name, or else a profile file */
 	if (o->cfg.profile && !tlbsim_profile_find(o->cfg.profile)) {
@@ -1076,11 +1095,17 @@ char *cli_replay_command(const struct cli_opts *o, const char *token)
 		snprintf(num, sizeof(num), "%" PRId64, o->cfg.iters);
 		sb_opt(&b, "--iters", num);
 	}
+	/* the knobs given that differ from what the run would have without
+	 * them: the defaults with the workload's (or scenario file's) own */
 	struct tlbsim_policy def;
 	tlbsim_policy_default(&def);
+	tlbsim_policy_apply_workload(&def, o->cfg.workload);
+	if (o->cfg.workload_def)
+		tlbsim_policy_apply_desc(&def, o->cfg.workload_def);
 	for (int k = 0; k < tlbsim_knob_count(); k++) {
 		const char *v = tlbsim_policy_value_name(&o->cfg.policy, k);
-		if (strcmp(v, tlbsim_policy_value_name(&def, k)) == 0)
+		if (!(o->cfg.policy.given & (1ull << k)) ||
+		    strcmp(v, tlbsim_policy_value_name(&def, k)) == 0)
 			continue;
 		char kv[128];
 		snprintf(kv, sizeof(kv), "%s=%s", tlbsim_knob_get(k)->name, v);
@@ -1105,6 +1130,8 @@ char *cli_replay_command(const struct cli_opts *o, const char *token)
 		sb_opt(&b, "--kernel", o->cfg.kernel);
 	if (o->want_kind >= 0)
 		sb_opt(&b, "--invariant", inv_name(o->want_kind));
+	if (o->cfg.memory_model == TLBSIM_MM_TSO)
+		sb_opt(&b, "--memory-model", "tso");
 	if (o->max_steps) {
 		snprintf(num, sizeof(num), "%" PRIu64, o->max_steps);
 		sb_opt(&b, "--max-steps", num);

@@ -346,6 +346,12 @@ int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
 	}
 	s->ex = o ? o->ex : NULL;
 	s->trace = o ? o->trace : NULL;
+	/* --memory-model tso: store buffers, in check mode only */
+	if (cfg->memory_model == TLBSIM_MM_TSO && s->ex && tso_enable(&ts->k.mach)) {
+		rc = TLBSIM_ENOMEM;
+		snprintf(err, errlen, "out of memory initialising the simulator");
+		goto fail;
+	}
 	if (o) {
 		s->host_limit = o->host_limit;
 		s->deadline_host_ns = o->deadline_host_ns;

@@ -48,11 +48,13 @@ void activate_mm(struct sim *s, struct mm_struct *mm)
 {
 	int cpu = cur_cpu(s);
 	machine_of(s)->arch->switch_mm(s, cpu, &mm->context);
+	tso_before_run(s, cpu);		/* the thread goes on at once */
 	set_active_mm(s, cpu, mm);
 }
 
 static const struct sim_cpu_ops kernel_cpu_ops = {
 	.switch_to = kernel_switch_to,
+	.before_resume = tso_before_run,
 };
 
 int kernel_init(struct kernel *k, const struct tlbsim_profile *prof, int nr_cpus,

@@ -436,6 +436,26 @@ static const struct tlbsim_knob_value x86_invlpg_miss_values[X86_INVLPG_MISS_COU
 					      "non-global TLB instead"},
 };
 
+static const struct tlbsim_knob_value x86_switch_mb_values[X86_SWITCH_MB_COUNT] = {
+	[X86_SWITCH_MB_ATOMIC] = {"atomic", "switch_mm_irqs_off's only full barrier between its "
+					    "store of loaded_mm and its read of next's tlb_gen is "
+					    "cpumask_set_cpu's locked instruction: always there "
+					    "while the bit is cleared at every switch (v4.20..v6.13), "
+					    "missing when it is already set (209954cbc7d0, "
+					    "v6.14..v6.17); matters only with --memory-model tso"},
+	[X86_SWITCH_MB_SMP_MB] = {"smp_mb", "an smp_mb() when the bit is already set "
+					    "(83b0177a6c48 \"x86/mm: Fix SMP ordering in "
+					    "switch_mm_irqs_off()\", v6.18)"},
+};
+
+static const struct tlbsim_knob_value x86_switching_values[X86_SWITCHING_COUNT] = {
+	[X86_SWITCHING_SKIP] = {"skip", "should_flush_tlb skips a CPU whose loaded_mm is "
+					"LOADED_MM_SWITCHING (6db2526c1d69, v6.14)"},
+	[X86_SWITCHING_FLUSH] = {"flush", "it IPIs such a CPU (fea4e317f9e7 \"x86/mm: Eliminate "
+					  "window where TLB flushes may be inadvertently "
+					  "skipped\", v6.15)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -526,6 +546,13 @@ static const struct tlbsim_knob knobs[] = {
 	 ARM64_TTL_COUNT, ARM64_TTL_LEAF_ONLY, arm64_ttl_values},
 	{"x86_invlpg_miss", "x86: PCIDs on a part whose INVLPG misses Global entries, or not",
 	 X86_INVLPG_MISS_COUNT, X86_INVLPG_MISS_NOPCID, x86_invlpg_miss_values},
+	{"x86_switch_mb", "x86: the full barrier between switch_mm's loaded_mm store and its "
+			  "tlb_gen read (--memory-model tso)", X86_SWITCH_MB_COUNT,
+	 X86_SWITCH_MB_ATOMIC, x86_switch_mb_values},
+	{"x86_switching", "x86: whether should_flush_tlb IPIs a CPU in the middle of switch_mm "
+			  "(loaded_mm == LOADED_MM_SWITCHING; only --memory-model tso has that "
+			  "window: under SC switch_mm is one step)", X86_SWITCHING_COUNT,
+	 X86_SWITCHING_SKIP, x86_switching_values},
 };
 
 /* tlbsim_policy.given has a bit per knob */
@@ -583,6 +610,8 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->hugetlb_unshare_flush = (enum hugetlb_unshare_flush_policy)knobs[35].default_value;
 	pol->arm64_ttl = (enum arm64_ttl_policy)knobs[36].default_value;
 	pol->x86_invlpg_miss = (enum x86_invlpg_miss_policy)knobs[37].default_value;
+	pol->x86_switch_mb = (enum x86_switch_mb_policy)knobs[38].default_value;
+	pol->x86_switching = (enum x86_switching_policy)knobs[39].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -626,6 +655,8 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 35: return (int *)&pol->hugetlb_unshare_flush;
 	case 36: return (int *)&pol->arm64_ttl;
 	case 37: return (int *)&pol->x86_invlpg_miss;
+	case 38: return (int *)&pol->x86_switch_mb;
+	case 39: return (int *)&pol->x86_switching;
 	default: return NULL;
 	}
 }
@@ -730,6 +761,11 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *   x86_should_flush not_lazy up to v6.13; loaded_mm from v6.14
  *                 (6db2526c1d69);
  *   x86_table_free page up to v6.14; rcu from v6.15 (a37259732a7d);
+ *   x86_switch_mb atomic up to v6.17 (a barrier only while switch_mm clears
+ *                 and sets the mm_cpumask bits, up to v6.13); smp_mb from
+ *                 v6.18 (83b0177a6c48);
+ *   x86_switching skip up to v6.14 (the test exists from 6db2526c1d69);
+ *                 flush from v6.15 (fea4e317f9e7);
  *   tlb_flush_cond end up to v5.5; bits from v5.6 (0758cd830494);
  *   mremap_flush  dirty v4.9..v4.18 (5d1904204c99); under_ptl from v4.19
  *                 (eb66ae030829); after_ptl (up to v4.8) is in no preset;
@@ -810,16 +846,20 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 	"x86_invlpg_miss=nopcid"
 #define K_X86_OLD                                                               \
 	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \
-	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
+	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi,"            \
+	"x86_switch_mb=atomic,x86_switching=skip"
 #define K_X86_513                                                               \
 	",x86_flush_local=concurrent,x86_tlb_gen=mm_gen,x86_cpumask=eager,"       \
-	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
+	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi,"            \
+	"x86_switch_mb=atomic,x86_switching=skip"
 #define K_X86_60                                                                \
 	",x86_flush_local=concurrent,x86_tlb_gen=new_gen,x86_cpumask=eager,"      \
-	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi"
+	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi,"            \
+	"x86_switch_mb=atomic,x86_switching=skip"
 #define K_X86_618                                                               \
 	",x86_flush_local=concurrent,x86_tlb_gen=new_gen,x86_cpumask=lazy,"       \
-	"x86_should_flush=loaded_mm,x86_table_free=rcu,x86_flush=invlpgb"
+	"x86_should_flush=loaded_mm,x86_table_free=rcu,x86_flush=invlpgb,"        \
+	"x86_switch_mb=smp_mb,x86_switching=flush"
 #define K_VMA_LOCK                                                              \
 	"faults under per-VMA locks (v6.4+) are not modelled: faults take "        \
 	"mmap_lock"
@@ -898,7 +938,7 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=completed,"
 	 "spurious_flush=noop,vmap_purge=nodes,kasan_flush=per_node" K_X86_618 K_DELAY_RMAP K_MREMAP_513 K_DEV_60 K_PT_618,
 	 "9e9e085effe9 (the 003 fix, v6.13); x86 209954cbc7d0, 953753db887f, 6db2526c1d69 "
-	 "(v6.14), a37259732a7d, 4afeb0ed1753 (v6.15)", K_X86_6X K_X86_14 K_VMA_LOCK},
+	 "(v6.14), a37259732a7d, 4afeb0ed1753, fea4e317f9e7 (v6.15), 83b0177a6c48 (v6.18)", K_X86_6X K_X86_14 K_VMA_LOCK},
 };
 
 int tlbsim_kernel_count(void)

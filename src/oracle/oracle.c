@@ -73,7 +73,9 @@ int inv_lookup(const char *name)
 
 static void fmt_violation(char *buf, size_t len, uint64_t a, uint64_t b)
 {
-	if (b == UINT64_MAX)
+	if (a == INV_LITMUS)
+		snprintf(buf, len, "tlbsim_VIOLATION: %s (an outcome, no address)", inv_name((int)a));
+	else if (b == UINT64_MAX)
 		snprintf(buf, len, "tlbsim_VIOLATION: %s (a table, no address)", inv_name((int)a));
 	else
 		snprintf(buf, len, "tlbsim_VIOLATION: %s at 0x%llx", inv_name((int)a),
@@ -165,7 +167,14 @@ void oracle_violation(struct oracle *o, enum inv_id kind, int cpu, uint64_t va, 
 {
 	struct sim *s = o->s;
 	s->m.violations++;
-	bool wanted = o->want_kind < 0 || o->want_kind == (int)kind;
+	/* I4a: the stale translation a CPU kept because a flush read values
+	 * it had not yet made visible (the I1/I2 symptom is in the text) */
+	enum inv_id symptom = kind;
+	if ((kind == INV_I1 || kind == INV_I1_REALIZED || kind == INV_I2) && cpu >= 0 &&
+	    cpu < s->nr_cpus && o->reordered && o->reordered[cpu])
+		kind = INV_I4A;
+	bool wanted = o->want_kind < 0 || o->want_kind == (int)kind ||
+		      o->want_kind == (int)symptom;
 	if (o->first.kind < 0 && wanted) {
 		struct violation_rec *v = &o->first;
 		v->kind = kind;
@@ -184,7 +193,13 @@ void oracle_violation(struct oracle *o, enum inv_id kind, int cpu, uint64_t va, 
 			snprintf(v->flush, sizeof(v->flush), "(freed outside a thread)");
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(v->text, sizeof(v->text), fmt, ap);
+		int off = 0;
+		if (kind != symptom)
+			off = snprintf(v->text, sizeof(v->text), "I4a: cpu %d kept it because a "
+				       "flush read its loaded_mm/is_lazy before its newer stores "
+				       "were visible (store buffer); symptom %s: ", cpu,
+				       inv_name(symptom));
+		vsnprintf(v->text + off, sizeof(v->text) - (size_t)off, fmt, ap);
 		va_end(ap);
 	}
 	sim_trace(s, &tp_violation, (uint64_t)kind, has_va ? va : UINT64_MAX);
@@ -602,6 +617,18 @@ static void on_psc_flush(void *ctx, int cpu)
 {
 	struct oracle *o = ctx;
 	o->psc_epoch[cpu] = o->unlink_epoch;
+	o->reordered[cpu] = false;
+}
+
+static void on_reorder_skip(void *ctx, int cpu)
+{
+	struct oracle *o = ctx;
+	o->reordered[cpu] = true;
+}
+
+static void on_litmus_outcome(void *ctx, int cpu, const char *text)
+{
+	oracle_violation(ctx, INV_LITMUS, cpu, 0, false, 0, NULL, "%s", text);
 }
 
 static void on_kernel_flush_done(void *ctx, uint64_t start, uint64_t end, bool all);
@@ -611,6 +638,8 @@ static const struct arch_hooks oracle_arch_hooks = {
 	.ipi_sent = on_ipi_sent,
 	.psc_flush = on_psc_flush,
 	.kernel_flush_done = on_kernel_flush_done,
+	.reorder_skip = on_reorder_skip,
+	.litmus_outcome = on_litmus_outcome,
 };
 
 /* ---- mm hooks ---- */
@@ -1128,7 +1157,8 @@ int oracle_attach(struct oracle *o, struct kernel *k, int want_kind)
 	o->want_kind = want_kind;
 	o->first.kind = -1;
 	o->psc_epoch = calloc((size_t)o->s->nr_cpus, sizeof(*o->psc_epoch));
-	if (!o->psc_epoch)
+	o->reordered = calloc((size_t)o->s->nr_cpus, sizeof(*o->reordered));
+	if (!o->psc_epoch || !o->reordered)
 		return TLBSIM_ENOMEM;
 	k->mach.hw.hooks = &oracle_hw_hooks;
 	k->mach.hw.hooks_ctx = o;
@@ -1145,6 +1175,7 @@ void oracle_free(struct oracle *o)
 		free(o->fchunks[i]);
 	free(o->fchunks);
 	free(o->psc_epoch);
+	free(o->reordered);
 	free(o->th);
 	free(o->kclr);
 	memset(o, 0, sizeof(*o));

@@ -42,7 +42,9 @@
 	X(INV_I3, "I3", "write through stale dirty entry into a clean page")     \
 	X(INV_STALE_WALK, "stale-walk", "walk entry to an unlinked table used")  \
 	X(INV_LIVELOCK, "livelock", "identical faults with no PTE change")       \
-	X(INV_I5, "I5", "kernel VA re-mapped while a stale translation survives")
+	X(INV_I5, "I5", "kernel VA re-mapped while a stale translation survives") \
+	X(INV_I4A, "I4a", "stale translation observed only through a store-buffer reordering") \
+	X(INV_LITMUS, "litmus", "a litmus outcome sequential consistency forbids")
 enum inv_id {
 #define X(e, n, d) e,
 	TLBSIM_INVARIANTS(X)
@@ -137,6 +139,9 @@ struct oracle {
 	int ksm_stale_cpu;
 	uint64_t ksm_stale_va;
 	uint32_t ksm_stale_frame;
+	/* --memory-model tso: per CPU, a flush left it out through a stale read
+	 * since its last paging-structure flush (its I1/I2 become I4a) */
+	bool *reordered;
 };
 
 /* Subscribe o to every hook of the kernel k (want_kind: -1 = any). */

@@ -1365,6 +1365,17 @@ static void header_item(struct parser *ps, struct header *h)
 		int64_t t;
 		if (header_int(ps, "time_limit (seconds)", 1, 86400, &t))
 			sc->time_limit_ms = (uint64_t)t * 1000;
+	} else if (strcmp(n, "memory_model") == 0) {
+		char v[32];
+		int vcol = ps->tok.col;
+		if (value_text(ps, v, sizeof(v))) {
+			if (strcmp(v, "sc") == 0)
+				sc->memory_model = TLBSIM_MM_SC;
+			else if (strcmp(v, "tso") == 0)
+				sc->memory_model = TLBSIM_MM_TSO;
+			else
+				perr_at(ps, line, vcol, "memory_model %s: want sc or tso", v);
+		}
 	} else if (strcmp(n, "kernel") == 0) {
 		char v[32];
 		int vcol = ps->tok.col;
@@ -1460,7 +1471,7 @@ static void header_item(struct parser *ps, struct header *h)
 		char b[200];
 		perr_at(ps, line, col, "unknown header item '%s' (want scenario, description, "
 			"profile, cpus, threads, iters, kernel, policy, param, check, expect, "
-			"time_limit, var, main, thread or process)", n);
+			"time_limit, memory_model, var, main, thread or process)", n);
 		(void)b;
 		sync_line(ps);
 		return;
@@ -1684,6 +1695,11 @@ int scenario_nexpect(const struct scenario *sc)
 const struct scen_expect *scenario_expect(const struct scenario *sc, int i)
 {
 	return i >= 0 && i < sc->nexpect ? &sc->expect[i] : NULL;
+}
+
+enum tlbsim_memory_model scenario_memory_model(const struct scenario *sc)
+{
+	return sc->memory_model;
 }
 
 uint64_t scenario_time_limit_ms(const struct scenario *sc)

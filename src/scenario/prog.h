@@ -133,6 +133,7 @@ struct scenario {
 	struct scen_expect expect[SCEN_MAX_EXPECT];
 	int nexpect;
 	uint64_t time_limit_ms;
+	enum tlbsim_memory_model memory_model;	/* `memory_model` (check's default) */
 	char fname[256];		/* for run-time messages */
 };
 

@@ -55,6 +55,8 @@ int scenario_nexpect(const struct scenario *sc);
 const struct scen_expect *scenario_expect(const struct scenario *sc, int i);
 /* the file's `time_limit` in ms (0: none given) */
 uint64_t scenario_time_limit_ms(const struct scenario *sc);
+/* the file's `memory_model` (check and test; default sc) */
+enum tlbsim_memory_model scenario_memory_model(const struct scenario *sc);
 /* `tlbsim import strace` (strace.c): write a scenario named `name` built from
  * the strace -f -tt text (fname names it in messages) to out; touch: write
  * every page of each mmap right after it. 0, or 1 after

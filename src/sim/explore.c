@@ -192,6 +192,8 @@ int explore_run(struct sim *s)
 		}
 		struct event ev = s->q.ready[pick];
 		evq_ready_remove(&s->q, pick);
+		if (ev.kind == EV_RESUME && s->cpu_ops && s->cpu_ops->before_resume)
+			s->cpu_ops->before_resume(s, ((struct sim_thread *)ev.ptr)->cpu);
 		sim_dispatch(s, &ev);
 	}
 	if (s->error)

@@ -58,6 +58,18 @@ void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, 
 		heap_push(s, ev);
 }
 
+void sim_cancel_call(struct sim *s, ev_fn fn, uint64_t data)
+{
+	SIM_BUG_ON(s, !s->ex);
+	for (uint32_t i = 0; i < s->q.nready; i++) {
+		const struct event *e = &s->q.ready[i];
+		if (e->kind == EV_CALL && e->fn == fn && e->data == data) {
+			evq_ready_remove(&s->q, i);
+			return;
+		}
+	}
+}
+
 static void queue_resume(struct sim *s, struct sim_thread *t, uint64_t time)
 {
 	struct event ev = {.time = time, .kind = EV_RESUME, .ptr = t};

@@ -114,6 +114,8 @@ struct sim_cpu_watchdog {
 struct sim_cpu_ops {
 	/* cpu starts running next, or goes idle (next == NULL) */
 	void (*switch_to)(struct sim *s, int cpu, struct sim_thread *next);
+	/* check mode: t is about to run on cpu (NULL: nothing to do) */
+	void (*before_resume)(struct sim *s, int cpu);
 };
 
 /* Scheduler strategy: called at every yield point of the running thread after
@@ -328,6 +330,9 @@ int sim_cpu_nr_running(const struct sim *s, int cpu);
 
 /* Timed callbacks (RCU grace periods, ...) */
 void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, uint64_t data);
+/* Check mode: remove the pending callback (fn, data) from the ready list, if
+ * there is one (a store-buffer drain made moot by a fence). */
+void sim_cancel_call(struct sim *s, ev_fn fn, uint64_t data);
 
 /* ---- checks ---- */
 #define SIM_BUG_ON(s, cond)                                                      \

@@ -16,6 +16,7 @@ extern const struct workload_ops local_migrate_ops, ebizzy_ops;
 extern const struct workload_ops mprotect_storm_ops;
 extern const struct workload_ops stress_ng_tlb_ops;
 extern const struct workload_ops fork_exec_ops;
+extern const struct workload_ops litmus_sb_ops;
 
 static const struct workload_ops *const workloads[] = {
 	&mmap8_ops, &mmap5_ops, &madv_race_ops, &lazy_tables_ops,
@@ -29,6 +30,7 @@ static const struct workload_ops *const workloads[] = {
 	&mprotect_storm_ops,
 	&stress_ng_tlb_ops,
 	&fork_exec_ops,
+	&litmus_sb_ops,
 };
 
 int workload_count(void)

@@ -582,3 +582,43 @@ tlbsim_check_out(range_freed_v611 1
 tlbsim_check_out(range_freed_v618 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_mprotect.tlbs --kernel 6.18 --runs 3000)
+# ---- --memory-model tso (issue 14 item 2) ----
+# SB litmus test: r1 = r2 = 0 is found under x86-TSO (both loads pass their
+# CPU's buffered store), the bounded dfs exhausts without it with the
+# MFENCEs, and under SC.
+tlbsim_check_out(litmus_sb_tso 1
+  HAS "VIOLATION litmus" "SB: r1 = 0 and r2 = 0" "tlbsim_tso_store: cpu 0 buffers its store to x"
+      "--memory-model tso --replay t2."
+  ARGS litmus_sb --memory-model tso --runs 20000)
+tlbsim_check_out(litmus_sb_mfence 0
+  HAS "search space exhausted"
+  ARGS litmus_sb --memory-model tso -w fence=mfence --strategy dfs --depth 3)
+tlbsim_check_out(litmus_sb_sc 0
+  HAS "search space exhausted"
+  ARGS litmus_sb --memory-model sc --strategy dfs --depth 3)
+# switch_mm_irqs_off vs flush_tlb_mm_range (scenarios/switch_mm_tso.tlbs,
+# --kernel 6.18 with the file's memory_model tso): clean; without the
+# smp_mb() of 83b0177a6c48 the flusher reads the CPU's old loaded_mm while
+# the CPU reads the old tlb_gen -> I4a with its I1-realized symptom (362
+# schedules, 0.01 s, seed 1); without fea4e317f9e7 the LOADED_MM_SWITCHING
+# window itself -> I1 (no reordering needed; 2 schedules). Under SC switch_mm is one step:
+# nothing.
+tlbsim_check_out(switch_mm_tso_v618 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/switch_mm_tso.tlbs --runs 3000)
+tlbsim_check_out(switch_mm_tso_atomic 1
+  HAS "VIOLATION I4a" "symptom I1" "tlbsim_tso_reorder: should_flush_tlb leaves out cpu 0"
+      "switch_mm_irqs_off: cpu 0 writes CR3 (no flush)" "--memory-model tso --replay t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/switch_mm_tso.tlbs --policy x86_switch_mb=atomic
+       --runs 100000 --time-limit 30)
+tlbsim_check_out(switch_mm_tso_switching_skip 1
+  HAS "VIOLATION I1:" LACKS "I4a"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/switch_mm_tso.tlbs --policy x86_switching=skip
+       --runs 100000 --time-limit 30)
+tlbsim_check_out(switch_mm_tso_sc 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/switch_mm_tso.tlbs --memory-model sc
+       --policy x86_switch_mb=atomic,x86_switching=skip --runs 3000)
+tlbsim_check_err(memory_model_bad
+  STDERR "^tlbsim: --memory-model weak: want sc or tso$"
+  ARGS litmus_sb --memory-model weak)
