@@ -124,11 +124,12 @@ static uint64_t get_unmapped_area(struct sim *s, struct mm_struct *mm, uint64_t 
 }
 
 /* do_mmap() -> mmap_region() (v5.1) under mmap_sem (write): place, build and
- * link the VMA; a file mapping takes a file reference and joins i_mmap.
- * file NULL: anonymous (MAP_SHARED: a shmem file of its own). */
-uint64_t do_mmap_dev(struct sim *s, uint64_t hint, uint64_t len, int flags, struct inode *file,
-		     uint32_t vm_flags, void (*f_mmap)(struct sim *, struct vm_area_struct *, void *),
-		     void *arg)
+ * link the VMA (its flags VM_READ | VM_WRITE | vm_flags); a file mapping takes a file reference and joins i_mmap.
+ * file NULL: anonymous (MAP_SHARED: a shmem file of its own). f_mmap, if
+ * given, is the file's mmap handler (call_mmap), run on the linked VMA. */
+static uint64_t mmap_region(struct sim *s, uint64_t hint, uint64_t len, int flags,
+			    struct inode *file, uint64_t pgoff, uint32_t vm_flags,
+			    void (*f_mmap)(struct sim *, struct vm_area_struct *, void *), void *arg)
 {
 	struct mm_struct *mm = current_task(s)->mm;
 	uint64_t ps = hw_of(s)->geom.page_size;
@@ -145,35 +146,6 @@ uint64_t do_mmap_dev(struct sim *s, uint64_t hint, uint64_t len, int flags, stru
 		v->vm_mm = mm;
 		if (flags & TLBSIM_MAP_SHARED)
 			v->vm_flags |= VM_SHARED;
-		file->refs++;			/* get_file() */
-		v->file = file;
-		sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
-		vma_link(s, mm, v);
-		i_mmap_insert(s, v->file, v);
-		f_mmap(s, v, arg);		/* call_mmap(): the driver's handler */
-	}
-	up_write(s, &mm->mmap_sem);
-	return addr;
-}
-
-static uint64_t do_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags, struct inode *file,
-			uint64_t pgoff)
-{
-	struct mm_struct *mm = current_task(s)->mm;
-	uint64_t ps = hw_of(s)->geom.page_size;
-	len = (len + ps - 1) & ~(ps - 1);
-	if (len == 0)
-		return TLBSIM_EINVAL_VA;
-	down_write(s, &mm->mmap_sem);
-	uint64_t addr = get_unmapped_area(s, mm, hint, len);
-	if (addr != TLBSIM_EINVAL_VA) {
-		struct vm_area_struct *v = vm_area_alloc(s);
-		v->vm_start = addr;
-		v->vm_end = addr + len;
-		v->vm_flags = VM_READ | VM_WRITE;
-		v->vm_mm = mm;
-		if (flags & TLBSIM_MAP_SHARED)
-			v->vm_flags |= VM_SHARED;
 		if (file) {
 			file->refs++;		/* get_file() */
 			v->file = file;
@@ -187,9 +159,26 @@ static uint64_t do_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags, s
 		vma_link(s, mm, v);
 		if (v->file)
 			i_mmap_insert(s, v->file, v);
+		if (f_mmap)
+			f_mmap(s, v, arg);	/* call_mmap(): the driver's handler */
 	}
 	up_write(s, &mm->mmap_sem);
 	return addr;
+}
+
+/* a device file's mapping (pfnmap.c): its VM_PFNMAP / VM_MIXEDMAP flags and
+ * its driver's mmap handler */
+uint64_t do_mmap_dev(struct sim *s, uint64_t hint, uint64_t len, int flags, struct inode *file,
+		     uint32_t vm_flags, void (*f_mmap)(struct sim *, struct vm_area_struct *, void *),
+		     void *arg)
+{
+	return mmap_region(s, hint, len, flags, file, 0, vm_flags, f_mmap, arg);
+}
+
+static uint64_t do_mmap(struct sim *s, uint64_t hint, uint64_t len, int flags, struct inode *file,
+			uint64_t pgoff)
+{
+	return mmap_region(s, hint, len, flags, file, pgoff, 0, NULL, NULL);
 }
 
 /* mmap(hint, len, PROT_READ|PROT_WRITE, MAP_ANONYMOUS|flags) -> do_mmap()
