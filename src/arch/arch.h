@@ -169,6 +169,21 @@ struct ipi_call {
 	uint64_t arrive;
 	ipi_fn fn;
 	uint64_t data[8];
+	/* check mode (async_completion): the IPI's next scheduling point
+	 * (enum ipi_phase) and the CPU it was sent to */
+	int phase;
+	int cpu;
+};
+
+/* Check mode (async_completion): a broadcast TLBI not yet complete on one
+ * CPU. Its entity (sim_call_entity) applies inv to cpu when the explorer
+ * picks it; the issuing thread's next DSB ISH applies every one it still has
+ * pending. seq 0: done. */
+struct tlbi_pending {
+	struct inv_op inv;
+	uint64_t seq;
+	int issuer;		/* the issuing thread's id */
+	int cpu;
 };
 
 struct irq_cpu {
@@ -217,6 +232,11 @@ struct machine {
 	size_t cap_calls;
 	const struct arch_hooks *hooks;
 	void *hooks_ctx;
+	/* check mode: broadcast TLBIs in flight (arm64.c); nlive of the npend
+	 * records are pending, the array is reset when none is */
+	struct tlbi_pending *pend;
+	uint32_t npend, nlive;
+	size_t cap_pend;
 };
 
 static inline struct machine *machine_of(struct sim *s)
@@ -289,6 +309,24 @@ bool ipi_deliver(struct sim *s, struct ipi_round *r, int cpu, uint64_t arrive, i
 		 const void *data, size_t len, uint64_t *done);
 /* The sender's wait: until every handler of r has run and r->finish passed. */
 void ipi_round_wait(struct sim *s, struct ipi_round *r);
+
+/* Check mode with the parameter async_completion: completions are
+ * scheduling points the explorer chooses (arm64 broadcast TLBIs before the
+ * issuer's DSB ISH; x86 IPIs delivered, handled, acknowledged). False in run
+ * mode: one predictable test. */
+static inline bool async_completion(const struct sim *s)
+{
+	return __builtin_expect(s->ex != NULL, 0) && P(s, P_async_completion) && s->curr;
+}
+/* arm64: issue a broadcast TLBI (the ...IS forms) and do not wait. Run mode,
+ * or async_completion off: it takes effect everywhere now. Otherwise it
+ * takes effect on this CPU now and on each other CPU that holds an entry it
+ * removes at a point the explorer chooses, at the latest at this thread's
+ * next arm64_dsb_ish(). Returns the CPUs it is pending on. */
+uint32_t arm64_tlbi_nosync(struct sim *s, const struct inv_op *inv);
+/* arm64: DSB ISH by the current thread: every TLBI it issued is complete
+ * (a DSB waits only for the issuing PE's own maintenance). */
+void arm64_dsb_ish(struct sim *s);
 
 /* flush_tlb_kernel_range(start, end) (x86: arch/x86/mm/tlb.c; arm64:
  * tlbflush.h), v6.10: kernel (global) translations of [start, end) on every

@@ -23,6 +23,7 @@
 
 #include "arch/points.h"
 #include "arch/tlb.h"
+#include "sim/grow.h"
 
 static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
 {
@@ -45,6 +46,86 @@ static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
 static void tlbi_hit(void *ctx, int cpu, uint32_t removed)
 {
 	sim_trace(ctx, TR_TLBI_HIT, (uint64_t)cpu, removed);
+}
+
+/*
+ * Completion of a broadcast TLBI (check mode, async_completion). A TLBI ...IS
+ * is architecturally complete on the other PEs only once the issuing PE has
+ * executed a DSB (Arm ARM DDI 0487, "Ordering and completion of TLB
+ * maintenance instructions"): until then another CPU may still translate
+ * through the entries it removes. Each CPU that holds such an entry at issue
+ * gets an entity (a callback candidate of the explorer) that applies the
+ * invalidation there; the issuer's DSB ISH applies those still pending. A CPU
+ * that holds nothing at issue cannot acquire a stale entry later (the page
+ * tables were changed before the TLBI), so it gets none, and a schedule in
+ * which no CPU owes anything is the same as with completion at issue. The
+ * issuing CPU's own caches are invalidated at issue (nothing else runs there
+ * before its DSB: a context switch executes one, __switch_to's dsb(ish)).
+ * Pending TLBIs belong to the issuing thread; the model has no context switch
+ * between a TLBI and its DSB except the PTE-lock waits of rmap.c, which are
+ * spins in the kernel.
+ */
+static void tlbi_done(struct sim *s, uint32_t i, bool at_dsb)
+{
+	struct machine *mc = machine_of(s);
+	struct tlbi_pending *p = &mc->pend[i];
+	p->seq = 0;
+	uint32_t removed = hw_invalidate_cpu(&mc->hw, p->cpu, &p->inv);
+	sim_trace(s, TR_TLBI_DONE, (uint64_t)p->cpu,
+		  (uint64_t)removed | (uint64_t)at_dsb << 32 | (uint64_t)(uint32_t)p->issuer << 33);
+	if (--mc->nlive == 0)
+		mc->npend = 0;
+}
+
+/* the entity: the TLBI reaches p->cpu now */
+static void tlbi_complete(struct sim *s, void *arg, uint64_t i)
+{
+	(void)arg;
+	tlbi_done(s, (uint32_t)i, false);
+}
+
+uint32_t arm64_tlbi_nosync(struct sim *s, const struct inv_op *inv)
+{
+	struct machine *mc = machine_of(s);
+	if (!async_completion(s)) {
+		hw_invalidate_bcast(&mc->hw, inv, tlbi_hit, s);
+		return 0;
+	}
+	int self = cur_cpu(s);
+	uint32_t removed = hw_invalidate_cpu(&mc->hw, self, inv);
+	if (removed)
+		tlbi_hit(s, self, removed);
+	uint32_t n = 0;
+	for (int c = 0; c < s->nr_cpus; c++) {
+		if (c == self || !hw_invalidate_hits(&mc->hw, c, inv))
+			continue;
+		if (GROW(&mc->pend, &mc->cap_pend, mc->npend, (size_t)mc->npend + 1, 16)) {
+			sim_oom(s, "pending TLBIs");
+			return n;
+		}
+		uint32_t i = mc->npend++;
+		mc->pend[i] = (struct tlbi_pending){.inv = *inv, .issuer = s->curr->id, .cpu = c};
+		mc->nlive++;
+		mc->pend[i].seq = sim_call_entity(s, tlbi_complete, NULL, i);
+		n++;
+	}
+	return n;
+}
+
+/* dsb(ish) (arch/arm64/include/asm/barrier.h) after TLBIs */
+void arm64_dsb_ish(struct sim *s)
+{
+	struct machine *mc = machine_of(s);
+	if (__builtin_expect(!mc->nlive, 1))
+		return;
+	int me = s->curr ? s->curr->id : -1;
+	for (uint32_t i = 0; i < mc->npend; i++) {
+		struct tlbi_pending *p = &mc->pend[i];
+		if (!p->seq || p->issuer != me)
+			continue;
+		sim_call_cancel(s, p->seq);
+		tlbi_done(s, i, true);
+	}
 }
 
 /*
@@ -120,7 +201,7 @@ static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 				       .stride = inv->stride, .cpu = cur_cpu(s)};
 		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
 	}
-	hw_invalidate_bcast(&mc->hw, inv, tlbi_hit, s);
+	uint32_t inflight = arm64_tlbi_nosync(s, inv);
 
 	uint64_t per = (kind == TLBI_ASIDE1IS) ? (uint64_t)P(s, P_tlbi_asid_ns)
 		     : (kind == TLBI_VMALLE1IS) ? (uint64_t)P(s, P_tlbi_all_ns)
@@ -140,6 +221,11 @@ static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 		for (int c = 0; c < s->nr_cpus; c++)
 			if (c != self && !sim_cpu_idle(s, c))
 				sim_steal(s, c, ntlbi * recv);
+	}
+	if (inflight) {
+		/* check mode: other CPUs run while the TLBIs are in flight */
+		sim_step_arg(s, YP_TLBI_INFLIGHT, 0, inflight, 0);
+		arm64_dsb_ish(s);
 	}
 	sim_step(s, YP_DSB, 0);
 }

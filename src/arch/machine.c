@@ -71,6 +71,9 @@ void machine_destroy(struct machine *mc)
 	for (uint32_t i = 0; i < mc->ncalls; i++)
 		free(mc->call_all[i]);
 	free(mc->call_all);
+	free(mc->pend);
+	mc->pend = NULL;
+	mc->npend = mc->nlive = 0;
 	mc->irq = NULL;
 	mc->call_all = NULL;
 	mc->ncalls = 0;

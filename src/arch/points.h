@@ -14,6 +14,13 @@
  *   tlbi_local (form)        a = enum tlbi_kind replaced, b = TLBIs (arm64_local)
  *   invlpgb      a = INVLPGBs issued, b = the global ASID (0: kernel addresses)
  *   tlbsync      -
+ *   tlbi_inflight (check mode) a = CPUs a broadcast TLBI has yet to reach
+ *                            before the issuer's DSB ISH
+ *   tlbi_complete (event)    a = the CPU a pending TLBI reached, b = entries
+ *                            removed | at the issuer's DSB << 32 | issuing
+ *                            thread << 33
+ *   ipi_deliver, ipi_handle, ipi_ack (check mode, events of an entity)
+ *                            a = the target CPU, b = (handle) IRQs were off
  */
 #ifndef TLBSIM_ARCH_POINTS_H
 #define TLBSIM_ARCH_POINTS_H
@@ -22,7 +29,8 @@
 
 extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_round,
 	tp_ipi_send_cpumask, tp_tlbi_hit, tp_ipi_target, tp_tlbi_local, tp_kernel_flush, tp_kernel_ipi,
-	tp_local_test, tp_tlbi_local_form, tp_invlpgb, tp_tlbsync;
+	tp_local_test, tp_tlbi_local_form, tp_invlpgb, tp_tlbsync, tp_tlbi_inflight,
+	tp_tlbi_complete, tp_ipi_deliver, tp_ipi_handle, tp_ipi_ack;
 
 #define YP_TLBI_ISSUE (&tp_tlbi_issue)
 #define YP_DSB (&tp_dsb_ish)
@@ -38,5 +46,7 @@ extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_r
 #define TR_KIPI (&tp_kernel_ipi)
 #define YP_INVLPGB (&tp_invlpgb)
 #define YP_TLBSYNC (&tp_tlbsync)
+#define YP_TLBI_INFLIGHT (&tp_tlbi_inflight)
+#define TR_TLBI_DONE (&tp_tlbi_complete)
 
 #endif

@@ -41,11 +41,12 @@ static void heap_push(struct sim *s, struct event ev)
 		sim_oom(s, "the event queue");
 }
 
-static void ready_push(struct sim *s, struct event ev)
+static uint64_t ready_push(struct sim *s, struct event ev)
 {
 	ev.seq = ++s->seq;
 	if (evq_ready_push(&s->q, &ev))
 		sim_oom(s, "the ready list");
+	return ev.seq;
 }
 
 void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, uint64_t data)
@@ -56,6 +57,23 @@ void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, 
 		ready_push(s, ev);	/* check mode: the strategy decides when */
 	else
 		heap_push(s, ev);
+}
+
+uint64_t sim_call_entity(struct sim *s, ev_fn fn, void *arg, uint64_t data)
+{
+	SIM_BUG_ON(s, !s->ex);
+	struct event ev = {.time = s->now, .kind = EV_CALL, .ptr = arg, .fn = fn, .data = data};
+	return ready_push(s, ev);
+}
+
+bool sim_call_cancel(struct sim *s, uint64_t seq)
+{
+	for (uint32_t i = 0; i < s->q.nready; i++)
+		if (s->q.ready[i].seq == seq && s->q.ready[i].kind == EV_CALL) {
+			evq_ready_remove(&s->q, i);
+			return true;
+		}
+	return false;
 }
 
 static void queue_resume(struct sim *s, struct sim_thread *t, uint64_t time)

@@ -328,6 +328,13 @@ int sim_cpu_nr_running(const struct sim *s, int cpu);
 
 /* Timed callbacks (RCU grace periods, ...) */
 void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, uint64_t data);
+/* Check mode only: an entity the strategy may run at any decision from now
+ * on (a callback candidate, ordered with the others by queueing order), e.g.
+ * the completion of a broadcast TLBI on one CPU. Returns its seq, which
+ * sim_call_cancel() takes to withdraw it before it ran (true if it was
+ * still pending). */
+uint64_t sim_call_entity(struct sim *s, ev_fn fn, void *arg, uint64_t data);
+bool sim_call_cancel(struct sim *s, uint64_t seq);
 
 /* ---- checks ---- */
 #define SIM_BUG_ON(s, cond)                                                      \
