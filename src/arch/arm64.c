@@ -71,7 +71,7 @@ static void tlbi_done(struct sim *s, uint32_t i, bool at_dsb)
 	struct tlbi_pending *p = &mc->pend[i];
 	p->seq = 0;
 	uint32_t removed = hw_invalidate_cpu(&mc->hw, p->cpu, &p->inv);
-	sim_trace(s, TR_TLBI_DONE, (uint64_t)p->cpu,
+	sim_trace_cpu(s, at_dsb ? cur_cpu(s) : p->cpu, TR_TLBI_DONE, (uint64_t)p->cpu,
 		  (uint64_t)removed | (uint64_t)at_dsb << 32 | (uint64_t)(uint32_t)p->issuer << 33);
 	if (--mc->nlive == 0)
 		mc->npend = 0;

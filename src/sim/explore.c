@@ -14,6 +14,7 @@ void explore_init(struct explore *ex, enum explore_strategy st, uint64_t seed, i
 	memset(ex, 0, sizeof(*ex));
 	ex->strategy = st;
 	rng_seed(&ex->rng, seed);
+	ex->salt = seed;
 	ex->prefix = prefix;
 	ex->nprefix = nprefix;
 	ex->depth = depth < 1 ? 1 : depth > 16 ? 16 : depth;
@@ -62,6 +63,21 @@ static void record(struct sim *s, uint32_t idx, uint32_t nopt)
 	ex->ndec++;
 }
 
+/* splitmix64 finaliser */
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* pct: an entity's priority, above the change levels like a thread's */
+static int entity_prio(const struct explore *ex, uint64_t seq)
+{
+	return ex->depth + 1 + (int)(mix64(seq ^ mix64(ex->salt)) & ((1u << 20) - 1));
+}
+
 /* Candidate list in canonical order. cand_seq[i] = seq of the ready entry, or
  * 0 for the current thread (always first when present). */
 static uint32_t build_cands(struct sim *s, struct sim_thread *cur)
@@ -89,8 +105,11 @@ static uint32_t build_cands(struct sim *s, struct sim_thread *cur)
 		bool thread = e->kind == EV_RESUME;
 		const struct sim_thread *t = thread ? e->ptr : NULL;
 		uint64_t k = thread ? (uint64_t)t->id : (1ull << 40) + e->seq;
-		int p = thread ? ex->prio[t->id]
-			       : -1;	/* callbacks run when nothing else can (pct) */
+		/* pct: timed callbacks run when nothing else can; an entity (a
+		 * TLBI or IPI completing on another CPU) is ranked like a thread,
+		 * by a priority fixed by its seq and the seed, so its completion
+		 * is neither always early nor always late */
+		int p = thread ? ex->prio[t->id] : e->entity ? entity_prio(ex, e->seq) : -1;
 		uint32_t j = n++;
 		while (j > first && key[j - 1] > k) {
 			key[j] = key[j - 1];

@@ -44,6 +44,7 @@ struct explore {
 	uint64_t change_at[16];
 	int nchange;
 	int *prio;			/* by thread id; grown as threads appear */
+	uint64_t salt;			/* the seed: entity priorities (pct) */
 	size_t cap_prio;
 	/* candidates of the current decision (grown, never capped) */
 	uint64_t *cand_seq, *cand_key;

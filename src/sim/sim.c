@@ -62,7 +62,8 @@ void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, 
 uint64_t sim_call_entity(struct sim *s, ev_fn fn, void *arg, uint64_t data)
 {
 	SIM_BUG_ON(s, !s->ex);
-	struct event ev = {.time = s->now, .kind = EV_CALL, .ptr = arg, .fn = fn, .data = data};
+	struct event ev = {.time = s->now, .kind = EV_CALL, .ptr = arg, .fn = fn, .data = data,
+			   .entity = true};
 	return ready_push(s, ev);
 }
 
@@ -287,6 +288,16 @@ int sim_cpu_nr_running(const struct sim *s, int cpu)
 }
 
 /* ---- trace ---- */
+void sim_trace_cpu(struct sim *s, int cpu, const struct sim_point *pt, uint64_t a, uint64_t b)
+{
+	if (!s->trace || !trace_in_window(s->trace, s->now))
+		return;
+	uint32_t n = s->trace->n;
+	sim_trace_rec(s, pt, a, b);
+	if (s->trace->n > n)
+		s->trace->r[n].cpu = (int16_t)cpu;
+}
+
 void sim_trace_rec(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b)
 {
 	struct trace_buf *tb = s->trace;

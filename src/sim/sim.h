@@ -287,6 +287,9 @@ static inline void sim_trace(struct sim *s, const struct sim_point *pt, uint64_t
 	if (s->trace && trace_in_window(s->trace, s->now))
 		sim_trace_rec(s, pt, a, b);
 }
+/* The same for an event of CPU cpu outside any thread (an entity of the
+ * explorer: a TLBI completing there, an IPI handled there). */
+void sim_trace_cpu(struct sim *s, int cpu, const struct sim_point *pt, uint64_t a, uint64_t b);
 /* Sleep the current thread until sim_wake(); its CPU runs something else or
  * goes idle. Idle (nothing queued): the thread first pays schedule() out
  * (half of ctx_switch_ns, as sys) and the CPU then spends idle_entry_ns
