@@ -353,3 +353,29 @@ tlbsim_check_out(ksm_v51 0
 tlbsim_check_out(ksm_v618 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/ksm_race.tlbs --kernel 6.18 --runs 3000)
+
+# ---- completion windows (-D async_completion, docs/checker.md) ----
+# reclaim's arm64 TLBI without a DSB and flush_tlb_batched_pending as a DSB
+# on the munmap / MADV_DONTNEED CPU (arm64_batch=dsb): I2 when the TLBI
+# completes at an explored point (the default), invisible when it completes
+# at issue; flush_tlb_mm (4b634918384c) is clean either way.
+foreach(race 1 2)
+  tlbsim_check_out(async_arm64_dsb_race${race} 1
+    HAS "VIOLATION I2" "token: t2."
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb
+         -w race=${race} -D async_completion=1 --runs 20000 --time-limit 20)
+  tlbsim_check_out(async_arm64_dsb_immediate_race${race} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb
+         -w race=${race} -D async_completion=0 --runs 3000)
+endforeach()
+tlbsim_check_out(async_arm64_flush_mm 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=flush_mm
+       -D async_completion=1 --runs 3000)
+# a token recorded with one completion model does not replay under the other
+add_test(NAME check_cli_async_token_hash
+         COMMAND bash -c "tok=$($<TARGET_FILE:tlbsim> check ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb --runs 20000 | sed -n 's/^token: //p'); [ -n \"$tok\" ] || { echo 'async_token: FAIL: no token'; exit 1; }; $<TARGET_FILE:tlbsim> check ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb -D async_completion=0 --replay $tok >/dev/null 2>&1; rc=$?; [ $rc = 2 ] && echo 'async_token: PASS' || echo \"async_token: FAIL: exit $rc\"")
+set_tests_properties(check_cli_async_token_hash PROPERTIES
+  PASS_REGULAR_EXPRESSION "async_token: PASS" FAIL_REGULAR_EXPRESSION "async_token: FAIL"
+  LABELS "check;cli" TIMEOUT 60)
