@@ -98,13 +98,16 @@ static uint32_t build_cands(struct sim *s, struct sim_thread *cur)
 		key[n] = 0;
 		cands[n++] = 0;
 	}
-	/* threads by id, then callbacks by seq (insertion sort on key) */
+	/* completion entities by seq (the natural next step of a CPU waiting
+	 * for a TLBI or an IPI: with nothing current, 0 lets it progress),
+	 * threads by id, then timed callbacks by seq (insertion sort on key) */
 	uint32_t first = n;
 	for (uint32_t i = 0; i < s->q.nready; i++) {
 		const struct event *e = &s->q.ready[i];
 		bool thread = e->kind == EV_RESUME;
 		const struct sim_thread *t = thread ? e->ptr : NULL;
-		uint64_t k = thread ? (uint64_t)t->id : (1ull << 40) + e->seq;
+		uint64_t k = thread ? (1ull << 62) + (uint64_t)t->id
+			   : e->entity ? e->seq : (1ull << 63) + e->seq;
 		/* pct: timed callbacks run when nothing else can; an entity (a
 		 * TLBI or IPI completing on another CPU) is ranked like a thread,
 		 * by a priority fixed by its seq and the seed, so its completion

@@ -6,8 +6,10 @@
  * next (itself = "continue", another thread, or a pending RCU callback). Each
  * choice among more than one candidate is a decision; the list of decisions
  * is the schedule. Candidates are ordered canonically: the current thread
- * first, then other threads by id, then callbacks by queueing order; a
- * decision is the index in that order, so 0 always means "no preemption".
+ * first, then completion entities (sim_call_entity) by queueing order, other
+ * threads by id, then timed callbacks by queueing order; a decision is the
+ * index in that order, so 0 always means "no preemption" (and, with no
+ * current thread, "let the pending TLBI or IPI progress").
  *
  * Strategies: replay (follow a recorded schedule, then continue with 0s),
  * random (uniform), pct (probabilistic concurrency testing, depth d) and dfs

@@ -340,7 +340,7 @@ endforeach()
 # ksm_wp=pte (before b3a81d0841a9, v4.13): write_protect_page skips its
 # flush for the PTE that MADV_FREE cleaned and clear_refs write-protected,
 # both flushes still pending; the writer's store after pages_identical goes
-# through the stale entry (I3), found in 185 schedules (0.02 s). v5.1
+# through the stale entry (I3), found in 922 schedules (0.2 s). v5.1
 # (pending, b3a81d0841a9) and v6.18 (exclusive, 6c287605fd56): nothing.
 tlbsim_check_out(ksm_wp_pte 1
   HAS "VIOLATION I3" "pages_identical" "write_protect_page: read-only and clean, no flush"
@@ -379,3 +379,14 @@ add_test(NAME check_cli_async_token_hash
 set_tests_properties(check_cli_async_token_hash PROPERTIES
   PASS_REGULAR_EXPRESSION "async_token: PASS" FAIL_REGULAR_EXPRESSION "async_token: FAIL"
   LABELS "check;cli" TIMEOUT 60)
+# the completion entities are candidates of every strategy: pct and dfs find
+# the same race (dfs with one preemption: completing late is "no preemption"
+# for the munmap thread)
+tlbsim_check_out(async_arm64_dsb_pct 1
+  HAS "VIOLATION I2"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb
+       --strategy pct --runs 20000 --time-limit 20)
+tlbsim_check_out(async_arm64_dsb_dfs 1
+  HAS "VIOLATION I2"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb
+       --strategy dfs --depth 1 --runs 20000 --time-limit 20)
