@@ -32,6 +32,7 @@
  * each other before this file existed, and do not now). Waiting is a
  * re-check every lock_op_ns (a spin).
  */
+#include "arch/points.h"
 #include "mm/mm.h"
 #include "mm/points.h"
 
@@ -222,7 +223,9 @@ static void set_tlb_ubc_flush_pending(struct sim *s, struct mm_struct *mm, uint6
 			uint64_t ps = hw_of(s)->geom.page_size;
 			struct inv_op inv = {.kind = INV_VA_LEAF, .tag = mm->context.asid,
 					     .start = va, .end = va + ps, .stride = ps};
-			arm64_tlbi_nosync(s, &inv);
+			uint32_t n = arm64_tlbi_nosync(s, &inv);	/* no DSB */
+			if (n)
+				sim_trace(s, YP_TLBI_INFLIGHT, n, 0);
 		}
 	}
 	sim_charge(s, (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &mm->flush_pending_line));
