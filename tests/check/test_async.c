@@ -16,6 +16,9 @@
  *    async_completion=0 the window never exists (completion at issue);
  *  - a CPU that holds nothing the TLBI removes gets no entity (the schedule
  *    is the same as with completion at issue);
+ *  - the canonical order at the in-flight point is [issuer, completion on
+ *    CPU 1]: decision 0 completes at the DSB, decision 1 before it, and a
+ *    replayed prefix reproduces each;
  *  - x86: a flush IPI is delivered, handled and acknowledged at three
  *    scheduling points, in that order, before the sender's flush returns;
  *    some schedule runs another thread between delivery and handling; an
@@ -83,6 +86,15 @@ static void fill_on(struct sim *s, int cpu, struct mm_struct *mm, uint64_t va)
 	assert_true(leaf_on(s, cpu, mm, va));
 }
 
+/* index of the first record of pt at or after from (with a == cpu if cpu >= 0), or -1 */
+static int find_rec(const struct trace_buf *tb, uint32_t from, const struct sim_point *pt, int cpu)
+{
+	for (uint32_t i = from; i < tb->n; i++)
+		if (tb->r[i].pt == pt && (cpu < 0 || tb->r[i].a == (uint64_t)cpu))
+			return (int)i;
+	return -1;
+}
+
 /* ---- arm64: pending until the issuer's DSB; another thread's DSB completes nothing ---- */
 
 struct dsb_x {
@@ -134,24 +146,30 @@ static void dsb_other(struct sim *s, struct sim_thread *t)
 static void test_arm64_pending_until_issuer_dsb(void **state)
 {
 	(void)state;
-	struct explore ex;
-	struct dsb_x x = {0};
-	struct sim *s = csim_new("arm64-4k", 3, &ex, EX_REPLAY, 1, 1, NULL);
-	tsim_spawn(s, dsb_issuer, &x, 0);
-	tsim_spawn(s, dsb_other, &x, 2);
-	tsim_run(s);
-	assert_int_equal(x.inflight, 2);		/* CPUs 1 and 2 owe it */
-	assert_false(x.cpu0_after_issue);		/* the issuer's own: at issue */
-	assert_true(x.cpu1_after_issue);		/* not yet on CPU 1 */
-	/* with all-zero decisions the other thread runs before any completion
-	 * entity: its DSB completed none of the issuer's TLBIs */
-	assert_int_equal(x.live_before_other, 2);
-	assert_int_equal(x.live_after_other, 2);
-	assert_true(x.cpu1_after_other);
-	/* the issuer's DSB: complete everywhere */
-	assert_false(x.any_after_own);
-	assert_int_equal(x.live_after_own, 0);
-	csim_free(s, &ex);
+	int other_saw_pending = 0;
+	for (int seed = 1; seed <= 100; seed++) {
+		struct explore ex;
+		struct dsb_x x = {0};
+		struct sim *s = csim_new("arm64-4k", 3, &ex, EX_RANDOM, (uint64_t)seed, 1, NULL);
+		tsim_spawn(s, dsb_issuer, &x, 0);
+		tsim_spawn(s, dsb_other, &x, 2);
+		tsim_run(s);
+		assert_int_equal(x.inflight, 2);		/* CPUs 1 and 2 owe it */
+		assert_false(x.cpu0_after_issue);		/* the issuer's own: at issue */
+		assert_true(x.cpu1_after_issue);		/* not yet on CPU 1 */
+		/* the other thread's DSB completed none of the issuer's TLBIs */
+		assert_int_equal(x.live_after_other, x.live_before_other);
+		if (x.live_before_other) {
+			other_saw_pending++;
+			if (x.live_before_other == 2)
+				assert_true(x.cpu1_after_other);
+		}
+		/* the issuer's DSB: complete everywhere */
+		assert_false(x.any_after_own);
+		assert_int_equal(x.live_after_own, 0);
+		csim_free(s, &ex);
+	}
+	assert_true(other_saw_pending > 0);
 }
 
 /* a CPU holding nothing the TLBI removes owes nothing */
@@ -180,6 +198,58 @@ static void test_arm64_no_entity_without_entry(void **state)
 	tsim_run(s);
 	assert_int_equal(n, 0);
 	csim_free(s, &ex);
+}
+
+/* ---- the canonical order: at the in-flight point, [issuer, entity] ---- */
+
+static void lone_issuer(struct sim *s, struct sim_thread *t)
+{
+	(void)t;
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
+	assert_int_equal(user_access(s, a, false), 0);
+	fill_on(s, 1, mm, a);
+	flush_tlb_page(s, &mm->context, a);
+	assert_false(leaf_on(s, 1, mm, a));
+}
+
+/* replay prefix (n decisions); returns the tlbi_complete record's b */
+static uint64_t lone_run(const uint32_t *prefix, uint32_t n, uint32_t *nopt0, uint32_t *ndec)
+{
+	struct explore ex;
+	struct trace_buf tb = {0};
+	struct sim *s = csim_new("arm64-4k", 2, &ex, EX_REPLAY, 1, 1, &tb);
+	ex.prefix = prefix;
+	ex.nprefix = n;
+	tsim_spawn(s, lone_issuer, NULL, 0);
+	tsim_run(s);
+	int i = find_rec(&tb, 0, &tp_tlbi_complete, 1);
+	assert_true(i >= 0);
+	uint64_t b = tb.r[i].b;
+	*ndec = ex.ndec;
+	*nopt0 = ex.ndec ? ex.nopt[0] : 0;
+	assert_false(ex.diverged);
+	csim_free(s, &ex);
+	trace_buf_free(&tb);
+	return b;
+}
+
+static void test_canonical_order_and_replay(void **state)
+{
+	(void)state;
+	uint32_t nopt0, ndec;
+	/* all zeros: the issuer continues, its DSB completes the TLBI */
+	uint64_t b = lone_run(NULL, 0, &nopt0, &ndec);
+	assert_int_equal(ndec, 1);		/* the one point with a choice */
+	assert_int_equal(nopt0, 2);		/* the issuer, CPU 1's completion */
+	assert_int_equal((b >> 32) & 1, 1);	/* at the issuer's DSB */
+	/* decision 1 = the entity: CPU 1 completes before the DSB */
+	static const uint32_t one[] = {1};
+	b = lone_run(one, 1, &nopt0, &ndec);
+	assert_int_equal(nopt0, 2);
+	assert_int_equal((b >> 32) & 1, 0);
+	assert_int_equal(b >> 33, 0);		/* issued by T0 */
 }
 
 /* ---- arm64: the window through flush_tlb_page, over random schedules ---- */
@@ -299,15 +369,6 @@ static void ipi_observer(struct sim *s, struct sim_thread *t)
 		sim_step(s, YP_USER, 10);
 }
 
-/* index of the first record of pt at or after from (with a == cpu if cpu >= 0), or -1 */
-static int find_rec(const struct trace_buf *tb, uint32_t from, const struct sim_point *pt, int cpu)
-{
-	for (uint32_t i = from; i < tb->n; i++)
-		if (tb->r[i].pt == pt && (cpu < 0 || tb->r[i].a == (uint64_t)cpu))
-			return (int)i;
-	return -1;
-}
-
 static void test_x86_ipi_points_ordered(void **state)
 {
 	(void)state;
@@ -405,6 +466,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arm64_pending_until_issuer_dsb),
 		cmocka_unit_test(test_arm64_no_entity_without_entry),
+		cmocka_unit_test(test_canonical_order_and_replay),
 		cmocka_unit_test(test_arm64_window_before_dsb),
 		cmocka_unit_test(test_arm64_no_window_when_immediate),
 		cmocka_unit_test(test_x86_ipi_points_ordered),
