@@ -318,15 +318,27 @@ static inline bool async_completion(const struct sim *s)
 {
 	return __builtin_expect(s->ex != NULL, 0) && P(s, P_async_completion) && s->curr;
 }
-/* arm64: issue a broadcast TLBI (the ...IS forms) and do not wait. Run mode,
- * or async_completion off: it takes effect everywhere now. Otherwise it
- * takes effect on this CPU now and on each other CPU that holds an entry it
- * removes at a point the explorer chooses, at the latest at this thread's
- * next arm64_dsb_ish(). Returns the CPUs it is pending on. */
-uint32_t arm64_tlbi_nosync(struct sim *s, const struct inv_op *inv);
-/* arm64: DSB ISH by the current thread: every TLBI it issued is complete
- * (a DSB waits only for the issuing PE's own maintenance). */
-void arm64_dsb_ish(struct sim *s);
+/* Issue a broadcast invalidation (arm64 TLBI ...IS, x86 INVLPGB) and do not
+ * wait. Run mode, or async_completion off: it takes effect everywhere now.
+ * Otherwise it takes effect on this CPU now and on each other CPU that holds
+ * an entry it removes at a point the explorer chooses, at the latest at this
+ * thread's next bcast_sync(). trace_hits: a tlbi_hit record per CPU that
+ * lost entries at issue. Returns the CPUs it is pending on. (machine.c) */
+uint32_t bcast_nosync(struct sim *s, const struct inv_op *inv, bool trace_hits);
+/* The issuing thread waits for its broadcasts (arm64 DSB ISH, x86
+ * TLBSYNC): every one it issued is complete; a wait executed by another
+ * thread or CPU completes none of them. */
+void bcast_sync(struct sim *s);
+/* arm64 names: TLBI ...IS without its DSB, and dsb(ish)
+ * (arch/arm64/include/asm/barrier.h) */
+static inline uint32_t arm64_tlbi_nosync(struct sim *s, const struct inv_op *inv)
+{
+	return bcast_nosync(s, inv, true);
+}
+static inline void arm64_dsb_ish(struct sim *s)
+{
+	bcast_sync(s);
+}
 
 /* flush_tlb_kernel_range(start, end) (x86: arch/x86/mm/tlb.c; arm64:
  * tlbflush.h), v6.10: kernel (global) translations of [start, end) on every

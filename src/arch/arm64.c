@@ -7,7 +7,8 @@
  * threshold (MAX_TLBI_OPS = PTRS_PER_PTE, ">=" for user ranges).
  *
  * Invalidation is broadcast by hardware: the effect of each TLBI is applied to
- * every CPU's caches at issue. The cost is charged as one event per batch:
+ * every CPU's caches at issue (check mode: on each other CPU at an explored
+ * point up to the issuer's DSB ISH; bcast_nosync in machine.c). The cost is charged as one event per batch:
  * the batch occupies a single serialising DVM resource for
  * n x tlbi_op_ns x dvm_occupancy_pct / 100 (100 by default: fully serial)
  * (queueing behind other CPUs' batches), and the issuing CPU then waits
@@ -23,7 +24,6 @@
 
 #include "arch/points.h"
 #include "arch/tlb.h"
-#include "sim/grow.h"
 
 static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
 {
@@ -37,95 +37,6 @@ static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
 	case TLBI_KIND_COUNT: break;
 	}
 	return &s->m.tlbi.local;
-}
-
-/*
- * Issue nops broadcast TLBIs of one kind (DSB ISHST; TLBI x n; DSB ISH) and
- * apply inv to every CPU. One analytic event; see the file comment.
- */
-static void tlbi_hit(void *ctx, int cpu, uint32_t removed)
-{
-	sim_trace(ctx, TR_TLBI_HIT, (uint64_t)cpu, removed);
-}
-
-/*
- * Completion of a broadcast TLBI (check mode, async_completion). A TLBI ...IS
- * is architecturally complete on the other PEs only once the issuing PE has
- * executed a DSB (Arm ARM DDI 0487, "Ordering and completion of TLB
- * maintenance instructions"): until then another CPU may still translate
- * through the entries it removes. Each CPU that holds such an entry at issue
- * gets an entity (a callback candidate of the explorer) that applies the
- * invalidation there; the issuer's DSB ISH applies those still pending. A CPU
- * that holds nothing at issue cannot acquire a stale entry later (the page
- * tables were changed before the TLBI), so it gets none, and a schedule in
- * which no CPU owes anything is the same as with completion at issue. The
- * issuing CPU's own caches are invalidated at issue (nothing else runs there
- * before its DSB: a context switch executes one, __switch_to's dsb(ish)).
- * Pending TLBIs belong to the issuing thread; the model has no context switch
- * between a TLBI and its DSB except the PTE-lock waits of rmap.c, which are
- * spins in the kernel.
- */
-static void tlbi_done(struct sim *s, uint32_t i, bool at_dsb)
-{
-	struct machine *mc = machine_of(s);
-	struct tlbi_pending *p = &mc->pend[i];
-	p->seq = 0;
-	uint32_t removed = hw_invalidate_cpu(&mc->hw, p->cpu, &p->inv);
-	sim_trace_cpu(s, at_dsb ? cur_cpu(s) : p->cpu, TR_TLBI_DONE, (uint64_t)p->cpu,
-		  (uint64_t)removed | (uint64_t)at_dsb << 32 | (uint64_t)(uint32_t)p->issuer << 33);
-	if (--mc->nlive == 0)
-		mc->npend = 0;
-}
-
-/* the entity: the TLBI reaches p->cpu now */
-static void tlbi_complete(struct sim *s, void *arg, uint64_t i)
-{
-	(void)arg;
-	tlbi_done(s, (uint32_t)i, false);
-}
-
-uint32_t arm64_tlbi_nosync(struct sim *s, const struct inv_op *inv)
-{
-	struct machine *mc = machine_of(s);
-	if (!async_completion(s)) {
-		hw_invalidate_bcast(&mc->hw, inv, tlbi_hit, s);
-		return 0;
-	}
-	int self = cur_cpu(s);
-	uint32_t removed = hw_invalidate_cpu(&mc->hw, self, inv);
-	if (removed)
-		tlbi_hit(s, self, removed);
-	uint32_t n = 0;
-	for (int c = 0; c < s->nr_cpus; c++) {
-		if (c == self || !hw_invalidate_hits(&mc->hw, c, inv))
-			continue;
-		if (GROW(&mc->pend, &mc->cap_pend, mc->npend, (size_t)mc->npend + 1, 16)) {
-			sim_oom(s, "pending TLBIs");
-			return n;
-		}
-		uint32_t i = mc->npend++;
-		mc->pend[i] = (struct tlbi_pending){.inv = *inv, .issuer = s->curr->id, .cpu = c};
-		mc->nlive++;
-		mc->pend[i].seq = sim_call_entity(s, tlbi_complete, NULL, i);
-		n++;
-	}
-	return n;
-}
-
-/* dsb(ish) (arch/arm64/include/asm/barrier.h) after TLBIs */
-void arm64_dsb_ish(struct sim *s)
-{
-	struct machine *mc = machine_of(s);
-	if (__builtin_expect(!mc->nlive, 1))
-		return;
-	int me = s->curr ? s->curr->id : -1;
-	for (uint32_t i = 0; i < mc->npend; i++) {
-		struct tlbi_pending *p = &mc->pend[i];
-		if (!p->seq || p->issuer != me)
-			continue;
-		sim_call_cancel(s, p->seq);
-		tlbi_done(s, i, true);
-	}
 }
 
 /*
@@ -175,6 +86,11 @@ static void arm64_tlbi_local_batch(struct sim *s, enum tlbi_kind kind, uint64_t 
 	sim_charge_sys(s, n * (uint64_t)P(s, P_tlbi_local_ns));
 }
 
+/*
+ * Issue nops broadcast TLBIs of one kind (DSB ISHST; TLBI x n; DSB ISH) and
+ * apply inv to every CPU (check mode: bcast_nosync, completed by the DSB).
+ * One analytic event; see the file comment.
+ */
 static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_kind kind,
 			     uint64_t nops, const struct inv_op *inv, bool user)
 {
@@ -201,7 +117,7 @@ static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 				       .stride = inv->stride, .cpu = cur_cpu(s)};
 		mc->hooks->tlb_flush(mc->hooks_ctx, &n);
 	}
-	uint32_t inflight = arm64_tlbi_nosync(s, inv);
+	uint32_t inflight = bcast_nosync(s, inv, true);
 
 	uint64_t per = (kind == TLBI_ASIDE1IS) ? (uint64_t)P(s, P_tlbi_asid_ns)
 		     : (kind == TLBI_VMALLE1IS) ? (uint64_t)P(s, P_tlbi_all_ns)
@@ -225,7 +141,7 @@ static void arm64_tlbi_batch(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 	if (inflight) {
 		/* check mode: other CPUs run while the TLBIs are in flight */
 		sim_step_arg(s, YP_TLBI_INFLIGHT, 0, inflight, 0);
-		arm64_dsb_ish(s);
+		bcast_sync(s);
 	}
 	sim_step(s, YP_DSB, 0);
 }

@@ -294,11 +294,11 @@
     "(11 PCID bits with CONFIG_MITIGATION_PAGE_TABLE_ISOLATION, minus 2); "     \
     "d504d1247e36, v6.15; lower it to see exhaustion")                         \
   X(async_completion, "bool", 1, 1,                                             \
-    "checker: 1 = a broadcast TLBI completes on each other CPU at a point the " \
-    "explorer chooses before the issuer's DSB ISH (Arm ARM DDI 0487, 'Ordering " \
-    "and completion of TLB maintenance instructions': only a DSB of the "       \
-    "issuing PE guarantees completion), and an x86 flush IPI is delivered, handled and "          \
-    "acknowledged at three scheduling points; 0 = both at issue (the checker "  \
+    "checker: 1 = a broadcast TLBI (x86: INVLPGB) completes on each other CPU " \
+    "at a point the explorer chooses before the issuer's DSB ISH (TLBSYNC) "    \
+    "(Arm ARM DDI 0487, 'Ordering and completion of TLB maintenance "           \
+    "instructions': only a DSB of the issuing PE guarantees completion), and an x86 flush IPI is delivered, handled and "          \
+    "acknowledged at three scheduling points; 0 = all at issue (the checker "   \
     "before this parameter). Ignored by run mode")
 
 enum param_id {
