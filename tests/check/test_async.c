@@ -19,6 +19,8 @@
  *  - the canonical order at the in-flight point is [issuer, completion on
  *    CPU 1]: decision 0 completes at the DSB, decision 1 before it, and a
  *    replayed prefix reproduces each;
+ *  - x86 INVLPGB: pending on another CPU until the issuer's TLBSYNC, or
+ *    completed before it when the explorer picks the entity;
  *  - x86: a flush IPI is delivered, handled and acknowledged at three
  *    scheduling points, in that order, before the sender's flush returns;
  *    some schedule runs another thread between delivery and handling; an
@@ -31,9 +33,9 @@
 
 /* a simulation in check mode driven by ex (strategy st, seed), with
  * async_completion = async and, if tb, tracing into tb */
-static struct sim *csim_new(const char *profile, int nr_cpus, struct explore *ex,
-			   enum explore_strategy st, uint64_t seed, int64_t async,
-			   struct trace_buf *tb)
+static struct sim *csim_new_pol(const char *profile, int nr_cpus, struct explore *ex,
+			       enum explore_strategy st, uint64_t seed, int64_t async,
+			       struct trace_buf *tb, bool invlpgb)
 {
 	explore_init(ex, st, seed, 3, 200, NULL, 0);
 	const struct tlbsim_profile *prof = tlbsim_profile_find(profile);
@@ -41,6 +43,8 @@ static struct sim *csim_new(const char *profile, int nr_cpus, struct explore *ex
 	struct tlbsim_config cfg;
 	tlbsim_config_init(&cfg);
 	cfg.profile = profile;
+	if (invlpgb)
+		cfg.policy.x86_flush = X86_FLUSH_INVLPGB;
 	cfg.overrides[cfg.noverrides].param = P_jitter;
 	cfg.overrides[cfg.noverrides++].value = 0;
 	cfg.overrides[cfg.noverrides].param = P_async_completion;
@@ -61,6 +65,13 @@ static struct sim *csim_new(const char *profile, int nr_cpus, struct explore *ex
 	s->on_bug = tsim_on_bug;
 	assert_non_null(mm_alloc(s));
 	return s;
+}
+
+static struct sim *csim_new(const char *profile, int nr_cpus, struct explore *ex,
+			   enum explore_strategy st, uint64_t seed, int64_t async,
+			   struct trace_buf *tb)
+{
+	return csim_new_pol(profile, nr_cpus, ex, st, seed, async, tb, false);
 }
 
 static void csim_free(struct sim *s, struct explore *ex)
@@ -250,6 +261,56 @@ static void test_canonical_order_and_replay(void **state)
 	assert_int_equal(nopt0, 2);
 	assert_int_equal((b >> 32) & 1, 0);
 	assert_int_equal(b >> 33, 0);		/* issued by T0 */
+}
+
+/* ---- x86 INVLPGB: pending until the issuer's TLBSYNC ---- */
+
+static void invlpgb_issuer(struct sim *s, struct sim_thread *t)
+{
+	bool *stale = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	const struct pt_geom *g = &hw_of(s)->geom;
+	uint64_t a = sys_mmap(s, 0, g->page_size, TLBSIM_MAP_PRIVATE);
+	assert_int_equal(user_access(s, a, false), 0);
+	use_global_asid(s, &mm->context);
+	assert_true(mm->context.global_asid != 0);
+	/* CPU 1 caches the page under the global ASID's PCID (kern_pcid) */
+	uint32_t tag = (uint32_t)mm->context.global_asid + 1;
+	struct hw_access acc;
+	hw_access(hw_of(s), 1, mm->pgd, tag, a, false, &acc);
+	assert_false(acc.fault);
+	flush_tlb_mm_range(s, &mm->context, a, a + g->page_size, (unsigned)g->page_shift, false);
+	*stale = tc_peek(&hw_of(s)->cpu[1].tlb, a >> g->page_shift, g->levels - 1, tag) != NULL;
+}
+
+static uint64_t invlpgb_run(const uint32_t *prefix, uint32_t n)
+{
+	struct explore ex;
+	struct trace_buf tb = {0};
+	bool stale = true;
+	struct sim *s = csim_new_pol("milan-72", 2, &ex, EX_REPLAY, 1, 1, &tb, true);
+	ex.prefix = prefix;
+	ex.nprefix = n;
+	tsim_spawn(s, invlpgb_issuer, &stale, 0);
+	tsim_run(s);
+	assert_false(stale);			/* complete when the flush returns */
+	assert_true(s->m.invlpgb > 0);
+	assert_int_equal(s->m.ipi_sent, 0);
+	int i = find_rec(&tb, 0, &tp_tlbi_complete, 1);
+	assert_true(i >= 0);
+	uint64_t b = tb.r[i].b;
+	assert_false(ex.diverged);
+	csim_free(s, &ex);
+	trace_buf_free(&tb);
+	return b;
+}
+
+static void test_x86_invlpgb_until_tlbsync(void **state)
+{
+	(void)state;
+	assert_int_equal((invlpgb_run(NULL, 0) >> 32) & 1, 1);	/* at the TLBSYNC */
+	static const uint32_t one[] = {1};
+	assert_int_equal((invlpgb_run(one, 1) >> 32) & 1, 0);	/* before it */
 }
 
 /* ---- arm64: the window through flush_tlb_page, over random schedules ---- */
@@ -469,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_canonical_order_and_replay),
 		cmocka_unit_test(test_arm64_window_before_dsb),
 		cmocka_unit_test(test_arm64_no_window_when_immediate),
+		cmocka_unit_test(test_x86_invlpgb_until_tlbsync),
 		cmocka_unit_test(test_x86_ipi_points_ordered),
 		cmocka_unit_test(test_x86_ipi_irqs_off),
 		cmocka_unit_test(test_run_mode_immediate),
