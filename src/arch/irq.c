@@ -69,7 +69,7 @@ void local_irq_enable(struct sim *s)
 			r->finish = t;
 		if (c->phase == IPI_HANDLE && async_completion(s)) {
 			c->phase = IPI_ACK;	/* check mode: the ack is its own point */
-			sim_call_entity(s, ipi_entity, c, 0);
+			sim_call_entity(s, ipi_entity, c, 0, ENTITY_PROMPT);
 			continue;
 		}
 		if (--r->outstanding == 0 && r->waiter) {
@@ -123,7 +123,7 @@ static void ipi_entity(struct sim *s, void *arg, uint64_t data)
 	case IPI_DELIVER:
 		sim_trace_cpu(s, c->cpu, &tp_ipi_deliver, (uint64_t)c->cpu, 0);
 		c->phase = IPI_HANDLE;
-		sim_call_entity(s, ipi_entity, c, 0);
+		sim_call_entity(s, ipi_entity, c, 0, ENTITY_PROMPT);
 		return;
 	case IPI_HANDLE: {
 		struct irq_cpu *ic = &mc->irq[c->cpu];
@@ -135,7 +135,7 @@ static void ipi_entity(struct sim *s, void *arg, uint64_t data)
 		c->fn(s, c->cpu, c->data);
 		s->m.ipi_received++;
 		c->phase = IPI_ACK;
-		sim_call_entity(s, ipi_entity, c, 0);
+		sim_call_entity(s, ipi_entity, c, 0, ENTITY_PROMPT);
 		return;
 	}
 	default:
@@ -159,7 +159,7 @@ bool ipi_deliver(struct sim *s, struct ipi_round *r, int cpu, uint64_t arrive, i
 				       .cpu = cpu};
 		memcpy(c->data, data, len);
 		r->outstanding++;
-		sim_call_entity(s, ipi_entity, c, 0);
+		sim_call_entity(s, ipi_entity, c, 0, ENTITY_PROMPT);
 		*done = arrive;
 		return false;
 	}

@@ -187,7 +187,7 @@ uint32_t bcast_nosync(struct sim *s, const struct inv_op *inv, bool trace_hits)
 		uint32_t i = mc->npend++;
 		mc->pend[i] = (struct tlbi_pending){.inv = *inv, .issuer = s->curr->id, .cpu = c};
 		mc->nlive++;
-		mc->pend[i].seq = sim_call_entity(s, tlbi_complete, NULL, i);
+		mc->pend[i].seq = sim_call_entity(s, tlbi_complete, NULL, i, ENTITY_LATE);
 		n++;
 	}
 	return n;

@@ -27,6 +27,14 @@
 enum explore_strategy { EX_REPLAY, EX_RANDOM, EX_PCT, EX_DFS };
 
 #define EXPLORE_MAX_STEPS_DEFAULT 200000u
+/* random: the weight of a thread or timed callback against a completion
+ * entity's 1 */
+#ifndef EXPLORE_RANDOM_WEIGHT
+#define EXPLORE_RANDOM_WEIGHT 4u
+#endif
+#ifndef ENTITY_PROMPT_WEIGHT
+#define ENTITY_PROMPT_WEIGHT 4u
+#endif
 
 struct explore {
 	enum explore_strategy strategy;
@@ -51,7 +59,8 @@ struct explore {
 	/* candidates of the current decision (grown, never capped) */
 	uint64_t *cand_seq, *cand_key;
 	int *cand_prio;
-	size_t cap_cand, cap_cand_key, cap_cand_prio;
+	uint32_t *cand_w;		/* random: weights */
+	size_t cap_cand, cap_cand_key, cap_cand_prio, cap_cand_w;
 	/* limits and state */
 	uint64_t max_steps;
 	uint64_t deadline_host_ns;	/* stop the schedule at this sim_host_ns() (0: never) */

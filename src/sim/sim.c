@@ -59,11 +59,12 @@ void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, 
 		heap_push(s, ev);
 }
 
-uint64_t sim_call_entity(struct sim *s, ev_fn fn, void *arg, uint64_t data)
+uint64_t sim_call_entity(struct sim *s, ev_fn fn, void *arg, uint64_t data,
+			 enum sim_entity_kind kind)
 {
 	SIM_BUG_ON(s, !s->ex);
 	struct event ev = {.time = s->now, .kind = EV_CALL, .ptr = arg, .fn = fn, .data = data,
-			   .entity = true};
+			   .entity = (uint8_t)kind};
 	return ready_push(s, ev);
 }
 

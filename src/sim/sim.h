@@ -336,7 +336,14 @@ void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, 
  * the completion of a broadcast TLBI on one CPU. Returns its seq, which
  * sim_call_cancel() takes to withdraw it before it ran (true if it was
  * still pending). */
-uint64_t sim_call_entity(struct sim *s, ev_fn fn, void *arg, uint64_t data);
+/* How the random strategy weighs an entity against a thread (weight
+ * EXPLORE_RANDOM_WEIGHT): ENTITY_LATE 1 (a completion a race needs late: it
+ * happens soon, but seldom at the first chance), ENTITY_PROMPT the
+ * weight of ENTITY_PROMPT_WEIGHT threads (a step the waiting sender needs to
+ * progress). */
+enum sim_entity_kind { ENTITY_LATE = 1, ENTITY_PROMPT = 2 };
+uint64_t sim_call_entity(struct sim *s, ev_fn fn, void *arg, uint64_t data,
+			 enum sim_entity_kind kind);
 bool sim_call_cancel(struct sim *s, uint64_t seq);
 
 /* ---- checks ---- */

@@ -340,7 +340,7 @@ endforeach()
 # ksm_wp=pte (before b3a81d0841a9, v4.13): write_protect_page skips its
 # flush for the PTE that MADV_FREE cleaned and clear_refs write-protected,
 # both flushes still pending; the writer's store after pages_identical goes
-# through the stale entry (I3), found in 922 schedules (0.2 s). v5.1
+# through the stale entry (I3), found in 206 schedules (0.06 s). v5.1
 # (pending, b3a81d0841a9) and v6.18 (exclusive, 6c287605fd56): nothing.
 tlbsim_check_out(ksm_wp_pte 1
   HAS "VIOLATION I3" "pages_identical" "write_protect_page: read-only and clean, no flush"
