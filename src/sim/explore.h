@@ -3,7 +3,8 @@
  *
  * In check mode the engine does not order threads by simulated time: at every
  * yield point the running thread asks the strategy which runnable entity goes
- * next (itself = "continue", another thread, or a pending RCU callback). Each
+ * next (itself = "continue", another thread, a pending RCU callback or timer,
+ * or a completion entity: a TLBI or IPI step on another CPU). Each
  * choice among more than one candidate is a decision; the list of decisions
  * is the schedule. Candidates are ordered canonically: the current thread
  * first, then completion entities (sim_call_entity) by queueing order, other
@@ -12,7 +13,10 @@
  * current thread, "let the pending TLBI or IPI progress").
  *
  * Strategies: replay (follow a recorded schedule, then continue with 0s),
- * random (uniform), pct (probabilistic concurrency testing, depth d) and dfs
+ * random (uniform; weighted when completion entities are candidates: a TLBI
+ * completion 1, a thread or timer EXPLORE_RANDOM_WEIGHT, an IPI step
+ * ENTITY_PROMPT_WEIGHT times that), pct (probabilistic concurrency testing,
+ * depth d; an entity gets a seeded priority like a thread's) and dfs
  * (bounded exhaustive with a preemption bound, driven by the checker through
  * replayed prefixes). Every schedule runs on a fresh struct sim.
  */
