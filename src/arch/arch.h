@@ -182,6 +182,21 @@ struct ipi_call {
 	uint64_t arrive;
 	ipi_fn fn;
 	uint64_t data[8];
+	/* check mode (async_completion): the IPI's next scheduling point
+	 * (enum ipi_phase) and the CPU it was sent to */
+	int phase;
+	int cpu;
+};
+
+/* Check mode (async_completion): a broadcast TLBI not yet complete on one
+ * CPU. Its entity (sim_call_entity) applies inv to cpu when the explorer
+ * picks it; the issuing thread's next DSB ISH applies every one it still has
+ * pending. seq 0: done. */
+struct tlbi_pending {
+	struct inv_op inv;
+	uint64_t seq;
+	int issuer;		/* the issuing thread's id */
+	int cpu;
 };
 
 struct irq_cpu {
@@ -232,6 +247,11 @@ struct machine {
 	void *hooks_ctx;
 	/* --memory-model tso (check mode): per CPU store buffer; NULL = SC */
 	struct tso_cpu *tso;
+	/* check mode: broadcast TLBIs in flight (arm64.c); nlive of the npend
+	 * records are pending, the array is reset when none is */
+	struct tlbi_pending *pend;
+	uint32_t npend, nlive;
+	size_t cap_pend;
 };
 
 static inline struct machine *machine_of(struct sim *s)
@@ -306,6 +326,36 @@ bool ipi_deliver(struct sim *s, struct ipi_round *r, int cpu, uint64_t arrive, i
 		 const void *data, size_t len, uint64_t *done);
 /* The sender's wait: until every handler of r has run and r->finish passed. */
 void ipi_round_wait(struct sim *s, struct ipi_round *r);
+
+/* Check mode with the parameter async_completion: completions are
+ * scheduling points the explorer chooses (arm64 broadcast TLBIs before the
+ * issuer's DSB ISH; x86 IPIs delivered, handled, acknowledged). False in run
+ * mode: one predictable test. */
+static inline bool async_completion(const struct sim *s)
+{
+	return __builtin_expect(s->ex != NULL, 0) && P(s, P_async_completion) && s->curr;
+}
+/* Issue a broadcast invalidation (arm64 TLBI ...IS, x86 INVLPGB) and do not
+ * wait. Run mode, or async_completion off: it takes effect everywhere now.
+ * Otherwise it takes effect on this CPU now and on each other CPU that holds
+ * an entry it removes at a point the explorer chooses, at the latest at this
+ * thread's next bcast_sync(). trace_hits: a tlbi_hit record per CPU that
+ * lost entries at issue. Returns the CPUs it is pending on. (machine.c) */
+uint32_t bcast_nosync(struct sim *s, const struct inv_op *inv, bool trace_hits);
+/* The issuing thread waits for its broadcasts (arm64 DSB ISH, x86
+ * TLBSYNC): every one it issued is complete; a wait executed by another
+ * thread or CPU completes none of them. */
+void bcast_sync(struct sim *s);
+/* arm64 names: TLBI ...IS without its DSB, and dsb(ish)
+ * (arch/arm64/include/asm/barrier.h) */
+static inline uint32_t arm64_tlbi_nosync(struct sim *s, const struct inv_op *inv)
+{
+	return bcast_nosync(s, inv, true);
+}
+static inline void arm64_dsb_ish(struct sim *s)
+{
+	bcast_sync(s);
+}
 
 /* flush_tlb_kernel_range(start, end) (x86: arch/x86/mm/tlb.c; arm64:
  * tlbflush.h), v6.10: kernel (global) translations of [start, end) on every

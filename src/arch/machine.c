@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "arch/points.h"
+#include "sim/grow.h"
 
 int machine_init(struct machine *mc, const struct tlbsim_profile *prof, int nr_cpus,
 		 const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed)
@@ -81,6 +83,9 @@ void machine_destroy(struct machine *mc)
 	for (uint32_t i = 0; i < mc->ncalls; i++)
 		free(mc->call_all[i]);
 	free(mc->call_all);
+	free(mc->pend);
+	mc->pend = NULL;
+	mc->npend = mc->nlive = 0;
 	mc->irq = NULL;
 	mc->call_all = NULL;
 	mc->ncalls = 0;
@@ -122,4 +127,93 @@ void destroy_context(struct sim *s, mm_context_t *ctx)
 	free(ctx->cpumask);
 	ctx->cpumask = NULL;
 	ctx->live = false;
+}
+
+/*
+ * Completion of a broadcast invalidation (check mode, async_completion): an
+ * arm64 TLBI ...IS is architecturally complete on the other PEs only once the
+ * issuing PE has executed a DSB (Arm ARM DDI 0487, "Ordering and completion
+ * of TLB maintenance instructions"), an x86 INVLPGB once the issuing CPU's
+ * TLBSYNC returned (AMD APM vol. 3, INVLPGB / TLBSYNC): until then another
+ * CPU may still translate through the entries it removes. Each CPU that holds such an entry at issue
+ * gets an entity (a callback candidate of the explorer) that applies the
+ * invalidation there; the issuer's DSB ISH applies those still pending. A CPU
+ * that holds nothing at issue cannot acquire a stale entry later (the page
+ * tables were changed before the TLBI), so it gets none, and a schedule in
+ * which no CPU owes anything is the same as with completion at issue. The
+ * issuing CPU's own caches are invalidated at issue (nothing else runs there
+ * before its DSB: an arm64 context switch executes one, __switch_to's
+ * dsb(ish)).
+ * Pending TLBIs belong to the issuing thread; the model has no context switch
+ * between a TLBI and its DSB except the PTE-lock waits of rmap.c, which are
+ * spins in the kernel.
+ */
+static void tlbi_done(struct sim *s, uint32_t i, bool at_dsb)
+{
+	struct machine *mc = machine_of(s);
+	struct tlbi_pending *p = &mc->pend[i];
+	p->seq = 0;
+	uint32_t removed = hw_invalidate_cpu(&mc->hw, p->cpu, &p->inv);
+	sim_trace_cpu(s, at_dsb ? cur_cpu(s) : p->cpu, TR_TLBI_DONE, (uint64_t)p->cpu,
+		      (uint64_t)removed | (uint64_t)at_dsb << 32 | (uint64_t)(uint32_t)p->issuer << 33);
+	/* x86: INVLPGB also drops the paging-structure caches it names */
+	if (machine_is_x86(s) && mc->hooks && mc->hooks->psc_flush)
+		mc->hooks->psc_flush(mc->hooks_ctx, p->cpu);
+	if (--mc->nlive == 0)
+		mc->npend = 0;
+}
+
+/* the entity: the TLBI reaches p->cpu now */
+static void tlbi_complete(struct sim *s, void *arg, uint64_t i)
+{
+	(void)arg;
+	tlbi_done(s, (uint32_t)i, false);
+}
+
+static void bcast_hit(void *ctx, int cpu, uint32_t removed)
+{
+	sim_trace(ctx, TR_TLBI_HIT, (uint64_t)cpu, removed);
+}
+
+uint32_t bcast_nosync(struct sim *s, const struct inv_op *inv, bool trace_hits)
+{
+	struct machine *mc = machine_of(s);
+	if (!async_completion(s)) {
+		hw_invalidate_bcast(&mc->hw, inv, trace_hits ? bcast_hit : NULL, s);
+		return 0;
+	}
+	int self = cur_cpu(s);
+	uint32_t removed = hw_invalidate_cpu(&mc->hw, self, inv);
+	if (removed && trace_hits)
+		bcast_hit(s, self, removed);
+	uint32_t n = 0;
+	for (int c = 0; c < s->nr_cpus; c++) {
+		if (c == self || !hw_invalidate_hits(&mc->hw, c, inv))
+			continue;
+		if (GROW(&mc->pend, &mc->cap_pend, mc->npend, (size_t)mc->npend + 1, 16)) {
+			sim_oom(s, "pending TLBIs");
+			return n;
+		}
+		uint32_t i = mc->npend++;
+		mc->pend[i] = (struct tlbi_pending){.inv = *inv, .issuer = s->curr->id, .cpu = c};
+		mc->nlive++;
+		mc->pend[i].seq = sim_call_entity(s, tlbi_complete, NULL, i, ENTITY_LATE);
+		n++;
+	}
+	return n;
+}
+
+void bcast_sync(struct sim *s)
+{
+	struct machine *mc = machine_of(s);
+	if (__builtin_expect(!mc->nlive, 1))
+		return;
+	int me = s->curr ? s->curr->id : -1;
+	for (uint32_t i = 0; i < mc->npend; i++) {
+		struct tlbi_pending *p = &mc->pend[i];
+		if (!p->seq || p->issuer != me)
+			continue;
+		sim_call_cancel(s, p->seq);
+		tlbi_done(s, i, true);
+	}
 }

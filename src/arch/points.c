@@ -102,6 +102,44 @@ static void fmt_tlbsync(char *buf, size_t len, uint64_t a, uint64_t b)
 	snprintf(buf, len, "tlbsim_tlbsync: the INVLPGBs completed on every CPU");
 }
 
+static void fmt_tlbi_inflight(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "tlbsim_tlbi_inflight: the TLBIs have yet to complete on %" PRIu64
+		 " other CPU%s (until this CPU's DSB ISH)", a, a == 1 ? "" : "s");
+}
+
+static void fmt_tlbi_complete(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_tlbi_complete: a TLBI of T%" PRIu64 " completed on cpu %" PRIu64
+		 "%s, %" PRIu64 " entries dropped", b >> 33, a,
+		 (b >> 32) & 1 ? " at the issuer's DSB ISH" : "", b & 0xffffffffu);
+}
+
+static void fmt_ipi_deliver(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "tlbsim_ipi_deliver: the flush IPI reached cpu %" PRIu64, a);
+}
+
+static void fmt_ipi_handle(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_ipi_handle: cpu %" PRIu64 " %s", a,
+		 b ? "has IRQs off: the handler waits for local_irq_enable"
+		   : "runs the handler (IRQs on)");
+}
+
+static void fmt_ipi_ack(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	(void)b;
+	snprintf(buf, len, "tlbsim_ipi_ack: cpu %" PRIu64 " acknowledged the IPI (csd unlocked)", a);
+}
+
+const struct sim_point tp_tlbi_inflight = {"tlbi_inflight", fmt_tlbi_inflight, 0};
+const struct sim_point tp_tlbi_complete = {"tlbi_complete", fmt_tlbi_complete, 0};
+const struct sim_point tp_ipi_deliver = {"ipi_deliver", fmt_ipi_deliver, 0};
+const struct sim_point tp_ipi_handle = {"ipi_handle", fmt_ipi_handle, 0};
+const struct sim_point tp_ipi_ack = {"ipi_ack", fmt_ipi_ack, 0};
 const struct sim_point tp_invlpgb = {"invlpgb", fmt_invlpgb, 0};
 const struct sim_point tp_tlbsync = {"tlbsync", fmt_tlbsync, 0};
 const struct sim_point tp_tlbi_issue = {"tlbi_issue", fmt_tlbi, 0};

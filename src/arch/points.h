@@ -21,6 +21,13 @@
  *   switch_cr3   a = CPU (switch_mm_irqs_off's CR3 write, TSO), b = need_flush
  *   tso_reorder_skip (event) a = CPU a flush left out through a stale read
  *   litmus       a = CPU, b = the value loaded
+ *   tlbi_inflight (check mode) a = CPUs a broadcast TLBI has yet to reach
+ *                            before the issuer's DSB ISH
+ *   tlbi_complete (event)    a = the CPU a pending TLBI reached, b = entries
+ *                            removed | at the issuer's DSB << 32 | issuing
+ *                            thread << 33
+ *   ipi_deliver, ipi_handle, ipi_ack (check mode, events of an entity)
+ *                            a = the target CPU, b = (handle) IRQs were off
  */
 #ifndef TLBSIM_ARCH_POINTS_H
 #define TLBSIM_ARCH_POINTS_H
@@ -31,7 +38,8 @@ extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_r
 	tp_ipi_send_cpumask, tp_tlbi_hit, tp_ipi_target, tp_tlbi_local, tp_kernel_flush, tp_kernel_ipi,
 	tp_local_test, tp_tlbi_local_form, tp_invlpgb, tp_tlbsync, tp_tso_store, tp_tso_drain,
 	tp_tso_fence, tp_tso_load_passes, tp_switch_cr3, tp_tso_reorder_skip, tp_litmus_store,
-	tp_litmus_load, tp_litmus_fence;
+	tp_litmus_load, tp_litmus_fence, tp_tlbi_inflight, tp_tlbi_complete, tp_ipi_deliver,
+	tp_ipi_handle, tp_ipi_ack;
 
 #define YP_TLBI_ISSUE (&tp_tlbi_issue)
 #define YP_DSB (&tp_dsb_ish)
@@ -56,5 +64,7 @@ extern const struct sim_point tp_tlbi_issue, tp_dsb_ish, tp_arch_flush, tp_ipi_r
 #define YP_LITMUS_STORE (&tp_litmus_store)
 #define YP_LITMUS_LOAD (&tp_litmus_load)
 #define YP_LITMUS_FENCE (&tp_litmus_fence)
+#define YP_TLBI_INFLIGHT (&tp_tlbi_inflight)
+#define TR_TLBI_DONE (&tp_tlbi_complete)
 
 #endif

@@ -97,9 +97,20 @@ static inline bool mm_needs_global_asid(struct sim *s, const mm_context_t *mm, i
 }
 
 /* One INVLPGB's effect on every CPU (the broadcast reaches all of them; the
- * invalidation also drops the paging-structure caches of what it names). */
+ * invalidation also drops the paging-structure caches of what it names).
+ * Check mode (async_completion): a CPU that holds an entry it removes loses
+ * it at an explored point, at the latest at this thread's TLBSYNC
+ * (bcast_nosync; its psc_flush then); the others at issue. */
 static void invlpgb_all(struct sim *s, const struct inv_op *inv)
 {
+	if (async_completion(s)) {
+		int self = cur_cpu(s);
+		for (int c = 0; c < s->nr_cpus; c++)
+			if (c == self || !hw_invalidate_hits(hw_of(s), c, inv))
+				psc_flushed(s, c);
+		bcast_nosync(s, inv, false);
+		return;
+	}
 	hw_invalidate_bcast(hw_of(s), inv, NULL, NULL);
 	for (int c = 0; c < s->nr_cpus; c++)
 		psc_flushed(s, c);
@@ -117,6 +128,7 @@ static void invlpgb_issue(struct sim *s, uint64_t n, int asid)
  * INVLPGB this CPU issued has completed everywhere */
 static void __tlbsync(struct sim *s)
 {
+	bcast_sync(s);
 	s->m.tlbsync++;
 	sim_charge_sys(s, (uint64_t)P(s, P_tlbsync_ns));
 	sim_step(s, YP_TLBSYNC, 0);
@@ -138,6 +150,7 @@ static void reset_global_asid_space(struct sim *s)
 	struct machine *mc = machine_of(s);
 	struct inv_op inv = {.kind = INV_ALL};
 	invlpgb_all(s, &inv);
+	bcast_sync(s);		/* its TLBSYNC */
 	s->m.invlpgb++;
 	s->m.tlbsync++;
 	sim_charge_sys(s, (uint64_t)(P(s, P_invlpgb_ns) + P(s, P_tlbsync_ns)));

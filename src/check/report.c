@@ -24,8 +24,13 @@ static void print_trace_line(FILE *f, const struct trace_rec *t)
 {
 	char ev[200];
 	trace_format(t, ev, sizeof(ev));
-	fprintf(f, "  %6" PRIu64 "  %12" PRIu64 ".%03" PRIu64 "  T%-2d [%03d]  %s\n", t->step,
-		t->time / 1000u, t->time % 1000u, t->tid, t->cpu, ev);
+	char who[16];
+	if (t->tid >= 0)
+		snprintf(who, sizeof(who), "T%-2d", t->tid);
+	else
+		snprintf(who, sizeof(who), "-- ");	/* a callback or completion entity */
+	fprintf(f, "  %6" PRIu64 "  %12" PRIu64 ".%03" PRIu64 "  %s [%03d]  %s\n", t->step,
+		t->time / 1000u, t->time % 1000u, who, t->cpu, ev);
 }
 
 void check_print_report(FILE *f, const struct check_result *r, const char *replay_cmd)
@@ -96,8 +101,10 @@ void check_print_report(FILE *f, const struct check_result *r, const char *repla
 		const struct trace_rec *t = &r->trace.r[i];
 		bool sw = t->tid != last_tid;
 		if (sw || interesting(t) || i + 1 == r->trace.n) {
-			if (sw && last_tid != -2)
+			if (sw && last_tid != -2 && t->tid >= 0)
 				fprintf(f, "  ------  switch to T%d\n", t->tid);
+			else if (sw && last_tid != -2)
+				fprintf(f, "  ------  a callback or completion (no thread)\n");
 			print_trace_line(f, t);
 		}
 		last_tid = t->tid;

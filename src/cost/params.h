@@ -325,7 +325,14 @@
     "x86: INVLPG with PCIDs enabled may leave Global TLB entries (kernel "      \
     "mappings) unflushed: Intel Alder Lake and Raptor Lake (models in "        \
     "invlpg_miss_ids, ce0b15d11ad8 \"x86/mm: Avoid incomplete Global INVLPG "  \
-    "flushes\", v6.4); knob x86_invlpg_miss says what the kernel does about it")
+    "flushes\", v6.4); knob x86_invlpg_miss says what the kernel does about it") \
+  X(async_completion, "bool", 1, 1,                                             \
+    "checker: 1 = a broadcast TLBI (x86: INVLPGB) completes on each other CPU " \
+    "at a point the explorer chooses before the issuer's DSB ISH (TLBSYNC) "    \
+    "(Arm ARM DDI 0487, 'Ordering and completion of TLB maintenance "           \
+    "instructions': only a DSB of the issuing PE guarantees completion), and an x86 flush IPI is delivered, handled and "          \
+    "acknowledged at three scheduling points; 0 = all at issue (the checker "   \
+    "before this parameter). Ignored by run mode")
 
 enum param_id {
 #define X(name, unit, x86, arm, src) P_##name,

@@ -489,6 +489,8 @@ void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e);
 
 /* Apply an invalidation to one CPU's caches. Returns entries removed. */
 uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op);
+/* Would hw_invalidate_cpu() remove an entry? (nothing is removed) */
+bool hw_invalidate_hits(const struct hw *hw, int cpu, const struct inv_op *op);
 /* Apply a broadcast invalidation to every CPU, in CPU order, visiting only
  * those hw_inv_cpus_word() names; hit(ctx, cpu, removed) for each CPU that
  * lost entries. */

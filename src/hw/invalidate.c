@@ -307,3 +307,21 @@ void hw_invalidate_bcast(struct hw *hw, const struct inv_op *op,
 		}
 	}
 }
+
+/* Would hw_invalidate_cpu(hw, cpu, op) remove something? (a scan that
+ * removes nothing: the checker's test for a CPU that owes a broadcast) */
+bool hw_invalidate_hits(const struct hw *hw, int cpu, const struct inv_op *op)
+{
+	const struct hw_cpu *hc = &hw->cpu[cpu];
+	if (op_is_by_address(op->kind) && inv_nops(op) == 0)
+		return false;
+	for (uint32_t i = 0; i < hc->tlb.ndense; i++)
+		if (leaf_matches(hw, op, &hc->tlb.e[hc->tlb.dense[i]]))
+			return true;
+	if (op->kind == INV_VA_LEAF || op->kind == INV_VA_LEAF_ANYTAG)
+		return false;
+	for (uint32_t i = 0; i < hc->wc.ndense; i++)
+		if (walk_matches(hw, op, &hc->wc.e[hc->wc.dense[i]]))
+			return true;
+	return false;
+}

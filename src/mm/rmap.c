@@ -32,6 +32,7 @@
  * each other before this file existed, and do not now). Waiting is a
  * re-check every lock_op_ns (a spin).
  */
+#include "arch/points.h"
 #include "mm/mm.h"
 #include "mm/points.h"
 
@@ -197,9 +198,11 @@ static bool should_defer_flush(struct sim *s, struct mm_struct *mm)
  * generation form of tlb_flush_batched from 5ee2fa2f0636, v5.17): x86
  * arch_tlbbatch_add_mm() bumps the mm's tlb_gen and adds mm_cpumask to the
  * batch; arm64 arch_tlbbatch_add_pending() (v6.5) issues TLBI VALE1IS
- * without a DSB - in the model it takes effect only at the issuer's DSB
- * (try_to_unmap_flush), the latest the architecture allows. Then
- * flush_required, tlb_flush_batched, and writable for a dirty PTE.
+ * without a DSB (__flush_tlb_page_nosync). Check mode: the TLBI is issued
+ * here and completes on each other CPU at a point the explorer chooses, at
+ * the latest at this thread's DSB ISH (try_to_unmap_flush; arm64_tlbi_nosync,
+ * async_completion); run mode applies it at that DSB. Then flush_required,
+ * tlb_flush_batched, and writable for a dirty PTE.
  */
 static void set_tlb_ubc_flush_pending(struct sim *s, struct mm_struct *mm, uint64_t va, bool dirty)
 {
@@ -211,9 +214,19 @@ static void set_tlb_ubc_flush_pending(struct sim *s, struct mm_struct *mm, uint6
 		if (!have && ubc->nmm < UBC_MAX)
 			ubc->mms[ubc->nmm++] = mm;
 		mm->context.tlb_gen++;			/* inc_mm_tlb_gen() */
-	} else if (ubc->nva < UBC_MAX) {
-		ubc->va[ubc->nva] = va;
-		ubc->asid[ubc->nva++] = mm->context.asid;
+	} else {
+		if (ubc->nva < UBC_MAX) {
+			ubc->va[ubc->nva] = va;
+			ubc->asid[ubc->nva++] = mm->context.asid;
+		}
+		if (s->ex) {
+			uint64_t ps = hw_of(s)->geom.page_size;
+			struct inv_op inv = {.kind = INV_VA_LEAF, .tag = mm->context.asid,
+					     .start = va, .end = va + ps, .stride = ps};
+			uint32_t n = arm64_tlbi_nosync(s, &inv);	/* no DSB */
+			if (n)
+				sim_trace(s, YP_TLBI_INFLIGHT, n, 0);
+		}
 	}
 	sim_charge(s, (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &mm->flush_pending_line));
 	ubc->flush_required = true;
@@ -239,7 +252,8 @@ static void no_hit(void *ctx, int cpu, uint32_t removed)
  * x86 arch_tlbbatch_flush(): a full flush of the batch's CPUs - modelled as
  * flush_tlb_mm of each mm in the batch (flush_tlb_mm_range with
  * TLB_FLUSH_ALL: IPIs to each mm's CPUs). arm64 (v6.5): DSB ISH, which
- * completes the TLBIs this CPU issued.
+ * completes the TLBIs this CPU issued (run mode applies them here; check
+ * mode issued them in set_tlb_ubc_flush_pending).
  */
 static void try_to_unmap_flush(struct sim *s)
 {
@@ -253,12 +267,13 @@ static void try_to_unmap_flush(struct sim *s)
 							     TLB_FLUSH_ALL);
 	} else {
 		uint64_t ps = hw_of(s)->geom.page_size;
-		for (uint32_t i = 0; i < ubc->nva; i++) {
+		for (uint32_t i = 0; i < ubc->nva && !s->ex; i++) {
 			struct inv_op inv = {.kind = INV_VA_LEAF, .tag = ubc->asid[i],
 					     .start = ubc->va[i], .end = ubc->va[i] + ps,
 					     .stride = ps};
 			hw_invalidate_bcast(hw_of(s), &inv, no_hit, NULL);
 		}
+		arm64_dsb_ish(s);
 		sim_charge(s, (uint64_t)P(s, P_dsb_ns));
 	}
 	ubc->flush_required = false;
@@ -268,11 +283,12 @@ static void try_to_unmap_flush(struct sim *s)
 }
 
 /* arch_flush_tlb_batched_pending(mm) (db6c1f6f236d, v6.5; flush_tlb_mm
- * before and on x86): arm64_batch=dsb charges this CPU's DSB, which
- * completes nothing another CPU issued */
+ * before and on x86): arm64_batch=dsb is a DSB ISH on this CPU, which
+ * completes only the TLBIs this CPU issued, none of the reclaim CPU's */
 static void arch_flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm)
 {
 	if (!machine_is_x86(s) && machine_of(s)->policy.arm64_batch == ARM64_BATCH_DSB) {
+		arm64_dsb_ish(s);
 		sim_charge(s, (uint64_t)P(s, P_dsb_ns));
 		return;
 	}

@@ -27,6 +27,7 @@ struct event {
 	ev_fn fn;
 	ev_fn drop;		/* called instead of fn if the sim is destroyed first */
 	uint64_t data;
+	uint8_t entity;		/* check mode: sim_call_entity's weight class (0: not one) */
 };
 
 /* A resume: 24 bytes, so a sift moves little (thread events are the bulk). */

@@ -14,6 +14,7 @@ void explore_init(struct explore *ex, enum explore_strategy st, uint64_t seed, i
 	memset(ex, 0, sizeof(*ex));
 	ex->strategy = st;
 	rng_seed(&ex->rng, seed);
+	ex->salt = seed;
 	ex->prefix = prefix;
 	ex->nprefix = nprefix;
 	ex->depth = depth < 1 ? 1 : depth > 16 ? 16 : depth;
@@ -34,6 +35,7 @@ void explore_free(struct explore *ex)
 	free(ex->cand_seq);
 	free(ex->cand_key);
 	free(ex->cand_prio);
+	free(ex->cand_w);
 	memset(ex, 0, sizeof(*ex));
 }
 
@@ -62,6 +64,24 @@ static void record(struct sim *s, uint32_t idx, uint32_t nopt)
 	ex->ndec++;
 }
 
+/* candidate keys below this are completion entities (their seq) */
+#define ENTITY_KEY_END (1ull << 62)
+
+/* splitmix64 finaliser */
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* pct: an entity's priority, above the change levels like a thread's */
+static int entity_prio(const struct explore *ex, uint64_t seq)
+{
+	return ex->depth + 1 + (int)(mix64(seq ^ mix64(ex->salt)) & ((1u << 20) - 1));
+}
+
 /* Candidate list in canonical order. cand_seq[i] = seq of the ready entry, or
  * 0 for the current thread (always first when present). */
 static uint32_t build_cands(struct sim *s, struct sim_thread *cur)
@@ -70,37 +90,51 @@ static uint32_t build_cands(struct sim *s, struct sim_thread *cur)
 	size_t need = (size_t)s->q.nready + 1;
 	if (GROW(&ex->cand_seq, &ex->cap_cand, 0, need, 64) ||
 	    GROW(&ex->cand_key, &ex->cap_cand_key, 0, need, 64) ||
-	    GROW(&ex->cand_prio, &ex->cap_cand_prio, 0, need, 64)) {
+	    GROW(&ex->cand_prio, &ex->cap_cand_prio, 0, need, 64) ||
+	    GROW(&ex->cand_w, &ex->cap_cand_w, 0, need, 64)) {
 		sim_oom(s, "exploration state");
 		return 0;
 	}
 	uint64_t *cands = ex->cand_seq, *key = ex->cand_key;
 	int *prio = ex->cand_prio;
+	uint32_t *w = ex->cand_w;
 	uint32_t n = 0;
 	if (cur) {
 		prio[n] = ex->prio[cur->id];
 		key[n] = 0;
+		w[n] = EXPLORE_RANDOM_WEIGHT;
 		cands[n++] = 0;
 	}
-	/* threads by id, then callbacks by seq (insertion sort on key) */
+	/* completion entities by seq (the natural next step of a CPU waiting
+	 * for a TLBI or an IPI: with nothing current, 0 lets it progress),
+	 * threads by id, then timed callbacks by seq (insertion sort on key) */
 	uint32_t first = n;
 	for (uint32_t i = 0; i < s->q.nready; i++) {
 		const struct event *e = &s->q.ready[i];
 		bool thread = e->kind == EV_RESUME;
 		const struct sim_thread *t = thread ? e->ptr : NULL;
-		uint64_t k = thread ? (uint64_t)t->id : (1ull << 40) + e->seq;
-		int p = thread ? ex->prio[t->id]
-			       : -1;	/* callbacks run when nothing else can (pct) */
+		uint64_t k = thread ? ENTITY_KEY_END + (uint64_t)t->id
+			   : e->entity ? e->seq : (1ull << 63) + e->seq;
+		/* pct: timed callbacks run when nothing else can; an entity (a
+		 * TLBI or IPI completing on another CPU) is ranked like a thread,
+		 * by a priority fixed by its seq and the seed, so its completion
+		 * is neither always early nor always late */
+		int p = thread ? ex->prio[t->id] : e->entity ? entity_prio(ex, e->seq) : -1;
+		uint32_t wt = e->entity == ENTITY_LATE	   ? 1u
+			    : e->entity == ENTITY_PROMPT ? EXPLORE_RANDOM_WEIGHT * ENTITY_PROMPT_WEIGHT
+							 : EXPLORE_RANDOM_WEIGHT;
 		uint32_t j = n++;
 		while (j > first && key[j - 1] > k) {
 			key[j] = key[j - 1];
 			cands[j] = cands[j - 1];
 			prio[j] = prio[j - 1];
+			w[j] = w[j - 1];
 			j--;
 		}
 		key[j] = k;
 		cands[j] = e->seq;
 		prio[j] = p;
+		w[j] = wt;
 	}
 	return n;
 }
@@ -123,9 +157,26 @@ static uint32_t decide(struct sim *s, struct sim_thread *cur, uint32_t n)
 			}
 		}
 		break;
-	case EX_RANDOM:
-		idx = (uint32_t)rng_below(&ex->rng, (uint64_t)n);
+	case EX_RANDOM: {
+		/* a completion entity weighs 1, any other candidate
+		 * EXPLORE_RANDOM_WEIGHT: a pending TLBI or IPI completes soon,
+		 * but seldom at the first chance (a stale-entry race needs it
+		 * late); with no entity among them, uniform as always */
+		uint64_t total = 0;
+		bool any = false;
+		for (uint32_t i = 0; i < n; i++) {
+			total += ex->cand_w[i];
+			any |= ex->cand_w[i] != EXPLORE_RANDOM_WEIGHT;
+		}
+		if (!any) {
+			idx = (uint32_t)rng_below(&ex->rng, (uint64_t)n);
+			break;
+		}
+		uint64_t r = rng_below(&ex->rng, total);
+		for (idx = 0; idx + 1 < n && r >= ex->cand_w[idx]; idx++)
+			r -= ex->cand_w[idx];
 		break;
+	}
 	case EX_PCT:
 		for (int i = 0; i < ex->nchange; i++)
 			if (cur && ex->change_at[i] == s->steps)

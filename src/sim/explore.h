@@ -3,14 +3,20 @@
  *
  * In check mode the engine does not order threads by simulated time: at every
  * yield point the running thread asks the strategy which runnable entity goes
- * next (itself = "continue", another thread, or a pending RCU callback). Each
+ * next (itself = "continue", another thread, a pending RCU callback or timer,
+ * or a completion entity: a TLBI or IPI step on another CPU). Each
  * choice among more than one candidate is a decision; the list of decisions
  * is the schedule. Candidates are ordered canonically: the current thread
- * first, then other threads by id, then callbacks by queueing order; a
- * decision is the index in that order, so 0 always means "no preemption".
+ * first, then completion entities (sim_call_entity) by queueing order, other
+ * threads by id, then timed callbacks by queueing order; a decision is the
+ * index in that order, so 0 always means "no preemption" (and, with no
+ * current thread, "let the pending TLBI or IPI progress").
  *
  * Strategies: replay (follow a recorded schedule, then continue with 0s),
- * random (uniform), pct (probabilistic concurrency testing, depth d) and dfs
+ * random (uniform; weighted when completion entities are candidates: a TLBI
+ * completion 1, a thread or timer EXPLORE_RANDOM_WEIGHT, an IPI step
+ * ENTITY_PROMPT_WEIGHT times that), pct (probabilistic concurrency testing,
+ * depth d; an entity gets a seeded priority like a thread's) and dfs
  * (bounded exhaustive with a preemption bound, driven by the checker through
  * replayed prefixes). Every schedule runs on a fresh struct sim.
  */
@@ -25,6 +31,14 @@
 enum explore_strategy { EX_REPLAY, EX_RANDOM, EX_PCT, EX_DFS };
 
 #define EXPLORE_MAX_STEPS_DEFAULT 200000u
+/* random: the weight of a thread or timed callback against a completion
+ * entity's 1 */
+#ifndef EXPLORE_RANDOM_WEIGHT
+#define EXPLORE_RANDOM_WEIGHT 4u
+#endif
+#ifndef ENTITY_PROMPT_WEIGHT
+#define ENTITY_PROMPT_WEIGHT 4u
+#endif
 
 struct explore {
 	enum explore_strategy strategy;
@@ -44,11 +58,13 @@ struct explore {
 	uint64_t change_at[16];
 	int nchange;
 	int *prio;			/* by thread id; grown as threads appear */
+	uint64_t salt;			/* the seed: entity priorities (pct) */
 	size_t cap_prio;
 	/* candidates of the current decision (grown, never capped) */
 	uint64_t *cand_seq, *cand_key;
 	int *cand_prio;
-	size_t cap_cand, cap_cand_key, cap_cand_prio;
+	uint32_t *cand_w;		/* random: weights */
+	size_t cap_cand, cap_cand_key, cap_cand_prio, cap_cand_w;
 	/* limits and state */
 	uint64_t max_steps;
 	uint64_t deadline_host_ns;	/* stop the schedule at this sim_host_ns() (0: never) */

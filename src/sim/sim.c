@@ -41,11 +41,12 @@ static void heap_push(struct sim *s, struct event ev)
 		sim_oom(s, "the event queue");
 }
 
-static void ready_push(struct sim *s, struct event ev)
+static uint64_t ready_push(struct sim *s, struct event ev)
 {
 	ev.seq = ++s->seq;
 	if (evq_ready_push(&s->q, &ev))
 		sim_oom(s, "the ready list");
+	return ev.seq;
 }
 
 void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, uint64_t data)
@@ -68,6 +69,25 @@ void sim_cancel_call(struct sim *s, ev_fn fn, uint64_t data)
 			return;
 		}
 	}
+}
+
+uint64_t sim_call_entity(struct sim *s, ev_fn fn, void *arg, uint64_t data,
+			 enum sim_entity_kind kind)
+{
+	SIM_BUG_ON(s, !s->ex);
+	struct event ev = {.time = s->now, .kind = EV_CALL, .ptr = arg, .fn = fn, .data = data,
+			   .entity = (uint8_t)kind};
+	return ready_push(s, ev);
+}
+
+bool sim_call_cancel(struct sim *s, uint64_t seq)
+{
+	for (uint32_t i = 0; i < s->q.nready; i++)
+		if (s->q.ready[i].seq == seq && s->q.ready[i].kind == EV_CALL) {
+			evq_ready_remove(&s->q, i);
+			return true;
+		}
+	return false;
 }
 
 static void queue_resume(struct sim *s, struct sim_thread *t, uint64_t time)
@@ -281,6 +301,16 @@ int sim_cpu_nr_running(const struct sim *s, int cpu)
 }
 
 /* ---- trace ---- */
+void sim_trace_cpu(struct sim *s, int cpu, const struct sim_point *pt, uint64_t a, uint64_t b)
+{
+	if (!s->trace || !trace_in_window(s->trace, s->now))
+		return;
+	uint32_t n = s->trace->n;
+	sim_trace_rec(s, pt, a, b);
+	if (s->trace->n > n)
+		s->trace->r[n].cpu = (int16_t)cpu;
+}
+
 void sim_trace_rec(struct sim *s, const struct sim_point *pt, uint64_t a, uint64_t b)
 {
 	struct trace_buf *tb = s->trace;

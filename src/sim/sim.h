@@ -289,6 +289,9 @@ static inline void sim_trace(struct sim *s, const struct sim_point *pt, uint64_t
 	if (s->trace && trace_in_window(s->trace, s->now))
 		sim_trace_rec(s, pt, a, b);
 }
+/* The same for an event of CPU cpu outside any thread (an entity of the
+ * explorer: a TLBI completing there, an IPI handled there). */
+void sim_trace_cpu(struct sim *s, int cpu, const struct sim_point *pt, uint64_t a, uint64_t b);
 /* Sleep the current thread until sim_wake(); its CPU runs something else or
  * goes idle. Idle (nothing queued): the thread first pays schedule() out
  * (half of ctx_switch_ns, as sys) and the CPU then spends idle_entry_ns
@@ -333,6 +336,20 @@ void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, 
 /* Check mode: remove the pending callback (fn, data) from the ready list, if
  * there is one (a store-buffer drain made moot by a fence). */
 void sim_cancel_call(struct sim *s, ev_fn fn, uint64_t data);
+/* Check mode only: an entity the strategy may run at any decision from now
+ * on (a callback candidate, ordered with the others by queueing order), e.g.
+ * the completion of a broadcast TLBI on one CPU. Returns its seq, which
+ * sim_call_cancel() takes to withdraw it before it ran (true if it was
+ * still pending). */
+/* How the random strategy weighs an entity against a thread (weight
+ * EXPLORE_RANDOM_WEIGHT): ENTITY_LATE 1 (a completion a race needs late: it
+ * happens soon, but seldom at the first chance), ENTITY_PROMPT the
+ * weight of ENTITY_PROMPT_WEIGHT threads (a step the waiting sender needs to
+ * progress). */
+enum sim_entity_kind { ENTITY_LATE = 1, ENTITY_PROMPT = 2 };
+uint64_t sim_call_entity(struct sim *s, ev_fn fn, void *arg, uint64_t data,
+			 enum sim_entity_kind kind);
+bool sim_call_cancel(struct sim *s, uint64_t seq);
 
 /* ---- checks ---- */
 #define SIM_BUG_ON(s, cond)                                                      \

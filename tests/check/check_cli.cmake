@@ -341,6 +341,7 @@ endforeach()
 # flush for the PTE that MADV_FREE cleaned and clear_refs write-protected,
 # both flushes still pending; the writer's store after pages_identical goes
 # through the stale entry (I3), found in 71 schedules (0.03 s). v5.1
+# through the stale entry (I3), found in 206 schedules (0.06 s). v5.1
 # (pending, b3a81d0841a9) and v6.18 (exclusive, 6c287605fd56): nothing.
 tlbsim_check_out(ksm_wp_pte 1
   HAS "VIOLATION I3" "pages_identical" "write_protect_page: read-only and clean, no flush"
@@ -625,3 +626,39 @@ tlbsim_check_out(switch_mm_tso_sc 0
 tlbsim_check_err(memory_model_bad
   STDERR "^tlbsim: --memory-model weak: want sc or tso$"
   ARGS litmus_sb --memory-model weak)
+# ---- completion windows (-D async_completion, docs/checker.md) ----
+# reclaim's arm64 TLBI without a DSB and flush_tlb_batched_pending as a DSB
+# on the munmap / MADV_DONTNEED CPU (arm64_batch=dsb): I2 when the TLBI
+# completes at an explored point (the default), invisible when it completes
+# at issue; flush_tlb_mm (4b634918384c) is clean either way.
+foreach(race 1 2)
+  tlbsim_check_out(async_arm64_dsb_race${race} 1
+    HAS "VIOLATION I2" "token: t2."
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb
+         -w race=${race} -D async_completion=1 --runs 20000 --time-limit 20)
+  tlbsim_check_out(async_arm64_dsb_immediate_race${race} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb
+         -w race=${race} -D async_completion=0 --runs 3000)
+endforeach()
+tlbsim_check_out(async_arm64_flush_mm 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=flush_mm
+       -D async_completion=1 --runs 3000)
+# a token recorded with one completion model does not replay under the other
+add_test(NAME check_cli_async_token_hash
+         COMMAND bash -c "tok=$($<TARGET_FILE:tlbsim> check ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb --runs 20000 | sed -n 's/^token: //p'); [ -n \"$tok\" ] || { echo 'async_token: FAIL: no token'; exit 1; }; $<TARGET_FILE:tlbsim> check ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb -D async_completion=0 --replay $tok >/dev/null 2>&1; rc=$?; [ $rc = 2 ] && echo 'async_token: PASS' || echo \"async_token: FAIL: exit $rc\"")
+set_tests_properties(check_cli_async_token_hash PROPERTIES
+  PASS_REGULAR_EXPRESSION "async_token: PASS" FAIL_REGULAR_EXPRESSION "async_token: FAIL"
+  LABELS "check;cli" TIMEOUT 60)
+# the completion entities are candidates of every strategy: pct and dfs find
+# the same race (dfs with one preemption: completing late is "no preemption"
+# for the munmap thread)
+tlbsim_check_out(async_arm64_dsb_pct 1
+  HAS "VIOLATION I2"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb
+       --strategy pct --runs 20000 --time-limit 20)
+tlbsim_check_out(async_arm64_dsb_dfs 1
+  HAS "VIOLATION I2"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb
+       --strategy dfs --depth 1 --runs 20000 --time-limit 20)
