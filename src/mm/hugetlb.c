@@ -23,12 +23,13 @@
  * flushes the PUD range (tlb_flush_mmu_tlbonly) before returning to the
  * unlock.
  *
- * Not modelled: hugetlb faults' own locking (hugetlb_fault_mutex, the
- * hugetlb vma lock of 40549ba8f8e0), reservations, huge page allocation
- * (the file's pages are base pages), sharing through fork's
- * copy_hugetlb_page_range, hugetlb_change_protection (mprotect runs the
- * normal path), and GUP-fast (tlb_remove_table_sync_one after an unshare,
- * 1013af4f585f).
+ * mprotect of a hugetlb VMA unshares too (hugetlb_change_protection in
+ * mprotect.c). Not modelled: hugetlb faults' own locking
+ * (hugetlb_fault_mutex, the hugetlb vma lock of 40549ba8f8e0),
+ * reservations, huge page allocation (the file's pages are base pages),
+ * sharing through fork's copy_hugetlb_page_range (sys_fork copies the PTEs
+ * into tables of its own), mremap of a hugetlb VMA (the normal path runs),
+ * and GUP-fast (tlb_remove_table_sync_one after an unshare, 1013af4f585f).
  */
 #include "mm/mm.h"
 #include "mm/points.h"

@@ -12,6 +12,8 @@
  *  - an unmap of a shared range clears its own PUD entry and drops the
  *    share (huge_pmd_unshare), zaps nothing, frees no table, and the other
  *    mm keeps its translation;
+ *  - mprotect of a shared range unshares it too (hugetlb_change_protection)
+ *    and flushes the PUD range with flush_tlb_range before the unlock;
  *  - with before_unlock the unsharing unmap has flushed (x86: a full flush,
  *    the PUD range is above the ceiling) by the time it releases
  *    i_mmap_rwsem; with after_unlock it has not (its flush comes at
@@ -32,6 +34,7 @@ struct ctx {
 	uint32_t count_shared, count_after;
 	uint64_t tables_freed;
 	uint32_t unsharer_frame;	/* mm 0's PTE after mm 1 unmapped */
+	uint32_t pud_after;		/* mm 1's PUD entry target after its mprotect */
 	uint64_t flushes_at_unlock;	/* x86 full flushes when i_mmap_rwsem came free */
 	int ran;
 };
@@ -188,6 +191,43 @@ static void test_unshare_flush_before_unlock(void **state)
 	assert_int_equal(flushes_before_unlock(HUGETLB_UNSHARE_FLUSH_AFTER_UNLOCK), 0);
 }
 
+/* mm 1 (cpu 1): map, read (sharing), mprotect read-only */
+static void protector(struct sim *s, struct sim_thread *t)
+{
+	struct ctx *c = t->arg;
+	wait_phase(s, c, 1);
+	struct mm_struct *mm = current_task(s)->mm;
+	assert_true(sys_mmap_file(s, AT, GB, TLBSIM_MAP_SHARED, c->file, 0) == AT);
+	assert_int_equal(user_access(s, AT, false), 0);
+	c->pmd[1] = pud_target(s, mm, AT);
+	c->count_shared = frame_of(hw_of(s), c->pmd[0])->refcount;
+	uint64_t f0 = s->m.flush_full;
+	assert_int_equal(sys_mprotect(s, AT, GB, TLBSIM_PROT_READ), 0);
+	c->flushes_at_unlock = s->m.flush_full - f0;
+	c->count_after = frame_of(hw_of(s), c->pmd[0])->refcount;
+	c->pud_after = pud_target(s, mm, AT);
+	c->phase = 3;
+	c->ran++;
+}
+
+static void test_mprotect_unshares(void **state)
+{
+	(void)state;
+	struct ctx c = {0};
+	struct sim *s = tsim_new("x86-24", 2, NESTED_FULLMM);
+	tsim_spawn(s, first, &c, 0);
+	tsim_spawn_mm(s, protector, &c, mm_alloc(s), 1);
+	tsim_run(s);
+	assert_int_equal(c.ran, 2);
+	assert_int_equal(c.pmd[1], c.pmd[0]);
+	assert_int_equal(c.count_shared, 2);
+	assert_int_equal(c.count_after, 1);
+	assert_int_equal(c.pud_after, NO_FRAME);	/* its PUD entry is clear */
+	assert_int_not_equal(c.unsharer_frame, NO_FRAME);	/* mm 0 still maps AT */
+	assert_int_equal(c.flushes_at_unlock, 1);	/* the PUD range: a full flush */
+	tsim_free(s);
+}
+
 static void test_presets(void **state)
 {
 	(void)state;
@@ -213,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_share_and_unshare),
 		cmocka_unit_test(test_partial_mapping_shares_nothing),
 		cmocka_unit_test(test_unshare_flush_before_unlock),
+		cmocka_unit_test(test_mprotect_unshares),
 		cmocka_unit_test(test_presets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
