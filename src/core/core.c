@@ -89,6 +89,12 @@ static int param_check(int id, int64_t v, char *err, size_t errlen)
 			 "off)", name, (long long)v);
 		return TLBSIM_EINVAL;
 	}
+	if (id == P_global_asids && v > 65000) {
+		/* 16-bit PCIDs at most, less the dynamic ASIDs (machine_init) */
+		snprintf(err, errlen, "parameter %s=%lld: want 0..65000 ASIDs", name,
+			 (long long)v);
+		return TLBSIM_EINVAL;
+	}
 	if (id == P_flush_ceiling && v > (1ll << 36)) {
 		snprintf(err, errlen, "parameter %s=%lld: want at most %lld pages", name, (long long)v,
 			 1ll << 36);

@@ -37,3 +37,7 @@ tlbsim_cli(err_kasan_slowdown 2 STDERR "kasan_slowdown=0" "1..100"
            ARGS run kbuild -D kasan_slowdown=0)
 tlbsim_cli(err_watchdog_thresh 2 STDERR "watchdog_thresh_s=61" "0..60"
            ARGS run kbuild -D watchdog_thresh_s=61)
+# an absurd global ASID count is bad input, not an internal error (found by
+# robust_slice: machine_init's bound on the x86 global ASID space)
+tlbsim_cli(err_global_asids 2 STDERR "global_asids=1000000" "0..65000"
+           ARGS run madv_race -D global_asids=1000000)
