@@ -896,11 +896,11 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	{"5.1",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_420,
-	 "the seed-000 kernel: the nested finish resets the level bits", K_NO_UFFD_WP + 2},
+	 "the seed-000 kernel: the nested finish resets the level bits", &K_NO_UFFD_WP[2]},
 	{"5.2",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_420,
-	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", K_NO_UFFD_WP + 2},
+	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", &K_NO_UFFD_WP[2]},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_58,
