@@ -583,6 +583,8 @@ class Gen:
             return self.ch(["0", "101", "-1"] if odd else ["1", "2", "3", "10", "100"])
         if name == "watchdog_thresh_s":
             return self.ch(["61", "1000", "-1"] if odd else ["0", "1", "10", "60"])
+        if name == "global_asids":
+            return self.ch(["65001", "1000000", "-1"] if odd else ["0", "1", "100", "2039", "65000"])
         if name == "flush_ceiling":
             return self.ch(["68719476737", "-1"] if odd else
                            ["0", "1", "33", "1000", "68719476736", str(dflt)])
@@ -1304,6 +1306,8 @@ def param_ok(name, unit, x):
         return "kasan_slowdown"
     if name == "watchdog_thresh_s" and x > 60:
         return "watchdog_thresh_s"
+    if name == "global_asids" and x > 65000:
+        return "global_asids"
     return None
 
 
