@@ -59,16 +59,40 @@ void sim_call_at(struct sim *s, uint64_t time, ev_fn fn, ev_fn drop, void *arg, 
 		heap_push(s, ev);
 }
 
+/* Check mode: withdraw the first ready callback that fn matches with key;
+ * true if there was one. */
+static bool ready_cancel(struct sim *s, bool (*match)(const struct event *e, const void *key),
+			 const void *key)
+{
+	for (uint32_t i = 0; i < s->q.nready; i++)
+		if (s->q.ready[i].kind == EV_CALL && match(&s->q.ready[i], key)) {
+			evq_ready_remove(&s->q, i);
+			return true;
+		}
+	return false;
+}
+
+struct call_key {
+	ev_fn fn;
+	uint64_t data;
+};
+
+static bool match_call(const struct event *e, const void *key)
+{
+	const struct call_key *k = key;
+	return e->fn == k->fn && e->data == k->data;
+}
+
+static bool match_seq(const struct event *e, const void *key)
+{
+	return e->seq == *(const uint64_t *)key;
+}
+
 void sim_cancel_call(struct sim *s, ev_fn fn, uint64_t data)
 {
 	SIM_BUG_ON(s, !s->ex);
-	for (uint32_t i = 0; i < s->q.nready; i++) {
-		const struct event *e = &s->q.ready[i];
-		if (e->kind == EV_CALL && e->fn == fn && e->data == data) {
-			evq_ready_remove(&s->q, i);
-			return;
-		}
-	}
+	struct call_key k = {fn, data};
+	ready_cancel(s, match_call, &k);
 }
 
 uint64_t sim_call_entity(struct sim *s, ev_fn fn, void *arg, uint64_t data,
@@ -82,12 +106,7 @@ uint64_t sim_call_entity(struct sim *s, ev_fn fn, void *arg, uint64_t data,
 
 bool sim_call_cancel(struct sim *s, uint64_t seq)
 {
-	for (uint32_t i = 0; i < s->q.nready; i++)
-		if (s->q.ready[i].seq == seq && s->q.ready[i].kind == EV_CALL) {
-			evq_ready_remove(&s->q, i);
-			return true;
-		}
-	return false;
+	return ready_cancel(s, match_seq, &seq);
 }
 
 static void queue_resume(struct sim *s, struct sim_thread *t, uint64_t time)
