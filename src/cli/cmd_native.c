@@ -140,18 +140,8 @@ static void native_json(FILE *f, const char *cmdline, const struct native_job *j
 	struct native_metrics m;
 	native_metrics_of(j, r, &m);
 	const struct tlbsim_resolved *res = &j->res;
-	fprintf(f, "{\"tool\":\"tlbsim\",\"version\":\"%s\",\"command\":", TLBSIM_VERSION);
-	json_string(f, cmdline);
-	fprintf(f, ",\"mode\":\"native\",\"workload\":");
-	json_string(f, res->workload->name);
-	fprintf(f, ",\"params\":{");
-	for (int i = 0; i < res->nwparams; i++) {
-		fprintf(f, "%s", i ? "," : "");
-		json_string(f, res->wparams[i].name);
-		fputc(':', f);
-		json_string(f, res->wparams[i].value);
-	}
-	fprintf(f, "},\"profile\":null,\"kernel\":null,\"arch\":\"%s\",\"page_size\":%d,"
+	out_json_head(f, cmdline, "native", res);
+	fprintf(f, ",\"profile\":null,\"kernel\":null,\"arch\":\"%s\",\"page_size\":%d,"
 		   "\"cpus\":%d,\"threads\":%d,\"iters\":%" PRId64 ",\"duration_ns\":0,\"seed\":null,"
 		   "\"policy\":null,\"overrides\":{},\"first_violation\":null,\"partial\":null,"
 		   "\"metrics\":{",

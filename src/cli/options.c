@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "out/out.h"
 #include "workload/workload.h"
 
 enum opt_id {
@@ -152,29 +153,11 @@ static const struct opt_def opts[] = {
 
 /* ---- output helpers ---- */
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
-static int utf8_len(const unsigned char *p)
-{
-	if (p[0] < 0x80)
-		return 1;
-	int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
-	if (!n)
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0)))
-		return 0;	/* overlong or a surrogate */
-	if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90)))
-		return 0;
-	return n;
-}
-
 void cli_put_sanitized(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	while (*p) {
-		int n = utf8_len(p);
+		int n = out_utf8_len(p);
 		if (n == 1 && (*p < 0x20 || *p == 0x7f)) {
 			fprintf(f, "\\x%02x", *p);
 			p++;

@@ -10,8 +10,7 @@
 #include "cost/params.h"
 #include "out/out.h"
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
-static int utf8_seq(const unsigned char *p)
+int out_utf8_len(const unsigned char *p)
 {
 	if (p[0] < 0x80)
 		return 1;
@@ -22,7 +21,7 @@ static int utf8_seq(const unsigned char *p)
 		if ((p[i] & 0xc0) != 0x80)
 			return 0;
 	if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0)))
-		return 0;
+		return 0;	/* overlong or a surrogate */
 	if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90)))
 		return 0;
 	return n;
@@ -33,7 +32,7 @@ void json_string(FILE *f, const char *str)
 	const unsigned char *s = (const unsigned char *)str;
 	fputc('"', f);
 	while (*s) {
-		int n = utf8_seq(s);
+		int n = out_utf8_len(s);
 		if (n == 0) {
 			fputs("\\ufffd", f);	/* not UTF-8: the replacement character */
 			s++;
@@ -96,11 +95,13 @@ static void json_stats(FILE *f, const struct run_result *r)
 	fprintf(f, "}}");
 }
 
-static void json_run(FILE *f, const char *cmdline, const struct run_result *r)
+void out_json_head(FILE *f, const char *cmdline, const char *mode,
+		   const struct tlbsim_resolved *res)
 {
-	const struct tlbsim_resolved *res = &r->res;
 	fprintf(f, "{\"tool\":\"tlbsim\",\"version\":\"%s\",\"command\":", TLBSIM_VERSION);
 	json_string(f, cmdline);
+	if (mode)
+		fprintf(f, ",\"mode\":\"%s\"", mode);
 	fprintf(f, ",\"workload\":");
 	json_string(f, res->workload->name);
 	fprintf(f, ",\"params\":{");
@@ -110,7 +111,14 @@ static void json_run(FILE *f, const char *cmdline, const struct run_result *r)
 		fputc(':', f);
 		json_string(f, res->wparams[i].value);
 	}
-	fprintf(f, "},\"profile\":");
+	fputc('}', f);
+}
+
+static void json_run(FILE *f, const char *cmdline, const struct run_result *r)
+{
+	const struct tlbsim_resolved *res = &r->res;
+	out_json_head(f, cmdline, NULL, res);
+	fprintf(f, ",\"profile\":");
 	json_string(f, res->profile->name);
 	fprintf(f, ",\"kernel\":");
 	if (r->cfg.kernel)

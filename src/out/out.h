@@ -33,9 +33,17 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare);
  * S s" - the times below are the modelled machine's; S is the host seconds
  * the command took (the one part of the table that differs between runs) */
 void out_table_note(FILE *f, const struct run_result *runs, double host_s);
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one
+ * (an overlong form, a surrogate or above U+10FFFF counts as invalid). */
+int out_utf8_len(const unsigned char *p);
 /* JSON string escaping into f (control characters escaped, invalid UTF-8
  * replaced by U+FFFD) */
 void json_string(FILE *f, const char *s);
+/* The head every JSON run object starts with (docs/output.md): tool, version,
+ * command, "mode" when mode is not NULL, workload and params, leaving the
+ * object open after the params' closing brace. */
+void out_json_head(FILE *f, const char *cmdline, const char *mode,
+		   const struct tlbsim_resolved *res);
 /* An event trace (NULL: none) as Chrome trace-event JSON on f (chrome.c).
  * 0, or -1 if writing failed. */
 int out_chrome_trace(FILE *f, const struct trace_buf *tb, int ncpus, const char *title,
