@@ -93,6 +93,11 @@ struct cli_opts {
  * 0, -1 after printing help (exit 0), or EXIT_USAGE after printing the error. */
 int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o);
 void cli_opts_free(struct cli_opts *o);
+/* cli_parse, then tlbsim_resolve of the configuration into *res. Returns 0,
+ * -1 after printing help (exit 0), or the exit status after printing the
+ * error line; o is freed unless it returns 0. */
+int cli_parse_resolve(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o,
+		      struct tlbsim_resolved *res);
 const char *cli_cmdline(const struct cli_opts *o);
 
 /* "tlbsim check ... --replay TOKEN" rebuilt from the parsed options,

@@ -213,17 +213,11 @@ int cmd_run(int argc, char **argv, bool compare)
 {
 	uint64_t host_t0 = sim_host_ns();
 	struct cli_opts o;
-	int rc = cli_parse(argc, argv, compare ? C_COMPARE : C_RUN, &o);
-	if (rc) {
-		cli_opts_free(&o);
-		return rc < 0 ? 0 : rc;
-	}
-	char err[TLBSIM_ERRLEN];
 	struct tlbsim_resolved res;
-	if (tlbsim_resolve(&o.cfg, &res, err, sizeof(err))) {
-		cli_opts_free(&o);
-		return cli_error("%s", err);
-	}
+	int rc = cli_parse_resolve(argc, argv, compare ? C_COMPARE : C_RUN, &o, &res);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	char err[TLBSIM_ERRLEN];
 	if (o.native && o.csv) {
 		cli_opts_free(&o);
 		return cli_error("compare: --csv does not apply with --native");

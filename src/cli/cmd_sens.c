@@ -200,17 +200,11 @@ static int write_svg_file(const char *path, const char *title, const char *qname
 int cmd_sensitivity(int argc, char **argv)
 {
 	struct cli_opts o;
-	int rc = cli_parse(argc, argv, C_SENS, &o);
-	if (rc) {
-		cli_opts_free(&o);
-		return rc < 0 ? 0 : rc;
-	}
-	char err[TLBSIM_ERRLEN];
 	struct tlbsim_resolved res;
-	if (tlbsim_resolve(&o.cfg, &res, err, sizeof(err))) {
-		cli_opts_free(&o);
-		return cli_error("%s", err);
-	}
+	int rc = cli_parse_resolve(argc, argv, C_SENS, &o, &res);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	char err[TLBSIM_ERRLEN];
 	const char *mname = o.metric ? o.metric : res.workload->timed ? "ops_per_sec" : "wall_ns";
 	const struct metric_def *md = metric_find(mname);
 	if (!md) {

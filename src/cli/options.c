@@ -562,6 +562,22 @@ void cli_opts_free(struct cli_opts *o)
 	o->scenario = NULL;
 }
 
+int cli_parse_resolve(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o,
+		      struct tlbsim_resolved *res)
+{
+	int rc = cli_parse(argc, argv, cmd_bit, o);
+	if (rc) {
+		cli_opts_free(o);
+		return rc;
+	}
+	char err[TLBSIM_ERRLEN];
+	if (tlbsim_resolve(&o->cfg, res, err, sizeof(err))) {
+		cli_opts_free(o);
+		return cli_error("%s", err);
+	}
+	return 0;
+}
+
 int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 {
 	memset(o, 0, sizeof(*o));
