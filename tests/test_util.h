@@ -132,6 +132,25 @@ static inline void tsim_run(struct sim *s)
 		fail_msg("sim_run failed: %s", s->errmsg);
 }
 
+/* A test thread's handshake with another: step in user mode, 10 ns at a
+ * time, until cond holds. */
+#define TSIM_WAIT_UNTIL(s, cond)					\
+	do {								\
+		while (!(cond))						\
+			sim_step((s), YP_USER, 10);			\
+	} while (0)
+
+/* A private anonymous mapping of `pages` pages in the running task's mm,
+ * each written once: present, writable and cached in this CPU's TLB. */
+static inline uint64_t tsim_map_written(struct sim *s, int pages)
+{
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uint64_t a = sys_mmap(s, 0, (uint64_t)pages * ps, TLBSIM_MAP_PRIVATE);
+	for (int i = 0; i < pages; i++)
+		assert_int_equal(user_access(s, a + (uint64_t)i * ps, true), 0);
+	return a;
+}
+
 static inline void tsim_free(struct sim *s)
 {
 	struct tlbsim_sim *ts = core_of(s);

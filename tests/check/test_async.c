@@ -331,8 +331,7 @@ static void win_issuer(struct sim *s, struct sim_thread *t)
 	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
 	assert_int_equal(user_access(s, a, false), 0);
 	x->va = a;
-	while (!x->touched)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->touched);
 	flush_tlb_page(s, &mm->context, a);
 	x->stale_after_return = leaf_on(s, 1, mm, a);
 	x->flushed = true;
@@ -342,8 +341,7 @@ static void win_observer(struct sim *s, struct sim_thread *t)
 {
 	struct win_x *x = t->arg;
 	struct mm_struct *mm = task_of(t)->mm;
-	while (!x->va)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->va);
 	assert_int_equal(user_access(s, x->va, false), 0);
 	x->touched = true;
 	while (!x->flushed) {
@@ -404,8 +402,7 @@ static void ipi_sender(struct sim *s, struct sim_thread *t)
 	uint64_t a = sys_mmap(s, 0, g->page_size, TLBSIM_MAP_PRIVATE);
 	assert_int_equal(user_access(s, a, false), 0);
 	x->va = a;
-	while (!x->touched)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->touched);
 	x->received_before = s->m.ipi_received;
 	flush_tlb_mm_range(s, &mm->context, a, a + g->page_size, (unsigned)g->page_shift, false);
 	x->received_after = s->m.ipi_received;
@@ -416,8 +413,7 @@ static void ipi_sender(struct sim *s, struct sim_thread *t)
 static void ipi_observer(struct sim *s, struct sim_thread *t)
 {
 	struct ipi_x *x = t->arg;
-	while (!x->va)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->va);
 	assert_int_equal(user_access(s, x->va, false), 0);
 	if (x->irqs_off)
 		local_irq_disable(s);
@@ -426,8 +422,7 @@ static void ipi_observer(struct sim *s, struct sim_thread *t)
 		sim_step(s, &tp_observer, 10);
 	if (x->irqs_off)
 		local_irq_enable(s);
-	while (!x->flushed)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->flushed);
 }
 
 static void test_x86_ipi_points_ordered(void **state)

@@ -170,12 +170,10 @@ struct multi {
 static void writer_body(struct sim *s, struct sim_thread *t)
 {
 	struct multi *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, true), 0);
 	x->touched++;
-	while (!x->cleared)		/* stay on the CPU: not lazy */
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->cleared);		/* stay on the CPU: not lazy */
 	x->write_after = user_access(s, x->a, true);
 	x->pte_after_write = *pte_lookup(s, task_of(t)->mm, x->a);
 	x->done = true;
@@ -189,8 +187,7 @@ static void clearer_body(struct sim *s, struct sim_thread *t)
 	uint64_t a = sys_mmap(s, 0, hw_of(s)->geom.page_size, TLBSIM_MAP_PRIVATE);
 	assert_int_equal(user_access(s, a, false), 0);
 	x->a = a;
-	while (x->touched < 1)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->touched >= 1);
 	x->m0 = s->m;
 	if (!x->by_hand) {
 		assert_int_equal(sys_clear_refs(s, x->type), 0);
@@ -204,8 +201,7 @@ static void clearer_body(struct sim *s, struct sim_thread *t)
 	x->m1 = s->m;
 	x->writable_after = tsim_leaf_writable(s, 1, a);
 	x->cleared = true;
-	while (!x->done)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->done);
 }
 
 static struct sim *run_multi(const char *profile, struct multi *x, enum clear_refs_policy p,
@@ -296,8 +292,7 @@ static void unmap_body(struct sim *s, struct sim_thread *t)
 {
 	struct unmap *x = t->arg;
 	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
-	assert_int_equal(user_access(s, a, true), 0);
+	uint64_t a = tsim_map_written(s, 1);
 	x->m0 = s->m;
 	assert_int_equal(sys_munmap(s, a, ps), 0);
 	x->m1 = s->m;

@@ -54,12 +54,10 @@ struct merge {
 static void writer_body(struct sim *s, struct sim_thread *t)
 {
 	struct merge *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, true), 0);	/* cached writable+dirty */
 	x->touched = 1;
-	while (!x->merged)		/* stay on the CPU: not lazy */
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->merged);		/* stay on the CPU: not lazy */
 	x->write_after = user_access(s, x->a, true);
 	x->pte_a_after = *pte_lookup(s, task_of(t)->mm, x->a);
 	x->done = true;
@@ -75,8 +73,7 @@ static void ksmd_body(struct sim *s, struct sim_thread *t)
 	x->b = a + ps;
 	assert_int_equal(user_access(s, x->b, true), 0);
 	x->a = a;
-	while (!x->touched)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->touched);
 	pte_t *pa = pte_lookup(s, mm, a);
 	x->fa = pte_pfn(*pa);
 	x->fb = pte_pfn(*pte_lookup(s, mm, x->b));
@@ -94,8 +91,7 @@ static void ksmd_body(struct sim *s, struct sim_thread *t)
 	x->state_b = frame_of(hw, x->fb)->state;
 	x->stale = tsim_leaf_writable(s, 1, a);
 	x->merged = true;
-	while (!x->done)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->done);
 }
 
 static struct sim *run_merge(const char *profile, struct merge *x, enum ksm_wp_policy p)
@@ -211,12 +207,10 @@ struct byhand {
 static void byhand_writer(struct sim *s, struct sim_thread *t)
 {
 	struct byhand *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, true), 0);
 	x->step = 1;
-	while (x->step < 2)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->step >= 2);
 	assert_int_equal(user_access(s, x->a, true), 0);	/* through the stale entry */
 	x->step = 3;
 }
@@ -230,16 +224,14 @@ static void byhand_ksmd(struct sim *s, struct sim_thread *t)
 	uint64_t a = sys_mmap(s, 0, 2 * ps, TLBSIM_MAP_PRIVATE);
 	assert_int_equal(user_access(s, a + ps, true), 0);
 	x->a = a;
-	while (x->step < 1)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->step >= 1);
 	pte_t *pa = pte_lookup(s, mm, a);
 	*pa = fmt_pte_mkclean(hw_of(s)->fmt, *pa & ~PTE_WRITE);	/* no flush */
 	uint32_t fa = pte_pfn(*pa), fb = pte_pfn(*pte_lookup(s, mm, a + ps));
 	k->hooks->ksm_compared(k->hooks_ctx, fb);
 	k->hooks->ksm_compared(k->hooks_ctx, fa);
 	x->step = 2;
-	while (x->step < 3)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->step >= 3);
 	x->violations_before_commit = s->m.violations;
 	if (x->commit)
 		k->hooks->ksm_replaced(k->hooks_ctx, fb, fa);
@@ -328,8 +320,7 @@ static void ptl_holder_body(struct sim *s, struct sim_thread *t)
 {
 	struct ptl_merge *x = t->arg;
 	struct mm_struct *mm = task_of(t)->mm;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	ptl_lock(s, pte_table_of(s, mm, x->a));	/* as change_pte_range holds it */
 	x->locked = true;
 	sim_sleep_for(s, 50000);			/* 50 us inside the lock */
@@ -348,8 +339,7 @@ static void ptl_ksmd_body(struct sim *s, struct sim_thread *t)
 	assert_int_equal(user_access(s, a + ps, true), 0);
 	x->b = a + ps;
 	x->a = a;
-	while (!x->locked)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->locked);
 	x->ret = ksm_merge(s, a, x->b);
 	x->merged_at = s->now;
 	x->pte_a = *pte_lookup(s, mm, a);

@@ -50,12 +50,10 @@ struct mig {
 static void cacher_body(struct sim *s, struct sim_thread *t)
 {
 	struct mig *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, false), 0);	/* CPU 1 caches the page */
 	x->cached = 1;
-	while (!x->done)		/* stay on the CPU: not lazy */
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->done);		/* stay on the CPU: not lazy */
 }
 
 static void driver_body(struct sim *s, struct sim_thread *t)
@@ -63,8 +61,7 @@ static void driver_body(struct sim *s, struct sim_thread *t)
 	struct mig *x = t->arg;
 	struct mm_struct *mm = task_of(t)->mm;
 	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
-	assert_int_equal(user_access(s, a, true), 0);
+	uint64_t a = tsim_map_written(s, 1);
 	if (x->free_first) {
 		assert_int_equal(sys_madvise_free(s, a, ps), 0);
 		assert_int_equal(user_access(s, a, true), 0);	/* dirty PTE, clean page */
@@ -72,8 +69,7 @@ static void driver_body(struct sim *s, struct sim_thread *t)
 	x->old_pte = *pte_lookup(s, mm, a);
 	x->old_frame = pte_pfn(x->old_pte);
 	x->a = a;
-	while (!x->cached)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->cached);
 	x->m0 = s->m;
 	x->ret = sys_migrate_vma(s, a, ps);
 	x->m1 = s->m;
@@ -89,8 +85,7 @@ static void driver_body(struct sim *s, struct sim_thread *t)
 static void observer_body(struct sim *s, struct sim_thread *t)
 {
 	struct mig *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	struct mm_struct *mm = task_of(t)->mm;
 	struct task *drv = task_of(s->threads[0]);
 	while (!x->done) {
@@ -220,22 +215,18 @@ static void waiter_driver(struct sim *s, struct sim_thread *t)
 {
 	struct waiter *x = t->arg;
 	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
-	assert_int_equal(user_access(s, a, true), 0);
+	uint64_t a = tsim_map_written(s, 1);
 	x->old_frame = tsim_pte_frame(s, task_of(t)->mm, a);
 	x->a = a;
-	while (!x->started)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->started);
 	assert_int_equal(sys_migrate_vma(s, a, ps), 1);
-	while (!x->done)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->done);
 }
 
 static void waiter_writer(struct sim *s, struct sim_thread *t)
 {
 	struct waiter *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	struct mm_struct *mm = task_of(t)->mm;
 	x->started = true;
 	for (;;) {	/* wait for the migration entry, without caching the page */
@@ -284,8 +275,7 @@ static void zapper_driver(struct sim *s, struct sim_thread *t)
 {
 	struct zapper *x = t->arg;
 	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
-	assert_int_equal(user_access(s, a, true), 0);
+	uint64_t a = tsim_map_written(s, 1);
 	x->old_frame = tsim_pte_frame(s, task_of(t)->mm, a);
 	x->a = a;
 	x->ret = sys_migrate_vma(s, a, ps);
@@ -293,15 +283,13 @@ static void zapper_driver(struct sim *s, struct sim_thread *t)
 	x->pte_end = p ? *p : 0;
 	x->state_end = frame_of(hw_of(s), x->old_frame)->state;
 	x->done_mig = true;
-	while (!x->done_zap)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->done_zap);
 }
 
 static void zapper_zap(struct sim *s, struct sim_thread *t)
 {
 	struct zapper *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	struct mm_struct *mm = task_of(t)->mm;
 	struct task *drv = task_of(s->threads[0]);
 	for (;;) {	/* the entry in place, the collect's flush and unlock done */
@@ -316,8 +304,7 @@ static void zapper_zap(struct sim *s, struct sim_thread *t)
 	x->zap_local = s->m.flush_local_pages - loc0;
 	x->state_during = frame_of(hw_of(s), x->old_frame)->state;
 	x->done_zap = true;
-	while (!x->done_mig)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->done_mig);
 }
 
 static void test_zap_meets_entry(void **state)
@@ -353,13 +340,10 @@ struct byhand {
 static void byhand_main(struct sim *s, struct sim_thread *t)
 {
 	struct byhand *x = t->arg;
-	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
-	assert_int_equal(user_access(s, a, true), 0);
+	uint64_t a = tsim_map_written(s, 1);
 	x->f = tsim_pte_frame(s, task_of(t)->mm, a);
 	x->a = a;
-	while (!x->cached)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->cached);
 	struct kernel *k = kernel_of(s);
 	if (x->copy) {
 		/* as migrate_vma_collect_pmd leaves it: a migration entry (its
@@ -375,12 +359,10 @@ static void byhand_main(struct sim *s, struct sim_thread *t)
 static void byhand_writer(struct sim *s, struct sim_thread *t)
 {
 	struct byhand *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, true), 0);
 	x->cached = true;
-	while (!x->copied)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->copied);
 	assert_int_equal(user_access(s, x->a, true), 0);
 }
 

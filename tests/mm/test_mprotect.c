@@ -236,8 +236,7 @@ struct multi {
 static void helper_body(struct sim *s, struct sim_thread *t)
 {
 	struct multi *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, true), 0);
 	x->touched++;
 	while (!x->done) {		/* stay on the CPU: not lazy */
@@ -257,8 +256,7 @@ static void main_body(struct sim *s, struct sim_thread *t)
 	uint64_t a = sys_mmap(s, 0, NP * ps, TLBSIM_MAP_PRIVATE);
 	assert_int_equal(user_access(s, a, true), 0);
 	x->a = a;
-	while (x->touched < x->helpers)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->touched >= x->helpers);
 	for (int c = 0; c <= x->helpers; c++)
 		x->writable_before[c] = leaf_writable(s, tsim_leaf_of(s, c, a));
 	x->m0 = s->m;

@@ -189,12 +189,10 @@ struct multi {
 static void other_body(struct sim *s, struct sim_thread *t)
 {
 	struct multi *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, false), 0);
 	x->touched = 1;
-	while (!x->done)		/* stay on the CPU: not lazy */
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->done);		/* stay on the CPU: not lazy */
 }
 
 static void mover_body(struct sim *s, struct sim_thread *t)
@@ -215,8 +213,7 @@ static void mover_body(struct sim *s, struct sim_thread *t)
 	for (int i = 0; i < x->pages; i++)
 		assert_int_equal(user_access(s, a + (uint64_t)i * ps, x->write), 0);
 	x->a = a;
-	while (!x->touched)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->touched);
 	x->probe = (struct probe){.orig = mc->hooks, .orig_ctx = mc->hooks_ctx, .s = s,
 				  .lo = a, .hi = a + len, .file = f};
 	mc->hooks = &probe_hooks;
@@ -363,12 +360,10 @@ struct byhand {
 static void byhand_other(struct sim *s, struct sim_thread *t)
 {
 	struct byhand *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, false), 0);
 	x->touched = 1;
-	while (!x->done)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->done);
 }
 
 static void byhand_mover(struct sim *s, struct sim_thread *t)
@@ -377,11 +372,9 @@ static void byhand_mover(struct sim *s, struct sim_thread *t)
 	struct mm_struct *mm = task_of(t)->mm;
 	struct kernel *k = kernel_of(s);
 	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
-	assert_int_equal(user_access(s, a, true), 0);
+	uint64_t a = tsim_map_written(s, 1);
 	x->a = a;
-	while (!x->touched)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->touched);
 	uint64_t cookie = k->hooks->syscall_enter(k->hooks_ctx, SYS_MREMAP);
 	/* the PTE leaves the old address with no flush */
 	const struct pt_geom *g = &hw_of(s)->geom;
@@ -468,15 +461,13 @@ static void excl_holder(struct sim *s, struct sim_thread *t)
 		ptl_unlock(s);
 	else
 		rmap_ptl_unlock2(s);
-	while (x->waiters_done < 2)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->waiters_done >= 2);
 }
 
 static void excl_zap(struct sim *s, struct sim_thread *t)
 {
 	struct excl *x = t->arg;
-	while (!x->held)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->held);
 	ptl_lock(s, x->table);
 	x->zap_saw_release = x->released;
 	ptl_unlock(s);
@@ -486,8 +477,7 @@ static void excl_zap(struct sim *s, struct sim_thread *t)
 static void excl_mkclean(struct sim *s, struct sim_thread *t)
 {
 	struct excl *x = t->arg;
-	while (!x->held)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->held);
 	rmap_ptl_lock(s, x->table);
 	x->mkclean_saw_release = x->released;
 	rmap_ptl_unlock(s);

@@ -90,8 +90,7 @@ static void scan_observer(struct sim *s, struct sim_thread *t)
 {
 	struct scan *x = t->arg;
 	struct mm_struct *mm = task_of(t)->mm;
-	while (x->phase < 1)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->phase >= 1);
 	while (x->phase < 2) {
 		pte_t pte = *pte_lookup(s, mm, x->a);
 		if (!x->seen && (pte & PTE_PROTNONE)) {
@@ -195,12 +194,10 @@ static void hint_owner(struct sim *s, struct sim_thread *t)
 	struct hint *x = t->arg;
 	struct mm_struct *mm = task_of(t)->mm;
 	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
-	assert_int_equal(user_access(s, a, true), 0);
+	uint64_t a = tsim_map_written(s, 1);
 	x->f0 = pte_pfn(*pte_lookup(s, mm, a));
 	x->a = a;
-	while (x->phase < 1)		/* CPU 1 runs the mm */
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->phase >= 1);		/* CPU 1 runs the mm */
 	assert_int_equal(numa_scan(s, a, ps, x->misplaced), 1);
 	/* a get_user_pages reference taken after the scan (the scan skips a
 	 * page mapped twice, which the model tells by its references) */
@@ -222,11 +219,9 @@ static void hint_owner(struct sim *s, struct sim_thread *t)
 static void hint_other(struct sim *s, struct sim_thread *t)
 {
 	struct hint *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	x->phase = 1;
-	while (x->phase < 2)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->phase >= 2);
 }
 
 static struct sim *run_hint(const char *profile, struct hint *x, enum pte_accessible_policy pa)
@@ -318,12 +313,10 @@ struct copied {
 static void copied_writer(struct sim *s, struct sim_thread *t)
 {
 	struct copied *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, true), 0);
 	x->step = 1;
-	while (x->step < 2)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->step >= 2);
 	assert_int_equal(user_access(s, x->a, true), 0);	/* through the cached entry */
 	x->step = 3;
 }
@@ -333,20 +326,16 @@ static void copied_owner(struct sim *s, struct sim_thread *t)
 	struct copied *x = t->arg;
 	struct mm_struct *mm = task_of(t)->mm;
 	struct kernel *k = kernel_of(s);
-	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
-	assert_int_equal(user_access(s, a, true), 0);
+	uint64_t a = tsim_map_written(s, 1);
 	x->a = a;
-	while (x->step < 1)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->step >= 1);
 	pte_t *p = pte_lookup(s, mm, a);
 	if (x->ro)
 		*p &= ~PTE_WRITE;			/* no flush */
 	uint32_t nf = alloc_frame(s, FRAME_DATA, 0);
 	k->hooks->page_copied(k->hooks_ctx, pte_pfn(*p), nf, false);
 	x->step = 2;
-	while (x->step < 3)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->step >= 3);
 	frame_free(hw_of(s), nf);
 }
 
@@ -382,12 +371,10 @@ struct i2 {
 static void i2_writer(struct sim *s, struct sim_thread *t)
 {
 	struct i2 *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, true), 0);
 	x->step = 1;
-	while (x->step < 2)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->step >= 2);
 }
 
 static void i2_owner(struct sim *s, struct sim_thread *t)
@@ -396,11 +383,9 @@ static void i2_owner(struct sim *s, struct sim_thread *t)
 	struct mm_struct *mm = task_of(t)->mm;
 	struct kernel *k = kernel_of(s);
 	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
-	assert_int_equal(user_access(s, a, true), 0);
+	uint64_t a = tsim_map_written(s, 1);
 	x->a = a;
-	while (x->step < 1)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->step >= 1);
 	uint64_t cookie = k->hooks->syscall_enter(k->hooks_ctx, x->call);
 	pte_t *p = pte_lookup(s, mm, a);
 	if (x->call == SYS_NUMA_SCAN)
@@ -445,12 +430,10 @@ static void uwp_owner(struct sim *s, struct sim_thread *t)
 	struct uwp *x = t->arg;
 	struct mm_struct *mm = task_of(t)->mm;
 	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
-	assert_int_equal(user_access(s, a, true), 0);
+	uint64_t a = tsim_map_written(s, 1);
 	x->f0 = pte_pfn(*pte_lookup(s, mm, a));
 	x->a = a;
-	while (x->phase < 1)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->phase >= 1);
 	uint64_t i0 = s->m.ipi_sent;
 	x->r_wp = sys_uffd_writeprotect(s, a, ps, true);
 	x->ipi_wp = s->m.ipi_sent - i0;
@@ -475,11 +458,9 @@ static void uwp_owner(struct sim *s, struct sim_thread *t)
 static void uwp_other(struct sim *s, struct sim_thread *t)
 {
 	struct uwp *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	x->phase = 1;
-	while (x->phase < 2)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->phase >= 2);
 }
 
 static void test_uffd_writeprotect(void **state)
@@ -525,16 +506,14 @@ static void wpf_owner(struct sim *s, struct sim_thread *t)
 	struct wpf *x = t->arg;
 	struct mm_struct *mm = task_of(t)->mm;
 	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
-	assert_int_equal(user_access(s, a, true), 0);
+	uint64_t a = tsim_map_written(s, 1);
 	assert_int_equal(sys_uffd_writeprotect(s, a, ps, false), 0);	/* registers */
 	assert_int_equal(user_access(s, a, true), 0);			/* reused */
 	x->f0 = pte_pfn(*pte_lookup(s, mm, a));
 	int h = gup_pin(s, a);
 	assert_true(h >= 0);
 	x->a = a;
-	while (x->phase < 1)		/* CPU 1 caches a writable entry */
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->phase >= 1);		/* CPU 1 caches a writable entry */
 	/* what UFFDIO_WRITEPROTECT(0) leaves before its flush: the PTE
 	 * read-only, the flush pending */
 	const struct pt_format *fmt = hw_of(s)->fmt;
@@ -550,8 +529,7 @@ static void wpf_owner(struct sim *s, struct sim_thread *t)
 	x->m1 = s->m;
 	x->f1 = pte_pfn(*pte_lookup(s, mm, a));
 	x->phase = 2;
-	while (x->phase < 3)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->phase >= 3);
 	mm->tlb_flush_pending -= x->pending;
 	assert_int_equal(gup_unpin(s, h), 0);
 }
@@ -559,19 +537,17 @@ static void wpf_owner(struct sim *s, struct sim_thread *t)
 static void wpf_other(struct sim *s, struct sim_thread *t)
 {
 	struct wpf *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, true), 0);
 	x->phase = 1;
 	uint32_t f0 = pte_pfn(*pte_lookup(s, task_of(t)->mm, x->a));
 	/* the race: store once the fault has copied the page, before its
 	 * ptep_clear_flush reaches this CPU */
-	while (x->phase < 2 && !(x->race && (frame_of(hw_of(s), f0)->watch & WATCH_COPIED)))
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->phase >= 2 ||
+			   (x->race && (frame_of(hw_of(s), f0)->watch & WATCH_COPIED)));
 	if (x->race)
 		assert_int_equal(user_access(s, x->a, true), 0);
-	while (x->phase < 2)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->phase >= 2);
 	x->phase = 3;
 }
 

@@ -70,8 +70,7 @@ static void pfn_main(struct sim *s, struct sim_thread *t)
 	x->refs0 = frame_of(hw_of(s), x->f[0])->refcount;
 	x->flags0 = frame_of(hw_of(s), x->f[0])->pgflags;
 	x->a = a;
-	while (!x->cached)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->cached);
 	x->m0 = s->m;
 	if (x->lead)
 		assert_int_equal(sys_munmap(s, lead, 3 * ps), 0);
@@ -90,14 +89,12 @@ static void pfn_main(struct sim *s, struct sim_thread *t)
 static void pfn_reader(struct sim *s, struct sim_thread *t)
 {
 	struct pfn *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	uint64_t ps = hw_of(s)->geom.page_size;
 	assert_int_equal(user_access(s, x->a, false), 0);
 	assert_int_equal(user_access(s, x->a + ps, true), 0);
 	x->cached = true;
-	while (!x->done)		/* stay on the CPU: not lazy */
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->done);		/* stay on the CPU: not lazy */
 }
 
 /* on CPU 2 (another mm: it takes no flush of this one): watch the moment
@@ -106,8 +103,7 @@ static void pfn_observer(struct sim *s, struct sim_thread *t)
 {
 	struct pfn *x = t->arg;
 	(void)t;
-	while (!x->cached)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->cached);
 	while (!x->done) {
 		if (!x->unlinked_seen && x->file->nr_mmap == 0) {
 			x->unlinked_seen = true;
@@ -214,8 +210,7 @@ static void revoke_main(struct sim *s, struct sim_thread *t)
 	uint64_t a = sys_pfnmap(s, 0, ps, false);
 	x->f = tsim_pte_frame(s, task_of(t)->mm, a);
 	x->a = a;
-	while (!x->cached)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->cached);
 	x->ret = driver_unmap(s, a);
 	pte_t *p = pte_lookup(s, task_of(t)->mm, a);
 	x->pte_after = p ? *p : 0;
@@ -227,12 +222,10 @@ static void revoke_main(struct sim *s, struct sim_thread *t)
 static void revoke_reader(struct sim *s, struct sim_thread *t)
 {
 	struct revoke *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, false), 0);
 	x->cached = true;
-	while (!x->done)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->done);
 }
 
 static void test_driver_unmap(void **state)

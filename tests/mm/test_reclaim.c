@@ -58,8 +58,7 @@ struct rc {
 static void helper_body(struct sim *s, struct sim_thread *t)
 {
 	struct rc *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	/* a write (dirty entry) when planting the stale dirty entry, else a
 	 * read: this CPU caches the translation */
 	assert_int_equal(user_access(s, x->a, x->plant_stale_dirty), 0);
@@ -88,8 +87,7 @@ static void main_body(struct sim *s, struct sim_thread *t)
 		assert_int_equal(user_access(s, a, true), 0);
 	x->frame = tsim_pte_frame(s, mm, a);
 	x->a = a;
-	while (x->touched < 1)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->touched >= 1);
 	if (x->plant_stale_dirty) {
 		/* what a MADV_FREE whose flush another thread's gather swallowed
 		 * leaves (99baac21e458): the PTE clean, the page lazyfree, the
@@ -111,8 +109,7 @@ static void main_body(struct sim *s, struct sim_thread *t)
 	x->state_after_unmap = frame_of(hw, x->frame)->state;
 	if (x->plant_stale_dirty) {
 		x->write_now = true;
-		while (!x->wrote)
-			sim_step(s, YP_USER, 10);
+		TSIM_WAIT_UNTIL(s, x->wrote);
 	}
 	if (x->race == RACE_MPROTECT)
 		x->race_ret = sys_mprotect(s, a, ps, TLBSIM_PROT_READ);
@@ -375,8 +372,7 @@ static void ptl_holder(struct sim *s, struct sim_thread *t)
 	struct ptl_case *c = t->arg;
 	struct mm_struct *mm = task_of(t)->mm;
 	uint64_t ps = hw_of(s)->geom.page_size;
-	uint64_t a = sys_mmap(s, 0, ps, TLBSIM_MAP_PRIVATE);
-	assert_int_equal(user_access(s, a, true), 0);
+	uint64_t a = tsim_map_written(s, 1);
 	assert_int_equal(sys_madvise_free(s, a, ps), 0);
 	ptl_lock(s, pte_table_of(s, mm, a));		/* as change_pte_range holds it */
 	c->a = a;
@@ -390,8 +386,7 @@ static void ptl_holder(struct sim *s, struct sim_thread *t)
 static void ptl_reclaimer(struct sim *s, struct sim_thread *t)
 {
 	struct ptl_case *c = t->arg;
-	while (!c->locked)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, c->locked);
 	struct reclaim_list rl;
 	shrink_page_list_unmap(s, task_of(t)->mm, c->a, c->a + hw_of(s)->geom.page_size, &rl);
 	c->unmapped_at = s->now;

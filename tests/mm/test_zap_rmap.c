@@ -35,8 +35,7 @@ struct zr {
 static void watcher_body(struct sim *s, struct sim_thread *t)
 {
 	struct zr *x = t->arg;
-	while (!x->a)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->a);
 	assert_int_equal(user_access(s, x->a, true), 0);	/* a dirty entry here too */
 	x->touched = true;
 	while (!x->done) {
@@ -60,8 +59,7 @@ static void zapper_body(struct sim *s, struct sim_thread *t)
 	assert_int_equal(user_access(s, a, true), 0);
 	x->frame = pte_pfn(*pte_lookup(s, mm, a));
 	x->a = a;
-	while (!x->touched)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->touched);
 	x->m0 = s->m;
 	assert_int_equal(sys_madvise_dontneed(s, a, ps), 0);
 	x->m1 = s->m;
@@ -125,8 +123,7 @@ struct unm {
 static void rmap_holder_body(struct sim *s, struct sim_thread *t)
 {
 	struct unm *x = t->arg;
-	while (!x->f)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->f);
 	down_write(s, &x->f->i_mmap_rwsem);
 	x->locked = true;
 	sim_step(s, YP_USER, 50000);
@@ -145,8 +142,7 @@ static void unmapped_body(struct sim *s, struct sim_thread *t)
 	uint32_t frame = pte_pfn(*pte_lookup(s, mm, a));
 	assert_int_equal(sys_munmap(s, a, ps), 0);	/* dirty page, no PTE */
 	x->f = f;
-	while (!x->locked)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->locked);
 	x->flags_before = frame_of(hw_of(s), frame)->pgflags;
 	x->m0 = s->m;
 	sys_fsync(s, f);
@@ -201,8 +197,7 @@ static void holder_body(struct sim *s, struct sim_thread *t)
 static void waiter_body(struct sim *s, struct sim_thread *t)
 {
 	struct ptl *x = t->arg;
-	while (!x->held)
-		sim_step(s, YP_USER, 10);
+	TSIM_WAIT_UNTIL(s, x->held);
 	if (x->walker_holds) {
 		ptl_lock(s, x->table);
 		x->acquired_at = s->now;
