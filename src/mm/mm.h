@@ -755,6 +755,8 @@ static inline uint64_t vmalloc(struct sim *s, uint64_t size)
 /* vfree(addr) (mm/vmalloc.c, v6.10): unmap without a flush, free the pages
  * now, put the area on the lazy list (may schedule the drain). */
 void vfree(struct sim *s, uint64_t addr);
+/* addr is the start of an area vmalloc returned and vfree has not freed */
+bool vmalloc_busy(struct sim *s, uint64_t addr);
 /* vfree_atomic(addr) from an interrupt/RCU callback on cpu: the vfree runs
  * later in a kworker of cpu (delayed_vfree_work). */
 void vfree_atomic(struct sim *s, int cpu, uint64_t addr);

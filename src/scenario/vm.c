@@ -479,6 +479,42 @@ static void exec(struct sim *s, struct scen_inst *in)
 			mmu_gather_fail_batches(s, *--sp);
 			*sp++ = 0;
 			break;
+		case OP_VMALLOC: {
+			int64_t len = *--sp;
+			uint64_t a = len > 0 && (uint64_t)len <= MAX_LEN ? vmalloc(s, (uint64_t)len) : 0;
+			if (!a) {
+				char m[128];
+				snprintf(m, sizeof(m), "vmalloc of %lld bytes failed", (long long)len);
+				fail_at(s, sc, op, m);
+				return;
+			}
+			*sp++ = (int64_t)a;
+			break;
+		}
+		case OP_VFREE: {
+			uint64_t a = (uint64_t)*--sp;
+			int64_t r = -1;
+			if (vmalloc_busy(s, a)) {
+				vfree(s, a);
+				r = 0;
+			}
+			*sp++ = r;
+			break;
+		}
+		case OP_VPURGE:
+			vmalloc_purge_sync(s);
+			*sp++ = 0;
+			break;
+		case OP_KLOAD: {
+			uint64_t a = (uint64_t)*--sp;
+			int64_t r = -1;
+			if (kernel_mapped(s, a)) {
+				kernel_access(s, a, false);
+				r = 0;
+			}
+			*sp++ = r;
+			break;
+		}
 		case OP_MUNMAP: {
 			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
 			*sp++ = range_ok(addr, len) ? sys_munmap(s, addr, len) : -1;
