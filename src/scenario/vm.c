@@ -18,6 +18,7 @@
 
 #define MAX_FILES 64
 #define MAX_LEN (1ull << 48)	/* longer ranges are refused (EINVAL) */
+#define MAX_VMALLOC_LEN (1ull << 30)	/* vmalloc allocates its pages at once */
 
 struct scen_inst;
 
@@ -480,8 +481,13 @@ static void exec(struct sim *s, struct scen_inst *in)
 			*sp++ = 0;
 			break;
 		case OP_VMALLOC: {
+			/* the pages are allocated at once: at most 1 GiB */
 			int64_t len = *--sp;
-			uint64_t a = len > 0 && (uint64_t)len <= MAX_LEN ? vmalloc(s, (uint64_t)len) : 0;
+			if (len <= 0 || (uint64_t)len > MAX_VMALLOC_LEN) {
+				fail_at(s, sc, op, "vmalloc length: want 1 byte to 1 GiB");
+				return;
+			}
+			uint64_t a = vmalloc(s, (uint64_t)len);
 			if (!a) {
 				char m[128];
 				snprintf(m, sizeof(m), "vmalloc of %lld bytes failed", (long long)len);

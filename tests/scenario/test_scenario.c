@@ -18,7 +18,8 @@
  *  - the kernel calls: vmalloc(len) returns a kernel address; kload(a) is 0
  *    on a mapped kernel page and -1 elsewhere; vfree(a) is 0 on a live area
  *    and -1 otherwise (twice, or not an area); vpurge() is 0 and releases
- *    the lazy VAs, so the next vmalloc of the size gets the freed VA back.
+ *    the lazy VAs, so the next vmalloc of the size gets the freed VA back;
+ *    a vmalloc over 1 GiB stops the run with an error.
  */
 #define _XOPEN_SOURCE 700
 #include "test_util.h"
@@ -119,6 +120,13 @@ static void test_kernel_calls(void **state)
 	const char *g = "profile x86-24\nvar k\nmain {\n k = vmalloc(1 page)\n vfree(k)\n"
 			" if vmalloc(1 page) != k { op }\n}\n";
 	assert_int_equal(ops_of(g, NULL), 1);
+	/* vmalloc allocates its pages at once: more than 1 GiB is refused */
+	struct scenario *sc = compile_ok("var k\nmain {\n k = vmalloc(2G)\n op\n}\n");
+	struct tlbsim_metrics m;
+	char err[TLBSIM_ERRLEN];
+	assert_int_not_equal(run_sc(sc, 1, NULL, &m, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "vmalloc length"));
+	scenario_free(sc);
 }
 
 static void test_params_and_words(void **state)
