@@ -181,13 +181,27 @@ void flush_tlb_mm(struct sim *s, mm_context_t *mm)
  * (tlbflush.h, v5.1 with the v5.0 MAX_TLBI_OPS threshold, kernel-model E1;
  * the level hint of c4ab2cbc1d87, v5.9: tlb_level is the architectural
  * level of the leaf, 0 none - it reaches the TLB only on FEAT_TTL parts,
- * profile parameter ttl) */
+ * profile parameter ttl). As every version since v4.20 (67a902a) the
+ * range is first widened to whole strides: start rounded down, end up -
+ * the page count the range-op loop below splits is that of the widened
+ * range, so a 4 KiB-ended gather with a 2 MiB stride is 512 pages (even,
+ * range ops), not an odd count taken one stride at a time. */
 static void __flush_tlb_range_level(struct sim *s, mm_context_t *mm, uint64_t start,
 				    uint64_t end, uint64_t stride, bool last_level, int tlb_level)
 {
 	uint64_t max_tlbi_ops = hw_of(s)->geom.ptrs_per_pte;
 	int page_shift = hw_of(s)->geom.page_shift;
 	bool range = P(s, P_tlbi_range);
+	if (stride && start < end) {
+		/* the model's callers pass end = TLB_FLUSH_ALL for a whole-mm
+		 * flush (flush_tlb_mm in the kernel): no rounding wraps it */
+		if (end > ~0ull - (stride - 1)) {
+			flush_tlb_mm(s, mm);
+			return;
+		}
+		start &= ~(stride - 1);
+		end = (end + stride - 1) & ~(stride - 1);
+	}
 	/* d1d3aa98b1d4 (v5.10): with FEAT_TLBIRANGE only a range of
 	 * MAX_TLBI_RANGE_PAGES (32 << 16 pages) or more flushes the ASID */
 	if ((!range && end - start >= max_tlbi_ops * stride) ||
@@ -204,7 +218,10 @@ static void __flush_tlb_range_level(struct sim *s, mm_context_t *mm, uint64_t st
 		/* __flush_tlb_range_op (d1d3aa98b1d4, v5.10): an odd page count
 		 * takes one classic TLBI of stride; otherwise one range op of
 		 * (num + 1) << (5 * scale + 1) pages per scale 0..3 whose num
-		 * field, ((pages >> (5 * scale + 1)) & 0x1f) - 1, is >= 0 */
+		 * field, ((pages >> (5 * scale + 1)) & 0x1f) - 1, is >= 0.
+		 * v6.9 walks the scales downwards and takes the odd page last
+		 * (e2768b798a19) and allows exactly MAX_TLBI_RANGE_PAGES as one
+		 * op (73301e464a72): the same kinds and counts below that size */
 		int64_t pages = (int64_t)((end - start) >> page_shift);
 		int64_t stride_pages = (int64_t)(stride >> page_shift);
 		int scale = 0;

@@ -18,6 +18,27 @@
  * ptep_get_and_clear, an XCHG (implicitly locked): all of them are visible
  * at once and drain the writer's buffer.
  *
+ * The PTE level. Every change of a present page-table entry (set_entry in
+ * mm.h) drains the writing CPU's buffer: on x86 SMP each one is a locked
+ * read-modify-write - native_ptep_get_and_clear is XCHG (zap, mprotect's
+ * ptep_modify_prot_start, reclaim, mremap, migration), ptep_set_wrprotect
+ * and ptep_test_and_clear_young are LOCK BTR. The plain PTE stores
+ * (native_set_pte: set_pte_at of a none slot, the commit after the XCHG,
+ * pmd_clear) are written to memory at once: modelling them as buffered can
+ * add no missed flush, because in every modelled flusher a locked
+ * instruction (the XCHG itself, or inc_mm_tlb_gen's LOCK XADD) stands
+ * between its page-table stores and its mm_cpumask / loaded_mm reads, and
+ * on the other side the CR3 write of switch_mm is serialising (Intel SDM
+ * vol. 3A 9.3, 11.10: a serialising instruction drains the store buffer)
+ * before any walk of next's tables - the "PTE store; read mm_cpumask" vs
+ * "set the mm_cpumask bit; walk" store-buffering outcome that 71b3c126e611
+ * (v4.5, "x86/mm: Add barriers and document switch_mm()-vs-flush
+ * synchronization") documents is forbidden in every version modelled. A
+ * page walk reads memory: it sees no CPU's buffered store, its own
+ * included (SDM vol. 3A 4.10.4.3: a walk may appear to execute before an
+ * earlier store to the entry unless a serialising instruction separates
+ * them); with no PTE store buffered that assumption is not exercised yet.
+ *
  * A drain is an engine callback (sim_call_at: in check mode a candidate of
  * the explorer, ordered by queueing like RCU callbacks): one per CPU with a
  * non-empty buffer, re-queued while entries remain, withdrawn by a fence.

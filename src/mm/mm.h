@@ -648,13 +648,19 @@ void free_pgd_range(struct sim *s, struct mmu_gather *tlb, uint64_t addr, uint64
 void free_pgtables(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct **vmas, int n,
 		   uint64_t floor, uint64_t ceiling);
 /* set_pte_at() / pmd_populate() / pmd_clear() and friends (arch pgtable.h):
- * store a descriptor, keeping the table's occupancy count and bitmap */
+ * store a descriptor, keeping the table's occupancy count and bitmap.
+ * --memory-model tso: a change of a present entry is x86's locked
+ * read-modify-write of it (ptep_get_and_clear: XCHG; ptep_set_wrprotect /
+ * ptep_test_and_clear_young: LOCK BTR) and drains the writing CPU's store
+ * buffer before it is visible (tso.c) */
 static inline void set_entry(struct sim *s, uint32_t table, uint64_t idx, pte_t val)
 {
 	struct hw *hw = hw_of(s);
 	struct frame *fr = frame_of(hw, table);
 	uint64_t *map = table_used_map(&hw->geom, fr->table);
 	pte_t old = fr->table[idx];
+	if (__builtin_expect(machine_of(s)->tso != NULL, 0) && s->curr && pte_present(old))
+		tso_drain_all(s, s->curr->cpu, TSO_LOCKED);
 	if (pte_none(old) && !pte_none(val)) {
 		fr->nr_used++;
 		map[idx / 64] |= 1ull << (idx % 64);
@@ -755,6 +761,8 @@ static inline uint64_t vmalloc(struct sim *s, uint64_t size)
 /* vfree(addr) (mm/vmalloc.c, v6.10): unmap without a flush, free the pages
  * now, put the area on the lazy list (may schedule the drain). */
 void vfree(struct sim *s, uint64_t addr);
+/* addr is the start of an area vmalloc returned and vfree has not freed */
+bool vmalloc_busy(struct sim *s, uint64_t addr);
 /* vfree_atomic(addr) from an interrupt/RCU callback on cpu: the vfree runs
  * later in a kworker of cpu (delayed_vfree_work). */
 void vfree_atomic(struct sim *s, int cpu, uint64_t addr);

@@ -347,6 +347,19 @@ static struct vmap_area *busy_unlink(struct vmap *v, uint64_t addr)
 	return NULL;
 }
 
+/* is addr the start of a busy (allocated, not yet vfreed) area? */
+bool vmalloc_busy(struct sim *s, uint64_t addr)
+{
+	struct vmap *v = kernel_of(s)->vmap;
+	if (!v || !v->busy_cap)
+		return false;
+	uint32_t j = busy_slot(addr, v->busy_cap - 1);
+	for (uint32_t n = 0; n < v->busy_cap && v->busy[j]; n++, j = (j + 1) & (v->busy_cap - 1))
+		if (v->busy[j] != BUSY_TOMB && v->busy[j]->va_start == addr)
+			return true;
+	return false;
+}
+
 /* ---- the free space ---- */
 
 /* __alloc_vmap_area(): the lowest address where size fits at align

@@ -1019,9 +1019,12 @@ static void on_kernel_mapped(void *ctx, uint64_t va, uint32_t f)
 		describe_entry(hw, c, e, false, ent, sizeof(ent));
 		oracle_violation(o, INV_I5, c, va, true, e->frame, ent,
 				 "I5 LATENT: kernel va 0x%llx mapped again (frame %u) while cpu %d still "
-				 "caches its old translation to frame %u: the flush covering the old "
-				 "mapping had not completed when the VA was reused", (unsigned long long)va,
-				 f, c, e->frame);
+				 "caches its old translation to frame %u: %s", (unsigned long long)va,
+				 f, c, e->frame,
+				 unflushed ? "the flush covering the old mapping had not completed "
+					     "when the VA was reused"
+					   : "a completed flush covered the VA but did not remove "
+					     "this CPU's entry (e.g. INVLPG leaving a Global entry)");
 		return;
 	}
 	if (unflushed)

@@ -68,6 +68,10 @@ enum scen_opcode {
 	OP_PFNMAP,	/* pop mixed, len, addr; push the address of a driver's PFN mapping */
 	OP_DRIVER_UNMAP,	/* pop addr; push 0 or -1 (the driver revokes it, frees the PFNs) */
 	OP_FAIL_TABLE_BATCH,	/* pop n; push 0 (the next n table batch pages fail) */
+	OP_VMALLOC,	/* pop len; push the kernel address of a new vmalloc area */
+	OP_VFREE,	/* pop addr; push 0 or -1 (not a live vmalloc area) */
+	OP_VPURGE,	/* push 0 (the synchronous purge: flush and release the lazy areas) */
+	OP_KLOAD,	/* pop addr; push 0, or -1 when no kernel page is mapped there */
 };
 
 enum scen_word {

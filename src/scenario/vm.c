@@ -18,6 +18,7 @@
 
 #define MAX_FILES 64
 #define MAX_LEN (1ull << 48)	/* longer ranges are refused (EINVAL) */
+#define MAX_VMALLOC_LEN (1ull << 30)	/* vmalloc allocates its pages at once */
 
 struct scen_inst;
 
@@ -479,6 +480,47 @@ static void exec(struct sim *s, struct scen_inst *in)
 			mmu_gather_fail_batches(s, *--sp);
 			*sp++ = 0;
 			break;
+		case OP_VMALLOC: {
+			/* the pages are allocated at once: at most 1 GiB */
+			int64_t len = *--sp;
+			if (len <= 0 || (uint64_t)len > MAX_VMALLOC_LEN) {
+				fail_at(s, sc, op, "vmalloc length: want 1 byte to 1 GiB");
+				return;
+			}
+			uint64_t a = vmalloc(s, (uint64_t)len);
+			if (!a) {
+				char m[128];
+				snprintf(m, sizeof(m), "vmalloc of %lld bytes failed", (long long)len);
+				fail_at(s, sc, op, m);
+				return;
+			}
+			*sp++ = (int64_t)a;
+			break;
+		}
+		case OP_VFREE: {
+			uint64_t a = (uint64_t)*--sp;
+			int64_t r = -1;
+			if (vmalloc_busy(s, a)) {
+				vfree(s, a);
+				r = 0;
+			}
+			*sp++ = r;
+			break;
+		}
+		case OP_VPURGE:
+			vmalloc_purge_sync(s);
+			*sp++ = 0;
+			break;
+		case OP_KLOAD: {
+			uint64_t a = (uint64_t)*--sp;
+			int64_t r = -1;
+			if (kernel_mapped(s, a)) {
+				kernel_access(s, a, false);
+				r = 0;
+			}
+			*sp++ = r;
+			break;
+		}
 		case OP_MUNMAP: {
 			uint64_t len = (uint64_t)*--sp, addr = (uint64_t)*--sp;
 			*sp++ = range_ok(addr, len) ? sys_munmap(s, addr, len) : -1;

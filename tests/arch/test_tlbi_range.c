@@ -10,7 +10,12 @@
  *  - with range TLBIs only a range of 32 << 16 pages or more falls back to
  *    flush_tlb_mm (ASIDE1IS); without them a range of PTRS_PER_PTE strides;
  *  - a range TLBI costs the issuer tlbi_range_op_ns whatever it covers;
- *  - it removes every page of its range from every CPU.
+ *  - it removes every page of its range from every CPU;
+ *  - the range is first widened to whole strides (start rounded down, end
+ *    up, 67a902a v4.20), and the page count split above is the widened
+ *    one: a gather of a 2 MiB stride ending 4 KiB past a PMD boundary is
+ *    512 pages, one range TLBI, not an odd count taken stride by stride;
+ *  - an end of TLB_FLUSH_ALL (the model's whole-mm request) is one ASIDE1IS.
  */
 #include "test_util.h"
 
@@ -19,6 +24,7 @@
 struct rctx {
 	uint64_t pages;
 	bool last_level;
+	uint64_t off, len, stride;	/* when stride: flush [H + off, H + off + len) */
 	int ran;
 	uint64_t classic, range, asid, cost_ns, left;
 };
@@ -64,7 +70,12 @@ static void flusher(struct sim *s, struct sim_thread *t)
 	const struct tlbsim_metrics *m = &s->m;
 	uint64_t v0 = m->tlbi.vale1is + m->tlbi.vae1is, r0 = m->tlbi.rvale1is + m->tlbi.rvae1is;
 	uint64_t a0 = m->tlbi.aside1is, sys0 = s->cpus[0].sys_ns;
-	__flush_tlb_range(s, &tsim_mm(s, 0)->context, H, H + c->pages * ps, ps, c->last_level);
+	if (c->stride)
+		__flush_tlb_range(s, &tsim_mm(s, 0)->context, H + c->off, H + c->off + c->len,
+				  c->stride, c->last_level);
+	else
+		__flush_tlb_range(s, &tsim_mm(s, 0)->context, H, H + c->pages * ps, ps,
+				  c->last_level);
 	c->classic = m->tlbi.vale1is + m->tlbi.vae1is - v0;
 	c->range = m->tlbi.rvale1is + m->tlbi.rvae1is - r0;
 	c->asid = m->tlbi.aside1is - a0;
@@ -91,6 +102,67 @@ static struct rctx run(uint64_t pages, bool range, bool last_level, int64_t *op_
 	assert_int_equal(c.ran, 2);
 	tsim_free(s);
 	return c;
+}
+
+/* [H + off, H + off + len) flushed with stride; 64 pages touched from H */
+static struct rctx run_span(uint64_t off, uint64_t len, uint64_t stride, bool range,
+			    bool last_level)
+{
+	struct rctx c = {.pages = (off + len + 4095) / 4096, .last_level = last_level,
+			 .off = off, .len = len, .stride = stride};
+	if (c.pages < 64 || len > (1ull << 40))	/* TLB_FLUSH_ALL: map 64 pages */
+		c.pages = 64;
+	const int64_t ov[] = {P_tlbi_range, range ? 1 : 0, P_dvm_occupancy_pct, 100, -1};
+	struct sim *s = tsim_new_p("arm64-4k", 2, NESTED_FULLMM, ov);
+	tsim_spawn(s, flusher, &c, 0);
+	tsim_run(s);
+	assert_int_equal(c.ran, 2);
+	tsim_free(s);
+	return c;
+}
+
+#define K4 0x1000ull
+#define M2 0x200000ull
+
+/* the stride widening: what a table-freeing gather (tlb_get_unmap_size:
+ * PMD_SIZE when only PMDs were cleared) emits */
+static void test_range_widened_to_stride(void **state)
+{
+	(void)state;
+	struct {
+		uint64_t off, len, stride;
+		bool range;
+		uint64_t classic, nrange, asid, left;
+	} want[] = {
+		/* 512 pages after widening: one range op (not one per stride) */
+		{0, K4, M2, true, 0, 1, 0, 0},
+		{0, K4, M2, false, 1, 0, 0, 63},
+		/* 4 MiB + 4 KiB: five strides, 2560 pages = 512 (scale 1) +
+		 * 2048 (scale 2) - two range ops; five VAE1IS without */
+		{0, 4 * M2 + K4, M2, true, 0, 2, 0, 0},
+		{0, 4 * M2 + K4, M2, false, 5, 0, 0, 63},
+		/* an unaligned start is rounded down: [H, H + 4 MiB) */
+		{K4, M2, M2, true, 0, 1, 0, 0},
+		{K4, M2, M2, false, 2, 0, 0, 63},
+		/* page stride, 2043 pages (a thread stack's MADV_DONTNEED):
+		 * the odd page by one classic op, 2042 by range ops */
+		{0, 2043 * K4, K4, true, 1, 2, 0, 0},
+		/* TLB_FLUSH_ALL: the whole mm, range hardware or not */
+		{0, TLB_FLUSH_ALL - H, K4, true, 0, 0, 1, 0},
+		{0, TLB_FLUSH_ALL - H, K4, false, 0, 0, 1, 0},
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct rctx c = run_span(want[i].off, want[i].len, want[i].stride, want[i].range,
+					 false);
+		assert_int_equal(c.classic, want[i].classic);
+		assert_int_equal(c.range, want[i].nrange);
+		assert_int_equal(c.asid, want[i].asid);
+		/* the widened range covers H even when off is not 0; a range
+		 * op removes every page of it, a classic op of a 2 MiB stride
+		 * only the entry at the stride's address (63 of the 64 touched
+		 * pages stay) */
+		assert_int_equal(c.left, want[i].left);
+	}
 }
 
 static void test_range_encoding_counts(void **state)
@@ -148,6 +220,7 @@ int main(void)
 		cmocka_unit_test(test_range_encoding_counts),
 		cmocka_unit_test(test_without_range_per_page_and_threshold),
 		cmocka_unit_test(test_range_cost_flat),
+		cmocka_unit_test(test_range_widened_to_stride),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,11 @@
  *    the CPU as missed through a reordering); `smp_mb` (83b0177a6c48)
  *    drains it first;
  *  - x86_switching: with LOADED_MM_SWITCHING visible, `skip` sends no IPI,
- *    `flush` (fea4e317f9e7) one.
+ *    `flush` (fea4e317f9e7) one;
+ *  - the PTE level: a change of a present PTE (ptep_get_and_clear, XCHG on
+ *    x86 SMP; the LOCK bit operations) drains the writing CPU's buffer
+ *    before the new value is visible; a store into a none slot
+ *    (set_pte_at: native_set_pte, a plain store) does not drain it.
  */
 #include "test_util.h"
 
@@ -287,6 +291,48 @@ static void test_cr3_serialises(void **state)
 	tso_free(s, &ex);
 }
 
+/* ---- the PTE level ---- */
+
+static void pte_main(struct sim *s, struct sim_thread *t)
+{
+	struct ctl *c = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	struct hw *hw = hw_of(s);
+	uint64_t a = sys_mmap(s, H, PG, TLBSIM_MAP_PRIVATE);
+	assert_true(a == H);
+	assert_int_equal(user_access(s, a, true), 0);
+	uint32_t tbl = pte_table_of(s, mm, a);
+	uint64_t idx = pt_index(&hw->geom, hw->geom.levels - 1, a);
+	pte_t saved = frame_of(hw, tbl)->table[idx];
+	assert_true(pte_present(saved));
+	uintptr_t x = 0;
+	tso_store(s, 0, &x, 1, TSO_W_X);
+	/* ptep_get_and_clear: XCHG, locked - x is visible first */
+	set_entry(s, tbl, idx, 0);
+	assert_int_equal(x, 1);
+	assert_int_equal(tso_pending(s, 0), 0);
+	/* set_pte_at into the none slot: a plain store, x stays buffered */
+	tso_store(s, 0, &x, 2, TSO_W_X);
+	set_entry(s, tbl, idx, saved);
+	assert_int_equal(tso_pending(s, 0), 1);
+	assert_int_equal(x, 1);
+	assert_int_equal(tso_load(s, 0, &x), 2);
+	tso_fence(s, 0, TSO_MFENCE);
+	c->ran = 1;
+}
+
+static void test_pte_rmw_drains(void **state)
+{
+	(void)state;
+	struct explore ex;
+	struct sim *s = tso_sim(2, &ex);
+	struct ctl c = {0};
+	tsim_spawn(s, pte_main, &c, 0);
+	tsim_run(s);
+	assert_int_equal(c.ran, 1);
+	tso_free(s, &ex);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_switch_mb),
 		cmocka_unit_test(test_switching),
 		cmocka_unit_test(test_cr3_serialises),
+		cmocka_unit_test(test_pte_rmw_drains),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -573,6 +573,33 @@ tlbsim_check_out(ttl_ignored 0
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/ttl_table_free.tlbs --policy arm64_ttl=level
        -D ttl_ignored=1 --runs 2000)
 
+# ---- the x86 INVLPG Global-entry erratum (issue 14 item 7) ----
+# x86_invlpg_miss=ignore (PCIDs on an affected part; every kernel before
+# v6.4, --kernel 6.0) on adl-16: the purge's INVLPG leaves CPU 1's Global
+# vmalloc entry and the VA is mapped again (I5, first schedule). nopcid
+# (ce0b15d11ad8, v6.4; --kernel 6.6) and a part without the erratum
+# (x86-24, or -D invlpg_global_miss=0): clean.
+tlbsim_check_out(invlpg_ignore 1
+  HAS "VIOLATION I5" "did not remove this CPU's entry" "(INVLPG)" "replay: tlbsim check"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/invlpg_global.tlbs --policy x86_invlpg_miss=ignore
+       --runs 1000)
+tlbsim_check_out(invlpg_v6.0 1
+  HAS "VIOLATION I5"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/invlpg_global.tlbs --kernel 6.0 --runs 1000)
+foreach(k 6.6 6.18)
+  tlbsim_check_out(invlpg_v${k} 0
+    HAS "no violation: 2000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/invlpg_global.tlbs --kernel ${k} --runs 2000)
+endforeach()
+tlbsim_check_out(invlpg_unaffected 0
+  HAS "no violation: 2000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/invlpg_global.tlbs --profile x86-24
+       --policy x86_invlpg_miss=ignore --runs 2000)
+tlbsim_check_out(invlpg_no_erratum 0
+  HAS "no violation: 2000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/invlpg_global.tlbs --policy x86_invlpg_miss=ignore
+       -D invlpg_global_miss=0 --runs 2000)
+
 # ---- x86 flush_tlb_range's freed_tables (issue 14 item 5) ----
 # x86_range_freed=false (016c4d92cd16 .. v6.13; --kernel 6.11): the hugetlb
 # mprotect that unshares a PMD table flushes with flush_tlb_range, which

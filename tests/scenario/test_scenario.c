@@ -14,7 +14,12 @@
  *  - spawn/join: every spawned thread has run to its end after `join all`;
  *    `spawn T(x)` gives the thread `arg` = x;
  *  - errors are reported as FILE:LINE:COL, several per file, and no program
- *    is returned.
+ *    is returned;
+ *  - the kernel calls: vmalloc(len) returns a kernel address; kload(a) is 0
+ *    on a mapped kernel page and -1 elsewhere; vfree(a) is 0 on a live area
+ *    and -1 otherwise (twice, or not an area); vpurge() is 0 and releases
+ *    the lazy VAs, so the next vmalloc of the size gets the freed VA back;
+ *    a vmalloc over 1 GiB stops the run with an error.
  */
 #define _XOPEN_SOURCE 700
 #include "test_util.h"
@@ -92,6 +97,36 @@ static void test_loops_and_arithmetic(void **state)
 	assert_int_equal(ops_of("iters 5\nmain { repeat iters { op } }\n", NULL), 5);
 	assert_int_equal(ops_of("profile x86-24\nmain { repeat page_size / 4096 { op } }\n",
 				NULL), 1);
+}
+
+static void test_kernel_calls(void **state)
+{
+	(void)state;
+	const char *f = "profile x86-24\nvar k\nvar j\nmain {\n"
+			" k = vmalloc(2 pages)\n"
+			" if k < 0 { op }\n"			/* bit 63: a kernel address */
+			" if kload(k) == 0 && kload(k + 1 page) == 0 { op }\n"
+			" if kload(k + 2 pages) == -1 { op }\n"	/* the guard page */
+			" if kload(4096) == -1 { op }\n"
+			" if vfree(k + 1 page) == -1 { op }\n"	/* not an area's start */
+			" if vfree(k) == 0 { op }\n"
+			" if vfree(k) == -1 && kload(k) == -1 { op }\n"
+			" if vpurge() == 0 { op }\n"
+			" j = vmalloc(2 pages)\n"
+			" if j == k { op }\n"
+			"}\n";
+	assert_int_equal(ops_of(f, NULL), 9);
+	/* without the purge the lazy VA is not handed out again */
+	const char *g = "profile x86-24\nvar k\nmain {\n k = vmalloc(1 page)\n vfree(k)\n"
+			" if vmalloc(1 page) != k { op }\n}\n";
+	assert_int_equal(ops_of(g, NULL), 1);
+	/* vmalloc allocates its pages at once: more than 1 GiB is refused */
+	struct scenario *sc = compile_ok("var k\nmain {\n k = vmalloc(2G)\n op\n}\n");
+	struct tlbsim_metrics m;
+	char err[TLBSIM_ERRLEN];
+	assert_int_not_equal(run_sc(sc, 1, NULL, &m, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "vmalloc length"));
+	scenario_free(sc);
 }
 
 static void test_params_and_words(void **state)
@@ -191,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_signal_wait_orders),
 		cmocka_unit_test(test_spawn_join_arg),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_kernel_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
