@@ -558,7 +558,7 @@ static bool is_call_name(const struct parser *ps)
 					    "touch", "tmpfile", "fsync", "close", "mprotect", "mremap", "ftruncate",
 					    "clear_refs", "reclaim", "ksm_merge", "numa_scan", "uffd_wp",
 					    "pin", "unpin", "migrate", "pfnmap", "driver_unmap",
-					    "fail_table_batch"};
+					    "fail_table_batch", "collapse", "gup_fast"};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (is_id(ps, calls[i]))
 			return true;
@@ -863,6 +863,9 @@ static struct eval call_expr(struct parser *ps)
 	} else if (strcmp(n, "fail_table_batch") == 0) {
 		num_expr(ps, "fail_table_batch count");
 		code = OP_FAIL_TABLE_BATCH;
+	} else if (strcmp(n, "collapse") == 0 || strcmp(n, "gup_fast") == 0) {
+		num_expr(ps, n[0] == 'c' ? "collapse address" : "gup_fast address");
+		code = n[0] == 'c' ? OP_COLLAPSE : OP_GUP_FAST;
 	} else if (strcmp(n, "fsync") == 0 || strcmp(n, "close") == 0) {
 		num_expr(ps, n);
 		code = n[0] == 'f' ? OP_FSYNC : OP_CLOSE;

@@ -68,6 +68,8 @@ enum scen_opcode {
 	OP_PFNMAP,	/* pop mixed, len, addr; push the address of a driver's PFN mapping */
 	OP_DRIVER_UNMAP,	/* pop addr; push 0 or -1 (the driver revokes it, frees the PFNs) */
 	OP_FAIL_TABLE_BATCH,	/* pop n; push 0 (the next n table batch pages fail) */
+	OP_COLLAPSE,	/* pop addr; push 1 (PTE table retracted), 0, or -1 */
+	OP_GUP_FAST,	/* pop addr; push the pages GUP-fast got (0 or 1), or -1 */
 };
 
 enum scen_word {
