@@ -31,6 +31,11 @@
  * pages at the indexes of the aligned range (collapse_file's copy into a
  * compound page is not modelled), and the PMD mapping that replaces the
  * table is not either: the range faults back in through a new PTE table.
+ * The collapse holds the file's i_mmap_rwsem for write around the
+ * retraction, as 8d3c106e19e8 (v6.1) made it do; before that only the PMD
+ * lock stood between rmap walkers (page_mkclean, truncate's zap) and the
+ * table. That older locking is not a knob: it would need the model's rmap
+ * walkers to notice a table freed under them, which they do not.
  * Not modelled: khugepaged's scan and its mm_slot list (the `collapse`
  * statement runs the function in the calling task, as MADV_COLLAPSE of
  * v6.1 does for a file range already huge: 7d8faaf15545, 34488399fa08),
@@ -134,14 +139,25 @@ static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t
 		return 0;
 	uint32_t pt = pte_pfn(pe);
 	uint64_t pgoff = vma->vm_pgoff + ((haddr - vma->vm_start) >> g->page_shift);
-	/* step 1: every present PTE maps the huge page's subpage of its index */
+	/* i_mmap_lock_write (8d3c106e19e8, v6.1): only GUP-fast and the MMU
+	 * may walk the table from here on (see the file header) */
+	struct inode *ino = vma->file;
+	down_write(s, &ino->i_mmap_rwsem);
+	/* step 1: every present PTE maps the huge page's subpage of its index
+	 * (the table may have gone while the lock was awaited) */
 	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_lock_op_ns), haddr, THP_STEP_CHECK);
+	if (table_of(hw, pmd)[pidx] != pe) {
+		up_write(s, &ino->i_mmap_rwsem);
+		return 0;
+	}
 	uint64_t i;
 	for (i = table_next_used(g, table_of(hw, pt), 0, g->ptrs_per_pte); i < g->ptrs_per_pte;
 	     i = table_next_used(g, table_of(hw, pt), i + 1, g->ptrs_per_pte)) {
 		pte_t e = table_of(hw, pt)[i];
-		if (!pte_present(e) || pte_pfn(e) != find_get_page(s, vma->file, pgoff + i))
+		if (!pte_present(e) || pte_pfn(e) != find_get_page(s, ino, pgoff + i)) {
+			up_write(s, &ino->i_mmap_rwsem);
 			return 0;
+		}
 	}
 	/* step 2: page_remove_rmap and the references of the mappings; the
 	 * loop leaves addr at the end of the extent */
@@ -170,6 +186,7 @@ static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t
 		set_entry(s, pt, i, 0);
 	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_page_free_ns), pt, THP_STEP_PTE_FREE);
 	frame_free(hw, pt);
+	up_write(s, &ino->i_mmap_rwsem);
 	return 1;
 }
 
