@@ -41,7 +41,9 @@
  * v6.1 does for a file range already huge: 7d8faaf15545, 34488399fa08),
  * collapse_huge_page (anonymous collapse), retract_page_tables (other mms
  * of the file), the pte_free_defer() of v6.5 (an RCU-deferred free; the
- * model keeps v6.1's IPI sync, which holds off the same walker).
+ * model keeps v6.1's IPI sync, which holds off the same walker). GUP-fast
+ * always re-checks the PMD entry, as it does since 70cbc3cc78a9 ("mm: gup:
+ * fix the fast GUP race against THP collapse"), also for older presets.
  */
 #include "mm/mm.h"
 #include "mm/points.h"

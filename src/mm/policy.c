@@ -844,6 +844,9 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 #define K_UFFD_OLD ",numa_pending=raised,pte_accessible=pending,uffd_wp_flush=none"
 /* what kernels before v5.7 lack: the model still runs the ioctl */
 #define K_NO_UFFD_WP "; UFFDIO_WRITEPROTECT (uffd_wp) did not exist before v5.7 (63b2d4174c4a)"
+/* ... nor collapse_pte_mapped_thp before v5.4 */
+#define K_NO_THP_PTE "; collapse_pte_mapped_thp (the collapse statement) did not exist before " \
+	"v5.4 (27e1f8273113): the model runs it with the later fixed flush range"
 #define K_UFFD_NEW ",numa_pending=raised,pte_accessible=pending,uffd_wp_flush=pending"
 #define K_MREMAP_420 ",mremap_flush=under_ptl,mremap_pmd=none" K_UFFD_OLD
 #define K_MREMAP_51 ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_UFFD_OLD
@@ -924,22 +927,23 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
 	 "arm64 had no level tracking before v4.20: tlb_flush issued page-stride VALE1IS over the "
 	 "range and __p?d_free_tlb one VAE1IS per freed table (arm64_pgtable_flush=hook); the "
-	 "model's stride still follows the level bits" K_NO_UFFD_WP},
+	 "model's stride still follows the level bits" K_NO_UFFD_WP K_NO_THP_PTE},
 	{"4.20",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_420 K_DEV_OLD K_PT_420,
 	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
 	 "b956575bed91",
 	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
-	 "PTRS_PER_PTE" K_NO_UFFD_WP},
+	 "PTRS_PER_PTE" K_NO_UFFD_WP K_NO_THP_PTE},
 	{"5.1",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_420,
-	 "the seed-000 kernel: the nested finish resets the level bits", &K_NO_UFFD_WP[2]},
+	 "the seed-000 kernel: the nested finish resets the level bits",
+	 &(K_NO_UFFD_WP K_NO_THP_PTE)[2]},
 	{"5.2",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_420,
-	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", &K_NO_UFFD_WP[2]},
+	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", &(K_NO_UFFD_WP K_NO_THP_PTE)[2]},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_58,

@@ -19,6 +19,9 @@
  *    and the oracle reports I1 at the free; at x86's default ceiling (33)
  *    the 2 MiB range is a full flush and nothing survives; with the ceiling
  *    at 512 the leaf entry of the second page survives;
+ *  - the retraction holds the file's i_mmap_rwsem for write (8d3c106e19e8):
+ *    a table an rmap walker (i_mmap_rwsem for read) may be walking is not
+ *    freed before the walker is done;
  *  - ipi: the collapse sends one IPI to every other CPU before the free,
  *    none without; the sync returns only after a CPU with IRQs off has
  *    enabled them;
@@ -50,6 +53,8 @@ struct ctx {
 	int64_t walk_level_ns;
 	uint64_t irq_on_at, sync_done_at;
 	bool walker_started;
+	struct inode *file;
+	bool table_live_at_up_read;
 };
 
 static pte_t pmd_entry(struct sim *s, struct mm_struct *mm, uint64_t va)
@@ -95,6 +100,7 @@ static void map_and_touch(struct sim *s, struct ctx *c)
 		assert_true(sys_mmap(s, AT, len, TLBSIM_MAP_PRIVATE) == AT);
 	} else {
 		struct inode *f = sys_tmpfile(s, &fs_tmpfs, MB2);
+		c->file = f;
 		assert_true(sys_mmap_file(s, AT, len, TLBSIM_MAP_SHARED, f, 0) == AT);
 	}
 	assert_int_equal(user_access(s, AT, true), 0);
@@ -343,6 +349,44 @@ static void test_gup_fast_freed_table(void **state)
 	tsim_free(s);
 }
 
+/* cpu 1: an rmap walker holding the file's i_mmap_rwsem for read for 50 us
+ * while cpu 0 collapses */
+static void rmap_reader(struct sim *s, struct sim_thread *t)
+{
+	struct ctx *c = t->arg;
+	while (!c->walker_started)
+		sim_step(s, YP_USER, 100);
+	down_read(s, &c->file->i_mmap_rwsem);
+	for (int i = 0; i < 50; i++)
+		sim_step(s, YP_USER, 1000);
+	c->table_live_at_up_read = frame_of(hw_of(s), c->table)->state == FRAME_PGTABLE;
+	up_read(s, &c->file->i_mmap_rwsem);
+}
+
+static void collapse_after_reader(struct sim *s, struct sim_thread *t)
+{
+	struct ctx *c = t->arg;
+	map_and_touch(s, c);
+	c->walker_started = true;
+	sim_step(s, YP_USER, 5000);		/* the reader holds the lock by now */
+	c->collapsed = sys_collapse(s, AT);
+	c->table_freed = frame_of(hw_of(s), c->table)->state == FRAME_FREE;
+}
+
+static void test_collapse_takes_i_mmap(void **state)
+{
+	(void)state;
+	struct ctx c = {.profile = "arm64-4k", .range = THP_COLLAPSE_RANGE_HADDR};
+	struct sim *s = new_sim(&c, 2);
+	tsim_spawn(s, collapse_after_reader, &c, 0);
+	tsim_spawn(s, rmap_reader, &c, 1);
+	tsim_run(s);
+	assert_int_equal(c.collapsed, 1);
+	assert_true(c.table_freed);
+	assert_true(c.table_live_at_up_read);
+	tsim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_collapse_not_qualifying),
 		cmocka_unit_test(test_collapse_range_arm64),
 		cmocka_unit_test(test_collapse_range_x86),
+		cmocka_unit_test(test_collapse_takes_i_mmap),
 		cmocka_unit_test(test_sync_ipis),
 		cmocka_unit_test(test_sync_waits_for_irqs_off),
 		cmocka_unit_test(test_gup_fast_basic),
