@@ -1130,6 +1130,8 @@ static void on_migrate_copied(void *ctx, uint64_t va, uint32_t src, uint32_t dst
  * (an IPI it would have delayed, an RCU grace period) */
 static void on_gup_fast_freed(void *ctx, int cpu, uint64_t va, uint32_t table, int depth)
 {
+	struct oracle *o = ctx;
+	bool first = o->first.kind < 0;
 	char ent[160];
 	snprintf(ent, sizeof(ent), "cpu %d GUP-fast walk (IRQs off): level %d table frame %u", cpu,
 		 depth, table);
@@ -1138,6 +1140,11 @@ static void on_gup_fast_freed(void *ctx, int cpu, uint64_t va, uint32_t table, i
 			 "page-table frame %u after it was freed: the table was freed with no IPI "
 			 "or RCU grace period that the walk's IRQs-off section holds back", cpu,
 			 (unsigned long long)va, depth, table);
+	/* the flush of the walking thread says nothing: name what was missing */
+	if (first && o->first.kind == INV_I1 && o->first.frame == table)
+		snprintf(o->first.flush, sizeof(o->first.flush), "no IPI reached cpu %d between the "
+			 "table's unlink and its free (tlb_remove_table_sync_one, an x86 flush "
+			 "IPI), and no RCU grace period was waited for", cpu);
 }
 
 static const struct mm_hooks oracle_mm_hooks = {

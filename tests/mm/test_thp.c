@@ -339,6 +339,7 @@ static void test_gup_fast_freed_table(void **state)
 	assert_int_equal(tsim_violation(s)->frame, n.table);
 	assert_int_equal(tsim_violation(s)->cpu, 1);
 	assert_non_null(strstr(tsim_violation(s)->text, "GUP-fast"));
+	assert_non_null(strstr(tsim_violation(s)->flush, "no IPI reached cpu 1"));
 	tsim_free(s);
 	struct ctx i = {.profile = "arm64-4k", .range = THP_COLLAPSE_RANGE_HADDR,
 			.sync = THP_GUP_SYNC_IPI, .walk_level_ns = 50000};
