@@ -228,6 +228,7 @@ int64_t gup_fast(struct sim *s, uint64_t addr)
 	uint32_t gens[8];
 	pte_t seen[8];
 	local_irq_disable(s);
+	k->gup_fast_walkers++;
 	uint32_t t = mm->pgd;
 	uint32_t gen = frame_of(hw, t)->gen;
 	int d;
@@ -270,6 +271,7 @@ int64_t gup_fast(struct sim *s, uint64_t addr)
 	if (--page->refcount == 0)
 		frame_free(hw, t);
 out:
+	k->gup_fast_walkers--;
 	local_irq_enable(s);
 	return got;
 }

@@ -463,6 +463,10 @@ struct kernel {
 	 * frames, NO_FRAME for a free slot */
 #define GUP_PINS 16
 	uint32_t pins[GUP_PINS];
+	/* CPUs inside a GUP-fast walk (IRQs off; khugepaged.c): an RCU grace
+	 * period cannot end, and tlb_remove_table_sync_one's IPI is not taken,
+	 * until they are out (mmu_gather.c) */
+	int gup_fast_walkers;
 	struct worker_pool *wq_pools;	/* per CPU, on first use */
 	struct kva_layout kva;
 	bool kasan;			/* CONFIG_KASAN + KASAN_VMALLOC (a workload's kernel) */

@@ -738,3 +738,22 @@ tlbsim_check_out(thp_gup_x86_async_none 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_gup_fast.tlbs --profile x86-24
        --policy thp_gup_sync=none -D async_completion=1 --runs 3000)
+# GUP-fast against munmap's table frees (gup_fast_munmap.tlbs): arm64's RCU
+# table free waits for the walk's IRQs-off section, tlb_remove_table_one's
+# IPI sync (-w fail=1) waits for it too, x86's flush IPI holds the free
+# off: clean everywhere (a false I1 here would mean the walker is not held
+# off by what holds it off in the kernel).
+foreach(fail 0 1)
+  tlbsim_check_out(gup_munmap_fail${fail} 0
+    HAS "no violation: 5000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/gup_fast_munmap.tlbs -w fail=${fail} --runs 5000)
+endforeach()
+tlbsim_check_out(gup_munmap_dfs 0
+  HAS "search space exhausted"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/gup_fast_munmap.tlbs --strategy dfs --depth 2 --runs 20000)
+foreach(tf page rcu)
+  tlbsim_check_out(gup_munmap_x86_${tf} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/gup_fast_munmap.tlbs --profile x86-24
+         --policy x86_table_free=${tf} --runs 3000)
+endforeach()

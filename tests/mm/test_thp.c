@@ -28,6 +28,9 @@
  *  - GUP-fast gets a mapped page (1) and leaves its refcount as it was, gets
  *    nothing where no PTE table is (0), and runs with IRQs off (on again
  *    after);
+ *  - a CPU inside a GUP-fast walk holds off an RCU table free (arm64's
+ *    tlb_remove_table: the grace period cannot end while it has IRQs off)
+ *    and tlb_remove_table_one's sync (its IPI waits for the walk);
  *  - none: a collapse that frees the PTE table after the walk has read the
  *    PMD entry makes the walk read a freed table: I1 (software walker);
  *    ipi: the free waits for the walk, whose re-check sees the cleared PMD
@@ -388,6 +391,58 @@ static void test_collapse_takes_i_mmap(void **state)
 	tsim_free(s);
 }
 
+/* cpu 1: stands for a GUP-fast walk (IRQs off, counted as a walker) that
+ * lasts 3 grace periods once the table was unlinked */
+static void long_walk(struct sim *s, struct sim_thread *t)
+{
+	struct ctx *c = t->arg;
+	while (!c->walker_started)
+		sim_step(s, YP_USER, 100);
+	local_irq_disable(s);
+	kernel_of(s)->gup_fast_walkers++;
+	uint64_t grace = (uint64_t)P(s, P_rcu_grace_ns);
+	for (int i = 0; i < 30; i++)
+		sim_step(s, YP_USER, grace / 10);
+	c->table_live_at_up_read = frame_of(hw_of(s), c->table)->state == FRAME_PGTABLE;
+	c->irq_on_at = s->now + s->curr->pending_ns;
+	kernel_of(s)->gup_fast_walkers--;
+	local_irq_enable(s);
+}
+
+/* cpu 0: map, start the walk, unmap (the tables go to RCU, or are freed
+ * one by one when the batch page fails), then wait past the walk */
+static void unmapper(struct sim *s, struct sim_thread *t)
+{
+	struct ctx *c = t->arg;
+	map_and_touch(s, c);
+	if (c->sync)
+		mmu_gather_fail_batches(s, 100);
+	c->walker_started = true;
+	sim_step(s, YP_USER, 1000);
+	assert_int_equal(sys_munmap(s, AT, MB2), 0);
+	c->sync_done_at = s->now + s->curr->pending_ns;
+	sim_step(s, YP_USER, 5 * (uint64_t)P(s, P_rcu_grace_ns));
+	c->table_freed = frame_of(hw_of(s), c->table)->state == FRAME_FREE;
+}
+
+static void test_table_free_waits_for_gup_fast(void **state)
+{
+	(void)state;
+	for (int fail = 0; fail < 2; fail++) {
+		struct ctx c = {.profile = "arm64-4k", .anon = true, .sync = fail};
+		struct sim *s = new_sim(&c, 2);
+		tsim_spawn(s, unmapper, &c, 0);
+		tsim_spawn(s, long_walk, &c, 1);
+		tsim_run(s);
+		assert_true(c.table_live_at_up_read);	/* not freed under the walk */
+		assert_true(c.table_freed);		/* freed after it */
+		if (fail)	/* the sync's IPI waited for the walk */
+			assert_true(c.sync_done_at >= c.irq_on_at);
+		assert_int_equal(tsim_violation(s)->kind, -1);
+		tsim_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_sync_waits_for_irqs_off),
 		cmocka_unit_test(test_gup_fast_basic),
 		cmocka_unit_test(test_gup_fast_freed_table),
+		cmocka_unit_test(test_table_free_waits_for_gup_fast),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
