@@ -245,8 +245,7 @@ static void irqs_off_50us(struct sim *s, struct sim_thread *t)
 static void syncer(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	while (!c->walker_started)
-		sim_step(s, YP_USER, 100);
+	TSIM_WAIT_UNTIL(s, c->walker_started);
 	tlb_remove_table_sync_one(s);
 	c->sync_done_at = s->now + s->curr->pending_ns;
 }
@@ -305,8 +304,7 @@ static void test_gup_fast_basic(void **state)
 static void walker(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	while (!c->walker_started)
-		sim_step(s, YP_USER, 100);
+	TSIM_WAIT_UNTIL(s, c->walker_started);
 	c->got = gup_fast(s, AT);
 }
 
@@ -358,8 +356,7 @@ static void test_gup_fast_freed_table(void **state)
 static void rmap_reader(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	while (!c->walker_started)
-		sim_step(s, YP_USER, 100);
+	TSIM_WAIT_UNTIL(s, c->walker_started);
 	down_read(s, &c->file->i_mmap_rwsem);
 	for (int i = 0; i < 50; i++)
 		sim_step(s, YP_USER, 1000);
@@ -396,8 +393,7 @@ static void test_collapse_takes_i_mmap(void **state)
 static void long_walk(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	while (!c->walker_started)
-		sim_step(s, YP_USER, 100);
+	TSIM_WAIT_UNTIL(s, c->walker_started);
 	local_irq_disable(s);
 	kernel_of(s)->gup_fast_walkers++;
 	uint64_t grace = (uint64_t)P(s, P_rcu_grace_ns);
