@@ -87,7 +87,7 @@ void tlb_remove_table_sync_one(struct sim *s)
 		s->m.ipi_sent++;
 		uint64_t at = t0 + k * (uint64_t)P(s, P_ipi_send_ns) + (uint64_t)P(s, P_ipi_latency_ns);
 		uint64_t done;
-		ipi_deliver(s, &r, c, at, sync_one_fn, NULL, 0, &done);
+		ipi_deliver(s, &r, c, at, sync_one_fn, &k, 0, &done);	/* no data */
 		if (done > finish)
 			finish = done;
 	}
