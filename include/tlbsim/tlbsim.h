@@ -294,6 +294,21 @@ enum x86_switching_policy {
 	X86_SWITCHING_FLUSH,	/* fea4e317f9e7 (v6.15): a switching CPU is flushed */
 	X86_SWITCHING_COUNT
 };
+/* thp_collapse_range: the address collapse_pte_mapped_thp() gives
+ * pmdp_collapse_flush() (the range flushed is that + HPAGE_PMD_SIZE) */
+enum thp_collapse_range_policy {
+	THP_COLLAPSE_RANGE_END,		/* the step-2 loop's addr, the extent's end
+					 * (27e1f8273113, v5.4..v5.8) */
+	THP_COLLAPSE_RANGE_HADDR,	/* haddr, the aligned start (723a80dafed5, v5.9) */
+	THP_COLLAPSE_RANGE_COUNT
+};
+/* thp_gup_sync: whether the collapse calls tlb_remove_table_sync_one()
+ * before it frees the PTE table */
+enum thp_gup_sync_policy {
+	THP_GUP_SYNC_NONE,	/* pte_free right after the flush (up to v6.0) */
+	THP_GUP_SYNC_IPI,	/* 2ba99c5e0881 (v6.1): the IPI sync first */
+	THP_GUP_SYNC_COUNT
+};
 
 /* the memory model of tlbsim check (--memory-model) */
 enum tlbsim_memory_model {
@@ -342,6 +357,8 @@ struct tlbsim_policy {
 	enum x86_invlpg_miss_policy x86_invlpg_miss;
 	enum x86_switch_mb_policy x86_switch_mb;
 	enum x86_switching_policy x86_switching;
+	enum thp_collapse_range_policy thp_collapse_range;
+	enum thp_gup_sync_policy thp_gup_sync;
 	uint64_t given;			/* bit k: knob k was set by tlbsim_policy_set */
 };
 

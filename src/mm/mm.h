@@ -33,6 +33,9 @@
  *                 (mm/migrate_device.c, v6.0)
  *   pfnmap.c      a driver's VM_PFNMAP mapping (remap_pfn_range) and its
  *                 revocation (unmap_mapping_range, then the frames freed)
+ *   hugetlb.c     hugetlb PMD sharing: huge_pmd_share / huge_pmd_unshare
+ *   khugepaged.c  collapse_pte_mapped_thp (pmdp_collapse_flush, pte_free),
+ *                 tlb_remove_table_sync_one, the GUP-fast walker (mm/gup.c)
  *
  * Ordering rule kept by mmu_gather (include/asm-generic/tlb.h): unhook the
  * translation, invalidate every CPU that may cache it, and only then free the
@@ -395,6 +398,9 @@ struct mm_hooks {
 	/* the driver copied page src to dst between migrate_vma_setup and
 	 * migrate_vma_pages: the I3 point of migration */
 	void (*migrate_copied)(void *ctx, uint64_t va, uint32_t src, uint32_t dst);
+	/* a GUP-fast walk on cpu (IRQs off, no lock) read the level-`depth`
+	 * table frame `table` for va after it was freed (khugepaged.c) */
+	void (*gup_fast_freed)(void *ctx, int cpu, uint64_t va, uint32_t table, int depth);
 };
 
 /* ---- work items (workqueue.c) ---- */
@@ -457,6 +463,10 @@ struct kernel {
 	 * frames, NO_FRAME for a free slot */
 #define GUP_PINS 16
 	uint32_t pins[GUP_PINS];
+	/* CPUs inside a GUP-fast walk (IRQs off; khugepaged.c): an RCU grace
+	 * period cannot end, and tlb_remove_table_sync_one's IPI is not taken,
+	 * until they are out (mmu_gather.c) */
+	int gup_fast_walkers;
 	struct worker_pool *wq_pools;	/* per CPU, on first use */
 	struct kva_layout kva;
 	bool kasan;			/* CONFIG_KASAN + KASAN_VMALLOC (a workload's kernel) */
@@ -933,5 +943,18 @@ uint64_t do_mmap_dev(struct sim *s, uint64_t hint, uint64_t len, int flags, stru
  * device file, then gives the frames back to the page allocator. 0, or -1
  * (no such mapping, or already released). */
 int driver_unmap(struct sim *s, uint64_t addr);
+
+
+/* ---- THP collapse and GUP-fast (khugepaged.c) ---- */
+/* collapse_pte_mapped_thp() of the huge-page-aligned range around addr of
+ * the current task's mm, under mmap_lock for write (MADV_COLLAPSE of a file
+ * range the page cache holds as one huge page): 1 when its PTE table was
+ * retracted and freed, 0 when the range does not qualify */
+int64_t sys_collapse(struct sim *s, uint64_t addr);
+/* tlb_remove_table_sync_one() (v6.1): IPI every other CPU and wait */
+void tlb_remove_table_sync_one(struct sim *s);
+/* get_user_pages_fast() of the page at addr of the current task's mm (IRQs
+ * off, lockless walk, re-check): the pages got, 0 or 1 */
+int64_t gup_fast(struct sim *s, uint64_t addr);
 
 #endif

@@ -75,11 +75,20 @@ void tlb_flush_mmu_tlbonly(struct sim *s, struct mmu_gather *tlb)
 	__tlb_reset_range(tlb);
 }
 
+static void tlb_remove_table_drop(struct sim *s, void *arg, uint64_t data);
+
 static void tlb_remove_table_rcu(struct sim *s, void *arg, uint64_t data)
 {
 	(void)data;
 	struct mmu_table_batch *b = arg;
 	struct kernel *k = kernel_of(s);
+	/* a CPU with IRQs off in a GUP-fast walk holds the grace period off
+	 * (an IRQs-off section is an RCU read-side critical section) */
+	if (k->gup_fast_walkers) {
+		sim_call_at(s, s->now + (uint64_t)P(s, P_rcu_grace_ns), tlb_remove_table_rcu,
+			    tlb_remove_table_drop, b, 0);
+		return;
+	}
 	for (uint32_t i = 0; i < b->nr; i++)
 		frame_free(hw_of(s), b->tables[i]);
 	b->nr = 0;
@@ -142,6 +151,14 @@ void mmu_gather_fail_batches(struct sim *s, int64_t n)
  * invalidate the caller ran tlb_table_invalidate() first. */
 static void tlb_remove_table_one(struct sim *s, uint32_t table)
 {
+	if (kernel_of(s)->gup_fast_walkers) {
+		/* a GUP-fast walk has IRQs off: the sync's IPI waits for it
+		 * (khugepaged.c models the IPIs; no walk: the cost below) */
+		tlb_remove_table_sync_one(s);
+		sim_step_arg(s, YP_TABLE_FREE_ONE, 0, table, TABLE_ONE_NOBATCH);
+		frame_free(hw_of(s), table);
+		return;
+	}
 	/* smp_call_function(tlb_remove_table_smp_sync, NULL, 1): every other
 	 * online CPU gets the IPI */
 	s->m.ipi_sent += (uint64_t)(s->nr_cpus - 1);

@@ -268,3 +268,19 @@ static void fmt_hugetlb(char *buf, size_t len, uint64_t a, uint64_t b)
 		 (b >> 32) ? "huge_pmd_unshare" : "huge_pmd_share", a, b & 0xffffffffu);
 }
 const struct sim_point tp_hugetlb = {"tlbsim_hugetlb", fmt_hugetlb, 0};
+
+static void fmt_thp(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	static const char *const steps[THP_STEP_COUNT] = {
+		[THP_STEP_CHECK] = "collapse_pte_mapped_thp: check the PTEs",
+		[THP_STEP_PMD_LOCK] = "collapse_pte_mapped_thp: pmd_lock, pmdp_collapse_flush",
+		[THP_STEP_SYNC] = "tlb_remove_table_sync_one: IPIs sent to CPUs",
+		[THP_STEP_PTE_FREE] = "pte_free of table frame",
+		[THP_STEP_GUP_READ] = "GUP-fast: READ_ONCE of the entry",
+		[THP_STEP_GUP_RECHECK] = "GUP-fast: re-check of the entry",
+	};
+	unsigned st = (unsigned)(b & 0xff);
+	snprintf(buf, len, "tlbsim_thp: %s 0x%" PRIx64 " level=%" PRIu64,
+		 st < THP_STEP_COUNT ? steps[st] : "?", a, b >> 8);
+}
+const struct sim_point tp_thp = {"tlbsim_thp", fmt_thp, 0};

@@ -32,6 +32,9 @@
  *                   a = table frame, b = enum table_one_why
  *   tlbsim_hugetlb  huge_pmd_share / huge_pmd_unshare (hugetlb.c)
  *                   a = PMD table frame, b = share count after | 1 << 32 for unshare
+ *   tlbsim_thp      a collapse or GUP-fast step (khugepaged.c)
+ *                   a = address (table frame for pte_free, CPUs for the sync),
+ *                   b = enum thp_step | level << 8
  */
 #ifndef TLBSIM_MM_POINTS_H
 #define TLBSIM_MM_POINTS_H
@@ -46,7 +49,8 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 	tp_finish_policy, tp_free_pages, tp_table_flush, tp_pending_dec, tp_thread,
 	tp_tlb_finish_mmu, tp_call_rcu_tables, tp_writeback, tp_fault_retry, tp_spurious,
 	tp_page_mkwrite, tp_throttle, tp_work, tp_kpte, tp_vmalloc, tp_purge_node, tp_klock,
-	tp_lock_page, tp_pending_inc, tp_ksm, tp_prot, tp_table_free_one, tp_hugetlb;
+	tp_lock_page, tp_pending_inc, tp_ksm, tp_prot, tp_table_free_one, tp_hugetlb,
+	tp_thp;
 
 #define YP_USER (&tp_user)
 #define YP_SYSCALL (&tp_syscall)
@@ -81,6 +85,18 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 #define YP_PROT (&tp_prot)
 #define YP_TABLE_FREE_ONE (&tp_table_free_one)
 #define YP_HUGETLB (&tp_hugetlb)
+#define YP_THP (&tp_thp)
+
+/* tlbsim_thp's b: the step (and a page-table level << 8) */
+enum thp_step {
+	THP_STEP_CHECK,		/* collapse_pte_mapped_thp checks the PTEs */
+	THP_STEP_PMD_LOCK,	/* pmd_lock; pmdp_collapse_flush */
+	THP_STEP_SYNC,		/* tlb_remove_table_sync_one sent its IPIs */
+	THP_STEP_PTE_FREE,	/* pte_free of the retracted table */
+	THP_STEP_GUP_READ,	/* GUP-fast reads a level's entry */
+	THP_STEP_GUP_RECHECK,	/* GUP-fast re-reads the PMD entry / the PTE */
+	THP_STEP_COUNT
+};
 
 /* tlbsim_table_free_one's b */
 enum table_one_why {

@@ -456,6 +456,27 @@ static const struct tlbsim_knob_value x86_switching_values[X86_SWITCHING_COUNT] 
 					  "skipped\", v6.15)"},
 };
 
+static const struct tlbsim_knob_value thp_collapse_range_values[THP_COLLAPSE_RANGE_COUNT] = {
+	[THP_COLLAPSE_RANGE_END] = {"end", "collapse_pte_mapped_thp flushes from the address its "
+					   "rmap loop left behind, the end of the extent: the "
+					   "next 2 MiB, not the table it frees (27e1f8273113, "
+					   "v5.4..v5.8)"},
+	[THP_COLLAPSE_RANGE_HADDR] = {"haddr", "it flushes the huge-page-aligned range it "
+					       "collapses (723a80dafed5 \"khugepaged: "
+					       "collapse_pte_mapped_thp() flush the right "
+					       "range\", v5.9)"},
+};
+
+static const struct tlbsim_knob_value thp_gup_sync_values[THP_GUP_SYNC_COUNT] = {
+	[THP_GUP_SYNC_NONE] = {"none", "the collapse frees the PTE table right after the flush: "
+				       "where the flush sends no IPI (arm64 TLBI, x86 INVLPGB) "
+				       "a GUP-fast walk with IRQs off can still read it (up to "
+				       "v6.0)"},
+	[THP_GUP_SYNC_IPI] = {"ipi", "tlb_remove_table_sync_one() first: an IPI to every other "
+				     "CPU, waited for (2ba99c5e0881 \"mm/khugepaged: fix GUP-fast "
+				     "interaction by sending IPI\", v6.1)"},
+};
+
 static const struct tlbsim_knob knobs[] = {
 	{"nested", "what tlb_finish_mmu does when mm_tlb_flush_nested() is true", NESTED_COUNT,
 	 NESTED_FULLMM, nested_values},
@@ -553,6 +574,12 @@ static const struct tlbsim_knob knobs[] = {
 			  "(loaded_mm == LOADED_MM_SWITCHING; only --memory-model tso has that "
 			  "window: under SC switch_mm is one step)", X86_SWITCHING_COUNT,
 	 X86_SWITCHING_SKIP, x86_switching_values},
+	{"thp_collapse_range", "the range collapse_pte_mapped_thp's pmdp_collapse_flush covers: "
+			       "the huge page's, or the next one's", THP_COLLAPSE_RANGE_COUNT,
+	 THP_COLLAPSE_RANGE_HADDR, thp_collapse_range_values},
+	{"thp_gup_sync", "whether a THP collapse syncs with GUP-fast walkers "
+			 "(tlb_remove_table_sync_one) before it frees the PTE table",
+	 THP_GUP_SYNC_COUNT, THP_GUP_SYNC_IPI, thp_gup_sync_values},
 };
 
 /* tlbsim_policy.given has a bit per knob */
@@ -612,6 +639,8 @@ void tlbsim_policy_default(struct tlbsim_policy *pol)
 	pol->x86_invlpg_miss = (enum x86_invlpg_miss_policy)knobs[37].default_value;
 	pol->x86_switch_mb = (enum x86_switch_mb_policy)knobs[38].default_value;
 	pol->x86_switching = (enum x86_switching_policy)knobs[39].default_value;
+	pol->thp_collapse_range = (enum thp_collapse_range_policy)knobs[40].default_value;
+	pol->thp_gup_sync = (enum thp_gup_sync_policy)knobs[41].default_value;
 }
 
 static int *knob_slot(struct tlbsim_policy *pol, int k)
@@ -657,6 +686,8 @@ static int *knob_slot(struct tlbsim_policy *pol, int k)
 	case 37: return (int *)&pol->x86_invlpg_miss;
 	case 38: return (int *)&pol->x86_switch_mb;
 	case 39: return (int *)&pol->x86_switching;
+	case 40: return (int *)&pol->thp_collapse_range;
+	case 41: return (int *)&pol->thp_gup_sync;
 	default: return NULL;
 	}
 }
@@ -792,6 +823,12 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *   pfnmap_flush  none up to v5.18; end_vma from v5.19 (b67fbebd4cf9;
  *                 the stable trees got a rewrite in unmap_region instead:
  *                 stable_first, then stable_any, in no preset);
+ *   thp_collapse_range end v5.4..v5.8 (27e1f8273113); haddr from v5.9
+ *                 (723a80dafed5); haddr before v5.4, which had no
+ *                 collapse_pte_mapped_thp (the model runs it anyway);
+ *   thp_gup_sync  none up to v6.0; ipi from v6.1 (2ba99c5e0881; v6.5
+ *                 frees the table with pte_free_defer after RCU instead,
+ *                 which the model expresses as the same sync);
  *   x86_flush     ipi up to v6.14; invlpgb from v6.15 (4afeb0ed1753,
  *                 82378c6c2f43): it changes nothing on a profile without
  *                 INVLPGB (parameter invlpgb=0, every Intel profile), where
@@ -807,6 +844,9 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 #define K_UFFD_OLD ",numa_pending=raised,pte_accessible=pending,uffd_wp_flush=none"
 /* what kernels before v5.7 lack: the model still runs the ioctl */
 #define K_NO_UFFD_WP "; UFFDIO_WRITEPROTECT (uffd_wp) did not exist before v5.7 (63b2d4174c4a)"
+/* ... nor collapse_pte_mapped_thp before v5.4 */
+#define K_NO_THP_PTE "; collapse_pte_mapped_thp (the collapse statement) did not exist before " \
+	"v5.4 (27e1f8273113): the model runs it with the later fixed flush range"
 #define K_UFFD_NEW ",numa_pending=raised,pte_accessible=pending,uffd_wp_flush=pending"
 #define K_MREMAP_420 ",mremap_flush=under_ptl,mremap_pmd=none" K_UFFD_OLD
 #define K_MREMAP_51 ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_UFFD_OLD
@@ -822,28 +862,30 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  * freed_tables=false up to v6.13 (3ef938c35035, v6.14); a hugetlb unshare
  * flushed after i_mmap_rwsem up to v5.15 (a4a118f2eead, v5.16); arm64 TTL
  * hints from v5.9 (c4ab2cbc1d87), leaf-only from v5.14 (52218fcd61cb);
- * PCIDs off on INVLPG-erratum parts from v6.4 (ce0b15d11ad8) */
+ * PCIDs off on INVLPG-erratum parts from v6.4 (ce0b15d11ad8); THP collapse
+ * flushing the wrong range v5.4..v5.8 (27e1f8273113..723a80dafed5) and
+ * without the GUP-fast sync up to v6.0 (2ba99c5e0881, v6.1) */
 #define K_PT_414 ",table_free_one=sync,table_free_users=shortcut,arm64_pgtable_flush=hook," \
 	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=none,"            \
-	"x86_invlpg_miss=ignore"
+	"x86_invlpg_miss=ignore,thp_collapse_range=haddr,thp_gup_sync=none"
 #define K_PT_420 ",table_free_one=sync,table_free_users=batch,arm64_pgtable_flush=gather," \
 	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=none,"            \
-	"x86_invlpg_miss=ignore"
+	"x86_invlpg_miss=ignore,thp_collapse_range=haddr,thp_gup_sync=none"
 #define K_PT_58 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
 	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=none,"            \
-	"x86_invlpg_miss=ignore"
+	"x86_invlpg_miss=ignore,thp_collapse_range=end,thp_gup_sync=none"
 #define K_PT_59 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
 	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=level,"           \
-	"x86_invlpg_miss=ignore"
+	"x86_invlpg_miss=ignore,thp_collapse_range=haddr,thp_gup_sync=none"
 #define K_PT_60 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
 	"x86_range_freed=false,hugetlb_unshare_flush=before_unlock,arm64_ttl=leaf_only,"      \
-	"x86_invlpg_miss=ignore"
+	"x86_invlpg_miss=ignore,thp_collapse_range=haddr,thp_gup_sync=none"
 #define K_PT_66 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
 	"x86_range_freed=false,hugetlb_unshare_flush=before_unlock,arm64_ttl=leaf_only,"      \
-	"x86_invlpg_miss=nopcid"
+	"x86_invlpg_miss=nopcid,thp_collapse_range=haddr,thp_gup_sync=ipi"
 #define K_PT_618 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
 	"x86_range_freed=true,hugetlb_unshare_flush=before_unlock,arm64_ttl=leaf_only,"       \
-	"x86_invlpg_miss=nopcid"
+	"x86_invlpg_miss=nopcid,thp_collapse_range=haddr,thp_gup_sync=ipi"
 #define K_X86_OLD                                                               \
 	",x86_flush_local=first,x86_tlb_gen=mm_gen,x86_cpumask=eager,"            \
 	"x86_should_flush=not_lazy,x86_table_free=page,x86_flush=ipi,"            \
@@ -885,22 +927,23 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
 	 "arm64 had no level tracking before v4.20: tlb_flush issued page-stride VALE1IS over the "
 	 "range and __p?d_free_tlb one VAE1IS per freed table (arm64_pgtable_flush=hook); the "
-	 "model's stride still follows the level bits" K_NO_UFFD_WP},
+	 "model's stride still follows the level bits" K_NO_UFFD_WP K_NO_THP_PTE},
 	{"4.20",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_420 K_DEV_OLD K_PT_420,
 	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
 	 "b956575bed91",
 	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
-	 "PTRS_PER_PTE" K_NO_UFFD_WP},
+	 "PTRS_PER_PTE" K_NO_UFFD_WP K_NO_THP_PTE},
 	{"5.1",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_420,
-	 "the seed-000 kernel: the nested finish resets the level bits", &K_NO_UFFD_WP[2]},
+	 "the seed-000 kernel: the nested finish resets the level bits",
+	 &(K_NO_UFFD_WP K_NO_THP_PTE)[2]},
 	{"5.2",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_420,
-	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", &K_NO_UFFD_WP[2]},
+	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", &(K_NO_UFFD_WP K_NO_THP_PTE)[2]},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_58,

@@ -21,6 +21,7 @@
  * Checks:
  *  - I1 at free (data pages) and at the hand-off to RCU (page tables);
  *  - I1 realized and stale-walk realized: hardware hooks of the MMU;
+ *  - I1 of a software walker: a GUP-fast walk reads a freed page table;
  *  - I2 at the return of munmap / madvise(DONTNEED) / mprotect;
  *  - I3 at a write through a cached dirty entry (into a page MADV_FREE or
  *    writeback judged clean, that soft-dirty tracking reports clean, that
@@ -1127,6 +1128,28 @@ static void on_migrate_copied(void *ctx, uint64_t va, uint32_t src, uint32_t dst
 			 dst);
 }
 
+/* I1 of a software walker: a GUP-fast walk (IRQs off, no lock) read a
+ * page-table frame after it was freed - nothing held the free back for it
+ * (an IPI it would have delayed, an RCU grace period) */
+static void on_gup_fast_freed(void *ctx, int cpu, uint64_t va, uint32_t table, int depth)
+{
+	struct oracle *o = ctx;
+	bool first = o->first.kind < 0;
+	char ent[160];
+	snprintf(ent, sizeof(ent), "cpu %d GUP-fast walk (IRQs off): level %d table frame %u", cpu,
+		 depth, table);
+	oracle_violation(ctx, INV_I1, cpu, va, true, table, ent,
+			 "I1 (software walker): cpu %d's GUP-fast walk of va 0x%llx read level-%d "
+			 "page-table frame %u after it was freed: the table was freed with no IPI "
+			 "or RCU grace period that the walk's IRQs-off section holds back", cpu,
+			 (unsigned long long)va, depth, table);
+	/* the flush of the walking thread says nothing: name what was missing */
+	if (first && o->first.kind == INV_I1 && o->first.frame == table)
+		snprintf(o->first.flush, sizeof(o->first.flush), "no IPI reached cpu %d between the "
+			 "table's unlink and its free (tlb_remove_table_sync_one, an x86 flush "
+			 "IPI), and no RCU grace period was waited for", cpu);
+}
+
 static const struct mm_hooks oracle_mm_hooks = {
 	.syscall_enter = on_syscall_enter,
 	.range_unmapped = on_range_unmapped,
@@ -1151,6 +1174,7 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.page_copied = on_page_copied,
 	.migrate_unmapped = on_migrate_unmapped,
 	.migrate_copied = on_migrate_copied,
+	.gup_fast_freed = on_gup_fast_freed,
 };
 
 int oracle_attach(struct oracle *o, struct kernel *k, int want_kind)

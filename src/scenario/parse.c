@@ -558,7 +558,8 @@ static bool is_call_name(const struct parser *ps)
 					    "touch", "tmpfile", "fsync", "close", "mprotect", "mremap", "ftruncate",
 					    "clear_refs", "reclaim", "ksm_merge", "numa_scan", "uffd_wp",
 					    "pin", "unpin", "migrate", "pfnmap", "driver_unmap",
-					    "fail_table_batch", "vmalloc", "vfree", "vpurge", "kload"};
+					    "fail_table_batch", "vmalloc", "vfree", "vpurge", "kload",
+					    "collapse", "gup_fast"};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (is_id(ps, calls[i]))
 			return true;
@@ -871,6 +872,9 @@ static struct eval call_expr(struct parser *ps)
 		code = n[0] == 'v' ? OP_VFREE : OP_KLOAD;
 	} else if (strcmp(n, "vpurge") == 0) {
 		code = OP_VPURGE;
+	} else if (strcmp(n, "collapse") == 0 || strcmp(n, "gup_fast") == 0) {
+		num_expr(ps, n[0] == 'c' ? "collapse address" : "gup_fast address");
+		code = n[0] == 'c' ? OP_COLLAPSE : OP_GUP_FAST;
 	} else if (strcmp(n, "fsync") == 0 || strcmp(n, "close") == 0) {
 		num_expr(ps, n);
 		code = n[0] == 'f' ? OP_FSYNC : OP_CLOSE;

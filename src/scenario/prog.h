@@ -72,6 +72,8 @@ enum scen_opcode {
 	OP_VFREE,	/* pop addr; push 0 or -1 (not a live vmalloc area) */
 	OP_VPURGE,	/* push 0 (the synchronous purge: flush and release the lazy areas) */
 	OP_KLOAD,	/* pop addr; push 0, or -1 when no kernel page is mapped there */
+	OP_COLLAPSE,	/* pop addr; push 1 (PTE table retracted), 0, or -1 */
+	OP_GUP_FAST,	/* pop addr; push the pages GUP-fast got (0 or 1), or -1 */
 };
 
 enum scen_word {

@@ -3,7 +3,7 @@
  * simulated user thread (the glibc model of src/workload/glibc.c) running
  * its ops through the simulated syscalls sys_mmap, sys_munmap,
  * sys_madvise_dontneed / _free, sys_mprotect, sys_clear_refs, sys_mremap, ksm_merge,
- * numa_scan, sys_uffd_writeprotect, gup_pin / gup_unpin,
+ * numa_scan, sys_uffd_writeprotect, gup_pin / gup_unpin, sys_collapse, gup_fast,
  * sys_tmpfile, sys_ftruncate, sys_fsync, sys_close and
  * user_access, exactly as the built-in C workloads call them.
  *
@@ -474,6 +474,16 @@ static void exec(struct sim *s, struct scen_inst *in)
 		case OP_UNPIN: {
 			int64_t h = *--sp;
 			*sp++ = h >= 0 && h < GUP_PINS ? gup_unpin(s, (int)h) : -1;
+			break;
+		}
+		case OP_COLLAPSE: {
+			uint64_t addr = (uint64_t)*--sp;
+			*sp++ = range_ok(addr, 1) ? sys_collapse(s, addr) : -1;
+			break;
+		}
+		case OP_GUP_FAST: {
+			uint64_t addr = (uint64_t)*--sp;
+			*sp++ = range_ok(addr, 1) ? gup_fast(s, addr) : -1;
 			break;
 		}
 		case OP_FAIL_TABLE_BATCH:

@@ -692,3 +692,95 @@ tlbsim_check_out(async_arm64_dsb_dfs 1
   HAS "VIOLATION I2"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/reclaim_race_arm64.tlbs --policy arm64_batch=dsb
        --strategy dfs --depth 1 --runs 20000 --time-limit 20)
+
+# ---- THP collapse and GUP-fast (issue 14 items 3 and 4) ----
+# thp_collapse_range=end (27e1f8273113, v5.4..v5.8; --kernel 5.8):
+# collapse_pte_mapped_thp flushes the next 2 MiB and frees the PTE table
+# its CPU still caches (I1, first schedule) on arm64-v84, whose range TLBIs
+# flush exactly the range given; haddr (723a80dafed5, v5.9): clean. On
+# arm64 without FEAT_TLBIRANGE and on x86 at the default ceiling a 2 MiB
+# range is a full flush: clean with both; x86 with the ceiling raised to
+# 512 pages flushes page by page: with end the INVLPGs still drop the
+# paging-structure caches of the PCID (no I1), but the leaf entry of the
+# second page survives, and the munmap after it, whose flush covers only
+# what it cleared, returns with it (I2).
+tlbsim_check_out(thp_range_end 1
+  HAS "VIOLATION I1" "RVAE1IS over" "0x40200000, 0x40400000" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_range.tlbs --policy thp_collapse_range=end
+       --runs 1000)
+tlbsim_check_out(thp_range_v5.8 1
+  HAS "VIOLATION I1"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_range.tlbs --kernel 5.8 --runs 1000)
+foreach(k 5.9 6.0 6.18)
+  tlbsim_check_out(thp_range_v${k} 0
+    HAS "no violation: 1000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_range.tlbs --kernel ${k} --runs 1000)
+endforeach()
+tlbsim_check_out(thp_range_arm64_norange 0
+  HAS "no violation: 1000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_range.tlbs --profile arm64-4k
+       --policy thp_collapse_range=end --runs 1000)
+tlbsim_check_out(thp_range_x86_ceiling 0
+  HAS "no violation: 1000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_range.tlbs --profile x86-24
+       --policy thp_collapse_range=end --runs 1000)
+tlbsim_check_out(thp_range_x86_end 1
+  HAS "VIOLATION I2" "0x40001000"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_range.tlbs --profile x86-24
+       -D flush_ceiling=512 --policy thp_collapse_range=end --runs 1000)
+tlbsim_check_out(thp_range_x86_haddr 0
+  HAS "no violation: 1000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_range.tlbs --profile x86-24
+       -D flush_ceiling=512 --policy thp_collapse_range=haddr --runs 1000)
+# thp_gup_sync=none (up to v6.0; --kernel 6.0): on arm64 the collapse frees
+# the PTE table under a GUP-fast walk on CPU 1 (I1 of a software walker);
+# ipi (2ba99c5e0881, v6.1; --kernel 6.6, 6.18): the walk holds the sync
+# off, clean. x86 flushes with an IPI that the walk holds off: clean with
+# none too.
+tlbsim_check_out(thp_gup_none 1
+  HAS "VIOLATION I1" "I1 (software walker)" "GUP-fast" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_gup_fast.tlbs --policy thp_gup_sync=none
+       --runs 20000 --time-limit 20)
+tlbsim_check_out(thp_gup_v6.0 1
+  HAS "VIOLATION I1" "I1 (software walker)"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_gup_fast.tlbs --kernel 6.0 --runs 20000
+       --time-limit 20)
+foreach(k 6.6 6.18)
+  tlbsim_check_out(thp_gup_v${k} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_gup_fast.tlbs --kernel ${k} --runs 3000)
+endforeach()
+tlbsim_check_out(thp_gup_dfs 1
+  HAS "VIOLATION I1"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_gup_fast.tlbs --policy thp_gup_sync=none
+       --strategy dfs --depth 1 --runs 20000 --time-limit 20)
+tlbsim_check_out(thp_gup_async 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_gup_fast.tlbs -D async_completion=1 --runs 3000)
+tlbsim_check_out(thp_gup_x86_none 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_gup_fast.tlbs --profile x86-24
+       --policy thp_gup_sync=none --runs 3000)
+tlbsim_check_out(thp_gup_x86_async_none 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_gup_fast.tlbs --profile x86-24
+       --policy thp_gup_sync=none -D async_completion=1 --runs 3000)
+# GUP-fast against munmap's table frees (gup_fast_munmap.tlbs): arm64's RCU
+# table free waits for the walk's IRQs-off section, tlb_remove_table_one's
+# IPI sync (-w fail=1) waits for it too, x86's flush IPI holds the free
+# off: clean everywhere (a false I1 here would mean the walker is not held
+# off by what holds it off in the kernel).
+foreach(fail 0 1)
+  tlbsim_check_out(gup_munmap_fail${fail} 0
+    HAS "no violation: 5000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/gup_fast_munmap.tlbs -w fail=${fail} --runs 5000)
+endforeach()
+tlbsim_check_out(gup_munmap_dfs 0
+  HAS "search space exhausted"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/gup_fast_munmap.tlbs --strategy dfs --depth 2 --runs 20000)
+foreach(tf page rcu)
+  tlbsim_check_out(gup_munmap_x86_${tf} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/gup_fast_munmap.tlbs --profile x86-24
+         --policy x86_table_free=${tf} --runs 3000)
+endforeach()

@@ -1,0 +1,277 @@
+/*
+ * khugepaged.c - the collapse of a PTE-mapped file THP into a PMD mapping,
+ * which frees the PTE table (collapse_pte_mapped_thp, mm/khugepaged.c,
+ * v5.4..v6.4), and the lockless GUP-fast walker that races with it
+ * (get_user_pages_fast -> lockless_pages_from_mm -> gup_pgd_range,
+ * mm/gup.c, v6.1).
+ *
+ * collapse_pte_mapped_thp(mm, addr), introduced by 27e1f8273113 (v5.4):
+ * the page cache already holds the file range around addr as one huge page
+ * that this mm maps with PTEs. Under mmap_lock for write, it checks that
+ * every present PTE of the huge-page-aligned range maps the huge page's
+ * subpage of its index, drops those mappings (page_remove_rmap, the
+ * refcount), clears the PMD entry with pmdp_collapse_flush() and frees the
+ * PTE table at once (pte_free, no RCU); the next fault maps the range by
+ * PMD. Knobs:
+ *  - thp_collapse_range: pmdp_collapse_flush() is given the aligned start
+ *    haddr (723a80dafed5, v5.9) or, before it, the address the step-2 loop
+ *    left behind: haddr + HPAGE_PMD_SIZE, so the flush covers the next
+ *    extent and leaves every CPU's walk entries to the table it frees (and
+ *    its leaf entries, which still point to the right subpages). A 2 MiB
+ *    range is a full flush on x86 below tlb_single_page_flush_ceiling 512
+ *    and on arm64 without FEAT_TLBIRANGE (MAX_TLBI_OPS), where the wrong
+ *    range is harmless, as the fix's message suspected.
+ *  - thp_gup_sync: 2ba99c5e0881 (v6.1) calls tlb_remove_table_sync_one()
+ *    between the flush and pte_free(): an IPI to every other CPU, waited
+ *    for, which a GUP-fast walker with IRQs off takes only when its walk is
+ *    over. Without it, an architecture whose flush needs no IPI (arm64's
+ *    broadcast TLBI, x86 INVLPGB) frees the table under the walker.
+ *
+ * Model: the page cache's pages are base pages; the huge page is the file's
+ * pages at the indexes of the aligned range (collapse_file's copy into a
+ * compound page is not modelled), and the PMD mapping that replaces the
+ * table is not either: the range faults back in through a new PTE table.
+ * The collapse holds the file's i_mmap_rwsem for write around the
+ * retraction, as 8d3c106e19e8 (v6.1) made it do; before that only the PMD
+ * lock stood between rmap walkers (page_mkclean, truncate's zap) and the
+ * table. That older locking is not a knob: it would need the model's rmap
+ * walkers to notice a table freed under them, which they do not.
+ * Not modelled: khugepaged's scan and its mm_slot list (the `collapse`
+ * statement runs the function in the calling task, as MADV_COLLAPSE of
+ * v6.1 does for a file range already huge: 7d8faaf15545, 34488399fa08),
+ * collapse_huge_page (anonymous collapse), retract_page_tables (other mms
+ * of the file), the pte_free_defer() of v6.5 (an RCU-deferred free; the
+ * model keeps v6.1's IPI sync, which holds off the same walker). GUP-fast
+ * always re-checks the PMD entry, as it does since 70cbc3cc78a9 ("mm: gup:
+ * fix the fast GUP race against THP collapse"), also for older presets.
+ */
+#include "mm/mm.h"
+#include "mm/points.h"
+
+/* the PMD table of addr in mm (its entry maps the PTE table), or NO_FRAME */
+static uint32_t pmd_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint32_t f = mm->pgd;
+	for (int d = 0; d < g->levels - 2; d++) {
+		pte_t e = table_of(hw, f)[pt_index(g, d, addr)];
+		if (!pte_present(e))
+			return NO_FRAME;
+		f = pte_pfn(e);
+	}
+	return f;
+}
+
+static uint64_t sync_one_fn(struct sim *s, int cpu, const void *data)
+{
+	(void)s, (void)cpu, (void)data;
+	return 0;	/* tlb_remove_table_smp_sync: nothing to do */
+}
+
+/*
+ * tlb_remove_table_sync_one() (mm/mmu_gather.c, v6.1, 2ba99c5e0881):
+ * smp_call_function(tlb_remove_table_smp_sync, NULL, 1) - an IPI to every
+ * other online CPU, and the wait for each handler. A CPU inside a GUP-fast
+ * walk has IRQs off and runs it at local_irq_restore (irq.c).
+ */
+void tlb_remove_table_sync_one(struct sim *s)
+{
+	int self = cur_cpu(s);
+	uint64_t t0 = s->now + s->curr->pending_ns, k = 0, finish = t0;
+	struct ipi_round r = {0};
+	for (int c = 0; c < s->nr_cpus; c++) {
+		if (c == self)
+			continue;
+		k++;
+		s->m.ipi_sent++;
+		uint64_t at = t0 + k * (uint64_t)P(s, P_ipi_send_ns) + (uint64_t)P(s, P_ipi_latency_ns);
+		uint64_t done;
+		ipi_deliver(s, &r, c, at, sync_one_fn, &k, 0, &done);	/* no data */
+		if (done > finish)
+			finish = done;
+	}
+	sim_step_arg(s, YP_THP, 0, k, THP_STEP_SYNC);
+	if (r.outstanding) {
+		r.finish = finish > r.finish ? finish : r.finish;
+		ipi_round_wait(s, &r);
+	} else if (finish > s->now + s->curr->pending_ns) {
+		sim_charge_sys(s, finish - (s->now + s->curr->pending_ns));
+	}
+}
+
+/*
+ * pmdp_collapse_flush(vma, address, pmdp) (mm/pgtable-generic.c, v5.4; x86
+ * and arm64 use the generic one): clear the PMD entry and flush_tlb_range()
+ * of [address, address + HPAGE_PMD_SIZE). Returns the old entry.
+ */
+static pte_t pmdp_collapse_flush(struct sim *s, struct vm_area_struct *vma, uint64_t address,
+				 uint32_t pmd_table, uint64_t idx)
+{
+	const struct pt_geom *g = &hw_of(s)->geom;
+	uint64_t size = 1ull << g->shift[g->levels - 2];
+	pte_t old = table_of(hw_of(s), pmd_table)[idx];
+	set_entry(s, pmd_table, idx, 0);		/* pmdp_huge_get_and_clear */
+	machine_of(s)->arch->flush_tlb_range(s, &vma->vm_mm->context, address, address + size);
+	return old;
+}
+
+/*
+ * collapse_pte_mapped_thp(mm, addr) (mm/khugepaged.c, v5.4 27e1f8273113,
+ * with 723a80dafed5 and 2ba99c5e0881 as knobs; the file header). Returns 1
+ * when the table was retracted, 0 when the range does not qualify.
+ */
+static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	const struct tlbsim_policy *pol = &machine_of(s)->policy;
+	uint64_t size = 1ull << g->shift[g->levels - 2], haddr = addr & ~(size - 1);
+	struct vm_area_struct *vma = find_vma(mm, haddr);
+	/* a file VMA covering the whole aligned range (hugepage_vma_check) */
+	if (!vma || !vma->file || vma->vm_start > haddr || vma->vm_end < haddr + size ||
+	    (vma->vm_flags & (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP)))
+		return 0;
+	uint32_t pmd = pmd_table_of(s, mm, haddr);
+	if (pmd == NO_FRAME)
+		return 0;
+	uint64_t pidx = pt_index(g, g->levels - 2, haddr);
+	pte_t pe = table_of(hw, pmd)[pidx];
+	if (!pte_present(pe))
+		return 0;
+	uint32_t pt = pte_pfn(pe);
+	uint64_t pgoff = vma->vm_pgoff + ((haddr - vma->vm_start) >> g->page_shift);
+	/* i_mmap_lock_write (8d3c106e19e8, v6.1): only GUP-fast and the MMU
+	 * may walk the table from here on (see the file header) */
+	struct inode *ino = vma->file;
+	down_write(s, &ino->i_mmap_rwsem);
+	/* step 1: every present PTE maps the huge page's subpage of its index
+	 * (the table may have gone while the lock was awaited) */
+	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_lock_op_ns), haddr, THP_STEP_CHECK);
+	if (table_of(hw, pmd)[pidx] != pe) {
+		up_write(s, &ino->i_mmap_rwsem);
+		return 0;
+	}
+	uint64_t i;
+	for (i = table_next_used(g, table_of(hw, pt), 0, g->ptrs_per_pte); i < g->ptrs_per_pte;
+	     i = table_next_used(g, table_of(hw, pt), i + 1, g->ptrs_per_pte)) {
+		pte_t e = table_of(hw, pt)[i];
+		if (!pte_present(e) || pte_pfn(e) != find_get_page(s, ino, pgoff + i)) {
+			up_write(s, &ino->i_mmap_rwsem);
+			return 0;
+		}
+	}
+	/* step 2: page_remove_rmap and the references of the mappings; the
+	 * loop leaves addr at the end of the extent */
+	uint64_t a = haddr;
+	for (i = 0; i < g->ptrs_per_pte; i++, a += g->page_size) {
+		pte_t e = table_of(hw, pt)[i];
+		if (pte_none(e))
+			continue;
+		struct frame *fr = frame_of(hw, pte_pfn(e));
+		SIM_BUG_ON(s, fr->refcount < 2);	/* the page cache keeps one */
+		fr->refcount--;
+	}
+	/* step 4: collapse the PMD under the PMD lock */
+	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_lock_op_ns), haddr, THP_STEP_PMD_LOCK);
+	uint64_t flush_at = pol->thp_collapse_range == THP_COLLAPSE_RANGE_END ? a : haddr;
+	pmdp_collapse_flush(s, vma, flush_at, pmd, pidx);
+	struct kernel *k = kernel_of(s);
+	if (k->hooks && k->hooks->table_unlinked)
+		k->hooks->table_unlinked(k->hooks_ctx, pt);
+	if (pol->thp_gup_sync == THP_GUP_SYNC_IPI)
+		tlb_remove_table_sync_one(s);
+	/* mm_dec_nr_ptes; pte_free(mm, pmd_pgtable(_pmd)): the table goes with
+	 * its entries (the model empties it first) */
+	for (i = table_next_used(g, table_of(hw, pt), 0, g->ptrs_per_pte); i < g->ptrs_per_pte;
+	     i = table_next_used(g, table_of(hw, pt), i + 1, g->ptrs_per_pte))
+		set_entry(s, pt, i, 0);
+	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_page_free_ns), pt, THP_STEP_PTE_FREE);
+	frame_free(hw, pt);
+	up_write(s, &ino->i_mmap_rwsem);
+	return 1;
+}
+
+int64_t sys_collapse(struct sim *s, uint64_t addr)
+{
+	struct mm_struct *mm = current_task(s)->mm;
+	kernel_entry(s);
+	down_write(s, &mm->mmap_sem);
+	int r = collapse_pte_mapped_thp(s, mm, addr);
+	up_write(s, &mm->mmap_sem);
+	return r;
+}
+
+/*
+ * The GUP-fast walk of one page (get_user_pages_fast(addr, 1, 0, &page):
+ * lockless_pages_from_mm -> gup_pgd_range .. gup_pte_range, mm/gup.c,
+ * v6.1): with IRQs off (local_irq_save) and no lock, READ_ONCE each level's
+ * entry from the top; a none entry ends the walk (the caller would fall
+ * back to the slow path). At the PTE: take a reference on the page
+ * (try_grab_folio: fails on a page whose count is 0), then re-read the PMD
+ * entry and the PTE and drop the reference if either changed. Every read is
+ * a scheduling point; a read of a table that was freed (its frame's
+ * generation moved since the entry above it was read) is reported to the
+ * observer (I1 for a software walker) and ends the walk. The reference is
+ * dropped before the return (as a short O_DIRECT would drop it). Returns
+ * the pages got (0 or 1).
+ */
+int64_t gup_fast(struct sim *s, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	struct kernel *k = kernel_of(s);
+	struct mm_struct *mm = current_task(s)->mm;
+	int cpu = cur_cpu(s);
+	int64_t got = 0;
+	uint32_t tables[8];
+	uint32_t gens[8];
+	pte_t seen[8];
+	local_irq_disable(s);
+	k->gup_fast_walkers++;
+	uint32_t t = mm->pgd;
+	uint32_t gen = frame_of(hw, t)->gen;
+	int d;
+	for (d = 0; d < g->levels; d++) {
+		sim_step_arg(s, YP_THP, (uint64_t)P(s, P_walk_level_ns), addr,
+			     THP_STEP_GUP_READ | (uint64_t)d << 8);
+		struct frame *fr = frame_of(hw, t);
+		if (fr->state != FRAME_PGTABLE || fr->gen != gen) {
+			if (k->hooks && k->hooks->gup_fast_freed)
+				k->hooks->gup_fast_freed(k->hooks_ctx, cpu, addr, t, d);
+			goto out;
+		}
+		tables[d] = t;
+		gens[d] = gen;
+		seen[d] = fr->table[pt_index(g, d, addr)];
+		if (!pte_present(seen[d]))
+			goto out;
+		t = pte_pfn(seen[d]);
+		gen = frame_of(hw, t)->gen;
+	}
+	struct frame *page = frame_of(hw, t);
+	if (page->state != FRAME_DATA || page->refcount == 0)
+		goto out;			/* try_grab_folio failed */
+	page->refcount++;
+	/* the re-check: the PMD entry, then the PTE (a read of its table too) */
+	for (d = g->levels - 2; d < g->levels; d++) {
+		sim_step_arg(s, YP_THP, (uint64_t)P(s, P_walk_level_ns), addr,
+			     THP_STEP_GUP_RECHECK | (uint64_t)d << 8);
+		struct frame *fr = frame_of(hw, tables[d]);
+		if (fr->state != FRAME_PGTABLE || fr->gen != gens[d]) {
+			if (k->hooks && k->hooks->gup_fast_freed)
+				k->hooks->gup_fast_freed(k->hooks_ctx, cpu, addr, tables[d], d);
+			break;
+		}
+		if (fr->table[pt_index(g, d, addr)] != seen[d])
+			break;
+	}
+	got = d == g->levels;
+	/* put_page (the caller's, or gup_put_folio on the re-check's failure) */
+	if (--page->refcount == 0)
+		frame_free(hw, t);
+out:
+	k->gup_fast_walkers--;
+	local_irq_enable(s);
+	return got;
+}
