@@ -192,12 +192,132 @@ static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t
 	return 1;
 }
 
+/*
+ * collapse_huge_page(mm, address) (mm/khugepaged.c, v6.1; the anonymous
+ * collapse of khugepaged and MADV_COLLAPSE, with 2ba99c5e0881 as the
+ * thp_gup_sync knob). Under mmap_lock for write (the anon_vma lock is not
+ * modelled: the model has no anon_vma and no rmap walker of anonymous
+ * pages that could meet the detached table): pmdp_collapse_flush() clears
+ * the PMD entry and flushes the aligned 2 MiB (always from haddr; the
+ * 723a80dafed5 slip was only in collapse_pte_mapped_thp); since v6.1
+ * tlb_remove_table_sync_one(); then __collapse_huge_page_isolate checks
+ * each page's references (is_refcount_suitable: the mapping's only - a
+ * GUP-fast walker that kept its reference makes the collapse fail and the
+ * PMD entry is put back), __collapse_huge_page_copy copies each small page
+ * into the new huge page, clears the detached table's PTEs and frees the
+ * small pages. The kernel keeps the detached table as the deposit of the
+ * new PMD mapping (pgtable_trans_huge_deposit) and frees it with pte_free,
+ * no RCU, when that mapping is zapped (zap_deposited_table), or refills it
+ * at a split; a GUP-fast walker that read the PMD entry before the clear
+ * can still be inside the table then. Model: there is no PMD mapping to
+ * carry a deposit, so the detached table is freed right after the copy (the
+ * deposit's free brought forward) and the range is mapped by PTEs of the
+ * copies in a fresh table (dirty, writable if the VMA is: the huge PMD's
+ * pmd_mkdirty / maybe_pmd_mkwrite). The invariant is I1 (a software walker
+ * reads a freed table), not I3: the walker re-checks the PMD entry after
+ * taking its reference (70cbc3cc78a9) and the isolate step sees any
+ * reference taken before the clear, so no reference survives the copy; what
+ * the sync protects is the table's memory. None PTEs stay none (the kernel
+ * fills them from the zero page, up to max_ptes_none). Returns 1 when the
+ * range was collapsed, 0 when it does not qualify or a reference is held.
+ */
+static int collapse_huge_page(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	const struct tlbsim_policy *pol = &machine_of(s)->policy;
+	struct kernel *k = kernel_of(s);
+	uint64_t size = 1ull << g->shift[g->levels - 2], haddr = addr & ~(size - 1);
+	struct vm_area_struct *vma = find_vma(mm, haddr);
+	/* hugepage_vma_revalidate: an anonymous VMA over the aligned range */
+	if (!vma || vma->file || vma->vm_start > haddr || vma->vm_end < haddr + size ||
+	    (vma->vm_flags & (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP | VM_SHARED)))
+		return 0;
+	uint32_t pmd = pmd_table_of(s, mm, haddr);
+	if (pmd == NO_FRAME)
+		return 0;
+	uint64_t pidx = pt_index(g, g->levels - 2, haddr);
+	pte_t pe = table_of(hw, pmd)[pidx];
+	if (!pte_present(pe))
+		return 0;
+	uint32_t pt = pte_pfn(pe);
+	/* hpage_collapse_scan_pmd: at least one page, each a private anonymous
+	 * page (not KSM, not the zero page) */
+	uint64_t i, n = 0;
+	for (i = table_next_used(g, table_of(hw, pt), 0, g->ptrs_per_pte); i < g->ptrs_per_pte;
+	     i = table_next_used(g, table_of(hw, pt), i + 1, g->ptrs_per_pte)) {
+		pte_t e = table_of(hw, pt)[i];
+		if (!pte_present(e) || is_zero_frame(s, pte_pfn(e)))
+			return 0;
+		struct frame *fr = frame_of(hw, pte_pfn(e));
+		if (fr->state != FRAME_DATA || !(fr->pgflags & PG_ANON) ||
+		    (fr->pgflags & (PG_KSM | PG_LOCKED)))
+			return 0;
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_lock_op_ns), haddr, THP_STEP_PMD_LOCK);
+	pmdp_collapse_flush(s, vma, haddr, pmd, pidx);
+	if (pol->thp_gup_sync == THP_GUP_SYNC_IPI)
+		tlb_remove_table_sync_one(s);
+	/* __collapse_huge_page_isolate: the mapping's reference only */
+	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_lock_op_ns), haddr, THP_STEP_ISOLATE);
+	for (i = table_next_used(g, table_of(hw, pt), 0, g->ptrs_per_pte); i < g->ptrs_per_pte;
+	     i = table_next_used(g, table_of(hw, pt), i + 1, g->ptrs_per_pte)) {
+		if (frame_of(hw, pte_pfn(table_of(hw, pt)[i]))->refcount != 1) {
+			set_entry(s, pmd, pidx, pe);	/* pmd_populate: undo */
+			return 0;
+		}
+	}
+	/* __collapse_huge_page_copy: copy, clear the PTE, free the small page */
+	uint32_t copies[512];
+	SIM_BUG_ON(s, g->ptrs_per_pte > 512);
+	for (i = 0; i < g->ptrs_per_pte; i++) {
+		copies[i] = NO_FRAME;
+		pte_t e = table_of(hw, pt)[i];
+		if (pte_none(e))
+			continue;
+		uint32_t f = pte_pfn(e), nf = alloc_frame(s, FRAME_DATA, 0);
+		SIM_BUG_ON(s, nf == NO_FRAME);
+		frame_of(hw, nf)->pgflags |= PG_ANON | PG_DIRTY;
+		sim_step_arg(s, YP_THP, (uint64_t)P(s, P_copy_4k_ns) * (g->page_size >> 12),
+			     haddr + i * g->page_size, THP_STEP_COPY);
+		copies[i] = nf;
+		set_entry(s, pt, i, 0);
+		struct frame *fr = frame_of(hw, f);
+		if (--fr->refcount == 0)
+			frame_free(hw, f);
+	}
+	/* the deposited table's pte_free, brought forward (the header) */
+	if (k->hooks && k->hooks->table_unlinked)
+		k->hooks->table_unlinked(k->hooks_ctx, pt);
+	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_page_free_ns), pt, THP_STEP_PTE_FREE);
+	frame_free(hw, pt);
+	/* set_pmd_at of the huge page: here PTEs of the copies */
+	uint32_t nt = __pte_alloc(s, pmd, g->levels - 2, haddr);
+	for (i = 0; i < g->ptrs_per_pte; i++) {
+		if (copies[i] == NO_FRAME)
+			continue;
+		pte_t e = pfn_pte(copies[i], PTE_VALID | PTE_USER);
+		if (vma->vm_flags & VM_WRITE)
+			e |= PTE_WRITE;
+		set_entry(s, nt, i, fmt_pte_mkdirty(hw->fmt, e));
+		if (k->hooks && k->hooks->page_mapped)
+			k->hooks->page_mapped(k->hooks_ctx, copies[i], true);
+	}
+	return 1;
+}
+
 int64_t sys_collapse(struct sim *s, uint64_t addr)
 {
 	struct mm_struct *mm = current_task(s)->mm;
 	kernel_entry(s);
 	down_write(s, &mm->mmap_sem);
-	int r = collapse_pte_mapped_thp(s, mm, addr);
+	const struct pt_geom *g = &hw_of(s)->geom;
+	struct vm_area_struct *vma = find_vma(mm, addr & ~((1ull << g->shift[g->levels - 2]) - 1));
+	int r = vma && !vma->file ? collapse_huge_page(s, mm, addr)
+				  : collapse_pte_mapped_thp(s, mm, addr);
 	up_write(s, &mm->mmap_sem);
 	return r;
 }
