@@ -218,7 +218,8 @@ static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t
  * taking its reference (70cbc3cc78a9) and the isolate step sees any
  * reference taken before the clear, so no reference survives the copy; what
  * the sync protects is the table's memory. None PTEs stay none (the kernel
- * fills them from the zero page, up to max_ptes_none). Returns 1 when the
+ * fills them, and the zero page's, with zeroed subpages, up to max_ptes_none;
+ * in the model a zero-page PTE is cleared and left none). Returns 1 when the
  * range was collapsed, 0 when it does not qualify or a reference is held.
  */
 static int collapse_huge_page(struct sim *s, struct mm_struct *mm, uint64_t addr)
@@ -247,8 +248,10 @@ static int collapse_huge_page(struct sim *s, struct mm_struct *mm, uint64_t addr
 	for (i = table_next_used(g, table_of(hw, pt), 0, g->ptrs_per_pte); i < g->ptrs_per_pte;
 	     i = table_next_used(g, table_of(hw, pt), i + 1, g->ptrs_per_pte)) {
 		pte_t e = table_of(hw, pt)[i];
-		if (!pte_present(e) || is_zero_frame(s, pte_pfn(e)))
+		if (!pte_present(e))
 			return 0;
+		if (is_zero_frame(s, pte_pfn(e)))
+			continue;		/* counts as none (max_ptes_none) */
 		struct frame *fr = frame_of(hw, pte_pfn(e));
 		if (fr->state != FRAME_DATA || !(fr->pgflags & PG_ANON) ||
 		    (fr->pgflags & (PG_KSM | PG_LOCKED)))
@@ -265,7 +268,8 @@ static int collapse_huge_page(struct sim *s, struct mm_struct *mm, uint64_t addr
 	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_lock_op_ns), haddr, THP_STEP_ISOLATE);
 	for (i = table_next_used(g, table_of(hw, pt), 0, g->ptrs_per_pte); i < g->ptrs_per_pte;
 	     i = table_next_used(g, table_of(hw, pt), i + 1, g->ptrs_per_pte)) {
-		if (frame_of(hw, pte_pfn(table_of(hw, pt)[i]))->refcount != 1) {
+		uint32_t f = pte_pfn(table_of(hw, pt)[i]);
+		if (!is_zero_frame(s, f) && frame_of(hw, f)->refcount != 1) {
 			set_entry(s, pmd, pidx, pe);	/* pmd_populate: undo */
 			return 0;
 		}
@@ -278,6 +282,10 @@ static int collapse_huge_page(struct sim *s, struct mm_struct *mm, uint64_t addr
 		pte_t e = table_of(hw, pt)[i];
 		if (pte_none(e))
 			continue;
+		if (is_zero_frame(s, pte_pfn(e))) {
+			set_entry(s, pt, i, 0);
+			continue;
+		}
 		uint32_t f = pte_pfn(e), nf = alloc_frame(s, FRAME_DATA, 0);
 		SIM_BUG_ON(s, nf == NO_FRAME);
 		frame_of(hw, nf)->pgflags |= PG_ANON | PG_DIRTY;
