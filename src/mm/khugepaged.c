@@ -121,11 +121,13 @@ static pte_t pmdp_collapse_flush(struct sim *s, struct vm_area_struct *vma, uint
  * with 723a80dafed5 and 2ba99c5e0881 as knobs; the file header). Returns 1
  * when the table was retracted, 0 when the range does not qualify.
  */
+static int retract_table(struct sim *s, struct vm_area_struct *vma, uint64_t haddr,
+			 uint32_t pmd, uint64_t pidx, pte_t pe);
+
 static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t addr)
 {
 	struct hw *hw = hw_of(s);
 	const struct pt_geom *g = &hw->geom;
-	const struct tlbsim_policy *pol = &machine_of(s)->policy;
 	uint64_t size = 1ull << g->shift[g->levels - 2], haddr = addr & ~(size - 1);
 	struct vm_area_struct *vma = find_vma(mm, haddr);
 	/* a file VMA covering the whole aligned range (hugepage_vma_check) */
@@ -139,27 +141,44 @@ static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t
 	pte_t pe = table_of(hw, pmd)[pidx];
 	if (!pte_present(pe))
 		return 0;
-	uint32_t pt = pte_pfn(pe);
-	uint64_t pgoff = vma->vm_pgoff + ((haddr - vma->vm_start) >> g->page_shift);
 	/* i_mmap_lock_write (8d3c106e19e8, v6.1): only GUP-fast and the MMU
 	 * may walk the table from here on (see the file header) */
 	struct inode *ino = vma->file;
 	down_write(s, &ino->i_mmap_rwsem);
+	int r = retract_table(s, vma, haddr, pmd, pidx, pe);
+	up_write(s, &ino->i_mmap_rwsem);
+	return r;
+}
+
+/*
+ * The retraction of one mm's PTE table of the file range at haddr, with the
+ * file's i_mmap_rwsem held for write and the mm's mmap_lock for write:
+ * collapse_pte_mapped_thp's steps 1, 2 and 4 (v5.4..v6.4), or
+ * retract_page_tables' collapse_and_free_pmd (v5.18..v6.4) for another mm,
+ * which checks no PTE (collapse_file unmapped the small pages first; the
+ * model's pages stay, so the same check applies). pe is the PMD entry read
+ * before the lock. Returns 1 when the table was freed.
+ */
+static int retract_table(struct sim *s, struct vm_area_struct *vma, uint64_t haddr,
+			 uint32_t pmd, uint64_t pidx, pte_t pe)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	const struct tlbsim_policy *pol = &machine_of(s)->policy;
+	struct inode *ino = vma->file;
+	uint32_t pt = pte_pfn(pe);
+	uint64_t pgoff = vma->vm_pgoff + ((haddr - vma->vm_start) >> g->page_shift);
 	/* step 1: every present PTE maps the huge page's subpage of its index
 	 * (the table may have gone while the lock was awaited) */
 	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_lock_op_ns), haddr, THP_STEP_CHECK);
-	if (table_of(hw, pmd)[pidx] != pe) {
-		up_write(s, &ino->i_mmap_rwsem);
+	if (table_of(hw, pmd)[pidx] != pe)
 		return 0;
-	}
 	uint64_t i;
 	for (i = table_next_used(g, table_of(hw, pt), 0, g->ptrs_per_pte); i < g->ptrs_per_pte;
 	     i = table_next_used(g, table_of(hw, pt), i + 1, g->ptrs_per_pte)) {
 		pte_t e = table_of(hw, pt)[i];
-		if (!pte_present(e) || pte_pfn(e) != find_get_page(s, ino, pgoff + i)) {
-			up_write(s, &ino->i_mmap_rwsem);
+		if (!pte_present(e) || pte_pfn(e) != find_get_page(s, ino, pgoff + i))
 			return 0;
-		}
 	}
 	/* step 2: page_remove_rmap and the references of the mappings; the
 	 * loop leaves addr at the end of the extent */
@@ -188,7 +207,6 @@ static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t
 		set_entry(s, pt, i, 0);
 	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_page_free_ns), pt, THP_STEP_PTE_FREE);
 	frame_free(hw, pt);
-	up_write(s, &ino->i_mmap_rwsem);
 	return 1;
 }
 
@@ -317,6 +335,65 @@ static int collapse_huge_page(struct sim *s, struct mm_struct *mm, uint64_t addr
 	return 1;
 }
 
+/*
+ * retract_page_tables(mapping, pgoff, ...) (mm/khugepaged.c, v6.1; called by
+ * collapse_file once the file range is one huge page): for every other
+ * mm's VMA of the file that maps the range 2 MiB-aligned and whole, under
+ * the file's i_mmap_rwsem for write (which it has taken since f3f0e1d2150b,
+ * v4.8) and that mm's mmap_lock, taken with mmap_write_trylock (busy: the
+ * mm is skipped; khugepaged would retry it from its mm_slot), clear the PMD
+ * entry with pmdp_collapse_flush, run tlb_remove_table_sync_one (the
+ * thp_gup_sync knob, 2ba99c5e0881 added it here too, in
+ * collapse_and_free_pmd) and pte_free the table (v6.5's pte_free_defer, an
+ * RCU-deferred free, is not modelled). The caller's own mm is left to
+ * collapse_pte_mapped_thp, as MADV_COLLAPSE does (7d8faaf15545). The
+ * anon_vma check (a private VMA with COW pages is skipped) is the PTE
+ * check of retract_table here: the model has no anon_vma. Returns the
+ * number of tables retracted.
+ */
+static int retract_page_tables(struct sim *s, struct vm_area_struct *self, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	struct inode *ino = self->file;
+	uint64_t size = 1ull << g->shift[g->levels - 2];
+	uint64_t haddr = addr & ~(size - 1);
+	uint64_t pgoff = self->vm_pgoff + ((haddr - self->vm_start) >> g->page_shift);
+	int n = 0;
+	if (haddr < self->vm_start)
+		return 0;
+	/* the model skips the lock when no other mm maps the file (nothing
+	 * to retract; no step of a single-mm collapse changes) */
+	int others = 0;
+	for (int i = 0; i < ino->nr_mmap; i++)
+		others += ino->mmap[i]->vm_mm != self->vm_mm;
+	if (!others)
+		return 0;
+	down_write(s, &ino->i_mmap_rwsem);
+	for (int i = 0; i < ino->nr_mmap; i++) {	/* by index: the array may change */
+		struct vm_area_struct *vma = ino->mmap[i];
+		struct mm_struct *mm = vma->vm_mm;
+		if (mm == self->vm_mm || pgoff < vma->vm_pgoff)
+			continue;
+		uint64_t a = vma->vm_start + ((pgoff - vma->vm_pgoff) << g->page_shift);
+		if ((a & (size - 1)) || a < vma->vm_start || a + size > vma->vm_end ||
+		    (vma->vm_flags & (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP)))
+			continue;
+		if (!down_write_trylock(s, &mm->mmap_sem))
+			continue;
+		uint32_t pmd = pmd_table_of(s, mm, a);
+		if (pmd != NO_FRAME) {
+			uint64_t pidx = pt_index(g, g->levels - 2, a);
+			pte_t pe = table_of(hw, pmd)[pidx];
+			if (pte_present(pe))
+				n += retract_table(s, vma, a, pmd, pidx, pe);
+		}
+		up_write(s, &mm->mmap_sem);
+	}
+	up_write(s, &ino->i_mmap_rwsem);
+	return n;
+}
+
 int64_t sys_collapse(struct sim *s, uint64_t addr)
 {
 	struct mm_struct *mm = current_task(s)->mm;
@@ -326,6 +403,8 @@ int64_t sys_collapse(struct sim *s, uint64_t addr)
 	struct vm_area_struct *vma = find_vma(mm, addr & ~((1ull << g->shift[g->levels - 2]) - 1));
 	int r = vma && !vma->file ? collapse_huge_page(s, mm, addr)
 				  : collapse_pte_mapped_thp(s, mm, addr);
+	if (vma && vma->file)
+		retract_page_tables(s, vma, addr);
 	up_write(s, &mm->mmap_sem);
 	return r;
 }

@@ -623,6 +623,7 @@ void down_read(struct sim *s, struct rw_semaphore *sem);
 void up_read(struct sim *s, struct rw_semaphore *sem);
 void down_write(struct sim *s, struct rw_semaphore *sem);
 void up_write(struct sim *s, struct rw_semaphore *sem);
+bool down_write_trylock(struct sim *s, struct rw_semaphore *sem);
 void downgrade_write(struct sim *s, struct rw_semaphore *sem);
 
 /* mmu_gather (mm/mmu_gather.c, include/asm-generic/tlb.h, v5.1) */
