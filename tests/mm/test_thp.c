@@ -22,6 +22,10 @@
  *  - a page with a reference besides its mapping (a GUP pin) makes
  *    collapse_huge_page fail (isolate's refcount check): 0, and the PMD
  *    entry is put back to the same table;
+ *  - retract_page_tables: a file collapse also clears the PMD entry and
+ *    frees the PTE table of another mm that maps the range (one sync IPI
+ *    per table with ipi); an mm whose mmap_lock is held is skipped
+ *    (mmap_write_trylock) and keeps its table;
  *  - anonymous, none: a GUP-fast walk that read the PMD entry before the
  *    collapse cleared it reads the freed table: I1 (software walker); ipi:
  *    the free waits for the walk, which gives the page back (0), clean;
@@ -444,6 +448,95 @@ static void test_gup_fast_anon_freed_table(void **state)
 	tsim_free(s);
 }
 
+/* retract_page_tables: two mms map the file range; the first collapses */
+struct rctx {
+	bool hold;			/* the second mm's mmap_lock is held */
+	int sync;
+	bool mapped, other_ready, done;
+	struct inode *file;
+	struct mm_struct *other;
+	uint32_t other_table, other_gen_before, other_gen_after;
+	bool other_pmd_none_after;
+	int64_t collapsed;
+	uint64_t ipis;
+};
+
+static void retract_first(struct sim *s, struct sim_thread *t)
+{
+	struct rctx *c = t->arg;
+	c->file = sys_tmpfile(s, &fs_tmpfs, MB2);
+	assert_true(sys_mmap_file(s, AT, MB2, TLBSIM_MAP_SHARED, c->file, 0) == AT);
+	assert_int_equal(user_access(s, AT, false), 0);
+	c->mapped = true;
+	TSIM_WAIT_UNTIL(s, c->other_ready);
+	uint64_t ipi0 = s->m.ipi_sent;
+	c->collapsed = sys_collapse(s, AT);
+	c->ipis = s->m.ipi_sent - ipi0;
+	c->other_pmd_none_after = !pte_present(pmd_entry(s, c->other, AT));
+	c->other_gen_after = frame_of(hw_of(s), c->other_table)->gen;
+	c->done = true;
+}
+
+static void retract_second(struct sim *s, struct sim_thread *t)
+{
+	struct rctx *c = t->arg;
+	struct mm_struct *mm = current_task(s)->mm;
+	TSIM_WAIT_UNTIL(s, c->mapped);
+	assert_true(sys_mmap_file(s, AT, MB2, TLBSIM_MAP_SHARED, c->file, 0) == AT);
+	assert_int_equal(user_access(s, AT, false), 0);
+	c->other = mm;
+	c->other_table = pte_pfn(pmd_entry(s, mm, AT));
+	c->other_gen_before = frame_of(hw_of(s), c->other_table)->gen;
+	if (c->hold)
+		down_write(s, &mm->mmap_sem);
+	c->other_ready = true;
+	TSIM_WAIT_UNTIL(s, c->done);
+	if (c->hold)
+		up_write(s, &mm->mmap_sem);
+}
+
+static struct sim *run_retract(struct rctx *c)
+{
+	struct ctx p = {.profile = "arm64-4k", .sync = c->sync};
+	struct sim *s = new_sim(&p, 2);
+	tsim_spawn(s, retract_first, c, 0);
+	tsim_spawn_mm(s, retract_second, c, mm_alloc(s), 1);
+	tsim_run(s);
+	return s;
+}
+
+static void test_retract_other_mm(void **state)
+{
+	(void)state;
+	struct rctx c = {.sync = THP_GUP_SYNC_IPI};
+	struct sim *s = run_retract(&c);
+	assert_int_equal(c.collapsed, 1);
+	assert_true(c.other_pmd_none_after);
+	assert_int_not_equal(c.other_gen_after, c.other_gen_before);	/* freed */
+	assert_int_equal(c.ipis, 2);	/* one sync per table, to the other CPU */
+	assert_int_equal(tsim_violation(s)->kind, -1);
+	tsim_free(s);
+	struct rctx n = {.sync = THP_GUP_SYNC_NONE};
+	s = run_retract(&n);
+	assert_int_equal(n.collapsed, 1);
+	assert_true(n.other_pmd_none_after);
+	assert_int_equal(n.ipis, 0);
+	tsim_free(s);
+}
+
+static void test_retract_trylock_busy(void **state)
+{
+	(void)state;
+	struct rctx c = {.sync = THP_GUP_SYNC_IPI, .hold = true};
+	struct sim *s = run_retract(&c);
+	assert_int_equal(c.collapsed, 1);		/* the caller's own table */
+	assert_false(c.other_pmd_none_after);	/* skipped: mmap_lock busy */
+	assert_int_equal(c.other_gen_after, c.other_gen_before);
+	assert_int_equal(c.ipis, 1);
+	assert_int_equal(tsim_violation(s)->kind, -1);
+	tsim_free(s);
+}
+
 /* cpu 1: an rmap walker holding the file's i_mmap_rwsem for read for 50 us
  * while cpu 0 collapses */
 static void rmap_reader(struct sim *s, struct sim_thread *t)
@@ -547,6 +640,8 @@ int main(void)
 		cmocka_unit_test(test_collapse_anon),
 		cmocka_unit_test(test_collapse_anon_pinned),
 		cmocka_unit_test(test_gup_fast_anon_freed_table),
+		cmocka_unit_test(test_retract_other_mm),
+		cmocka_unit_test(test_retract_trylock_busy),
 		cmocka_unit_test(test_table_free_waits_for_gup_fast),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
