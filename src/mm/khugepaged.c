@@ -1,7 +1,8 @@
 /*
  * khugepaged.c - the collapse of a PTE-mapped file THP into a PMD mapping,
  * which frees the PTE table (collapse_pte_mapped_thp, mm/khugepaged.c,
- * v5.4..v6.4), and the lockless GUP-fast walker that races with it
+ * v5.4..v6.4) and those of the other mms mapping the file range
+ * (retract_page_tables), the anonymous collapse (collapse_huge_page), and the lockless GUP-fast walker that races with it
  * (get_user_pages_fast -> lockless_pages_from_mm -> gup_pgd_range,
  * mm/gup.c, v6.1).
  *
@@ -39,8 +40,9 @@
  * Not modelled: khugepaged's scan and its mm_slot list (the `collapse`
  * statement runs the function in the calling task, as MADV_COLLAPSE of
  * v6.1 does for a file range already huge: 7d8faaf15545, 34488399fa08),
- * collapse_huge_page (anonymous collapse), retract_page_tables (other mms
- * of the file), the pte_free_defer() of v6.5 (an RCU-deferred free; the
+ * the PMD mapping of an anonymous collapse (collapse_huge_page, below, and
+ * retract_page_tables for the other mms of the file are modelled), the
+ * pte_free_defer() of v6.5 (an RCU-deferred free; the
  * model keeps v6.1's IPI sync, which holds off the same walker). GUP-fast
  * always re-checks the PMD entry, as it does since 70cbc3cc78a9 ("mm: gup:
  * fix the fast GUP race against THP collapse"), also for older presets.
