@@ -1,7 +1,8 @@
 /*
  * khugepaged.c - the collapse of a PTE-mapped file THP into a PMD mapping,
  * which frees the PTE table (collapse_pte_mapped_thp, mm/khugepaged.c,
- * v5.4..v6.4), and the lockless GUP-fast walker that races with it
+ * v5.4..v6.4) and those of the other mms mapping the file range
+ * (retract_page_tables), the anonymous collapse (collapse_huge_page), and the lockless GUP-fast walker that races with it
  * (get_user_pages_fast -> lockless_pages_from_mm -> gup_pgd_range,
  * mm/gup.c, v6.1).
  *
@@ -39,8 +40,9 @@
  * Not modelled: khugepaged's scan and its mm_slot list (the `collapse`
  * statement runs the function in the calling task, as MADV_COLLAPSE of
  * v6.1 does for a file range already huge: 7d8faaf15545, 34488399fa08),
- * collapse_huge_page (anonymous collapse), retract_page_tables (other mms
- * of the file), the pte_free_defer() of v6.5 (an RCU-deferred free; the
+ * the PMD mapping of an anonymous collapse (collapse_huge_page, below, and
+ * retract_page_tables for the other mms of the file are modelled), the
+ * pte_free_defer() of v6.5 (an RCU-deferred free; the
  * model keeps v6.1's IPI sync, which holds off the same walker). GUP-fast
  * always re-checks the PMD entry, as it does since 70cbc3cc78a9 ("mm: gup:
  * fix the fast GUP race against THP collapse"), also for older presets.
@@ -121,11 +123,13 @@ static pte_t pmdp_collapse_flush(struct sim *s, struct vm_area_struct *vma, uint
  * with 723a80dafed5 and 2ba99c5e0881 as knobs; the file header). Returns 1
  * when the table was retracted, 0 when the range does not qualify.
  */
+static int retract_table(struct sim *s, struct vm_area_struct *vma, uint64_t haddr,
+			 uint32_t pmd, uint64_t pidx, pte_t pe);
+
 static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t addr)
 {
 	struct hw *hw = hw_of(s);
 	const struct pt_geom *g = &hw->geom;
-	const struct tlbsim_policy *pol = &machine_of(s)->policy;
 	uint64_t size = 1ull << g->shift[g->levels - 2], haddr = addr & ~(size - 1);
 	struct vm_area_struct *vma = find_vma(mm, haddr);
 	/* a file VMA covering the whole aligned range (hugepage_vma_check) */
@@ -139,27 +143,44 @@ static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t
 	pte_t pe = table_of(hw, pmd)[pidx];
 	if (!pte_present(pe))
 		return 0;
-	uint32_t pt = pte_pfn(pe);
-	uint64_t pgoff = vma->vm_pgoff + ((haddr - vma->vm_start) >> g->page_shift);
 	/* i_mmap_lock_write (8d3c106e19e8, v6.1): only GUP-fast and the MMU
 	 * may walk the table from here on (see the file header) */
 	struct inode *ino = vma->file;
 	down_write(s, &ino->i_mmap_rwsem);
+	int r = retract_table(s, vma, haddr, pmd, pidx, pe);
+	up_write(s, &ino->i_mmap_rwsem);
+	return r;
+}
+
+/*
+ * The retraction of one mm's PTE table of the file range at haddr, with the
+ * file's i_mmap_rwsem held for write and the mm's mmap_lock for write:
+ * collapse_pte_mapped_thp's steps 1, 2 and 4 (v5.4..v6.4), or
+ * retract_page_tables' collapse_and_free_pmd (v5.18..v6.4) for another mm,
+ * which checks no PTE (collapse_file unmapped the small pages first; the
+ * model's pages stay, so the same check applies). pe is the PMD entry read
+ * before the lock. Returns 1 when the table was freed.
+ */
+static int retract_table(struct sim *s, struct vm_area_struct *vma, uint64_t haddr,
+			 uint32_t pmd, uint64_t pidx, pte_t pe)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	const struct tlbsim_policy *pol = &machine_of(s)->policy;
+	struct inode *ino = vma->file;
+	uint32_t pt = pte_pfn(pe);
+	uint64_t pgoff = vma->vm_pgoff + ((haddr - vma->vm_start) >> g->page_shift);
 	/* step 1: every present PTE maps the huge page's subpage of its index
 	 * (the table may have gone while the lock was awaited) */
 	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_lock_op_ns), haddr, THP_STEP_CHECK);
-	if (table_of(hw, pmd)[pidx] != pe) {
-		up_write(s, &ino->i_mmap_rwsem);
+	if (table_of(hw, pmd)[pidx] != pe)
 		return 0;
-	}
 	uint64_t i;
 	for (i = table_next_used(g, table_of(hw, pt), 0, g->ptrs_per_pte); i < g->ptrs_per_pte;
 	     i = table_next_used(g, table_of(hw, pt), i + 1, g->ptrs_per_pte)) {
 		pte_t e = table_of(hw, pt)[i];
-		if (!pte_present(e) || pte_pfn(e) != find_get_page(s, ino, pgoff + i)) {
-			up_write(s, &ino->i_mmap_rwsem);
+		if (!pte_present(e) || pte_pfn(e) != find_get_page(s, ino, pgoff + i))
 			return 0;
-		}
 	}
 	/* step 2: page_remove_rmap and the references of the mappings; the
 	 * loop leaves addr at the end of the extent */
@@ -188,8 +209,191 @@ static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t
 		set_entry(s, pt, i, 0);
 	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_page_free_ns), pt, THP_STEP_PTE_FREE);
 	frame_free(hw, pt);
-	up_write(s, &ino->i_mmap_rwsem);
 	return 1;
+}
+
+/*
+ * collapse_huge_page(mm, address) (mm/khugepaged.c, v6.1; the anonymous
+ * collapse of khugepaged and MADV_COLLAPSE, with 2ba99c5e0881 as the
+ * thp_gup_sync knob). Under mmap_lock for write (the anon_vma lock is not
+ * modelled: the model has no anon_vma and no rmap walker of anonymous
+ * pages that could meet the detached table): pmdp_collapse_flush() clears
+ * the PMD entry and flushes the aligned 2 MiB (always from haddr; the
+ * 723a80dafed5 slip was only in collapse_pte_mapped_thp); since v6.1
+ * tlb_remove_table_sync_one(); then __collapse_huge_page_isolate checks
+ * each page's references (is_refcount_suitable: the mapping's only - a
+ * GUP-fast walker that kept its reference makes the collapse fail and the
+ * PMD entry is put back), __collapse_huge_page_copy copies each small page
+ * into the new huge page, clears the detached table's PTEs and frees the
+ * small pages. The kernel keeps the detached table as the deposit of the
+ * new PMD mapping (pgtable_trans_huge_deposit) and frees it with pte_free,
+ * no RCU, when that mapping is zapped (zap_deposited_table), or refills it
+ * at a split; a GUP-fast walker that read the PMD entry before the clear
+ * can still be inside the table then. Model: there is no PMD mapping to
+ * carry a deposit, so the detached table is freed right after the copy (the
+ * deposit's free brought forward) and the range is mapped by PTEs of the
+ * copies in a fresh table (dirty, writable if the VMA is: the huge PMD's
+ * pmd_mkdirty / maybe_pmd_mkwrite). The invariant is I1 (a software walker
+ * reads a freed table), not I3: the walker re-checks the PMD entry after
+ * taking its reference (70cbc3cc78a9) and the isolate step sees any
+ * reference taken before the clear, so no reference survives the copy; what
+ * the sync protects is the table's memory. None PTEs stay none (the kernel
+ * fills them, and the zero page's, with zeroed subpages, up to max_ptes_none;
+ * in the model a zero-page PTE is cleared and left none). Returns 1 when the
+ * range was collapsed, 0 when it does not qualify or a reference is held.
+ */
+static int collapse_huge_page(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	const struct tlbsim_policy *pol = &machine_of(s)->policy;
+	struct kernel *k = kernel_of(s);
+	uint64_t size = 1ull << g->shift[g->levels - 2], haddr = addr & ~(size - 1);
+	struct vm_area_struct *vma = find_vma(mm, haddr);
+	/* hugepage_vma_revalidate: an anonymous VMA over the aligned range */
+	if (!vma || vma->file || vma->vm_start > haddr || vma->vm_end < haddr + size ||
+	    (vma->vm_flags & (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP | VM_SHARED)))
+		return 0;
+	uint32_t pmd = pmd_table_of(s, mm, haddr);
+	if (pmd == NO_FRAME)
+		return 0;
+	uint64_t pidx = pt_index(g, g->levels - 2, haddr);
+	pte_t pe = table_of(hw, pmd)[pidx];
+	if (!pte_present(pe))
+		return 0;
+	uint32_t pt = pte_pfn(pe);
+	/* hpage_collapse_scan_pmd: at least one page, each a private anonymous
+	 * page (not KSM, not the zero page) */
+	uint64_t i, n = 0;
+	for (i = table_next_used(g, table_of(hw, pt), 0, g->ptrs_per_pte); i < g->ptrs_per_pte;
+	     i = table_next_used(g, table_of(hw, pt), i + 1, g->ptrs_per_pte)) {
+		pte_t e = table_of(hw, pt)[i];
+		if (!pte_present(e))
+			return 0;
+		if (is_zero_frame(s, pte_pfn(e)))
+			continue;		/* counts as none (max_ptes_none) */
+		struct frame *fr = frame_of(hw, pte_pfn(e));
+		if (fr->state != FRAME_DATA || !(fr->pgflags & PG_ANON) ||
+		    (fr->pgflags & (PG_KSM | PG_LOCKED)))
+			return 0;
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_lock_op_ns), haddr, THP_STEP_PMD_LOCK);
+	pmdp_collapse_flush(s, vma, haddr, pmd, pidx);
+	if (pol->thp_gup_sync == THP_GUP_SYNC_IPI)
+		tlb_remove_table_sync_one(s);
+	/* __collapse_huge_page_isolate: the mapping's reference only */
+	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_lock_op_ns), haddr, THP_STEP_ISOLATE);
+	for (i = table_next_used(g, table_of(hw, pt), 0, g->ptrs_per_pte); i < g->ptrs_per_pte;
+	     i = table_next_used(g, table_of(hw, pt), i + 1, g->ptrs_per_pte)) {
+		uint32_t f = pte_pfn(table_of(hw, pt)[i]);
+		if (!is_zero_frame(s, f) && frame_of(hw, f)->refcount != 1) {
+			set_entry(s, pmd, pidx, pe);	/* pmd_populate: undo */
+			return 0;
+		}
+	}
+	/* __collapse_huge_page_copy: copy, clear the PTE, free the small page */
+	uint32_t copies[512];
+	SIM_BUG_ON(s, g->ptrs_per_pte > 512);
+	for (i = 0; i < g->ptrs_per_pte; i++) {
+		copies[i] = NO_FRAME;
+		pte_t e = table_of(hw, pt)[i];
+		if (pte_none(e))
+			continue;
+		if (is_zero_frame(s, pte_pfn(e))) {
+			set_entry(s, pt, i, 0);
+			continue;
+		}
+		uint32_t f = pte_pfn(e), nf = alloc_frame(s, FRAME_DATA, 0);
+		SIM_BUG_ON(s, nf == NO_FRAME);
+		frame_of(hw, nf)->pgflags |= PG_ANON | PG_DIRTY;
+		sim_step_arg(s, YP_THP, (uint64_t)P(s, P_copy_4k_ns) * (g->page_size >> 12),
+			     haddr + i * g->page_size, THP_STEP_COPY);
+		copies[i] = nf;
+		set_entry(s, pt, i, 0);
+		struct frame *fr = frame_of(hw, f);
+		if (--fr->refcount == 0)
+			frame_free(hw, f);
+	}
+	/* the deposited table's pte_free, brought forward (the header) */
+	if (k->hooks && k->hooks->table_unlinked)
+		k->hooks->table_unlinked(k->hooks_ctx, pt);
+	sim_step_arg(s, YP_THP, (uint64_t)P(s, P_page_free_ns), pt, THP_STEP_PTE_FREE);
+	frame_free(hw, pt);
+	/* set_pmd_at of the huge page: here PTEs of the copies */
+	uint32_t nt = __pte_alloc(s, pmd, g->levels - 2, haddr);
+	for (i = 0; i < g->ptrs_per_pte; i++) {
+		if (copies[i] == NO_FRAME)
+			continue;
+		pte_t e = pfn_pte(copies[i], PTE_VALID | PTE_USER);
+		if (vma->vm_flags & VM_WRITE)
+			e |= PTE_WRITE;
+		set_entry(s, nt, i, fmt_pte_mkdirty(hw->fmt, e));
+		if (k->hooks && k->hooks->page_mapped)
+			k->hooks->page_mapped(k->hooks_ctx, copies[i], true);
+	}
+	return 1;
+}
+
+/*
+ * retract_page_tables(mapping, pgoff, ...) (mm/khugepaged.c, v6.1; called by
+ * collapse_file once the file range is one huge page): for every other
+ * mm's VMA of the file that maps the range 2 MiB-aligned and whole, under
+ * the file's i_mmap_rwsem for write (which it has taken since f3f0e1d2150b,
+ * v4.8) and that mm's mmap_lock, taken with mmap_write_trylock (busy: the
+ * mm is skipped; khugepaged would retry it from its mm_slot), clear the PMD
+ * entry with pmdp_collapse_flush, run tlb_remove_table_sync_one (the
+ * thp_gup_sync knob, 2ba99c5e0881 added it here too, in
+ * collapse_and_free_pmd) and pte_free the table (v6.5's pte_free_defer, an
+ * RCU-deferred free, is not modelled). The caller's own mm is left to
+ * collapse_pte_mapped_thp, as MADV_COLLAPSE does (7d8faaf15545). The
+ * anon_vma check (a private VMA with COW pages is skipped) is the PTE
+ * check of retract_table here: the model has no anon_vma. Returns the
+ * number of tables retracted.
+ */
+static int retract_page_tables(struct sim *s, struct vm_area_struct *self, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	struct inode *ino = self->file;
+	uint64_t size = 1ull << g->shift[g->levels - 2];
+	uint64_t haddr = addr & ~(size - 1);
+	uint64_t pgoff = self->vm_pgoff + ((haddr - self->vm_start) >> g->page_shift);
+	int n = 0;
+	if (haddr < self->vm_start)
+		return 0;
+	/* the model skips the lock when no other mm maps the file (nothing
+	 * to retract; no step of a single-mm collapse changes) */
+	int others = 0;
+	for (int i = 0; i < ino->nr_mmap; i++)
+		others += ino->mmap[i]->vm_mm != self->vm_mm;
+	if (!others)
+		return 0;
+	down_write(s, &ino->i_mmap_rwsem);
+	for (int i = 0; i < ino->nr_mmap; i++) {	/* by index: the array may change */
+		struct vm_area_struct *vma = ino->mmap[i];
+		struct mm_struct *mm = vma->vm_mm;
+		if (mm == self->vm_mm || pgoff < vma->vm_pgoff)
+			continue;
+		uint64_t a = vma->vm_start + ((pgoff - vma->vm_pgoff) << g->page_shift);
+		if ((a & (size - 1)) || a < vma->vm_start || a + size > vma->vm_end ||
+		    (vma->vm_flags & (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP)))
+			continue;
+		if (!down_write_trylock(s, &mm->mmap_sem))
+			continue;
+		uint32_t pmd = pmd_table_of(s, mm, a);
+		if (pmd != NO_FRAME) {
+			uint64_t pidx = pt_index(g, g->levels - 2, a);
+			pte_t pe = table_of(hw, pmd)[pidx];
+			if (pte_present(pe))
+				n += retract_table(s, vma, a, pmd, pidx, pe);
+		}
+		up_write(s, &mm->mmap_sem);
+	}
+	up_write(s, &ino->i_mmap_rwsem);
+	return n;
 }
 
 int64_t sys_collapse(struct sim *s, uint64_t addr)
@@ -197,7 +401,12 @@ int64_t sys_collapse(struct sim *s, uint64_t addr)
 	struct mm_struct *mm = current_task(s)->mm;
 	kernel_entry(s);
 	down_write(s, &mm->mmap_sem);
-	int r = collapse_pte_mapped_thp(s, mm, addr);
+	const struct pt_geom *g = &hw_of(s)->geom;
+	struct vm_area_struct *vma = find_vma(mm, addr & ~((1ull << g->shift[g->levels - 2]) - 1));
+	int r = vma && !vma->file ? collapse_huge_page(s, mm, addr)
+				  : collapse_pte_mapped_thp(s, mm, addr);
+	if (vma && vma->file)
+		retract_page_tables(s, vma, addr);
 	up_write(s, &mm->mmap_sem);
 	return r;
 }

@@ -35,6 +35,7 @@
  *                 revocation (unmap_mapping_range, then the frames freed)
  *   hugetlb.c     hugetlb PMD sharing: huge_pmd_share / huge_pmd_unshare
  *   khugepaged.c  collapse_pte_mapped_thp (pmdp_collapse_flush, pte_free),
+ *                 retract_page_tables, collapse_huge_page (anonymous),
  *                 tlb_remove_table_sync_one, the GUP-fast walker (mm/gup.c)
  *
  * Ordering rule kept by mmu_gather (include/asm-generic/tlb.h): unhook the
@@ -623,6 +624,7 @@ void down_read(struct sim *s, struct rw_semaphore *sem);
 void up_read(struct sim *s, struct rw_semaphore *sem);
 void down_write(struct sim *s, struct rw_semaphore *sem);
 void up_write(struct sim *s, struct rw_semaphore *sem);
+bool down_write_trylock(struct sim *s, struct rw_semaphore *sem);
 void downgrade_write(struct sim *s, struct rw_semaphore *sem);
 
 /* mmu_gather (mm/mmu_gather.c, include/asm-generic/tlb.h, v5.1) */
@@ -948,8 +950,9 @@ int driver_unmap(struct sim *s, uint64_t addr);
 /* ---- THP collapse and GUP-fast (khugepaged.c) ---- */
 /* collapse_pte_mapped_thp() of the huge-page-aligned range around addr of
  * the current task's mm, under mmap_lock for write (MADV_COLLAPSE of a file
- * range the page cache holds as one huge page): 1 when its PTE table was
- * retracted and freed, 0 when the range does not qualify */
+ * range the page cache holds as one huge page), then retract_page_tables()
+ * of the other mms mapping it; collapse_huge_page() for an anonymous VMA:
+ * 1 when the caller's range was collapsed, 0 when it does not qualify */
 int64_t sys_collapse(struct sim *s, uint64_t addr);
 /* tlb_remove_table_sync_one() (v6.1): IPI every other CPU and wait */
 void tlb_remove_table_sync_one(struct sim *s);

@@ -278,6 +278,8 @@ static void fmt_thp(char *buf, size_t len, uint64_t a, uint64_t b)
 		[THP_STEP_PTE_FREE] = "pte_free of table frame",
 		[THP_STEP_GUP_READ] = "GUP-fast: READ_ONCE of the entry",
 		[THP_STEP_GUP_RECHECK] = "GUP-fast: re-check of the entry",
+		[THP_STEP_ISOLATE] = "collapse_huge_page: isolate, the references",
+		[THP_STEP_COPY] = "collapse_huge_page: copy the page at",
 	};
 	unsigned st = (unsigned)(b & 0xff);
 	snprintf(buf, len, "tlbsim_thp: %s 0x%" PRIx64 " level=%" PRIu64,

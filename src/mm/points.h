@@ -95,6 +95,8 @@ enum thp_step {
 	THP_STEP_PTE_FREE,	/* pte_free of the retracted table */
 	THP_STEP_GUP_READ,	/* GUP-fast reads a level's entry */
 	THP_STEP_GUP_RECHECK,	/* GUP-fast re-reads the PMD entry / the PTE */
+	THP_STEP_ISOLATE,	/* collapse_huge_page: the pages' references */
+	THP_STEP_COPY,		/* collapse_huge_page copies a small page */
 	THP_STEP_COUNT
 };
 

@@ -173,6 +173,17 @@ void down_write(struct sim *s, struct rw_semaphore *sem)
 	s->m.lock_wait_ns += s->now - t0;
 }
 
+/* down_write_trylock(): the lock if it is free and no one waits for it,
+ * else nothing (no wait) */
+bool down_write_trylock(struct sim *s, struct rw_semaphore *sem)
+{
+	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_DOWN_WRITE, sem->kind);
+	if (sem->writer || sem->readers || sem->spin_head || sem->wait_head)
+		return false;
+	sem->writer = true;
+	return true;
+}
+
 /* up_write(): a spinning writer takes the lock first; otherwise wake the
  * queue front */
 void up_write(struct sim *s, struct rw_semaphore *sem)

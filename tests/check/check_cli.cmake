@@ -759,6 +759,57 @@ tlbsim_check_out(thp_gup_dfs 1
 tlbsim_check_out(thp_gup_async 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_gup_fast.tlbs -D async_completion=1 --runs 3000)
+# collapse_huge_page (anonymous): thp_gup_sync=none (--kernel 6.0) lets a
+# GUP-fast walk on CPU 1 read the detached PTE table after the collapse freed
+# it (the deposit's pte_free, brought forward: src/mm/khugepaged.c), I1 of a
+# software walker on arm64; ipi (2ba99c5e0881, v6.1): clean. x86's IPI flush
+# is held off by the walk: clean with none too.
+tlbsim_check_out(thp_anon_none 1
+  HAS "VIOLATION I1" "I1 (software walker)" "GUP-fast" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_anon.tlbs --policy thp_gup_sync=none
+       --runs 20000 --time-limit 20)
+tlbsim_check_out(thp_anon_v6.0 1
+  HAS "VIOLATION I1" "I1 (software walker)"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_anon.tlbs --kernel 6.0 --runs 20000
+       --time-limit 20)
+foreach(k 6.6 6.18)
+  tlbsim_check_out(thp_anon_v${k} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_anon.tlbs --kernel ${k} --runs 3000)
+endforeach()
+tlbsim_check_out(thp_anon_dfs 1
+  HAS "VIOLATION I1"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_anon.tlbs --policy thp_gup_sync=none
+       --strategy dfs --depth 1 --runs 20000 --time-limit 20)
+tlbsim_check_out(thp_anon_x86_none 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_anon.tlbs --profile x86-24
+       --policy thp_gup_sync=none --runs 3000)
+# retract_page_tables: the parent's collapse of a shared tmpfs range frees
+# the child's PTE table of it under the child's GUP-fast walk: I1 (software
+# walker) on arm64 with thp_gup_sync=none (--kernel 6.0), clean with ipi
+# (2ba99c5e0881, v6.1); x86's IPI flush is held off by the walk.
+tlbsim_check_out(thp_retract_none 1
+  HAS "VIOLATION I1" "I1 (software walker)" "GUP-fast" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_retract.tlbs --policy thp_gup_sync=none
+       --runs 20000 --time-limit 20)
+tlbsim_check_out(thp_retract_v6.0 1
+  HAS "VIOLATION I1" "I1 (software walker)"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_retract.tlbs --kernel 6.0 --runs 20000
+       --time-limit 20)
+foreach(k 6.6 6.18)
+  tlbsim_check_out(thp_retract_v${k} 0
+    HAS "no violation: 3000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_retract.tlbs --kernel ${k} --runs 3000)
+endforeach()
+tlbsim_check_out(thp_retract_dfs 1
+  HAS "VIOLATION I1"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_retract.tlbs --policy thp_gup_sync=none
+       --strategy dfs --depth 1 --runs 20000 --time-limit 20)
+tlbsim_check_out(thp_retract_x86_none 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_retract.tlbs --profile x86-24
+       --policy thp_gup_sync=none --runs 3000)
 tlbsim_check_out(thp_gup_x86_none 0
   HAS "no violation: 3000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_gup_fast.tlbs --profile x86-24

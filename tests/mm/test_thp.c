@@ -11,8 +11,24 @@
  *    clears the PMD entry and frees the PTE table; the mappings' page
  *    references are dropped (the page cache keeps its own); the next access
  *    faults the range back in through a new table, to the same page;
- *  - a range the VMA does not cover whole, or an anonymous VMA, is not
+ *  - a range the VMA does not cover whole (file or anonymous) is not
  *    collapsed (0) and keeps its table;
+ *  - an anonymous range is collapsed by collapse_huge_page: the PMD entry
+ *    is cleared and flushed, each page is copied into a new page and freed,
+ *    the old PTE table is freed (the model's stand-in for the deposit's
+ *    pte_free) and a new table maps the copies dirty and writable; a
+ *    zero-page PTE is left none; the flush and sync are as for the file
+ *    collapse (one IPI to every other CPU with ipi);
+ *  - a page with a reference besides its mapping (a GUP pin) makes
+ *    collapse_huge_page fail (isolate's refcount check): 0, and the PMD
+ *    entry is put back to the same table;
+ *  - retract_page_tables: a file collapse also clears the PMD entry and
+ *    frees the PTE table of another mm that maps the range (one sync IPI
+ *    per table with ipi); an mm whose mmap_lock is held is skipped
+ *    (mmap_write_trylock) and keeps its table;
+ *  - anonymous, none: a GUP-fast walk that read the PMD entry before the
+ *    collapse cleared it reads the freed table: I1 (software walker); ipi:
+ *    the free waits for the walk, which gives the page back (0), clean;
  *  - haddr: the flush covers the collapsed range (no entry of it survives);
  *    end: it covers the next 2 MiB - on a part whose range flush is exact
  *    (arm64 FEAT_TLBIRANGE) the CPU's walk entry to the freed table survives
@@ -58,6 +74,10 @@ struct ctx {
 	bool walker_started;
 	struct inode *file;
 	bool table_live_at_up_read;
+	/* collapse_huge_page */
+	bool pin, hole_none_after;
+	uint32_t gen_before, table_gen_before, table_gen_after;
+	pte_t pmd_before, pmd_after, pte_after;
 };
 
 static pte_t pmd_entry(struct sim *s, struct mm_struct *mm, uint64_t va)
@@ -118,8 +138,21 @@ static void collapser(struct sim *s, struct sim_thread *t)
 	struct ctx *c = t->arg;
 	struct mm_struct *mm = current_task(s)->mm;
 	map_and_touch(s, c);
+	c->gen_before = frame_of(hw_of(s), c->frame)->gen;
+	c->table_gen_before = frame_of(hw_of(s), c->table)->gen;
+	c->pmd_before = pmd_entry(s, mm, AT);
+	if (c->pin)
+		assert_true(gup_pin(s, AT) >= 0);
 	uint64_t ipi0 = s->m.ipi_sent;
 	c->collapsed = sys_collapse(s, AT);
+	c->pmd_after = pmd_entry(s, mm, AT);
+	c->table_gen_after = frame_of(hw_of(s), c->table)->gen;
+	if (pte_present(c->pmd_after)) {
+		const struct pt_geom *g = &hw_of(s)->geom;
+		pte_t *pt = table_of(hw_of(s), pte_pfn(c->pmd_after));
+		c->pte_after = pt[pt_index(g, g->levels - 1, AT)];
+		c->hole_none_after = pte_none(pt[pt_index(g, g->levels - 1, AT + 4096)]);
+	}
 	c->ipis = s->m.ipi_sent - ipi0;
 	c->pmd_none_after = !pte_present(pmd_entry(s, mm, AT));
 	c->table_freed = frame_of(hw_of(s), c->table)->state == FRAME_FREE;
@@ -164,7 +197,8 @@ static void test_collapse_not_qualifying(void **state)
 	assert_false(c.pmd_none_after);
 	assert_false(c.table_freed);
 	tsim_free(s);
-	struct ctx a = {.profile = "arm64-v84", .range = THP_COLLAPSE_RANGE_HADDR, .anon = true};
+	struct ctx a = {.profile = "arm64-v84", .range = THP_COLLAPSE_RANGE_HADDR, .anon = true,
+			.maplen = MB2 / 2};
 	s = run_collapse(&a);
 	assert_int_equal(a.collapsed, 0);
 	assert_false(a.table_freed);
@@ -351,6 +385,158 @@ static void test_gup_fast_freed_table(void **state)
 	tsim_free(s);
 }
 
+static void test_collapse_anon(void **state)
+{
+	(void)state;
+	struct ctx c = {.profile = "arm64-4k", .sync = THP_GUP_SYNC_IPI, .anon = true};
+	struct sim *s = run_collapse(&c);
+	assert_int_equal(c.collapsed, 1);
+	/* the old table was freed (its frame may be the new table again) */
+	assert_int_not_equal(c.table_gen_after, c.table_gen_before);
+	assert_true(pte_present(c.pmd_after));
+	assert_true(pte_present(c.pte_after));
+	assert_true(c.pte_after & PTE_WRITE);
+	assert_true(c.hole_none_after);		/* the zero page's PTE */
+	assert_int_not_equal(pte_pfn(c.pte_after), c.frame);	/* a copy */
+	assert_int_equal(c.frame_after, pte_pfn(c.pte_after));
+	struct frame *nf = frame_of(hw_of(s), c.frame_after);
+	assert_int_equal(nf->state, FRAME_DATA);
+	assert_true(nf->pgflags & PG_ANON);
+	assert_int_equal(nf->refcount, 1);
+	assert_int_not_equal(frame_of(hw_of(s), c.frame)->gen, c.gen_before);	/* freed */
+	assert_int_equal(c.ipis, 3);
+	assert_int_equal(tsim_violation(s)->kind, -1);
+	tsim_free(s);
+	struct ctx n = {.profile = "arm64-4k", .sync = THP_GUP_SYNC_NONE, .anon = true};
+	s = run_collapse(&n);
+	assert_int_equal(n.collapsed, 1);
+	assert_int_equal(n.ipis, 0);		/* arm64: broadcast TLBI, no sync */
+	tsim_free(s);
+}
+
+static void test_collapse_anon_pinned(void **state)
+{
+	(void)state;
+	struct ctx c = {.profile = "arm64-4k", .sync = THP_GUP_SYNC_IPI, .anon = true,
+			.pin = true};
+	struct sim *s = run_collapse(&c);
+	assert_int_equal(c.collapsed, 0);
+	assert_int_equal(c.pmd_after, c.pmd_before);
+	assert_int_equal(c.table_gen_after, c.table_gen_before);
+	assert_int_equal(tsim_violation(s)->kind, -1);
+	tsim_free(s);
+}
+
+static void test_gup_fast_anon_freed_table(void **state)
+{
+	(void)state;
+	struct ctx n = {.profile = "arm64-4k", .sync = THP_GUP_SYNC_NONE, .anon = true,
+			.walk_level_ns = 50000};
+	struct sim *s = run_race(&n);
+	assert_int_equal(n.collapsed, 1);
+	assert_int_equal(tsim_violation(s)->kind, INV_I1);
+	assert_int_equal(tsim_violation(s)->frame, n.table);
+	assert_int_equal(tsim_violation(s)->cpu, 1);
+	assert_non_null(strstr(tsim_violation(s)->text, "GUP-fast"));
+	tsim_free(s);
+	struct ctx i = {.profile = "arm64-4k", .sync = THP_GUP_SYNC_IPI, .anon = true,
+			.walk_level_ns = 50000};
+	s = run_race(&i);
+	assert_int_equal(i.collapsed, 1);
+	assert_int_equal(i.got, 0);
+	assert_int_equal(tsim_violation(s)->kind, -1);
+	tsim_free(s);
+}
+
+/* retract_page_tables: two mms map the file range; the first collapses */
+struct rctx {
+	bool hold;			/* the second mm's mmap_lock is held */
+	int sync;
+	bool mapped, other_ready, done;
+	struct inode *file;
+	struct mm_struct *other;
+	uint32_t other_table, other_gen_before, other_gen_after;
+	bool other_pmd_none_after;
+	int64_t collapsed;
+	uint64_t ipis;
+};
+
+static void retract_first(struct sim *s, struct sim_thread *t)
+{
+	struct rctx *c = t->arg;
+	c->file = sys_tmpfile(s, &fs_tmpfs, MB2);
+	assert_true(sys_mmap_file(s, AT, MB2, TLBSIM_MAP_SHARED, c->file, 0) == AT);
+	assert_int_equal(user_access(s, AT, false), 0);
+	c->mapped = true;
+	TSIM_WAIT_UNTIL(s, c->other_ready);
+	uint64_t ipi0 = s->m.ipi_sent;
+	c->collapsed = sys_collapse(s, AT);
+	c->ipis = s->m.ipi_sent - ipi0;
+	c->other_pmd_none_after = !pte_present(pmd_entry(s, c->other, AT));
+	c->other_gen_after = frame_of(hw_of(s), c->other_table)->gen;
+	c->done = true;
+}
+
+static void retract_second(struct sim *s, struct sim_thread *t)
+{
+	struct rctx *c = t->arg;
+	struct mm_struct *mm = current_task(s)->mm;
+	TSIM_WAIT_UNTIL(s, c->mapped);
+	assert_true(sys_mmap_file(s, AT, MB2, TLBSIM_MAP_SHARED, c->file, 0) == AT);
+	assert_int_equal(user_access(s, AT, false), 0);
+	c->other = mm;
+	c->other_table = pte_pfn(pmd_entry(s, mm, AT));
+	c->other_gen_before = frame_of(hw_of(s), c->other_table)->gen;
+	if (c->hold)
+		down_write(s, &mm->mmap_sem);
+	c->other_ready = true;
+	TSIM_WAIT_UNTIL(s, c->done);
+	if (c->hold)
+		up_write(s, &mm->mmap_sem);
+}
+
+static struct sim *run_retract(struct rctx *c)
+{
+	struct ctx p = {.profile = "arm64-4k", .sync = c->sync};
+	struct sim *s = new_sim(&p, 2);
+	tsim_spawn(s, retract_first, c, 0);
+	tsim_spawn_mm(s, retract_second, c, mm_alloc(s), 1);
+	tsim_run(s);
+	return s;
+}
+
+static void test_retract_other_mm(void **state)
+{
+	(void)state;
+	struct rctx c = {.sync = THP_GUP_SYNC_IPI};
+	struct sim *s = run_retract(&c);
+	assert_int_equal(c.collapsed, 1);
+	assert_true(c.other_pmd_none_after);
+	assert_int_not_equal(c.other_gen_after, c.other_gen_before);	/* freed */
+	assert_int_equal(c.ipis, 2);	/* one sync per table, to the other CPU */
+	assert_int_equal(tsim_violation(s)->kind, -1);
+	tsim_free(s);
+	struct rctx n = {.sync = THP_GUP_SYNC_NONE};
+	s = run_retract(&n);
+	assert_int_equal(n.collapsed, 1);
+	assert_true(n.other_pmd_none_after);
+	assert_int_equal(n.ipis, 0);
+	tsim_free(s);
+}
+
+static void test_retract_trylock_busy(void **state)
+{
+	(void)state;
+	struct rctx c = {.sync = THP_GUP_SYNC_IPI, .hold = true};
+	struct sim *s = run_retract(&c);
+	assert_int_equal(c.collapsed, 1);		/* the caller's own table */
+	assert_false(c.other_pmd_none_after);	/* skipped: mmap_lock busy */
+	assert_int_equal(c.other_gen_after, c.other_gen_before);
+	assert_int_equal(c.ipis, 1);
+	assert_int_equal(tsim_violation(s)->kind, -1);
+	tsim_free(s);
+}
+
 /* cpu 1: an rmap walker holding the file's i_mmap_rwsem for read for 50 us
  * while cpu 0 collapses */
 static void rmap_reader(struct sim *s, struct sim_thread *t)
@@ -451,6 +637,11 @@ int main(void)
 		cmocka_unit_test(test_sync_waits_for_irqs_off),
 		cmocka_unit_test(test_gup_fast_basic),
 		cmocka_unit_test(test_gup_fast_freed_table),
+		cmocka_unit_test(test_collapse_anon),
+		cmocka_unit_test(test_collapse_anon_pinned),
+		cmocka_unit_test(test_gup_fast_anon_freed_table),
+		cmocka_unit_test(test_retract_other_mm),
+		cmocka_unit_test(test_retract_trylock_busy),
 		cmocka_unit_test(test_table_free_waits_for_gup_fast),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
