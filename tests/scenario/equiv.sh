@@ -44,9 +44,11 @@ same_compare() {
 same_check() {	# WANT_EXIT WORKLOAD ARGS...
 	local want=$1 w=$2; shift 2
 	n=$((n + 1))
-	"$bin" check "$w" "$@" >"$tmp/b" 2>&1
+	# --time-limit 100: the runs end on their --runs count (and minimisation
+	# completes), not on the default 10 s budget of a slow (ASan, loaded) host
+	"$bin" check "$w" --time-limit 100 "$@" >"$tmp/b" 2>&1
 	local rb=$?
-	"$bin" check "$dir/$w.tlbs" "$@" >"$tmp/f" 2>&1
+	"$bin" check "$dir/$w.tlbs" --time-limit 100 "$@" >"$tmp/f" 2>&1
 	local rf=$?
 	if [ $rb != "$want" ] || [ $rf != "$want" ]; then
 		echo "equiv: FAIL: check $w $*: exit $rb (built-in) and $rf (file), want $want"
