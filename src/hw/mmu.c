@@ -9,6 +9,10 @@
  * cached; with hw_sets_ad (x86) the walker sets A (and D on a write) itself,
  * and a cached entry without D forces a re-walk on the first write.
  *
+ * A present PMD-level descriptor with PTE_HUGE is a block: the walk stops
+ * there and fills one leaf TLB entry (TC_BLOCK, keyed by the block's first
+ * page) that later lookups of any page of the block hit.
+ *
  * Observers learn of a cached entry used after its frame was freed or reused
  * (stale_use), of walks through watched tables and of writes into watched
  * pages (struct hw_hooks).
@@ -47,6 +51,8 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 	out->levels_read = 0;
 	out->live_pte = 0;
 	struct tc_entry *te = tc_lookup(&hc->tlb, vpn, leaf, tag);
+	if (!te && hc->tlb.nblock)
+		te = tc_lookup(&hc->tlb, hw_block_key(g, vpn), g->depth_pmd, tag);
 	if (te) {
 		if (te->gen != frame_of(hw, te->frame)->gen)
 			stale_use(hw, cpu, "leaf TLB entry", va, te->frame);
@@ -99,12 +105,20 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 		pte_t e = tab ? tab[idx] : 0;
 		if (!pte_present(e))
 			goto fault;
-		if (d < leaf) {
+		if (d < leaf && !(e & PTE_HUGE)) {
 			tc_fill(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0);
 			table = pte_pfn(e);
 			continue;
 		}
-		/* leaf */
+		/* leaf: a PTE, or a block descriptor at the PMD level whose
+		 * TLB entry (TC_BLOCK) covers the whole block */
+		uint64_t lkey = vpn;
+		uint8_t lblock = 0;
+		if (d < leaf) {
+			lkey = hw_block_key(g, vpn);
+			lblock = TC_BLOCK;
+			out->levels_read--;	/* no PTE table read */
+		}
 		if (fmt->hw_sets_ad) {
 			if (write && !(e & PTE_WRITE))
 				goto fault;
@@ -114,8 +128,8 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 				((pte_t *)tab)[idx] = ne;
 			if (write && !(e & PTE_DIRTY) && hw->hooks && hw->hooks->pte_dirtied)
 				hw->hooks->pte_dirtied(hw->hooks_ctx, pte_pfn(e));
-			tc_fill(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
-				(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY)));
+			tc_fill(hw, &hc->tlb, lkey, d, tag, pte_pfn(e),
+				(uint8_t)((ne & (PTE_WRITE | PTE_DIRTY)) | lblock));
 			return;
 		}
 		pte_t ne = e;
@@ -131,8 +145,8 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 			((pte_t *)tab)[idx] = ne;
 		if (hw_dirtied && hw->hooks && hw->hooks->pte_dirtied)
 			hw->hooks->pte_dirtied(hw->hooks_ctx, pte_pfn(e));
-		tc_fill(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
-			(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)));
+		tc_fill(hw, &hc->tlb, lkey, d, tag, pte_pfn(e),
+			(uint8_t)((ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)) | lblock));
 		if (write && (ne & PTE_RDONLY))
 			goto fault;
 		return;
@@ -148,5 +162,10 @@ fault:
 	}
 	out->fault = true;
 	pte_t *ptep = hw_pte_lookup(hw, root, va);
+	if (!ptep) {
+		pte_t *pmdp = hw_pmd_lookup(hw, root, va);
+		if (pmdp && (*pmdp & PTE_HUGE))
+			ptep = pmdp;	/* the block descriptor */
+	}
 	out->live_pte = ptep ? *ptep : 0;
 }
