@@ -241,8 +241,9 @@ struct tcache {
 	uint64_t *reg_word;
 	/* entries held per address region hash (tc_region()), exact */
 	uint32_t regcnt[64];
-	/* leaf TLBs: block (TC_BLOCK) entries held; 0 keeps every lookup and
-	 * invalidation on its 4K-only path */
+	/* leaf TLBs: 1 once a block (TC_BLOCK) entry was filled, and from
+	 * then on (sticky, so tc_fill and tc_remove do not count); 0 keeps
+	 * every lookup and invalidation on its 4K-only path */
 	uint32_t nblock;
 };
 #define TC_TAGCNT 64u
@@ -387,7 +388,7 @@ struct hw {
 	 * whose leaf TLB holds an entry of address region r (tc_region) */
 	uint64_t *tlb_regcpus;
 	uint32_t cpu_words;
-	/* block (TC_BLOCK) entries held by all leaf TLBs */
+	/* 1 once some leaf TLB filled a block (TC_BLOCK) entry (sticky) */
 	uint32_t nblock;
 	struct tlbsim_metrics *m;	/* counters: tlb_misses, page_walks, *_freed */
 	const struct hw_hooks *hooks;

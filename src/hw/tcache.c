@@ -96,10 +96,6 @@ void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e)
 	SIM_BUG_ON(hw->sim, !e->valid);
 	frame_of(hw, e->frame)->tlb_refs--;
 	e->valid = 0;
-	if (e->perm & TC_BLOCK) {
-		tc->nblock--;
-		hw->nblock--;
-	}
 	uint32_t h = e->tag & (TC_TAGCNT - 1);
 	if (--tc->tagcnt[h] == 0 && tc->tag_word)
 		tc->tag_word[(size_t)h * tc->tag_stride] &= ~tc->busy_bit;
@@ -165,10 +161,6 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
 	e->gen = frame_of(hw, frame)->gen;
 	e->perm = perm;
 	e->valid = 1;
-	if (perm & TC_BLOCK) {
-		tc->nblock++;
-		hw->nblock++;
-	}
 	e->stamp = ++tc->clock;
 	e->dense = tc->ndense;
 	if (!tc->ndense && tc->busy_word)

@@ -66,6 +66,14 @@ static pte_t *install_block(struct sim *s, uint32_t f)
 	return &table_of(hw, table)[idx];
 }
 
+/* cpu caches the block entry of [AT, AT + PMD_SIZE) (count: 0 or 1) */
+static uint32_t block_at(struct sim *s, int cpu)
+{
+	const struct pt_geom *g = &hw_of(s)->geom;
+	return tc_peek(&hw_of(s)->cpu[cpu].tlb, hw_block_key(g, AT >> g->page_shift), g->depth_pmd,
+		       machine_of(s)->arch->user_tag(s, cpu)) != NULL;
+}
+
 static int access(struct sim *s, uint64_t va)
 {
 	struct hw_access acc;
@@ -76,9 +84,9 @@ static int access(struct sim *s, uint64_t va)
 
 static void fill(struct sim *s)
 {
-	assert_int_equal(hw_of(s)->cpu[CPU].tlb.nblock, 0);
+	assert_int_equal(block_at(s, CPU), 0);
 	assert_int_not_equal(access(s, AT + 5 * hw_of(s)->geom.page_size), 0);
-	assert_int_equal(hw_of(s)->cpu[CPU].tlb.nblock, 1);
+	assert_int_equal(block_at(s, CPU), 1);
 }
 
 static void hw_fn(struct sim *s, struct sim_thread *t)
@@ -99,7 +107,7 @@ static void hw_fn(struct sim *s, struct sim_thread *t)
 	c->hit_levels[0] = access(s, AT);
 	c->hit_levels[1] = access(s, AT + pmd - g->page_size);
 	c->hit_levels[2] = access(s, AT + pmd / 2 + 123);
-	c->nblock_after_fill = tlb->nblock;
+	c->nblock_after_fill = block_at(s, CPU);
 	c->leaves_after_fill = tlb->ndense - leaves0;
 	c->translated = tsim_translate(s, CPU, tsim_mm(s, 0), AT + pmd - 1);
 
@@ -107,14 +115,14 @@ static void hw_fn(struct sim *s, struct sim_thread *t)
 	struct inv_op op = {.kind = INV_VA_LEAF, .tag = tag_of(s), .start = AT + pmd - g->page_size,
 			    .end = AT + pmd, .stride = g->page_size};
 	hw_invalidate_cpu(hw, CPU, &op);
-	c->removed_in_block[0] = tlb->nblock == 0;
+	c->removed_in_block[0] = block_at(s, CPU) == 0;
 
 	/* the dense scan: a page-by-page flush of the whole block */
 	fill(s);
 	op.start = AT + g->page_size;
 	op.end = AT + pmd;
 	hw_invalidate_cpu(hw, CPU, &op);
-	c->removed_in_block[1] = tlb->nblock == 0;
+	c->removed_in_block[1] = block_at(s, CPU) == 0;
 
 	/* a broadcast of one page in the middle (INVLPG on x86, VAE1IS-like
 	 * on arm64) */
@@ -123,14 +131,14 @@ static void hw_fn(struct sim *s, struct sim_thread *t)
 			   .tag = tag_of(s), .start = AT + pmd / 2, .end = AT + pmd / 2 + g->page_size,
 			   .stride = g->page_size};
 	hw_invalidate_bcast(hw, &b, NULL, NULL);
-	c->removed_in_block[2] = tlb->nblock == 0;
+	c->removed_in_block[2] = block_at(s, CPU) == 0;
 
 	/* a PMD-stride range op starting at the block (a THP zap's flush) */
 	fill(s);
 	struct inv_op r = {.kind = INV_VA_LEAF, .tag = tag_of(s), .start = AT, .end = AT + pmd,
 			   .stride = pmd};
 	hw_invalidate_bcast(hw, &r, NULL, NULL);
-	c->removed_in_block[3] = tlb->nblock == 0;
+	c->removed_in_block[3] = block_at(s, CPU) == 0;
 
 	/* outside the block: the next page after it, and the page before */
 	fill(s);
@@ -140,19 +148,19 @@ static void hw_fn(struct sim *s, struct sim_thread *t)
 	o.start = AT - g->page_size;
 	o.end = AT;
 	hw_invalidate_cpu(hw, CPU, &o);
-	c->kept_outside = tlb->nblock == 1;
+	c->kept_outside = block_at(s, CPU) == 1;
 
 	/* a 4K page: that leaf only */
 	uint32_t before = tlb->ndense;
 	o.start = small + g->page_size;
 	o.end = o.start + g->page_size;
 	hw_invalidate_cpu(hw, CPU, &o);
-	c->small_one_removed = tlb->ndense == before - 1 && tlb->nblock == 1 &&
+	c->small_one_removed = tlb->ndense == before - 1 && block_at(s, CPU) == 1 &&
 			       !tsim_leaf_of(s, CPU, o.start) && tsim_leaf_of(s, CPU, small);
 
 	struct inv_op all = {.kind = INV_TAG, .tag = tag_of(s)};
 	hw_invalidate_cpu(hw, CPU, &all);
-	c->removed_by_tag = tlb->nblock == 0 && hw->nblock == 0;
+	c->removed_by_tag = block_at(s, CPU) == 0;
 
 	/* tear down by hand: the descriptor and the frame */
 	*pmdp = 0;
@@ -227,7 +235,7 @@ static void fault_zap_fn(struct sim *s, struct sim_thread *t)
 	c->fault_ok = user_access(s, a + 8192, true) == 0;
 	c->huge_pmd = (pmd_at(s, a) & PTE_HUGE) != 0;
 	c->hit_ok = user_access(s, a + MB2 - 1, false) == 0;
-	c->nblock_fault = hw->cpu[CPU].tlb.nblock;
+	c->nblock_fault = block_at(s, CPU);
 	if (!c->huge_pmd)
 		return;
 	c->frame = pte_pfn(pmd_at(s, a));
@@ -235,7 +243,7 @@ static void fault_zap_fn(struct sim *s, struct sim_thread *t)
 	c->m0 = *hw->m;
 	assert_int_equal(sys_munmap(s, a, MB2), 0);
 	c->m1 = *hw->m;
-	c->nblock_after_zap = hw->nblock;
+	c->nblock_after_zap = block_at(s, CPU) + block_at(s, 0);
 	c->freed = frame_of(hw, c->frame)->gen != c->gen_at_fault;
 	sys_munmap(s, a + MB2, MB2);
 }
@@ -304,10 +312,10 @@ static void split_fn(struct sim *s, struct sim_thread *t)
 	c->a = a;
 	c->faulted = true;
 	TSIM_WAIT_UNTIL(s, c->other_cached);
-	c->other_nblock_before = hw->cpu[OTHER].tlb.nblock;
+	c->other_nblock_before = block_at(s, OTHER);
 	c->split_ret = sys_split_huge_pmd(s, a);
 	c->split_done = true;
-	c->other_nblock_after = hw->cpu[OTHER].tlb.nblock + hw->cpu[CPU].tlb.nblock;
+	c->other_nblock_after = block_at(s, OTHER) + block_at(s, CPU);
 	c->pte_frame = tsim_pte_frame(s, tsim_mm(s, 0), a + 511 * 4096);
 	c->refcount_split = frame_of(hw, c->frame)->refcount;
 	assert_int_equal(user_access(s, a + 4096, false), 0);
