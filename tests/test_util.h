@@ -187,6 +187,9 @@ static inline uint32_t tsim_translate(struct sim *s, int cpu, struct mm_struct *
 		return NO_FRAME;
 	struct tc_entry *e = tc_lookup(&hw->cpu[cpu].tlb, va >> hw->geom.page_shift,
 				       hw->geom.levels - 1, tag);
+	if (!e)		/* a block entry (PMD-mapped THP) */
+		e = tc_lookup(&hw->cpu[cpu].tlb, hw_block_key(&hw->geom, va >> hw->geom.page_shift),
+			      hw->geom.depth_pmd, tag);
 	return e ? e->frame : NO_FRAME;
 }
 

@@ -55,6 +55,11 @@ typedef uint64_t pte_t;
 #define PTE_PROTNONE (1ull << 9)
 #define PTE_UFFD_WP (1ull << 10)	/* x86 _PAGE_UFFD_WP, arm64 PTE_UFFD_WP (software) */
 #define PTE_MIGRATION (1ull << 11)
+/* a block (huge) descriptor at the PMD level: the walk stops there and the
+ * entry maps the whole PMD-sized range (x86 PS bit in a PDE, Intel SDM 3A
+ * 4.5; arm64 a level-2 block descriptor, bit[1] clear, Arm ARM D8.3). Above
+ * the pfn field, so pte_pfn() is unchanged. */
+#define PTE_HUGE (1ull << 44)
 #define PTE_PFN_SHIFT 12
 #define PTE_PFN_MASK 0xffffffffull
 #define pte_pfn(p) ((uint32_t)(((p) >> PTE_PFN_SHIFT) & PTE_PFN_MASK))
@@ -180,6 +185,12 @@ static inline uint64_t table_next_used(const struct pt_geom *g, pte_t *table, ui
 
 /* ---- translation caches (TLB and walk cache share one structure) ---- */
 #define TC_TAG_GLOBAL 0xffffffffu
+/* tc_entry.perm bit of a leaf TLB entry filled from a block (PTE_HUGE)
+ * descriptor: depth is the PMD table's (levels-2) and key the first page
+ * number of the block (VA >> PAGE_SHIFT, block-aligned), so the entry sits
+ * in the block's address region and filter slot of that page; it
+ * translates every page of the block (PTE_VALID's bit: perm never holds it) */
+#define TC_BLOCK 0x01u
 
 struct tc_entry {
 	uint64_t key;		/* va >> shift[depth] */
@@ -190,7 +201,8 @@ struct tc_entry {
 	uint32_t dense;		/* index in tcache.dense */
 	uint8_t valid;
 	uint8_t depth;		/* leaf: levels-1; walk entry at depth d -> table at d+1 */
-	uint8_t perm;		/* leaf: PTE_WRITE | PTE_DIRTY | PTE_RDONLY copy */
+	uint8_t perm;		/* leaf: PTE_WRITE | PTE_DIRTY | PTE_RDONLY copy, and
+				 * TC_BLOCK for a block entry */
 	uint8_t pad;
 };
 
@@ -229,6 +241,10 @@ struct tcache {
 	uint64_t *reg_word;
 	/* entries held per address region hash (tc_region()), exact */
 	uint32_t regcnt[64];
+	/* leaf TLBs: 1 once a block (TC_BLOCK) entry was filled, and from
+	 * then on (sticky, so tc_fill and tc_remove do not count); 0 keeps
+	 * every lookup and invalidation on its 4K-only path */
+	uint32_t nblock;
 };
 #define TC_TAGCNT 64u
 
@@ -372,6 +388,8 @@ struct hw {
 	 * whose leaf TLB holds an entry of address region r (tc_region) */
 	uint64_t *tlb_regcpus;
 	uint32_t cpu_words;
+	/* 1 once some leaf TLB filled a block (TC_BLOCK) entry (sticky) */
+	uint32_t nblock;
 	struct tlbsim_metrics *m;	/* counters: tlb_misses, page_walks, *_freed */
 	const struct hw_hooks *hooks;
 	void *hooks_ctx;
@@ -497,8 +515,22 @@ bool hw_invalidate_hits(const struct hw *hw, int cpu, const struct inv_op *op);
 void hw_invalidate_bcast(struct hw *hw, const struct inv_op *op,
 			 void (*hit)(void *ctx, int cpu, uint32_t removed), void *ctx);
 
-/* The live PTE slot for va under root, or NULL if a table is missing. */
+/* The live PTE slot for va under root, or NULL if a table is missing or a
+ * block descriptor maps va. */
 pte_t *hw_pte_lookup(const struct hw *hw, uint32_t root, uint64_t va);
+/* The live PMD slot (an entry of the PMD table) for va under root, or NULL
+ * if a table above it is missing. */
+pte_t *hw_pmd_lookup(const struct hw *hw, uint32_t root, uint64_t va);
+/* The first page number of the block holding page number vpn */
+static inline uint64_t hw_block_key(const struct pt_geom *g, uint64_t vpn)
+{
+	return vpn & ~(g->ptrs_per_pte - 1);
+}
+/* Bytes a leaf TLB entry translates */
+static inline uint64_t tc_leaf_size(const struct pt_geom *g, const struct tc_entry *e)
+{
+	return (e->perm & TC_BLOCK) ? 1ull << g->pmd_shift : g->page_size;
+}
 
 /* Outcome of a user access through the MMU (mmu.c). */
 struct hw_access {

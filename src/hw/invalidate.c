@@ -69,7 +69,7 @@ static bool leaf_matches(const struct hw *hw, const struct inv_op *op, const str
 	case INV_ALL:
 		return true;
 	}
-	return op_hits(op, e->key << g->page_shift, g->page_size);
+	return op_hits(op, e->key << g->page_shift, tc_leaf_size(g, e));
 }
 
 static bool walk_matches(const struct hw *hw, const struct inv_op *op, const struct tc_entry *e)
@@ -108,6 +108,18 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 		/* the common broadcast (VALE1IS / VAE1IS of one ASID): the tests of
 		 * leaf_matches / walk_matches without their switch, tag first */
 		const struct pt_geom *g = &hw->geom;
+		if (leaf && tc->nblock) {
+			/* block entries span a PMD: their own size */
+			for (uint32_t i = tc->ndense; i-- > 0;) {
+				struct tc_entry *e = &tc->e[tc->dense[i]];
+				if (e->tag == op->tag &&
+				    op_hits(op, e->key << g->page_shift, tc_leaf_size(g, e))) {
+					tc_remove(hw, tc, e);
+					removed++;
+				}
+			}
+			return removed;
+		}
 		for (uint32_t i = tc->ndense; i-- > 0;) {
 			struct tc_entry *e = &tc->e[tc->dense[i]];
 			if (e->tag != op->tag)
@@ -162,11 +174,21 @@ static uint32_t inv_by_address(struct hw *hw, struct tcache *tc, const struct in
 {
 	const struct pt_geom *g = &hw->geom;
 	uint32_t removed = 0;
+	/* a leaf TLB holding block entries: also the block entry of each op
+	 * address (depth_pmd, keyed by the block's first page) */
+	bool blocks = leaf && tc->nblock;
 	for (unsigned __int128 a = op->start; a < op->end; a += op->stride) {
 		int d0 = leaf ? g->levels - 1 : 0;
 		int d1 = leaf ? g->levels - 1 : g->levels - 2;
+		if (blocks)
+			d0 = g->depth_pmd;
 		for (int d = d0; d <= d1; d++) {
 			uint64_t key = (uint64_t)a >> g->shift[d];
+			if (leaf && d < g->levels - 1) {
+				if (d != g->depth_pmd)
+					continue;
+				key = hw_block_key(g, (uint64_t)a >> g->page_shift);
+			}
 			if (leaf && tc->filt && !filt_may_hold(tc, op, key))
 				continue;
 			struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, d) * tc->ways];
@@ -265,8 +287,8 @@ void hw_invalidate_bcast(struct hw *hw, const struct inv_op *op,
 	bool by_slot = (op->kind == INV_VA_LEAF || op->kind == INV_VA_ALL) && hw->tlb_slotcpus &&
 		       hw->nr_cpus > 0 && nops <= BCAST_SLOT_OPS;
 	uint64_t leafm[4] = {0};
-	if (by_slot && W > 4)
-		by_slot = false;	/* more than 256 CPUs: by tag */
+	if (by_slot && (W > 4 || hw->nblock))
+		by_slot = false;	/* more than 256 CPUs, or block entries: by tag */
 	if (by_slot) {
 		/* the CPUs whose leaf TLB may hold one of the op's (key, tag) */
 		const struct tcache *tc0 = &hw->cpu[0].tlb;
@@ -290,8 +312,14 @@ void hw_invalidate_bcast(struct hw *hw, const struct inv_op *op,
 			 * page of the op's address range; the walk caches by tag */
 			uint32_t h = op->tag & (TC_TAGCNT - 1);
 			int sh = hw->geom.page_shift;
+			uint64_t kfirst = op->start >> sh, klast = (op->end - 1) >> sh;
+			if (hw->nblock) {
+				/* a block entry sits in its first page's region */
+				kfirst = hw_block_key(&hw->geom, kfirst);
+				klast = hw_block_key(&hw->geom, klast) + hw->geom.ptrs_per_pte - 1;
+			}
 			leaf = hw->tlb_tagcpus[(size_t)h * W + wi] &
-			       hw_tlb_range_cpus_word(hw, op->start >> sh, (op->end - 1) >> sh, wi);
+			       hw_tlb_range_cpus_word(hw, kfirst, klast, wi);
 			walk = op->kind == INV_VA_ALL ? hw->wc_tagcpus[(size_t)h * W + wi] : 0;
 			all = leaf | walk;
 		} else {

@@ -9,6 +9,10 @@
  * cached; with hw_sets_ad (x86) the walker sets A (and D on a write) itself,
  * and a cached entry without D forces a re-walk on the first write.
  *
+ * A present PMD-level descriptor with PTE_HUGE is a block: the walk stops
+ * there and fills one leaf TLB entry (TC_BLOCK, keyed by the block's first
+ * page) that later lookups of any page of the block hit (access_block).
+ *
  * Observers learn of a cached entry used after its frame was freed or reused
  * (stale_use), of walks through watched tables and of writes into watched
  * pages (struct hw_hooks).
@@ -34,6 +38,51 @@ static inline void write_hit(struct hw *hw, int cpu, uint64_t va, const struct t
 		hw->hooks->watched_write(hw->hooks_ctx, cpu, va, te);
 }
 
+/*
+ * The walk reached a block descriptor e (PTE_HUGE) at the PMD level, slot
+ * idx of table tab: the leaf rules below for it, filling one leaf TLB entry
+ * (TC_BLOCK, depth_pmd, keyed by the block's first page). True: the access
+ * faults. Kept out of hw_access's 4K path.
+ */
+static __attribute__((noinline)) bool access_block(struct hw *hw, int cpu, pte_t *tab,
+						   uint64_t idx, pte_t e, uint64_t va, uint32_t tag,
+						   bool write)
+{
+	const struct pt_geom *g = &hw->geom;
+	const struct pt_format *fmt = hw->fmt;
+	struct tcache *tlb = &hw->cpu[cpu].tlb;
+	uint64_t key = hw_block_key(g, va >> g->page_shift);
+	if (!tlb->nblock) {
+		tlb->nblock = 1;	/* sticky: see struct tcache */
+		hw->nblock = 1;
+	}
+	pte_t ne = e;
+	uint8_t keep;
+	if (fmt->hw_sets_ad) {
+		if (write && !(e & PTE_WRITE))
+			return true;
+		ne = e | PTE_YOUNG | (write ? PTE_DIRTY : 0);
+		keep = PTE_WRITE | PTE_DIRTY;
+	} else {
+		if (fmt->af_fault && !(e & PTE_YOUNG)) {
+			if (!hw->afdbm)
+				return true;
+			ne |= PTE_YOUNG;
+		}
+		if (write && (ne & PTE_RDONLY) && hw->afdbm && (ne & PTE_WRITE))
+			ne &= ~PTE_RDONLY;
+		keep = PTE_WRITE | PTE_DIRTY | PTE_RDONLY;
+	}
+	if (ne != e)
+		tab[idx] = ne;
+	bool dirtied = fmt->hw_sets_ad ? write && !(e & PTE_DIRTY)
+				       : (e & PTE_RDONLY) && !(ne & PTE_RDONLY);
+	if (dirtied && hw->hooks && hw->hooks->pte_dirtied)
+		hw->hooks->pte_dirtied(hw->hooks_ctx, pte_pfn(e));
+	tc_fill(hw, tlb, key, g->depth_pmd, tag, pte_pfn(e), (uint8_t)((ne & keep) | TC_BLOCK));
+	return write && !fmt->hw_sets_ad && (ne & PTE_RDONLY);
+}
+
 void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va, bool write,
 	       struct hw_access *out)
 {
@@ -47,6 +96,8 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 	out->levels_read = 0;
 	out->live_pte = 0;
 	struct tc_entry *te = tc_lookup(&hc->tlb, vpn, leaf, tag);
+	if (__builtin_expect(!te && hc->tlb.nblock, 0))
+		te = tc_lookup(&hc->tlb, hw_block_key(g, vpn), g->depth_pmd, tag);
 	if (te) {
 		if (te->gen != frame_of(hw, te->frame)->gen)
 			stale_use(hw, cpu, "leaf TLB entry", va, te->frame);
@@ -100,6 +151,12 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 		if (!pte_present(e))
 			goto fault;
 		if (d < leaf) {
+			if (__builtin_expect((e & PTE_HUGE) != 0, 0)) {
+				out->levels_read--;	/* no PTE table read */
+				if (access_block(hw, cpu, (pte_t *)tab, idx, e, va, tag, write))
+					goto fault;
+				return;
+			}
 			tc_fill(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0);
 			table = pte_pfn(e);
 			continue;
@@ -148,5 +205,10 @@ fault:
 	}
 	out->fault = true;
 	pte_t *ptep = hw_pte_lookup(hw, root, va);
+	if (!ptep && hw->nblock) {
+		pte_t *pmdp = hw_pmd_lookup(hw, root, va);
+		if (pmdp && (*pmdp & PTE_HUGE))
+			ptep = pmdp;	/* the block descriptor */
+	}
 	out->live_pte = ptep ? *ptep : 0;
 }

@@ -64,9 +64,22 @@ pte_t *hw_pte_lookup(const struct hw *hw, uint32_t root, uint64_t va)
 	uint32_t table = root;
 	for (int d = 0; d < g->levels - 1; d++) {
 		pte_t e = table_of(hw, table)[pt_index(g, d, va)];
-		if (!pte_present(e))
+		if (!pte_present(e) || (e & PTE_HUGE))
 			return NULL;
 		table = pte_pfn(e);
 	}
 	return &table_of(hw, table)[pt_index(g, g->levels - 1, va)];
+}
+
+pte_t *hw_pmd_lookup(const struct hw *hw, uint32_t root, uint64_t va)
+{
+	const struct pt_geom *g = &hw->geom;
+	uint32_t table = root;
+	for (int d = 0; d < g->depth_pmd; d++) {
+		pte_t e = table_of(hw, table)[pt_index(g, d, va)];
+		if (!pte_present(e))
+			return NULL;
+		table = pte_pfn(e);
+	}
+	return &table_of(hw, table)[pt_index(g, g->depth_pmd, va)];
 }

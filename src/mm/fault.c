@@ -549,6 +549,22 @@ vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t a
 	struct mm_struct *mm = vma->vm_mm;
 	uint32_t table = mm->pgd;
 	for (int d = 0; d < g->levels - 1; d++) {
+		/* __handle_mm_fault (v5.1): a none PMD entry of a THP-enabled
+		 * VMA -> create_huge_pmd(); a huge one the MMU faulted on is
+		 * left as it is (the model maps huge pages young, dirty and
+		 * writable as the VMA allows: the retry succeeds) */
+		if (d == g->depth_pmd) {
+			pte_t pmd = table_of(hw_of(s), table)[pt_index(g, d, address)];
+			if (pmd & PTE_HUGE)
+				return 0;
+			if (pte_none(pmd) && thp_vma_suitable(s, vma, address)) {
+				vm_fault_t r = do_huge_pmd_anonymous_page(s, vma, table, address);
+				if (r != VM_FAULT_NOPAGE)
+					return r;
+				if (table_of(hw_of(s), table)[pt_index(g, d, address)] & PTE_HUGE)
+					return 0;
+			}
+		}
 		/* huge_pte_alloc() (mm/hugetlb.c, v5.1): a shareable hugetlb
 		 * VMA first looks for a PMD table to share */
 		if (d == g->depth_pud && (vma->vm_flags & VM_HUGETLB) &&

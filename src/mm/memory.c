@@ -171,6 +171,19 @@ static void zap_pmd_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 		pte_t pmd = fr->table[pt_index(g, depth, addr)];
 		if (!pte_present(pmd))
 			continue;		/* pmd_none_or_trans_huge_or_clear_bad */
+		if (pmd & PTE_HUGE) {
+			/* is_swap_pmd / pmd_trans_huge (huge_memory.c): a
+			 * whole huge entry is zapped, a partly unmapped one
+			 * split first */
+			if (next - addr == hpage_pmd_size(s)) {
+				zap_huge_pmd(s, tlb, vma, pmd_table, addr);
+				continue;
+			}
+			__split_huge_pmd(s, vma, pmd_table, addr);
+			pmd = fr->table[pt_index(g, depth, addr)];
+			if (!pte_present(pmd) || (pmd & PTE_HUGE))
+				continue;
+		}
 		zap_pte_range(s, tlb, vma, pte_pfn(pmd), addr, next);
 	}
 }

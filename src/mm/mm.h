@@ -165,6 +165,7 @@ struct inode {
 #define VM_PFNMAP  0x400u	/* page-ranges managed without struct page (remap_pfn_range) */
 #define VM_MIXEDMAP 0x10000000u	/* may map PFNs without a struct page (vm_insert_mixed) */
 #define VM_HUGETLB 0x00400000u	/* a hugetlbfs mapping (hugetlb.c) */
+#define VM_HUGEPAGE 0x20000000u	/* madvise(MADV_HUGEPAGE): THP wanted (huge_memory.c) */
 
 struct mm_struct;
 
@@ -315,7 +316,8 @@ static inline struct task *current_task(struct sim *s)
 /* ---- system calls and lock operations, as traced ---- */
 enum mm_syscall { SYS_MMAP, SYS_MUNMAP, SYS_MADVISE_DONTNEED, SYS_MADVISE_FREE, SYS_MPROTECT,
 		  SYS_CLEAR_REFS, SYS_MSYNC, SYS_FORK, SYS_MREMAP, SYS_FTRUNCATE, SYS_NUMA_SCAN,
-		  SYS_UFFD_WP, SYS_MIGRATE_VMA, SYS_DRIVER_UNMAP, SYS_COUNT };
+		  SYS_UFFD_WP, SYS_MIGRATE_VMA, SYS_DRIVER_UNMAP, SYS_MADVISE_HUGEPAGE,
+		  SYS_SPLIT_HUGE_PMD, SYS_COUNT };
 const char *mm_syscall_name(enum mm_syscall c);	/* "munmap", "madvise(MADV_DONTNEED)" */
 enum lock_op { LOCK_DOWN_READ = 1, LOCK_UP_READ, LOCK_DOWN_WRITE, LOCK_UP_WRITE,
 	       LOCK_DOWNGRADE_WRITE, LOCK_OP_END };
@@ -959,5 +961,17 @@ void tlb_remove_table_sync_one(struct sim *s);
 /* get_user_pages_fast() of the page at addr of the current task's mm (IRQs
  * off, lockless walk, re-check): the pages got, 0 or 1 */
 int64_t gup_fast(struct sim *s, uint64_t addr);
+
+/* PMD-mapped anonymous THP (huge_memory.c) */
+uint64_t hpage_pmd_size(struct sim *s);
+bool thp_vma_suitable(struct sim *s, const struct vm_area_struct *vma, uint64_t address);
+vm_fault_t do_huge_pmd_anonymous_page(struct sim *s, struct vm_area_struct *vma,
+				      uint32_t pmd_table, uint64_t address);
+void zap_huge_pmd(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
+		  uint32_t pmd_table, uint64_t addr);
+bool __split_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
+		      uint64_t address);
+int sys_madvise_hugepage(struct sim *s, uint64_t addr, uint64_t len);
+int sys_split_huge_pmd(struct sim *s, uint64_t addr);
 
 #endif

@@ -12,6 +12,7 @@ static const char *const syscall_names[SYS_COUNT] = {
 	[SYS_MPROTECT] = "mprotect", [SYS_CLEAR_REFS] = "clear_refs", [SYS_MSYNC] = "msync",
 	[SYS_MREMAP] = "mremap", [SYS_FTRUNCATE] = "ftruncate",
 	[SYS_MIGRATE_VMA] = "migrate_vma", [SYS_DRIVER_UNMAP] = "driver_unmap",
+	[SYS_MADVISE_HUGEPAGE] = "madvise(MADV_HUGEPAGE)", [SYS_SPLIT_HUGE_PMD] = "split_huge_pmd",
 	[SYS_FORK] = "fork",
 	[SYS_NUMA_SCAN] = "change_prot_numa", [SYS_UFFD_WP] = "UFFDIO_WRITEPROTECT",
 };

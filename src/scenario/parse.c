@@ -15,12 +15,12 @@
 
 const char *const scen_word_names[W_COUNT] = {
 	"", "shared", "private", "dontneed", "free", "read", "write", "ext4", "tmpfs",
-	"hugetlbfs",
+	"hugetlbfs", "hugepage",
 };
 
 #define WBIT(w) (1u << (w))
 #define WORDS_MAP (WBIT(W_SHARED) | WBIT(W_PRIVATE))
-#define WORDS_ADVICE (WBIT(W_DONTNEED) | WBIT(W_FREE))
+#define WORDS_ADVICE (WBIT(W_DONTNEED) | WBIT(W_FREE) | WBIT(W_HUGEPAGE))
 #define WORDS_RW (WBIT(W_READ) | WBIT(W_WRITE))
 #define WORDS_FS (WBIT(W_EXT4) | WBIT(W_TMPFS) | WBIT(W_HUGETLBFS))
 #define MAX_DEPTH 32		/* nested blocks and parenthesised expressions */
@@ -514,7 +514,7 @@ static void word_use(struct parser *ps, struct eval v, uint32_t allowed, const c
 	if (v.t != V_WORD) {
 		perr_at(ps, line, col, "%s: want a word (%s), not a number", what,
 			allowed == WORDS_MAP ? "shared or private"
-			: allowed == WORDS_ADVICE ? "dontneed or free"
+			: allowed == WORDS_ADVICE ? "dontneed, free or hugepage"
 			: allowed == WORDS_RW ? "read or write" : "ext4 or tmpfs");
 		return;
 	}
@@ -522,7 +522,7 @@ static void word_use(struct parser *ps, struct eval v, uint32_t allowed, const c
 		perr_at(ps, line, col, "%s: '%s' is not one of %s", what,
 			scen_word_names[v.word_const],
 			allowed == WORDS_MAP ? "shared, private"
-			: allowed == WORDS_ADVICE ? "dontneed, free"
+			: allowed == WORDS_ADVICE ? "dontneed, free, hugepage"
 			: allowed == WORDS_RW ? "read, write" : "ext4, tmpfs");
 	if (v.word_global >= 0)
 		ps->sc->globals[v.word_global].words |= allowed;
@@ -559,7 +559,7 @@ static bool is_call_name(const struct parser *ps)
 					    "clear_refs", "reclaim", "ksm_merge", "numa_scan", "uffd_wp",
 					    "pin", "unpin", "migrate", "pfnmap", "driver_unmap",
 					    "fail_table_batch", "vmalloc", "vfree", "vpurge", "kload",
-					    "collapse", "gup_fast"};
+					    "collapse", "gup_fast", "split_huge_pmd"};
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (is_id(ps, calls[i]))
 			return true;
@@ -875,6 +875,9 @@ static struct eval call_expr(struct parser *ps)
 	} else if (strcmp(n, "collapse") == 0 || strcmp(n, "gup_fast") == 0) {
 		num_expr(ps, n[0] == 'c' ? "collapse address" : "gup_fast address");
 		code = n[0] == 'c' ? OP_COLLAPSE : OP_GUP_FAST;
+	} else if (strcmp(n, "split_huge_pmd") == 0) {
+		num_expr(ps, "split_huge_pmd address");
+		code = OP_SPLIT_HUGE_PMD;
 	} else if (strcmp(n, "fsync") == 0 || strcmp(n, "close") == 0) {
 		num_expr(ps, n);
 		code = n[0] == 'f' ? OP_FSYNC : OP_CLOSE;

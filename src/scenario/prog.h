@@ -74,11 +74,12 @@ enum scen_opcode {
 	OP_KLOAD,	/* pop addr; push 0, or -1 when no kernel page is mapped there */
 	OP_COLLAPSE,	/* pop addr; push 1 (PTE table retracted), 0, or -1 */
 	OP_GUP_FAST,	/* pop addr; push the pages GUP-fast got (0 or 1), or -1 */
+	OP_SPLIT_HUGE_PMD,	/* pop addr; push 1 (a huge PMD split), 0, or -1 */
 };
 
 enum scen_word {
 	W_NONE, W_SHARED, W_PRIVATE, W_DONTNEED, W_FREE, W_READ, W_WRITE, W_EXT4, W_TMPFS,
-	W_HUGETLBFS,
+	W_HUGETLBFS, W_HUGEPAGE,
 	W_COUNT
 };
 

@@ -481,6 +481,11 @@ static void exec(struct sim *s, struct scen_inst *in)
 			*sp++ = range_ok(addr, 1) ? sys_collapse(s, addr) : -1;
 			break;
 		}
+		case OP_SPLIT_HUGE_PMD: {
+			uint64_t addr = (uint64_t)*--sp;
+			*sp++ = range_ok(addr, 1) ? sys_split_huge_pmd(s, addr) : -1;
+			break;
+		}
 		case OP_GUP_FAST: {
 			uint64_t addr = (uint64_t)*--sp;
 			*sp++ = range_ok(addr, 1) ? gup_fast(s, addr) : -1;
@@ -543,6 +548,8 @@ static void exec(struct sim *s, struct scen_inst *in)
 				*sp++ = -1;
 			else if (adv == W_FREE)
 				*sp++ = sys_madvise_free(s, addr, len);
+			else if (adv == W_HUGEPAGE)
+				*sp++ = sys_madvise_hugepage(s, addr, len);
 			else
 				*sp++ = sys_madvise_dontneed(s, addr, len);
 			break;

@@ -734,6 +734,14 @@ tlbsim_check_out(thp_range_x86_haddr 0
   HAS "no violation: 1000 schedules"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_collapse_range.tlbs --profile x86-24
        -D flush_ceiling=512 --policy thp_collapse_range=haddr --runs 1000)
+# thp_pmd: PMD-mapped anonymous THP (huge_memory.c): huge faults, a split
+# and whole-block zaps; the block entry goes with the split's pmdp_invalidate
+# flush and the zap's PMD-stride gather flush (clean; no knob)
+foreach(p x86-24 arm64-4k arm64-v84)
+  tlbsim_check_out(thp_pmd_${p} 0
+    HAS "no violation: 1000 schedules"
+    ARGS ${CMAKE_SOURCE_DIR}/scenarios/thp_pmd.tlbs --profile ${p} --runs 1000)
+endforeach()
 # thp_gup_sync=none (up to v6.0; --kernel 6.0): on arm64 the collapse frees
 # the PTE table under a GUP-fast walk on CPU 1 (I1 of a software walker);
 # ipi (2ba99c5e0881, v6.1; --kernel 6.6, 6.18): the walk holds the sync

@@ -1,0 +1,242 @@
+/*
+ * huge_memory.c - PMD-mapped anonymous transparent huge pages (mm/huge_memory.c,
+ * mm/pgtable-generic.c, include/asm-generic/tlb.h, v5.1).
+ *
+ * A VMA opts in with madvise(MADV_HUGEPAGE) (VM_HUGEPAGE; the model's THP
+ * "enabled" setting is madvise, so no VMA gets huge pages otherwise). A fault
+ * in a private anonymous VMA that covers the whole PMD-aligned range around
+ * the address, with a none PMD entry, maps one huge page with a block
+ * descriptor (PTE_HUGE) in the PMD table; the MMU caches it as one TLB entry
+ * for the whole block (src/hw). Model simplifications: the huge page is one
+ * data frame (the compound page's head; the frame's generation stands for
+ * all 512 subpages), a read fault maps a new huge page as a write fault
+ * would (no huge zero page), and no PTE table is deposited at fault time
+ * (the split allocates its table). Only a 4K granule gets huge PMDs.
+ *
+ * Unmapping: zap_pmd_range (memory.c) zaps a huge entry whose whole range
+ * is unmapped with zap_huge_pmd and splits one that is partly unmapped
+ * (__split_huge_pmd) before zapping its PTEs.
+ */
+#include "mm/mm.h"
+#include "mm/points.h"
+
+uint64_t hpage_pmd_size(struct sim *s)
+{
+	return 1ull << hw_of(s)->geom.pmd_shift;
+}
+
+/* transhuge_vma_suitable() + the anonymous checks of
+ * do_huge_pmd_anonymous_page (mm/huge_memory.c, v5.1) and
+ * __transparent_hugepage_enabled's madvise mode */
+bool thp_vma_suitable(struct sim *s, const struct vm_area_struct *vma, uint64_t address)
+{
+	const struct pt_geom *g = &hw_of(s)->geom;
+	uint64_t size = hpage_pmd_size(s), haddr = address & ~(size - 1);
+	return g->page_shift == 12 && (vma->vm_flags & VM_HUGEPAGE) && !vma->file &&
+	       !(vma->vm_flags & (VM_SHARED | VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP)) &&
+	       haddr >= vma->vm_start && haddr + size <= vma->vm_end;
+}
+
+/*
+ * do_huge_pmd_anonymous_page() (mm/huge_memory.c, v5.1) with
+ * __do_huge_pmd_anonymous_page: allocate and clear the huge page, then
+ * under the PMD lock install the block entry unless someone else populated
+ * the PMD meanwhile (the page is then given back and the fault retried by
+ * the PTE path). Entry: young; dirty and writable if the VMA is
+ * (mk_huge_pmd + maybe_pmd_mkwrite(pmd_mkdirty)), read-only otherwise.
+ */
+vm_fault_t do_huge_pmd_anonymous_page(struct sim *s, struct vm_area_struct *vma,
+				      uint32_t pmd_table, uint64_t address)
+{
+	struct hw *hw = hw_of(s);
+	struct kernel *k = kernel_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint64_t idx = pt_index(g, g->depth_pmd, address);
+	/* clear_huge_page: 512 base pages' worth of clearing */
+	uint32_t f = alloc_zeroed_frame(s, FRAME_DATA, 0,
+					(g->ptrs_per_pte - 1) * (uint64_t)P(s, P_page_alloc_ns));
+	frame_of(hw, f)->pgflags |= PG_ANON;
+	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));	/* pmd_lock */
+	if (!pte_none(table_of(hw, pmd_table)[idx])) {
+		struct frame *fr = frame_of(hw, f);
+		if (--fr->refcount == 0)
+			frame_free(hw, f);
+		return VM_FAULT_NOPAGE;
+	}
+	pte_t e = pfn_pte(f, PTE_VALID | PTE_HUGE | PTE_USER | PTE_YOUNG);
+	if (vma->vm_flags & VM_WRITE)
+		e = fmt_pte_mkdirty(hw->fmt, e | PTE_WRITE);
+	else
+		e = fmt_pte_mkclean(hw->fmt, e);	/* arm64: RDONLY */
+	set_entry(s, pmd_table, idx, e);
+	if (k->hooks && k->hooks->page_mapped)
+		k->hooks->page_mapped(k->hooks_ctx, f, (vma->vm_flags & VM_WRITE) != 0);
+	return 0;
+}
+
+/*
+ * zap_huge_pmd() (mm/huge_memory.c, v5.1): under the PMD lock clear the
+ * entry (pmdp_huge_get_and_clear_full), record it in the gather with
+ * tlb_remove_pmd_tlb_entry() (include/asm-generic/tlb.h v5.1:
+ * __tlb_adjust_range of HPAGE_PMD_SIZE and cleared_pmds, so the gather's
+ * flush uses a PMD_SIZE stride: x86 flush_tlb_mm_range with stride_shift
+ * PMD_SHIFT, arm64 __flush_tlb_range with stride PMD_SIZE, last level), and
+ * queue the page (tlb_remove_page_size), freed only after that flush.
+ */
+void zap_huge_pmd(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
+		  uint32_t pmd_table, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint64_t idx = pt_index(g, g->depth_pmd, addr);
+	ptl_lock(s, pmd_table);
+	sim_step_arg(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns), addr, 0);
+	pte_t pmd = table_of(hw, pmd_table)[idx];
+	if (!pte_present(pmd) || !(pmd & PTE_HUGE)) {
+		ptl_unlock(s);
+		return;		/* split or zapped meanwhile */
+	}
+	set_entry(s, pmd_table, idx, 0);
+	/* tlb_remove_pmd_tlb_entry() */
+	__tlb_adjust_range(tlb, addr, hpage_pmd_size(s));
+	tlb->cleared_pmds = 1;
+	(void)vma;
+	bool full = __tlb_remove_page(s, tlb, pte_pfn(pmd));
+	ptl_unlock(s);
+	if (full)
+		tlb_flush_mmu(s, tlb);
+}
+
+/*
+ * pmdp_invalidate() (mm/pgtable-generic.c, v5.1): make the PMD entry not
+ * present (pmdp_establish with pmd_mknotpresent; the model clears it: no
+ * walker may use it) and flush_pmd_tlb_range() - the generic
+ * flush_tlb_range() of [address, address + HPAGE_PMD_SIZE), neither x86 nor
+ * arm64 overriding it in v5.1. Returns the old entry.
+ */
+static pte_t pmdp_invalidate(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
+			     uint64_t idx, uint64_t address)
+{
+	pte_t old = table_of(hw_of(s), pmd_table)[idx];
+	set_entry(s, pmd_table, idx, 0);
+	machine_of(s)->arch->flush_tlb_range(s, &vma->vm_mm->context, address,
+					     address + hpage_pmd_size(s));
+	return old;
+}
+
+/*
+ * __split_huge_pmd() -> __split_huge_pmd_locked() (mm/huge_memory.c, v5.1),
+ * anonymous page: under the PMD lock, pmdp_invalidate() (the huge entry is
+ * gone from every TLB before any PTE of the range is visible), then a PTE
+ * table is filled with one entry per subpage, carrying the huge entry's
+ * write/dirty/young bits, and pmd_populate() points the PMD entry at it.
+ * The model maps every subpage PTE to the huge page's one frame (its
+ * refcount: one per PTE). Returns true if a huge entry was split.
+ */
+bool __split_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
+		      uint64_t address)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint64_t haddr = address & ~(hpage_pmd_size(s) - 1);
+	uint64_t idx = pt_index(g, g->depth_pmd, haddr);
+	/* pgtable_trans_huge_withdraw: the model allocates the table here */
+	uint32_t pt = alloc_zeroed_frame(s, FRAME_PGTABLE, g->depth_pmd + 1, 0);
+	ptl_lock(s, pmd_table);
+	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
+	pte_t pmd = table_of(hw, pmd_table)[idx];
+	if (!pte_present(pmd) || !(pmd & PTE_HUGE)) {
+		ptl_unlock(s);
+		frame_free(hw, pt);
+		return false;
+	}
+	pte_t old = pmdp_invalidate(s, vma, pmd_table, idx, haddr);
+	uint32_t f = pte_pfn(old);
+	pte_t bits = old & (PTE_VALID | PTE_USER | PTE_YOUNG | PTE_WRITE | PTE_DIRTY | PTE_RDONLY |
+			    PTE_SOFT_DIRTY);
+	struct frame *fr = frame_of(hw, f);
+	for (uint64_t i = 0; i < g->ptrs_per_pte; i++)
+		set_entry(s, pt, i, pfn_pte(f, bits & ~(PTE_PFN_MASK << PTE_PFN_SHIFT)));
+	fr->refcount += (uint32_t)g->ptrs_per_pte - 1;
+	set_entry(s, pmd_table, idx, pfn_pte(pt, PTE_VALID | PTE_TABLE | PTE_USER));	/* pmd_populate */
+	ptl_unlock(s);
+	return true;
+}
+
+/* The PMD table of addr in mm, or NO_FRAME */
+static uint32_t pmd_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	pte_t *pmdp = hw_pmd_lookup(hw, mm->pgd, addr);
+	if (!pmdp)
+		return NO_FRAME;
+	const struct pt_geom *g = &hw->geom;
+	uint32_t table = mm->pgd;
+	for (int d = 0; d < g->depth_pmd; d++)
+		table = pte_pfn(table_of(hw, table)[pt_index(g, d, addr)]);
+	return table;
+}
+
+/*
+ * madvise(addr, len, MADV_HUGEPAGE) (mm/madvise.c + hugepage_madvise(),
+ * mm/huge_memory.c, v5.1): mmap_sem for write, VM_HUGEPAGE on the VMAs the
+ * range touches (the model sets it on each whole VMA, without splitting
+ * one). 0, or -1 (unaligned address, or a hole in the range: -ENOMEM).
+ */
+int sys_madvise_hugepage(struct sim *s, uint64_t addr, uint64_t len)
+{
+	struct mm_struct *mm = current_task(s)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	int ret = 0;
+	sim_set_mode(s, MODE_SYS);
+	sim_step_arg(s, YP_SYSCALL, syscall_cost(s), SYS_MADVISE_HUGEPAGE, addr);
+	kernel_entry(s);
+	if (addr & (ps - 1)) {
+		ret = -1;
+		goto out;
+	}
+	uint64_t end = addr + ((len + ps - 1) & ~(ps - 1));
+	down_write(s, &mm->mmap_sem);
+	for (uint64_t a = addr; a < end;) {
+		struct vm_area_struct *v = find_vma(mm, a);
+		if (!v || v->vm_start >= end) {
+			ret = -1;
+			break;
+		}
+		if (v->vm_start > a)
+			ret = -1;
+		v->vm_flags |= VM_HUGEPAGE;
+		a = v->vm_end;
+	}
+	up_write(s, &mm->mmap_sem);
+out:
+	sim_set_mode(s, MODE_USER);
+	return ret;
+}
+
+/*
+ * split_huge_pmd(vma, pmd, address) as a statement (the kernel splits on
+ * mprotect, partial munmap, MADV_DONTNEED of part of the range, ...):
+ * under mmap_sem for read, split the huge entry mapping addr in the current
+ * task's mm. 1 if one was split, 0 if none maps addr, -1 without a VMA.
+ */
+int sys_split_huge_pmd(struct sim *s, uint64_t addr)
+{
+	struct mm_struct *mm = current_task(s)->mm;
+	int ret = 0;
+	sim_set_mode(s, MODE_SYS);
+	sim_step_arg(s, YP_SYSCALL, syscall_cost(s), SYS_SPLIT_HUGE_PMD, addr);
+	kernel_entry(s);
+	down_read(s, &mm->mmap_sem);
+	struct vm_area_struct *v = find_vma(mm, addr);
+	if (!v || v->vm_start > addr) {
+		ret = -1;
+	} else {
+		uint32_t pmd_table = pmd_table_of(s, mm, addr);
+		if (pmd_table != NO_FRAME)
+			ret = __split_huge_pmd(s, v, pmd_table, addr) ? 1 : 0;
+	}
+	up_read(s, &mm->mmap_sem);
+	sim_set_mode(s, MODE_USER);
+	return ret;
+}
