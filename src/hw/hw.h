@@ -518,6 +518,9 @@ void hw_invalidate_bcast(struct hw *hw, const struct inv_op *op,
 /* The live PTE slot for va under root, or NULL if a table is missing or a
  * block descriptor maps va. */
 pte_t *hw_pte_lookup(const struct hw *hw, uint32_t root, uint64_t va);
+/* The PMD table (level depth_pmd) that maps va under root, or NO_FRAME when
+ * a level above it is not present. */
+uint32_t hw_pmd_table(const struct hw *hw, uint32_t root, uint64_t va);
 /* The live PMD slot (an entry of the PMD table) for va under root, or NULL
  * if a table above it is missing. */
 pte_t *hw_pmd_lookup(const struct hw *hw, uint32_t root, uint64_t va);

@@ -71,15 +71,23 @@ pte_t *hw_pte_lookup(const struct hw *hw, uint32_t root, uint64_t va)
 	return &table_of(hw, table)[pt_index(g, g->levels - 1, va)];
 }
 
-pte_t *hw_pmd_lookup(const struct hw *hw, uint32_t root, uint64_t va)
+uint32_t hw_pmd_table(const struct hw *hw, uint32_t root, uint64_t va)
 {
 	const struct pt_geom *g = &hw->geom;
 	uint32_t table = root;
 	for (int d = 0; d < g->depth_pmd; d++) {
 		pte_t e = table_of(hw, table)[pt_index(g, d, va)];
 		if (!pte_present(e))
-			return NULL;
+			return NO_FRAME;
 		table = pte_pfn(e);
 	}
-	return &table_of(hw, table)[pt_index(g, g->depth_pmd, va)];
+	return table;
+}
+
+pte_t *hw_pmd_lookup(const struct hw *hw, uint32_t root, uint64_t va)
+{
+	uint32_t table = hw_pmd_table(hw, root, va);
+	if (table == NO_FRAME)
+		return NULL;
+	return &table_of(hw, table)[pt_index(&hw->geom, hw->geom.depth_pmd, va)];
 }

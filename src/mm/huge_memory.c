@@ -163,20 +163,6 @@ bool __split_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_ta
 	return true;
 }
 
-/* The PMD table of addr in mm, or NO_FRAME */
-static uint32_t pmd_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr)
-{
-	struct hw *hw = hw_of(s);
-	pte_t *pmdp = hw_pmd_lookup(hw, mm->pgd, addr);
-	if (!pmdp)
-		return NO_FRAME;
-	const struct pt_geom *g = &hw->geom;
-	uint32_t table = mm->pgd;
-	for (int d = 0; d < g->depth_pmd; d++)
-		table = pte_pfn(table_of(hw, table)[pt_index(g, d, addr)]);
-	return table;
-}
-
 /*
  * madvise(addr, len, MADV_HUGEPAGE) (mm/madvise.c + hugepage_madvise(),
  * mm/huge_memory.c, v5.1): mmap_sem for write, VM_HUGEPAGE on the VMAs the
@@ -232,7 +218,7 @@ int sys_split_huge_pmd(struct sim *s, uint64_t addr)
 	if (!v || v->vm_start > addr) {
 		ret = -1;
 	} else {
-		uint32_t pmd_table = pmd_table_of(s, mm, addr);
+		uint32_t pmd_table = hw_pmd_table(hw_of(s), mm->pgd, addr);
 		if (pmd_table != NO_FRAME)
 			ret = __split_huge_pmd(s, v, pmd_table, addr) ? 1 : 0;
 	}

@@ -50,21 +50,6 @@
 #include "mm/mm.h"
 #include "mm/points.h"
 
-/* the PMD table of addr in mm (its entry maps the PTE table), or NO_FRAME */
-static uint32_t pmd_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr)
-{
-	struct hw *hw = hw_of(s);
-	const struct pt_geom *g = &hw->geom;
-	uint32_t f = mm->pgd;
-	for (int d = 0; d < g->levels - 2; d++) {
-		pte_t e = table_of(hw, f)[pt_index(g, d, addr)];
-		if (!pte_present(e))
-			return NO_FRAME;
-		f = pte_pfn(e);
-	}
-	return f;
-}
-
 static uint64_t sync_one_fn(struct sim *s, int cpu, const void *data)
 {
 	(void)s, (void)cpu, (void)data;
@@ -136,7 +121,7 @@ static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t
 	if (!vma || !vma->file || vma->vm_start > haddr || vma->vm_end < haddr + size ||
 	    (vma->vm_flags & (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP)))
 		return 0;
-	uint32_t pmd = pmd_table_of(s, mm, haddr);
+	uint32_t pmd = hw_pmd_table(hw_of(s), mm->pgd, haddr);
 	if (pmd == NO_FRAME)
 		return 0;
 	uint64_t pidx = pt_index(g, g->levels - 2, haddr);
@@ -254,7 +239,7 @@ static int collapse_huge_page(struct sim *s, struct mm_struct *mm, uint64_t addr
 	if (!vma || vma->file || vma->vm_start > haddr || vma->vm_end < haddr + size ||
 	    (vma->vm_flags & (VM_HUGETLB | VM_PFNMAP | VM_MIXEDMAP | VM_SHARED)))
 		return 0;
-	uint32_t pmd = pmd_table_of(s, mm, haddr);
+	uint32_t pmd = hw_pmd_table(hw_of(s), mm->pgd, haddr);
 	if (pmd == NO_FRAME)
 		return 0;
 	uint64_t pidx = pt_index(g, g->levels - 2, haddr);
@@ -383,7 +368,7 @@ static int retract_page_tables(struct sim *s, struct vm_area_struct *self, uint6
 			continue;
 		if (!down_write_trylock(s, &mm->mmap_sem))
 			continue;
-		uint32_t pmd = pmd_table_of(s, mm, a);
+		uint32_t pmd = hw_pmd_table(hw_of(s), mm->pgd, a);
 		if (pmd != NO_FRAME) {
 			uint64_t pidx = pt_index(g, g->levels - 2, a);
 			pte_t pe = table_of(hw, pmd)[pidx];
