@@ -381,6 +381,10 @@ static int retract_page_tables(struct sim *s, struct vm_area_struct *self, uint6
 	return n;
 }
 
+/* madvise(MADV_COLLAPSE) of the huge-page range around addr (mm/khugepaged.c
+ * madvise_collapse, v6.1; the model holds mmap_lock for write throughout):
+ * collapse_huge_page for an anonymous VMA, collapse_pte_mapped_thp and
+ * retract_page_tables for a file one. */
 int64_t sys_collapse(struct sim *s, uint64_t addr)
 {
 	struct mm_struct *mm = current_task(s)->mm;

@@ -173,7 +173,8 @@ void down_write(struct sim *s, struct rw_semaphore *sem)
 	s->m.lock_wait_ns += s->now - t0;
 }
 
-/* down_write_trylock(): the lock if it is free and no one waits for it,
+/* down_write_trylock() (kernel/locking/rwsem-xadd.c, v5.1: __down_write_trylock's
+ * cmpxchg from unlocked): the lock if it is free and no one waits for it,
  * else nothing (no wait) */
 bool down_write_trylock(struct sim *s, struct rw_semaphore *sem)
 {
