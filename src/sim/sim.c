@@ -141,6 +141,81 @@ static void switch_to_scheduler(struct sim *s)
 	coro_switch(&t->co, &s->main_co);
 }
 
+static void sim_poll(struct sim *s);
+
+/*
+ * The running thread gives up the host (it yielded, slept, was preempted
+ * or migrated; it is not exiting). Run mode does here what sim_run's loop
+ * would do next when the next event resumes a thread: poll, pop it and
+ * switch straight to that thread (or just return when it is this one),
+ * one context switch instead of two through the scheduler's stack. Any
+ * other next event (a callback), an error or a stop goes through the
+ * scheduler as before. The events run, their order and their count are
+ * the same either way.
+ */
+static void switch_away(struct sim *s)
+{
+	struct sim_thread *t = s->curr;
+	if (s->ex)
+		goto sched;
+	if (__builtin_expect((s->m.events & SIM_POLL_MASK) == 0, 0)) {
+		sim_poll(s);
+		/* sim_run polls again at this count: once the run is over */
+		goto sched;
+	}
+	struct evq *q = &s->q;
+	if (s->error || s->stopped || !q->nheap ||
+	    (q->ncalls && EVQ_BEFORE(&q->calls[0], &q->heap[0])))
+		goto sched;
+	struct event ev = evq_heap_pop(q);
+	struct sim_thread *n = ev.ptr;
+	SIM_BUG_ON(s, ev.time < s->now);
+	s->now = ev.time;
+	s->m.events++;
+	s->last_ran = t;
+	n->state = TS_RUNNING;
+	s->curr = n;
+	if (n != t)
+		coro_switch(&t->co, &n->co);
+	return;
+sched:
+	switch_to_scheduler(s);
+}
+
+/*
+ * Run mode: the running thread t yields, to resume at time at, because an
+ * event comes first. Queueing t's resume and popping the next event is one
+ * replacement of the heap's top (the next event is a thread's resume: its
+ * time is not after at, and t's is queued last, so it loses a tie); the
+ * order of events is what queue_resume + switch_away give.
+ */
+static void yield_to_next(struct sim *s, struct sim_thread *t, uint64_t at)
+{
+	struct evq *q = &s->q;
+	if (s->ex || (s->m.events & SIM_POLL_MASK) == 0 || s->error || s->stopped ||
+	    !q->nheap || (q->ncalls && EVQ_BEFORE(&q->calls[0], &q->heap[0])) ||
+	    q->heap[0].time > at) {
+		queue_resume(s, t, at);
+		t->pending_ns = 0;
+		t->state = TS_RUNNABLE;
+		switch_away(s);
+		return;
+	}
+	struct evq_node mine = {.time = at, .seq = s->seq++, .t = t};
+	struct evq_node top = q->heap[0];
+	EVQ_SIFT_DOWN(q->heap, q->nheap, mine);
+	t->pending_ns = 0;
+	t->state = TS_RUNNABLE;
+	struct sim_thread *n = top.t;
+	SIM_BUG_ON(s, top.time < s->now);
+	s->now = top.time;
+	s->m.events++;
+	s->last_ran = t;
+	n->state = TS_RUNNING;
+	s->curr = n;
+	coro_switch(&t->co, &n->co);
+}
+
 void sim_fatal(struct sim *s, int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -440,7 +515,7 @@ static void preempt(struct sim *s, struct sim_thread *t)
 	s->nr_queued++;
 	trace_queued(s);
 	cpu_pick_next(s, t->cpu, at);
-	switch_to_scheduler(s);
+	switch_away(s);
 }
 
 /* A thread now waits in a run queue: from the next step on, run mode takes
@@ -520,10 +595,7 @@ void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, u
 			return;
 		}
 	}
-	queue_resume(s, t, s->now + t->pending_ns);
-	t->pending_ns = 0;
-	t->state = TS_RUNNABLE;
-	switch_to_scheduler(s);
+	yield_to_next(s, t, s->now + t->pending_ns);
 }
 
 /* The thread running on CPU cpu gives it up at time at (sleep, exit,
@@ -578,7 +650,7 @@ void sim_sleep(struct sim *s)
 	t->state = TS_SLEEPING;
 	t->sleep_start = at;
 	cpu_pick_next(s, t->cpu, at);
-	switch_to_scheduler(s);
+	switch_away(s);
 }
 
 /* wakeup: t was asleep (sim_wake, a joiner), not a new thread: queued behind
@@ -659,7 +731,7 @@ void sim_migrate(struct sim *s, int cpu)
 	cpu_pick_next(s, t->cpu, at);
 	t->cpu = cpu;
 	cpu_enqueue(s, t, at, false);
-	switch_to_scheduler(s);
+	switch_away(s);
 }
 
 void sim_request_migrate(struct sim *s, struct sim_thread *t, int cpu)
@@ -740,7 +812,7 @@ void sim_spin_wait(struct sim *s)
 	t->spin_start = at;
 	t->spin_irq_until = 0;
 	t->sleep_start = at;
-	switch_to_scheduler(s);
+	switch_away(s);
 }
 
 void sim_spin_to_sleep(struct sim *s, struct sim_thread *t)
@@ -898,6 +970,9 @@ void sim_dispatch(struct sim *s, const struct event *ev)
 	t->state = TS_RUNNING;
 	s->curr = t;
 	coro_switch(&s->main_co, &t->co);
+	/* the thread that switched back: t, or one that t (or a successor)
+	 * handed the host to directly (switch_away) */
+	t = s->curr;
 	s->curr = NULL;
 	s->last_ran = t;
 	if (t->state == TS_DONE) {
