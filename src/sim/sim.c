@@ -288,11 +288,9 @@ static inline uint64_t jittered(struct sim *s, uint64_t ns)
 	return ns - amp + off;
 }
 
-void sim_charge(struct sim *s, uint64_t ns)
+static inline __attribute__((always_inline)) void charge(struct sim *s, struct sim_thread *t,
+							 uint64_t ns)
 {
-	struct sim_thread *t = s->curr;
-	if (!t)
-		return;
 	ns = jittered(s, ns);
 	struct sim_cpu *c = &s->cpus[t->cpu];
 	if (t->mode == MODE_USER)
@@ -300,6 +298,13 @@ void sim_charge(struct sim *s, uint64_t ns)
 	else
 		c->sys_ns += ns;
 	t->pending_ns += ns;
+}
+
+void sim_charge(struct sim *s, uint64_t ns)
+{
+	struct sim_thread *t = s->curr;
+	if (t)
+		charge(s, t, ns);
 }
 
 void sim_charge_sys(struct sim *s, uint64_t ns)
@@ -570,7 +575,7 @@ void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, u
 	struct sim_thread *t = s->curr;
 	SIM_BUG_ON(s, !t);
 	if (cost_ns)
-		sim_charge(s, cost_ns);
+		charge(s, t, cost_ns);
 	if (s->ex) {
 		/* check mode: one global clock, order chosen by the strategy */
 		s->now += t->pending_ns;
