@@ -20,6 +20,9 @@
  *    block and copies the subpage (the child sees a new page at that
  *    address, the parent still the huge page); after the child is gone the
  *    parent's write reuses the huge page (block entry writable, same page);
+ *    a parent's write while the child maps the page splits the parent's
+ *    block and copies that subpage only (the other PTEs still map the huge
+ *    page), and the child's block is untouched until its own write;
  *  - mremap of a whole aligned huge page to an aligned address moves the
  *    block entry (same page at the new address, none at the old one, the
  *    old address unmapped) and no CPU still translates the old address;
@@ -55,7 +58,8 @@ struct ctx {
 	/* fork */
 	pte_t child_pmd, child_pmd_after_write;
 	uint32_t child_frame_after_write, child_refcount;
-	bool child_writable_anywhere;
+	bool parent_first, parent_wrote;
+	uint32_t parent_frame_written, parent_frame_other, child_frame_other;
 };
 
 static pte_t pmd_of(struct sim *s, struct mm_struct *mm, uint64_t va)
@@ -331,13 +335,15 @@ static void child_fn(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
 	struct mm_struct *mm = current_task(s)->mm;
+	if (c->parent_first)
+		TSIM_WAIT_UNTIL(s, c->parent_wrote);
 	c->child_pmd = pmd_of(s, mm, AT);
 	c->child_refcount = frame_of(hw_of(s), pte_pfn(c->child_pmd))->refcount;
 	assert_int_equal(user_access(s, AT + MB2 / 2, false), 0);
 	assert_int_equal(user_access(s, AT + 4096, true), 0);
 	c->child_pmd_after_write = pmd_of(s, mm, AT);
 	c->child_frame_after_write = tsim_pte_frame(s, mm, AT + 4096);
-	c->child_writable_anywhere = false;
+	c->child_frame_other = tsim_pte_frame(s, mm, AT + 16 * 4096);
 }
 
 static void fork_fn(struct sim *s, struct sim_thread *t)
@@ -350,6 +356,17 @@ static void fork_fn(struct sim *s, struct sim_thread *t)
 	c->pmd_after = pmd_of(s, mm, a);
 	c->writable_anywhere = block_cached(s, a, true);
 	c->done = true;
+	if (c->parent_first) {
+		/* the page is mapped by the child too: split, COW */
+		assert_int_equal(user_access(s, a + 8192, true), 0);
+		c->pmd_after2 = pmd_of(s, mm, a);
+		c->parent_frame_written = tsim_pte_frame(s, mm, a + 8192);
+		c->parent_frame_other = tsim_pte_frame(s, mm, a + 16 * 4096);
+		c->parent_wrote = true;
+		assert_non_null(sys_wait4(s));
+		sys_munmap(s, a, MB2);
+		return;
+	}
 	assert_non_null(sys_wait4(s));
 	c->refcount_after = frame_of(hw_of(s), c->frame)->refcount;
 	c->write_ret = user_access(s, a + 8192, true);
@@ -387,6 +404,39 @@ static void check_fork(const char *profile)
 	tsim_free(s);
 }
 
+/* the parent writes first, while the child maps the page too */
+static void check_fork_parent_first(const char *profile)
+{
+	struct ctx c = {.profile = profile, .parent_first = true};
+	struct sim *s = tsim_new(profile, 2, NESTED_FULLMM);
+	tsim_spawn(s, fork_fn, &c, CPU);
+	tsim_spawn(s, other_fn, &c, OTHER);
+	tsim_run(s);
+	assert_int_equal(tsim_violation(s)->kind, -1);
+	assert_false(c.writable_anywhere);
+	/* the parent's block split, the written subpage copied, the others
+	 * still the huge page */
+	assert_false(c.pmd_after2 & PTE_HUGE);
+	assert_int_not_equal(c.parent_frame_written, c.frame);
+	assert_int_not_equal(c.parent_frame_written, NO_FRAME);
+	assert_int_equal(c.parent_frame_other, c.frame);
+	/* the child still has its block, and COWs its own write */
+	assert_true(c.child_pmd & PTE_HUGE);
+	assert_int_equal(pte_pfn(c.child_pmd), c.frame);
+	assert_false(c.child_pmd_after_write & PTE_HUGE);
+	assert_int_not_equal(c.child_frame_after_write, c.frame);
+	assert_int_not_equal(c.child_frame_after_write, c.parent_frame_written);
+	assert_int_equal(c.child_frame_other, c.frame);
+	tsim_free(s);
+}
+
+static void test_fork_parent_writes_first(void **state)
+{
+	(void)state;
+	check_fork_parent_first("x86-24");
+	check_fork_parent_first("arm64-4k");
+}
+
 static void test_fork_x86(void **state)
 {
 	(void)state;
@@ -414,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_uffd_wp_splits),
 		cmocka_unit_test(test_fork_x86),
 		cmocka_unit_test(test_fork_arm64),
+		cmocka_unit_test(test_fork_parent_writes_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
