@@ -550,13 +550,18 @@ vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t a
 	uint32_t table = mm->pgd;
 	for (int d = 0; d < g->levels - 1; d++) {
 		/* __handle_mm_fault (v5.1): a none PMD entry of a THP-enabled
-		 * VMA -> create_huge_pmd(); a huge one the MMU faulted on is
-		 * left as it is (the model maps huge pages young, dirty and
-		 * writable as the VMA allows: the retry succeeds) */
+		 * VMA -> create_huge_pmd(); a huge one the MMU faulted on ->
+		 * huge_pmd_fault() (do_huge_pmd_wp_page or
+		 * huge_pmd_set_accessed), which may split it and fall back to
+		 * the PTE path below */
 		if (d == g->depth_pmd) {
 			pte_t pmd = table_of(hw_of(s), table)[pt_index(g, d, address)];
-			if (pmd & PTE_HUGE)
-				return 0;
+			if (pmd & PTE_HUGE) {
+				vm_fault_t r = huge_pmd_fault(s, vma, table, address,
+							      flags & FAULT_FLAG_WRITE);
+				if (!(r & VM_FAULT_FALLBACK))
+					return r;
+			}
 			if (pte_none(pmd) && thp_vma_suitable(s, vma, address)) {
 				vm_fault_t r = do_huge_pmd_anonymous_page(s, vma, table, address);
 				if (r != VM_FAULT_NOPAGE)

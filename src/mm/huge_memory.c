@@ -16,6 +16,16 @@
  * Unmapping: zap_pmd_range (memory.c) zaps a huge entry whose whole range
  * is unmapped with zap_huge_pmd and splits one that is partly unmapped
  * (__split_huge_pmd) before zapping its PTEs.
+ *
+ * The other walkers that know huge entries: mprotect (change_huge_pmd from
+ * change_protection, mprotect.c; a block partly in the range is split;
+ * UFFDIO_WRITEPROTECT splits), fork (copy_huge_pmd from copy_page_range,
+ * memory.c), the fault on a present huge entry (huge_pmd_fault:
+ * do_huge_pmd_wp_page, huge_pmd_set_accessed), mremap (move_huge_pmd from
+ * move_page_tables, mremap.c; an unaligned extent splits) and clear_refs
+ * (clear_refs_huge_pmd, task_mmu.c). The scenario language refuses the
+ * statements whose walkers do not know them on an mm with huge pages
+ * (thp_unaware, scenario/vm.c).
  */
 #include "mm/mm.h"
 #include "mm/points.h"
@@ -161,6 +171,245 @@ bool __split_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_ta
 	set_entry(s, pmd_table, idx, pfn_pte(pt, PTE_VALID | PTE_TABLE | PTE_USER));	/* pmd_populate */
 	ptl_unlock(s);
 	return true;
+}
+
+/*
+ * huge_pmd_set_accessed() (mm/huge_memory.c, v5.1): a fault on a huge entry
+ * that needs no copy - a read, or a write the entry already allows - makes
+ * it young (and dirty for a write) with pmdp_set_access_flags(), the
+ * arch's ptep_set_access_flags() on the PMD slot (arm64's pmdp_ variant is
+ * that function; x86's differs only in the flush of a changed entry, which
+ * the model's x86 back end makes as for a PTE), under the PMD lock.
+ */
+static vm_fault_t huge_pmd_set_accessed(struct sim *s, struct vm_area_struct *vma,
+					uint32_t pmd_table, uint64_t idx, uint64_t haddr,
+					pte_t orig, bool write)
+{
+	struct hw *hw = hw_of(s);
+	struct kernel *k = kernel_of(s);
+	pte_t *pmdp = &table_of(hw, pmd_table)[idx];
+	if (*pmdp != orig)
+		return 0;			/* !pmd_same: the access retries */
+	pte_t entry = orig | PTE_YOUNG;		/* pmd_mkyoung */
+	if (write) {
+		entry = fmt_pte_mkdirty(hw->fmt, entry);	/* pmd_mkdirty */
+		if (k->hooks && k->hooks->page_dirtied)
+			k->hooks->page_dirtied(k->hooks_ctx, pte_pfn(entry));
+	}
+	if (machine_of(s)->arch->ptep_set_access_flags(s, &vma->vm_mm->context, haddr, pmdp,
+							entry, write))
+		s->m.af_faults++;
+	return 0;
+}
+
+/*
+ * do_huge_pmd_wp_page() (mm/huge_memory.c): a write fault on a
+ * write-protected huge entry (fork's copy_huge_pmd, a private mapping made
+ * writable again by mprotect). Under the PMD lock, if the entry is still the
+ * one that faulted: a page mapped only here (page_trans_huge_mapcount() ==
+ * 1; the model: refcount 1) is reused - young, dirty and writable
+ * (maybe_pmd_mkwrite(pmd_mkdirty)) through pmdp_set_access_flags(), as
+ * wp_page_reuse does for a PTE. Otherwise, after the unlock, the huge entry
+ * is split (__split_huge_pmd, whose pmdp_invalidate flushes the block; in
+ * huge_pmd_fault) and the fault falls back to the PTE path, whose
+ * do_wp_page copies the subpage. That fallback is v5.8's rule (3917c80280c9 "thp: change CoW semantics for
+ * anon-THP") for every version: v5.1 copies the whole huge page into a new
+ * one (alloc_hugepage_vma, copy_user_huge_page, then
+ * pmdp_huge_clear_flush_notify) or, without one, into 512 small pages
+ * (do_huge_pmd_wp_page_fallback), and splits only when that fails too. The
+ * old block leaves every TLB before the new mapping is visible either way.
+ */
+static vm_fault_t do_huge_pmd_wp_page(struct sim *s, struct vm_area_struct *vma,
+				      uint32_t pmd_table, uint64_t idx, uint64_t haddr, pte_t orig)
+{
+	struct hw *hw = hw_of(s);
+	struct kernel *k = kernel_of(s);
+	pte_t *pmdp = &table_of(hw, pmd_table)[idx];
+	if (*pmdp != orig)
+		return 0;
+	if (frame_of(hw, pte_pfn(orig))->refcount == 1) {
+		pte_t entry = fmt_pte_mkdirty(hw->fmt, orig | PTE_YOUNG | PTE_WRITE);
+		if (k->hooks && k->hooks->page_dirtied)
+			k->hooks->page_dirtied(k->hooks_ctx, pte_pfn(entry));
+		if (machine_of(s)->arch->ptep_set_access_flags(s, &vma->vm_mm->context, haddr,
+								pmdp, entry, true))
+			s->m.af_faults++;
+		return VM_FAULT_WRITE;
+	}
+	return VM_FAULT_FALLBACK;	/* the caller splits after the unlock */
+}
+
+/*
+ * The huge-PMD branch of __handle_mm_fault() (mm/memory.c, v5.1) for a
+ * present huge entry: a write the entry does not allow goes to
+ * wp_huge_pmd() -> do_huge_pmd_wp_page(), anything else to
+ * huge_pmd_set_accessed(). (A PROT_NONE huge entry - do_huge_pmd_numa_page
+ * - does not exist in the model: the NUMA scan splits; see mprotect.c.)
+ */
+vm_fault_t huge_pmd_fault(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
+			  uint64_t address, bool write)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint64_t haddr = address & ~(hpage_pmd_size(s) - 1);
+	uint64_t idx = pt_index(g, g->depth_pmd, haddr);
+	pte_t orig = table_of(hw, pmd_table)[idx];
+	if (!pte_present(orig) || !(orig & PTE_HUGE))
+		return 0;
+	ptl_lock(s, pmd_table);
+	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), haddr, 0);	/* pmd_lock */
+	vm_fault_t r;
+	if (write && !(orig & PTE_WRITE))
+		r = do_huge_pmd_wp_page(s, vma, pmd_table, idx, haddr, orig);
+	else
+		r = huge_pmd_set_accessed(s, vma, pmd_table, idx, haddr, orig, write);
+	ptl_unlock(s);
+	if (r & VM_FAULT_FALLBACK)
+		__split_huge_pmd(s, vma, pmd_table, haddr);
+	return r;
+}
+
+/*
+ * change_huge_pmd() (mm/huge_memory.c, v5.1) for mprotect: change_pmd_range
+ * calls it for a huge entry whose whole HPAGE_PMD_SIZE lies in the range.
+ * Under the PMD lock, pmdp_invalidate() (which flushes the block's range
+ * itself, flush_pmd_tlb_range), pmd_modify() of the new protection
+ * (pte_modify's rules: write permission replaced, pfn, young and dirty
+ * kept; no dirty_accountable for a huge entry), set_pmd_at(). Returns
+ * HPAGE_PMD_NR - the `pages` that make change_protection_range flush the
+ * whole range at its end - or 0 if the entry was split or zapped meanwhile.
+ */
+uint64_t change_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
+			 uint64_t addr, bool writable)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint64_t idx = pt_index(g, g->depth_pmd, addr);
+	ptl_lock(s, pmd_table);
+	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* __pmd_trans_huge_lock */
+	pte_t pmd = table_of(hw, pmd_table)[idx];
+	if (!pte_present(pmd) || !(pmd & PTE_HUGE)) {
+		ptl_unlock(s);
+		return 0;
+	}
+	pte_t old = pmdp_invalidate(s, vma, pmd_table, idx, addr);
+	set_entry(s, pmd_table, idx, pte_modify_prot(hw->fmt, old, writable, false));
+	ptl_unlock(s);
+	return g->ptrs_per_pte;			/* HPAGE_PMD_NR */
+}
+
+/*
+ * copy_huge_pmd() (mm/huge_memory.c, v5.1), from fork's copy_pmd_range for
+ * a huge entry (whose whole range the VMA covers): under both PMD locks,
+ * the page gains a reference and a mapping (get_page, page_dup_rmap), the
+ * parent's entry is write-protected (pmdp_set_wrprotect; no flush here:
+ * dup_mmap flushes the parent's mm at the end) and the child gets the
+ * write-protected, old entry (pmd_mkold(pmd_wrprotect())). No PTE table is
+ * deposited (see the top of this file). Cost: one copied PTE's.
+ */
+bool copy_huge_pmd(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src,
+		   uint32_t dst_pmd_table, uint32_t src_pmd_table, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	struct kernel *k = kernel_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint64_t idx = pt_index(g, g->depth_pmd, addr);
+	(void)dst;
+	(void)src;
+	sim_step_arg(s, YP_PTE, 2 * (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* both PMD locks */
+	pte_t pmd = table_of(hw, src_pmd_table)[idx];
+	if (!pte_present(pmd) || !(pmd & PTE_HUGE))
+		return false;
+	uint32_t f = pte_pfn(pmd);
+	frame_of(hw, f)->refcount++;				/* get_page */
+	if (k->hooks && k->hooks->page_dup)
+		k->hooks->page_dup(k->hooks_ctx, f);
+	pmd = pte_wrprotect_fmt(hw->fmt, pmd);
+	table_of(hw, src_pmd_table)[idx] = pmd;			/* pmdp_set_wrprotect */
+	set_entry(s, dst_pmd_table, idx, pmd & ~PTE_YOUNG);	/* pmd_mkold, set_pmd_at */
+	sim_charge(s, (uint64_t)P(s, P_pte_zap_ns));
+	return true;
+}
+
+/*
+ * move_huge_pmd() (mm/huge_memory.c, v5.1), from move_page_tables for an
+ * extent of one whole HPAGE_PMD_SIZE at PMD-aligned old and new addresses
+ * with a huge old entry and an empty new one: under the old PMD lock and
+ * the new one, pmdp_huge_get_and_clear() of the old entry, set_pmd_at() at
+ * the new place (move_soft_dirty_pmd: x86 marks it soft-dirty), and - the
+ * old entry was present - flush_tlb_range() of the old HPAGE_PMD_SIZE
+ * before the locks are dropped. False when it does not apply (the caller
+ * splits and moves PTEs).
+ */
+bool move_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint64_t old_addr,
+		   uint64_t new_addr, uint64_t old_end, uint32_t old_pmd_table,
+		   uint32_t new_pmd_table)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint64_t size = hpage_pmd_size(s);
+	if ((old_addr & (size - 1)) || (new_addr & (size - 1)) || old_end - old_addr < size)
+		return false;
+	uint64_t oi = pt_index(g, g->depth_pmd, old_addr), ni = pt_index(g, g->depth_pmd, new_addr);
+	if (!pte_none(table_of(hw, new_pmd_table)[ni]))
+		return false;			/* WARN_ON(!pmd_none(*new_pmd)) */
+	rmap_ptl_lock(s, old_pmd_table);
+	if (new_pmd_table != old_pmd_table)
+		rmap_ptl_lock2(s, new_pmd_table);
+	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), old_addr, 1);	/* the PMD locks */
+	pte_t pmd = table_of(hw, old_pmd_table)[oi];
+	bool moved = pte_present(pmd) && (pmd & PTE_HUGE);
+	if (moved) {
+		set_entry(s, old_pmd_table, oi, 0);		/* pmdp_huge_get_and_clear */
+		if (hw->fmt->soft_dirty)
+			pmd |= PTE_SOFT_DIRTY;			/* move_soft_dirty_pmd */
+		set_entry(s, new_pmd_table, ni, pmd);		/* set_pmd_at */
+		machine_of(s)->arch->flush_tlb_range(s, &vma->vm_mm->context, old_addr,
+						     old_addr + size);
+	}
+	if (new_pmd_table != old_pmd_table)
+		rmap_ptl_unlock2(s);
+	rmap_ptl_unlock(s);
+	return moved;
+}
+
+/*
+ * The huge-PMD branch of clear_refs_pte_range() (fs/proc/task_mmu.c, v5.1)
+ * under the PMD lock (pmd_trans_huge_lock). Soft-dirty (type 4):
+ * clear_soft_dirty_pmd() - pmdp_invalidate() (which flushes the block),
+ * then the entry back write-protected and without its soft-dirty bit,
+ * dirty and young kept; an empty stub without soft-dirty (arm64). Aging:
+ * pmdp_test_and_clear_young() (ClearPageReferenced and page_idle are not
+ * modelled, as for the PTEs). 1 if the entry changed.
+ */
+uint64_t clear_refs_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
+			     uint64_t addr, bool soft_dirty)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	uint64_t idx = pt_index(g, g->depth_pmd, addr);
+	uint64_t changed = 0;
+	ptl_lock(s, pmd_table);
+	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* pmd_trans_huge_lock */
+	pte_t pmd = table_of(hw, pmd_table)[idx];
+	if (!pte_present(pmd) || !(pmd & PTE_HUGE)) {
+		ptl_unlock(s);
+		return 0;
+	}
+	if (soft_dirty) {
+		if (hw->fmt->soft_dirty) {
+			pte_t old = pmdp_invalidate(s, vma, pmd_table, idx, addr);
+			set_entry(s, pmd_table, idx,
+				  pte_wrprotect_fmt(hw->fmt, old) & ~PTE_SOFT_DIRTY);
+			changed = 1;
+		}
+	} else if (pmd & PTE_YOUNG) {
+		table_of(hw, pmd_table)[idx] = pmd & ~PTE_YOUNG;	/* pmdp_test_and_clear_young */
+		sim_charge(s, (uint64_t)P(s, P_lock_op_ns));
+		changed = 1;
+	}
+	ptl_unlock(s);
+	return changed;
 }
 
 /*

@@ -485,7 +485,7 @@ pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr)
  * hardware-dirty entry (writable, RDONLY clear) into a software-dirty one and
  * sets RDONLY.
  */
-static pte_t pte_wrprotect_fmt(const struct pt_format *fmt, pte_t pte)
+pte_t pte_wrprotect_fmt(const struct pt_format *fmt, pte_t pte)
 {
 	if (fmt->rdonly && (pte & PTE_WRITE) && !(pte & PTE_RDONLY))
 		pte |= PTE_DIRTY;
@@ -498,13 +498,14 @@ static pte_t pte_wrprotect_fmt(const struct pt_format *fmt, pte_t pte)
 /* pte_alloc_map_lock() / pmd_alloc() / pud_alloc() of the child's side of
  * copy_*_range(): the child's PTE table for addr, allocating the missing
  * levels. The child's mm is new and write-locked by its only user: no race
- * to lose. NO_FRAME when frames ran out (the run has failed). */
-static uint32_t dst_pte_table(struct sim *s, struct mm_struct *mm, uint64_t addr)
+ * to lose. NO_FRAME when frames ran out (the run has failed). dst_table:
+ * the table at `depth` (copy_huge_pmd's PMD table). */
+static uint32_t dst_table(struct sim *s, struct mm_struct *mm, uint64_t addr, int depth)
 {
 	struct hw *hw = hw_of(s);
 	const struct pt_geom *g = &hw->geom;
 	uint32_t table = mm->pgd;
-	for (int d = 0; d < g->levels - 1; d++) {
+	for (int d = 0; d < depth; d++) {
 		uint64_t idx = pt_index(g, d, addr);
 		pte_t e = table_of(hw, table)[idx];
 		if (!pte_present(e)) {
@@ -517,6 +518,11 @@ static uint32_t dst_pte_table(struct sim *s, struct mm_struct *mm, uint64_t addr
 		table = pte_pfn(e);
 	}
 	return table;
+}
+
+static uint32_t dst_pte_table(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	return dst_table(s, mm, addr, hw_of(s)->geom.levels - 1);
 }
 
 /*
@@ -572,7 +578,9 @@ static void copy_pte_range(struct sim *s, struct vm_area_struct *dst, struct vm_
 }
 
 /* copy_pud_range() / copy_pmd_range() (mm/memory.c, v5.1): the source table
- * at `depth`; an absent entry is skipped (pXd_none_or_clear_bad) */
+ * at `depth`; an absent entry is skipped (pXd_none_or_clear_bad); a huge
+ * PMD entry (pmd_trans_huge; its VMA covers the whole block) goes to
+ * copy_huge_pmd() (huge_memory.c) */
 static void copy_table_range(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src,
 			     uint32_t table, int depth, uint64_t addr, uint64_t end)
 {
@@ -590,6 +598,16 @@ static void copy_table_range(struct sim *s, struct vm_area_struct *dst, struct v
 		pte_t e = table_of(hw, table)[pt_index(g, depth, addr)];
 		if (!pte_present(e))
 			continue;
+		if (depth == g->depth_pmd && (e & PTE_HUGE)) {
+			uint32_t dpmd = dst_table(s, dst->vm_mm, addr, depth);
+			if (dpmd == NO_FRAME)
+				return;
+			if (copy_huge_pmd(s, dst, src, dpmd, table, addr))
+				continue;
+			e = table_of(hw, table)[pt_index(g, depth, addr)];
+			if (!pte_present(e) || (e & PTE_HUGE))
+				continue;
+		}
 		copy_table_range(s, dst, src, pte_pfn(e), depth + 1, addr, next);
 	}
 }

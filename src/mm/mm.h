@@ -699,6 +699,7 @@ typedef unsigned vm_fault_t;
 #define VM_FAULT_WRITE 0x0008u
 #define VM_FAULT_NOPAGE 0x0100u
 #define VM_FAULT_RETRY 0x0400u
+#define VM_FAULT_FALLBACK 0x0800u	/* a huge PMD fault: split, take the PTE path */
 #define VM_FAULT_COMPLETED 0x4000u	/* v6.0 */
 vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t address,
 			   unsigned flags);
@@ -973,5 +974,28 @@ bool __split_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_ta
 		      uint64_t address);
 int sys_madvise_hugepage(struct sim *s, uint64_t addr, uint64_t len);
 int sys_split_huge_pmd(struct sim *s, uint64_t addr);
+/* a fault on a present huge PMD entry of pmd_table (huge_memory.c):
+ * do_huge_pmd_wp_page or huge_pmd_set_accessed; VM_FAULT_FALLBACK when the
+ * entry was split and the PTE path is to handle the fault */
+vm_fault_t huge_pmd_fault(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
+			  uint64_t address, bool write);
+/* change_huge_pmd() for mprotect: the PTEs' worth changed (HPAGE_PMD_NR) or 0 */
+uint64_t change_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
+			 uint64_t addr, bool writable);
+/* copy_huge_pmd() (fork): false if the source entry is no longer huge */
+bool copy_huge_pmd(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src,
+		   uint32_t dst_pmd_table, uint32_t src_pmd_table, uint64_t addr);
+/* move_huge_pmd() (mremap): true if the huge entry moved */
+bool move_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint64_t old_addr,
+		   uint64_t new_addr, uint64_t old_end, uint32_t old_pmd_table,
+		   uint32_t new_pmd_table);
+/* clear_refs on a huge PMD entry: 1 if it changed */
+uint64_t clear_refs_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
+			     uint64_t addr, bool soft_dirty);
+/* pte_modify() of the write permission (mprotect.c) and pte_wrprotect()
+ * (memory.c), shared with the huge PMD paths */
+pte_t pte_modify_prot(const struct pt_format *fmt, pte_t pte, bool writable,
+		      bool dirty_accountable);
+pte_t pte_wrprotect_fmt(const struct pt_format *fmt, pte_t pte);
 
 #endif

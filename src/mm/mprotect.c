@@ -25,7 +25,8 @@
  * flushes once per piece where the kernel flushes once.
  *
  * Not modelled: PROT_NONE and PROT_EXEC (and write-only), pkeys, VM_MAYWRITE
- * (every VMA may be made writable), VM_ACCOUNT charging, swap entries, THP.
+ * (every VMA may be made writable), VM_ACCOUNT charging, swap entries. A
+ * huge PMD entry (THP) goes through change_huge_pmd (huge_memory.c).
  *
  * change_protection() also serves NUMA balancing's scan (change_prot_numa,
  * mm/mempolicy.c: PTEs made PROT_NONE so that the next access takes a
@@ -66,8 +67,8 @@ static bool page_prot_writable(const struct vm_area_struct *vma)
 /* pte_modify(pte, newprot) (arch/{x86,arm64}/include/asm/pgtable.h, v5.1)
  * for the write permission, then the dirty_accountable pte_mkwrite() of
  * change_pte_range() */
-static pte_t pte_modify_prot(const struct pt_format *fmt, pte_t pte, bool writable,
-			     bool dirty_accountable)
+pte_t pte_modify_prot(const struct pt_format *fmt, pte_t pte, bool writable,
+		      bool dirty_accountable)
 {
 	if (fmt->rdonly && (pte & PTE_WRITE) && !(pte & PTE_RDONLY))
 		pte |= PTE_DIRTY;		/* pte_hw_dirty -> pte_mkdirty */
@@ -262,6 +263,7 @@ static uint64_t change_protection(struct sim *s, struct vm_area_struct *vma, uin
 		return hugetlb_change_protection(s, vma, start, end, writable, cp_flags);
 	bool pending = machine_of(s)->policy.numa_pending == NUMA_PENDING_RAISED;
 	uint64_t span = g->ptrs_per_pte << g->page_shift;	/* one PTE table's reach */
+	bool thp_vma = vma->vm_flags & VM_HUGEPAGE;	/* only such a VMA has huge PMDs */
 	/* inc_tlb_flush_pending(): an atomic on the line tlb_gather_mmu uses */
 	if (pending) {
 		mm->tlb_flush_pending++;
@@ -273,6 +275,26 @@ static uint64_t change_protection(struct sim *s, struct vm_area_struct *vma, uin
 		next = (a & ~(span - 1)) + span;	/* pmd_addr_end() */
 		if (next > end || next < a)
 			next = end;
+		/* change_pmd_range() (v5.1): a huge PMD entry whose whole
+		 * range is changed goes to change_huge_pmd(), one partly in
+		 * the range is split first (__split_huge_pmd) and its PTEs
+		 * changed. UFFDIO_WRITEPROTECT splits it too: the model has no
+		 * uffd-wp huge entry (v5.11's change_huge_pmd would
+		 * write-protect the block and mark it uffd-wp, and
+		 * wp_huge_pmd hand its write fault to handle_userfault); the
+		 * split leaves every subpage write-protected and uffd-wp by
+		 * the PTE path, the same protection page by page. (The NUMA
+		 * scan is refused on an mm with huge pages: scenario/vm.c.) */
+		uint32_t pmd_table = thp_vma ? hw_pmd_table(hw_of(s), mm->pgd, a) : NO_FRAME;
+		if (pmd_table != NO_FRAME &&
+		    (table_of(hw_of(s), pmd_table)[pt_index(g, g->depth_pmd, a)] & PTE_HUGE)) {
+			if (next - a == span &&
+			    !(cp_flags & (MM_CP_UFFD_WP | MM_CP_UFFD_WP_RESOLVE))) {
+				pages += change_huge_pmd(s, vma, pmd_table, a, writable);
+				continue;
+			}
+			__split_huge_pmd(s, vma, pmd_table, a);
+		}
 		pages += change_pte_range(s, vma, a, next, writable, cp_flags);
 	}
 	/* Only flush the TLB if we actually modified any entries */

@@ -43,8 +43,12 @@
  * moved PTE only after the flush the knob put under them; under them it
  * also calls flush_tlb_batched_pending (3ea277194daa, v4.11).
  *
+ * A huge PMD entry (huge_memory.c) moves whole with move_huge_pmd() when
+ * its extent is one whole aligned HPAGE_PMD_SIZE on both sides, and is
+ * split first otherwise.
+ *
  * Not modelled: MREMAP_DONTUNMAP, mlock accounting, VM_ACCOUNT, userfaultfd,
- * THP (move_huge_pmd), move_normal_pud (v5.11), the anon_vma lock (the model
+ * move_normal_pud (v5.11), the anon_vma lock (the model
  * has no anonymous rmap walker), vma_merge of the new VMA (need_rmap_locks is
  * always false), hugetlb, error unwinding of a failed move.
  */
@@ -248,7 +252,25 @@ static uint64_t move_page_tables(struct sim *s, struct vm_area_struct *vma, uint
 		    pte_none(table_of(hw_of(s), old_pmd)[pt_index(g, dpmd, old_addr)]))
 			continue;
 		uint32_t new_pmd = alloc_table_at(s, mm, new_addr, dpmd);	/* alloc_new_pmd */
-		if (extent == pmd_size && pmdpol != MREMAP_PMD_NONE) {
+		/* a huge PMD entry (huge_memory.c): a whole aligned extent
+		 * goes to move_huge_pmd(), anything else splits it first
+		 * (split_huge_pmd) and moves its PTEs; move_normal_pmd is
+		 * for PTE tables only */
+		if (table_of(hw_of(s), old_pmd)[pt_index(g, dpmd, old_addr)] & PTE_HUGE) {
+			if (extent == pmd_size) {
+				if (need_rmap_locks)
+					take_rmap_locks(s, vma);
+				bool moved = move_huge_pmd(s, vma, old_addr, new_addr, old_end,
+							   old_pmd, new_pmd);
+				if (need_rmap_locks)
+					drop_rmap_locks(s, vma);
+				if (moved)
+					continue;
+			}
+			__split_huge_pmd(s, vma, old_pmd, old_addr);
+			if (!pte_present(table_of(hw_of(s), old_pmd)[pt_index(g, dpmd, old_addr)]))
+				continue;		/* pmd_trans_unstable */
+		} else if (extent == pmd_size && pmdpol != MREMAP_PMD_NONE) {
 			bool locks = need_rmap_locks || pmdpol == MREMAP_PMD_RMAP_LOCKS;
 			if (locks)
 				take_rmap_locks(s, vma);

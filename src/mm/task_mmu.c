@@ -13,7 +13,8 @@
  * still holds a writable TLB entry and writes through it. Soft-dirty exists
  * on x86 only (CONFIG_HAVE_ARCH_SOFT_DIRTY); on arm64 type 4 changes no PTE,
  * as clear_soft_dirty() is then an empty stub. Writing 5 (peak RSS reset)
- * touches no PTE and is accepted as a no-op.
+ * touches no PTE and is accepted as a no-op. A huge PMD entry (THP) is aged
+ * or soft-dirty-cleared whole (clear_refs_huge_pmd, huge_memory.c).
  *
  * The flush, by knob clear_refs:
  *  - gather (b3a81d0841a9 "mm: fix KSM data corruption", v4.13..v5.10): the
@@ -33,7 +34,7 @@
  * to clear VM_SOFTDIRTY from the VMAs (then downgraded); VM_SOFTDIRTY is not
  * modelled (the VMA-level soft-dirty state only matters for mappings newer
  * than the last clear, which the tracker sees as dirty anyway). Not
- * modelled either: VM_PFNMAP VMAs (none exist), THP, swap entries,
+ * modelled either: VM_PFNMAP VMAs (none exist), swap entries,
  * ClearPageReferenced / page_idle, mmu notifiers.
  */
 #include "mm/mm.h"
@@ -103,14 +104,16 @@ static uint64_t clear_refs_pte_range(struct sim *s, struct mm_struct *mm, uint64
 }
 
 /* walk_page_range() (mm/pagewalk.c, v5.1) over every VMA clear_refs_test_walk()
- * accepts, one PTE table at a time (pmd_addr_end) */
+ * accepts, one PTE table at a time (pmd_addr_end); a huge PMD entry goes to
+ * the huge branch of clear_refs_pte_range (clear_refs_huge_pmd,
+ * huge_memory.c) */
 static uint64_t clear_refs_walk(struct sim *s, struct mm_struct *mm, int type)
 {
 	const struct pt_geom *g = &hw_of(s)->geom;
 	uint64_t span = g->ptrs_per_pte << g->page_shift;	/* one PTE table's reach */
 	uint64_t changed = 0;
 	for (int i = 0; i < mm->nr_vmas; i++) {
-		const struct vm_area_struct *v = mm->vmas[i];
+		struct vm_area_struct *v = mm->vmas[i];
 		if (!clear_refs_test_walk(v, type))
 			continue;
 		uint64_t start = v->vm_start, end = v->vm_end;
@@ -118,6 +121,14 @@ static uint64_t clear_refs_walk(struct sim *s, struct mm_struct *mm, int type)
 			next = (a & ~(span - 1)) + span;	/* pmd_addr_end() */
 			if (next > end || next < a)
 				next = end;
+			uint32_t pmd_table = (v->vm_flags & VM_HUGEPAGE)
+						     ? hw_pmd_table(hw_of(s), mm->pgd, a) : NO_FRAME;
+			if (pmd_table != NO_FRAME &&
+			    (table_of(hw_of(s), pmd_table)[pt_index(g, g->depth_pmd, a)] & PTE_HUGE)) {
+				changed += clear_refs_huge_pmd(s, v, pmd_table, a,
+							       type == CLEAR_REFS_SOFT_DIRTY);
+				continue;
+			}
 			changed += clear_refs_pte_range(s, mm, a, next, type);
 			/* the walk may have slept on a PTE lock: the VMA array
 			 * is stable under mmap_sem, the VMA pointer too */
@@ -139,9 +150,15 @@ static void soft_dirty_report(struct sim *s, struct mm_struct *mm)
 		for (uint64_t a = v->vm_start; a < v->vm_end; a += g->page_size) {
 			pte_t *p = pte_lookup(s, mm, a);
 			if (!p) {
-				/* no PTE table: skip to the next one */
+				/* no PTE table: skip to the next one; a huge PMD
+				 * entry is the page of its whole block */
 				uint64_t span = g->ptrs_per_pte << g->page_shift;
 				uint64_t next = (a & ~(span - 1)) + span;
+				pte_t *pmdp = hw_pmd_lookup(hw_of(s), mm->pgd, a);
+				if (pmdp && pte_present(*pmdp) && (*pmdp & PTE_HUGE) &&
+				    !(*pmdp & PTE_SOFT_DIRTY))
+					k->hooks->soft_dirty_clean(k->hooks_ctx, a & ~(span - 1),
+								   pte_pfn(*pmdp));
 				if (next <= a)
 					break;
 				a = next - g->page_size;

@@ -695,6 +695,13 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 			if (oracle_frame(o, e->frame)->map_epoch > call_epoch)
 				continue;
 			pte_t *ptep = pte_lookup(s, mm, va);
+			if (!ptep && hw->nblock) {
+				/* a huge PMD entry (THP) is the live leaf of
+				 * its whole block */
+				pte_t *pmdp = hw_pmd_lookup(hw, mm->pgd, va);
+				if (pmdp && (*pmdp & PTE_HUGE))
+					ptep = pmdp;
+			}
 			pte_t pte = ptep ? *ptep : 0;
 			if (call == SYS_MPROTECT || call == SYS_CLEAR_REFS || call == SYS_FORK ||
 			    call == SYS_NUMA_SCAN || call == SYS_UFFD_WP) {
