@@ -973,5 +973,8 @@ bool __split_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_ta
 		      uint64_t address);
 int sys_madvise_hugepage(struct sim *s, uint64_t addr, uint64_t len);
 int sys_split_huge_pmd(struct sim *s, uint64_t addr);
+/* split_huge_page() of the THP mapped at address (huge_memory.c): 1 split,
+ * 0 no huge PMD entry there, -1 not splittable (a reference, the lock) */
+int split_huge_page_at(struct sim *s, struct vm_area_struct *vma, uint64_t address);
 
 #endif

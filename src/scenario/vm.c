@@ -178,15 +178,16 @@ void scen_main(struct sim *s, struct sim_thread *t)
 }
 
 /* The statements whose mm code walks page tables without knowing a huge
- * PMD entry (huge_memory.c models only the fault, zap and split): on an mm
+ * PMD entry (huge_memory.c models the fault, zap and splits; GUP, collapse,
+ * reclaim, KSM and migration know the entry too): on an mm
  * that asked for THP they are refused with a one-line error (exit 2)
  * instead of misreading a block entry. */
 static bool thp_unaware(uint32_t code)
 {
 	switch (code) {
 	case OP_MPROTECT: case OP_CLEAR_REFS: case OP_MREMAP: case OP_MREMAP_FIXED:
-	case OP_RECLAIM: case OP_MIGRATE: case OP_KSM_MERGE: case OP_NUMA_SCAN:
-	case OP_UFFD_WP: case OP_PIN: case OP_COLLAPSE: case OP_GUP_FAST: case OP_FORK:
+	case OP_NUMA_SCAN:
+	case OP_UFFD_WP: case OP_FORK:
 		return true;
 	default:
 		return false;
@@ -280,8 +281,9 @@ static void exec(struct sim *s, struct scen_inst *in)
 		const struct scen_op *op = &ops[pc++];
 		if (thp_unaware(op->code) && mm_has_thp(s)) {
 			fail_at(s, sc, op, "not modelled on an mm with madvise(..., hugepage) "
-				"mappings: only load, store, touch, madvise, munmap and "
-				"split_huge_pmd know PMD-mapped huge pages");
+				"mappings: only load, store, touch, madvise, munmap, "
+				"split_huge_pmd, gup_fast, pin, collapse, reclaim, ksm_merge and "
+				"migrate know PMD-mapped huge pages");
 			return;
 		}
 		switch ((enum scen_opcode)op->code) {
