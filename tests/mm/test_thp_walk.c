@@ -51,7 +51,7 @@ struct ctx {
 	uint64_t flushes;
 	/* the racing splitter (OP_GUP_SPLIT) */
 	int64_t split_ret;
-	bool split_done;
+	bool split_done, walked;
 };
 
 static pte_t pmd_at(struct sim *s, uint64_t va)
@@ -95,6 +95,7 @@ static void main_fn(struct sim *s, struct sim_thread *t)
 	case OP_GUP:
 	case OP_GUP_SPLIT:
 		c->ret = gup_fast(s, AT + 5 * ps);
+		c->walked = true;
 		if (c->op == OP_GUP_SPLIT)
 			TSIM_WAIT_UNTIL(s, c->split_done);
 		break;
@@ -160,7 +161,8 @@ static void other_fn(struct sim *s, struct sim_thread *t)
 			sim_sleep_for(s, 100);
 		}
 	} else if (c->op == OP_GUP_SPLIT) {
-		TSIM_WAIT_UNTIL(s, frame_of(hw_of(s), c->head)->refcount == 2);
+		TSIM_WAIT_UNTIL(s, frame_of(hw_of(s), c->head)->refcount == 2 || c->walked);
+		c->refcount_during = frame_of(hw_of(s), c->head)->refcount;
 		c->split_ret = sys_split_huge_pmd(s, AT);
 		c->split_done = true;
 	}
@@ -214,6 +216,7 @@ static void test_gup_fast_split_arm64(void **state)
 	(void)state;
 	struct ctx c = {.op = OP_GUP_SPLIT};
 	tsim_free(run("arm64-4k", &c));
+	assert_int_equal(c.refcount_during, 2);		/* the walk's reference */
 	assert_int_equal(c.split_ret, 1);
 	assert_int_equal(c.ret, 0);			/* the re-check failed */
 	assert_int_equal(c.refcount_after, 512);	/* the split's PTEs' only */
@@ -225,6 +228,7 @@ static void test_gup_fast_split_x86(void **state)
 	(void)state;
 	struct ctx c = {.op = OP_GUP_SPLIT};
 	tsim_free(run("x86-24", &c));
+	assert_int_equal(c.refcount_during, 2);
 	assert_int_equal(c.split_ret, 1);
 	/* the flush IPI waited for the walk, but pmdp_invalidate cleared the
 	 * entry before flushing: the re-check sees the change */
