@@ -297,9 +297,11 @@ static void break_cow(struct sim *s, struct mm_struct *mm, uint64_t addr)
  * try_to_merge_one_page()'s split of a THP (mm/ksm.c, v5.1: PageTransCompound
  * -> split_huge_page, under the page lock; a THP that cannot be split is not
  * merged): the model splits a PMD-mapped THP at addr (split_huge_page_at,
- * huge_memory.c) when ksmd picks the page, under the mmap_sem read hold of
- * the lookup, before the PTE path below. One that stays PMD-mapped is no
- * mergeable page (get_mergeable_page: no PTE), so the merge fails.
+ * huge_memory.c) when ksmd picks the pages, under the mmap_sem read hold of
+ * the lookup, before the PTE path below: both pages at once (the kernel
+ * splits the second only when it merges it, after the first merged). One
+ * that stays PMD-mapped is no mergeable page (get_mergeable_page: no PTE),
+ * so the merge fails.
  */
 static void ksm_split_thp(struct sim *s, struct mm_struct *mm, uint64_t addr)
 {
