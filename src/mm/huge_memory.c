@@ -475,3 +475,84 @@ int sys_split_huge_pmd(struct sim *s, uint64_t addr)
 	sim_set_mode(s, MODE_USER);
 	return ret;
 }
+
+/*
+ * split_huge_page(page) (split_huge_page_to_list, mm/huge_memory.c, v5.1)
+ * of the anonymous THP that the huge PMD entry at address maps, for the
+ * callers that need base pages: shrink_page_list (no swap: add_to_swap
+ * fails on the THP, which is then split), KSM's try_to_merge_one_page and
+ * the collect of a migration (migrate_vma_collect_pmd). With a reference
+ * and the page lock (get_page, trylock_page: a locked page is not split),
+ * can_split_huge_page: no reference but the mapping's and the caller's (a
+ * pin makes it -EBUSY). unmap_page freezes the mapping (try_to_unmap with
+ * TTU_SPLIT_FREEZE: split_huge_pmd_address -> __split_huge_pmd_locked with
+ * freeze: under the PMD lock, pmdp_invalidate - the block entry is flushed
+ * from every TLB first - and a PTE table of migration entries, the PMD's
+ * dirty bit to the page), __split_huge_page makes each tail page a page of
+ * its own, and remap_page (remove_migration_ptes) maps each subpage by a
+ * PTE: old, clean, writable if the PMD was (maybe_mkwrite), soft-dirty if
+ * it was. Model: the THP is one frame (huge_memory.c's header); the split
+ * gives subpages 1..511 frames of their own (the head's frame stays
+ * subpage 0's), each with its mapping's reference and the head's flags.
+ * The freeze's migration entries and the remap are done in the one PMD-lock
+ * hold (no walker can see the entries, so they are not written). Returns 1
+ * when the THP was split, 0 when no huge entry maps address, -1 when it
+ * could not be split (a reference held, the page locked).
+ */
+int split_huge_page_at(struct sim *s, struct vm_area_struct *vma, uint64_t address)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	struct kernel *k = kernel_of(s);
+	uint64_t haddr = address & ~(hpage_pmd_size(s) - 1);
+	uint64_t idx = pt_index(g, g->depth_pmd, haddr);
+	uint32_t pmd_table = hw_pmd_table(hw, vma->vm_mm->pgd, haddr);
+	if (pmd_table == NO_FRAME)
+		return 0;
+	pte_t pmd = table_of(hw, pmd_table)[idx];
+	if (!pte_present(pmd) || !(pmd & PTE_HUGE))
+		return 0;
+	uint32_t f = pte_pfn(pmd);
+	struct frame *fr = frame_of(hw, f);
+	/* get_page, trylock_page, can_split_huge_page */
+	if (fr->state != FRAME_DATA || (fr->pgflags & PG_LOCKED) || fr->refcount != 1)
+		return -1;
+	fr->refcount++;
+	fr->pgflags |= PG_LOCKED;
+	int ret = -1;
+	uint32_t pt = alloc_zeroed_frame(s, FRAME_PGTABLE, g->depth_pmd + 1, 0);
+	if (pt == NO_FRAME)
+		goto out;
+	ptl_lock(s, pmd_table);
+	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), haddr, 0);
+	pmd = table_of(hw, pmd_table)[idx];
+	if (!pte_present(pmd) || !(pmd & PTE_HUGE) || pte_pfn(pmd) != f || fr->refcount != 2) {
+		ptl_unlock(s);
+		frame_free(hw, pt);
+		goto out;
+	}
+	pte_t old = pmdp_invalidate(s, vma, pmd_table, idx, haddr);
+	if (!fmt_pte_clean(hw->fmt, old))
+		fr->pgflags |= PG_DIRTY;		/* SetPageDirty */
+	pte_t bits = PTE_VALID | PTE_USER | (old & (PTE_WRITE | PTE_SOFT_DIRTY));
+	for (uint64_t i = 0; i < g->ptrs_per_pte; i++) {
+		uint32_t sub = f;
+		if (i) {
+			sub = alloc_frame(s, FRAME_DATA, 0);	/* the tail page */
+			if (sub == NO_FRAME)
+				break;
+			frame_of(hw, sub)->pgflags = fr->pgflags & (PG_ANON | PG_DIRTY | PG_LAZYFREE);
+		}
+		set_entry(s, pt, i, fmt_pte_mkclean(hw->fmt, pfn_pte(sub, bits)));
+		if (k->hooks && k->hooks->page_mapped)
+			k->hooks->page_mapped(k->hooks_ctx, sub, false);
+	}
+	set_entry(s, pmd_table, idx, pfn_pte(pt, PTE_VALID | PTE_TABLE | PTE_USER));	/* pmd_populate */
+	ptl_unlock(s);
+	ret = 1;
+out:
+	unlock_page(s, f);
+	if (--fr->refcount == 0)	/* put_page */
+		frame_free(hw, f);
+	return ret;
+}

@@ -126,8 +126,8 @@ static int collapse_pte_mapped_thp(struct sim *s, struct mm_struct *mm, uint64_t
 		return 0;
 	uint64_t pidx = pt_index(g, g->levels - 2, haddr);
 	pte_t pe = table_of(hw, pmd)[pidx];
-	if (!pte_present(pe))
-		return 0;
+	if (!pte_present(pe) || (pe & PTE_HUGE))
+		return 0;	/* no table, or already PMD-mapped */
 	/* i_mmap_lock_write (8d3c106e19e8, v6.1): only GUP-fast and the MMU
 	 * may walk the table from here on (see the file header) */
 	struct inode *ino = vma->file;
@@ -244,7 +244,10 @@ static int collapse_huge_page(struct sim *s, struct mm_struct *mm, uint64_t addr
 		return 0;
 	uint64_t pidx = pt_index(g, g->levels - 2, haddr);
 	pte_t pe = table_of(hw, pmd)[pidx];
-	if (!pte_present(pe))
+	/* find_pmd_or_thp_or_none: a huge entry is SCAN_PMD_MAPPED, the range
+	 * is already one huge page and nothing is done (madvise_collapse counts
+	 * it as a success; the statement reports 0: nothing was collapsed) */
+	if (!pte_present(pe) || (pe & PTE_HUGE))
 		return 0;
 	uint32_t pt = pte_pfn(pe);
 	/* hpage_collapse_scan_pmd: at least one page, each a private anonymous
@@ -372,7 +375,7 @@ static int retract_page_tables(struct sim *s, struct vm_area_struct *self, uint6
 		if (pmd != NO_FRAME) {
 			uint64_t pidx = pt_index(g, g->levels - 2, a);
 			pte_t pe = table_of(hw, pmd)[pidx];
-			if (pte_present(pe))
+			if (pte_present(pe) && !(pe & PTE_HUGE))
 				n += retract_table(s, vma, a, pmd, pidx, pe);
 		}
 		up_write(s, &mm->mmap_sem);
@@ -410,9 +413,14 @@ int64_t sys_collapse(struct sim *s, uint64_t addr)
  * entry and the PTE and drop the reference if either changed. Every read is
  * a scheduling point; a read of a table that was freed (its frame's
  * generation moved since the entry above it was read) is reported to the
- * observer (I1 for a software walker) and ends the walk. The reference is
- * dropped before the return (as a short O_DIRECT would drop it). Returns
- * the pages got (0 or 1).
+ * observer (I1 for a software walker) and ends the walk. A present huge
+ * PMD entry (pmd_trans_huge of the entry read once, pmdp_get_lockless) ends
+ * the walk at the PMD level: gup_huge_pmd() takes the reference on the
+ * huge page (try_grab_folio of the head; the model's one frame of the
+ * THP, one reference) and re-reads the PMD entry: changed (split,
+ * zapped, collapsed meanwhile), the reference is dropped and the walk
+ * fails. The reference is dropped before the return (as a short O_DIRECT
+ * would drop it). Returns the pages got (0 or 1).
  */
 int64_t gup_fast(struct sim *s, uint64_t addr)
 {
@@ -429,7 +437,7 @@ int64_t gup_fast(struct sim *s, uint64_t addr)
 	k->gup_fast_walkers++;
 	uint32_t t = mm->pgd;
 	uint32_t gen = frame_of(hw, t)->gen;
-	int d;
+	int d, last = g->levels - 1;	/* the level whose entry maps the page */
 	for (d = 0; d < g->levels; d++) {
 		sim_step_arg(s, YP_THP, (uint64_t)P(s, P_walk_level_ns), addr,
 			     THP_STEP_GUP_READ | (uint64_t)d << 8);
@@ -446,13 +454,20 @@ int64_t gup_fast(struct sim *s, uint64_t addr)
 			goto out;
 		t = pte_pfn(seen[d]);
 		gen = frame_of(hw, t)->gen;
+		if (d == g->depth_pmd && (seen[d] & PTE_HUGE)) {
+			last = d;		/* pmd_trans_huge: gup_huge_pmd */
+			break;
+		}
 	}
+	/* gup_huge_pmd's pmd_access_permitted(orig, false): the model's walk
+	 * is a read (no FOLL_WRITE), which a present user entry permits */
 	struct frame *page = frame_of(hw, t);
 	if (page->state != FRAME_DATA || page->refcount == 0)
 		goto out;			/* try_grab_folio failed */
 	page->refcount++;
-	/* the re-check: the PMD entry, then the PTE (a read of its table too) */
-	for (d = g->levels - 2; d < g->levels; d++) {
+	/* the re-check: the PMD entry, then the PTE (a read of its table too);
+	 * gup_huge_pmd re-reads only the PMD entry */
+	for (d = g->depth_pmd; d <= last; d++) {
 		sim_step_arg(s, YP_THP, (uint64_t)P(s, P_walk_level_ns), addr,
 			     THP_STEP_GUP_RECHECK | (uint64_t)d << 8);
 		struct frame *fr = frame_of(hw, tables[d]);
@@ -464,7 +479,7 @@ int64_t gup_fast(struct sim *s, uint64_t addr)
 		if (fr->table[pt_index(g, d, addr)] != seen[d])
 			break;
 	}
-	got = d == g->levels;
+	got = d == last + 1;
 	/* put_page (the caller's, or gup_put_folio on the re-check's failure) */
 	if (--page->refcount == 0)
 		frame_free(hw, t);

@@ -48,7 +48,8 @@
  * may be freed under it (MADV_DONTNEED, a copy on write), which fails the
  * PTE checks and abandons the merge; the page_mapcount /
  * page_count check against GUP pins (none are modelled), the swap cache,
- * THP splitting, mlock and mmu notifiers are not modelled. The clear and
+ * mlock and mmu notifiers are not modelled (a THP is split first:
+ * ksm_split_thp). The clear and
  * the set of each ptep_clear_flush() + set_pte_at are done together before
  * the flush, under the PTE lock (a CPU that walks meanwhile sees the
  * read-only PTE where the kernel's would fault on the cleared one and wait
@@ -293,6 +294,23 @@ static void break_cow(struct sim *s, struct mm_struct *mm, uint64_t addr)
 }
 
 /*
+ * try_to_merge_one_page()'s split of a THP (mm/ksm.c, v5.1: PageTransCompound
+ * -> split_huge_page, under the page lock; a THP that cannot be split is not
+ * merged): the model splits a PMD-mapped THP at addr (split_huge_page_at,
+ * huge_memory.c) when ksmd picks the pages, under the mmap_sem read hold of
+ * the lookup, before the PTE path below: both pages at once (the kernel
+ * splits the second only when it merges it, after the first merged). One
+ * that stays PMD-mapped is no mergeable page (get_mergeable_page: no PTE),
+ * so the merge fails.
+ */
+static void ksm_split_thp(struct sim *s, struct mm_struct *mm, uint64_t addr)
+{
+	struct vm_area_struct *vma = find_mergeable_vma(mm, addr);
+	if (vma)
+		split_huge_page_at(s, vma, addr);
+}
+
+/*
  * ksmd's cmp_and_merge_page() -> try_to_merge_two_pages() (mm/ksm.c, v5.1)
  * for the page at addr1 (the scanned page, which becomes the KSM page) and
  * the page at addr2 (the unstable tree's page, replaced by it), both in the
@@ -308,6 +326,8 @@ int ksm_merge(struct sim *s, uint64_t addr1, uint64_t addr2)
 	sim_set_mode(s, MODE_SYS);
 	ksm_step(s, (uint64_t)P(s, P_lock_op_ns), addr1, KSM_STEP_SCAN, mm);
 	down_read(s, &mm->mmap_sem);
+	ksm_split_thp(s, mm, addr1);
+	ksm_split_thp(s, mm, addr2);
 	uint32_t page = get_mergeable_page(s, mm, addr1);
 	uint32_t tree_page = get_mergeable_page(s, mm, addr2);
 	up_read(s, &mm->mmap_sem);

@@ -183,7 +183,13 @@ int migrate_misplaced_page(struct sim *s, struct vm_area_struct *vma, uint64_t a
 
 /* get_user_pages(FOLL_GET) of one page (mm/gup.c): follow_page_pte, with
  * no fault (the page must be mapped), and get_page. The reference lives in
- * the kernel's pin table until gup_unpin (put_page). */
+ * the kernel's pin table until gup_unpin (put_page). A huge PMD entry
+ * (follow_page_mask -> follow_pmd_mask -> follow_trans_huge_pmd, mm/gup.c
+ * + mm/huge_memory.c, v5.1) is followed under the PMD lock and the page
+ * got there (the entry's read and get_page are one step in the model, as
+ * the lock makes them): the subpage of addr, whose reference is the compound page's
+ * (the model's one frame of the THP). The pin is a read (no FOLL_WRITE):
+ * can_follow_write_pmd's write-fault path is not reached. */
 int gup_pin(struct sim *s, uint64_t addr)
 {
 	struct mm_struct *mm = current_task(s)->mm;
@@ -197,6 +203,11 @@ int gup_pin(struct sim *s, uint64_t addr)
 	down_read(s, &mm->mmap_sem);
 	pte_t *ptep = pte_lookup(s, mm, addr);
 	uint32_t f = ptep && pte_present(*ptep) ? pte_pfn(*ptep) : NO_FRAME;
+	/* follow_pmd_mask: a huge PMD entry is followed at the PMD level
+	 * (follow_trans_huge_pmd) */
+	pte_t *pmdp = hw_pmd_lookup(hw_of(s), mm->pgd, addr);
+	if (pmdp && pte_present(*pmdp) && (*pmdp & PTE_HUGE))
+		f = pte_pfn(*pmdp);
 	if (f != NO_FRAME && is_zero_frame(s, f))
 		f = NO_FRAME;
 	if (f != NO_FRAME && slot >= 0) {

@@ -37,8 +37,11 @@
  * a CPU still translates the page (60bae7370896's race): I2 at its return.
  *
  * Not modelled: holes and the zero page (migrate_vma_collect_hole,
- * migrate_vma_insert_page), device-private pages and their entries, THP,
- * swap entries, pages mapped more than once, mmu notifiers, the second
+ * migrate_vma_insert_page), device-private pages and their entries, the
+ * migration of a THP as one page (migrate_vma_collect_pmd splits a
+ * PMD-mapped THP with split_huge_page, huge_memory.c's split_huge_page_at,
+ * and skips the extent when it cannot: the model does the same; the huge
+ * zero page is not modelled), swap entries, pages mapped more than once, mmu notifiers, the second
  * unmap pass (migrate_vma_unmap, try_to_migrate) for a page the collect
  * could not lock (it is skipped: not migrated), a failed copy. A fork that
  * meets a migration entry does not give the child one (the kernel copies
@@ -224,6 +227,13 @@ static uint32_t migrate_chunk(struct sim *s, struct vm_area_struct *vma, uint64_
 		uint64_t next = (a & ~(pmd_size - 1)) + pmd_size;
 		if (next > end || next < a)
 			next = end;
+		/* migrate_vma_collect_pmd: a huge PMD entry's THP is split
+		 * (split_huge_page); if it cannot be, the extent is skipped
+		 * (migrate_vma_collect_skip) */
+		if (split_huge_page_at(s, vma, a) < 0) {
+			a = next;
+			continue;
+		}
 		uint32_t table = pte_table_of(s, mm, a);
 		if (table)
 			migrate_vma_collect_pmd(s, vma, table, a, next, pages, &n);

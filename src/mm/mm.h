@@ -997,5 +997,8 @@ uint64_t clear_refs_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t
 pte_t pte_modify_prot(const struct pt_format *fmt, pte_t pte, bool writable,
 		      bool dirty_accountable);
 pte_t pte_wrprotect_fmt(const struct pt_format *fmt, pte_t pte);
+/* split_huge_page() of the THP mapped at address (huge_memory.c): 1 split,
+ * 0 no huge PMD entry there, -1 not splittable (a reference, the lock) */
+int split_huge_page_at(struct sim *s, struct vm_area_struct *vma, uint64_t address);
 
 #endif

@@ -18,7 +18,8 @@
  * The reclaim actor: the current task reclaims the pages mapped at a range of
  * its mm, in address order, SWAP_CLUSTER_MAX (32) pages per
  * shrink_page_list() call - the pages LRU scanning would have isolated,
- * named instead of found. What is not modelled: LRU aging and
+ * named instead of found; a PMD-mapped THP is split first
+ * (reclaim_split_thp). What is not modelled: LRU aging and
  * page_referenced() (the named pages are treated as cold: a young PTE does
  * not save them), swap (there is no swap device: add_to_swap() fails, so a
  * swap-backed anonymous page is kept and only lazyfree pages are unmapped),
@@ -392,6 +393,28 @@ static bool try_to_unmap_one(struct sim *s, struct mm_struct *mm, uint64_t va, u
 }
 
 /*
+ * shrink_page_list() (mm/vmscan.c, v5.1) of a PMD-mapped anonymous THP:
+ * a swap-backed THP is split before add_to_swap, or when add_to_swap fails
+ * (split_huge_page_to_list, which freezes and splits the PMD mapping:
+ * split_huge_page_at, huge_memory.c) - with no swap device both lead to the
+ * split and then the subpages are kept, as any swap-backed page; a lazyfree
+ * THP is unmapped with TTU_SPLIT_HUGE_PMD (split_huge_pmd_address), here
+ * the same split, its subpages then discarded one by one by the PTE path.
+ * A THP that cannot be split (a reference, locked) stays PMD-mapped and
+ * kept. The rmap walk's anon_vma lock, which keeps the VMA and its tables
+ * while the PMD is split, is mmap_sem for read in the model (taken only
+ * here, when a huge entry maps the page).
+ */
+static void reclaim_split_thp(struct sim *s, struct mm_struct *mm, uint64_t va)
+{
+	down_read(s, &mm->mmap_sem);
+	struct vm_area_struct *vma = find_vma(mm, va);
+	if (vma && vma->vm_start <= va)
+		split_huge_page_at(s, vma, va);
+	up_read(s, &mm->mmap_sem);
+}
+
+/*
  * shrink_page_list() (mm/vmscan.c, v5.1) over at most SWAP_CLUSTER_MAX
  * named pages, first part: per page, isolate it (a reference),
  * trylock_page; a swap-backed anonymous page is kept (no swap: add_to_swap
@@ -408,6 +431,9 @@ uint32_t shrink_page_list_unmap(struct sim *s, struct mm_struct *mm, uint64_t st
 	for (uint64_t va = start; va < end && rl->n < SWAP_CLUSTER_MAX; va += ps) {
 		/* isolate_lru_page(): a scheduler-visible step per page */
 		sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), va, 0);
+		pte_t *pmdp = hw_pmd_lookup(hw, mm->pgd, va);
+		if (pmdp && pte_present(*pmdp) && (*pmdp & PTE_HUGE))
+			reclaim_split_thp(s, mm, va);
 		pte_t *ptep = pte_lookup(s, mm, va);
 		if (!ptep || !pte_present(*ptep))
 			continue;

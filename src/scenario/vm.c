@@ -179,14 +179,14 @@ void scen_main(struct sim *s, struct sim_thread *t)
 
 /* The statements whose mm code walks page tables without knowing a huge
  * PMD entry (huge_memory.c models the fault, zap, split, mprotect, fork,
- * mremap and clear_refs; the NUMA scan would need PROT_NONE huge entries): on an mm
+ * mremap and clear_refs; GUP, collapse, reclaim, KSM and migration know the
+ * entry too; the NUMA scan would need PROT_NONE huge entries): on an mm
  * that asked for THP they are refused with a one-line error (exit 2)
  * instead of misreading a block entry. */
 static bool thp_unaware(uint32_t code)
 {
 	switch (code) {
-	case OP_RECLAIM: case OP_MIGRATE: case OP_KSM_MERGE: case OP_NUMA_SCAN:
-	case OP_PIN: case OP_COLLAPSE: case OP_GUP_FAST:
+	case OP_NUMA_SCAN:
 		return true;
 	default:
 		return false;
