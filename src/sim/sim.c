@@ -153,6 +153,21 @@ static void sim_poll(struct sim *s);
  * scheduler as before. The events run, their order and their count are
  * the same either way.
  */
+/* sim_dispatch of the event resuming n at time, done by the running
+ * thread t: n runs (t returns at once if n is t) */
+static inline void hand_off(struct sim *s, struct sim_thread *t, struct sim_thread *n,
+			    uint64_t time)
+{
+	SIM_BUG_ON(s, time < s->now);
+	s->now = time;
+	s->m.events++;
+	s->last_ran = t;
+	n->state = TS_RUNNING;
+	s->curr = n;
+	if (n != t)
+		coro_switch(&t->co, &n->co);
+}
+
 static void switch_away(struct sim *s)
 {
 	struct sim_thread *t = s->curr;
@@ -168,15 +183,7 @@ static void switch_away(struct sim *s)
 	    (q->ncalls && EVQ_BEFORE(&q->calls[0], &q->heap[0])))
 		goto sched;
 	struct event ev = evq_heap_pop(q);
-	struct sim_thread *n = ev.ptr;
-	SIM_BUG_ON(s, ev.time < s->now);
-	s->now = ev.time;
-	s->m.events++;
-	s->last_ran = t;
-	n->state = TS_RUNNING;
-	s->curr = n;
-	if (n != t)
-		coro_switch(&t->co, &n->co);
+	hand_off(s, t, ev.ptr, ev.time);
 	return;
 sched:
 	switch_to_scheduler(s);
@@ -206,14 +213,7 @@ static void yield_to_next(struct sim *s, struct sim_thread *t, uint64_t at)
 	EVQ_SIFT_DOWN(q->heap, q->nheap, mine);
 	t->pending_ns = 0;
 	t->state = TS_RUNNABLE;
-	struct sim_thread *n = top.t;
-	SIM_BUG_ON(s, top.time < s->now);
-	s->now = top.time;
-	s->m.events++;
-	s->last_ran = t;
-	n->state = TS_RUNNING;
-	s->curr = n;
-	coro_switch(&t->co, &n->co);
+	hand_off(s, t, top.t, top.time);
 }
 
 void sim_fatal(struct sim *s, int err, const char *fmt, ...)
