@@ -66,6 +66,14 @@ typedef uint64_t pte_t;
 #define pfn_pte(pfn, flags) (((pte_t)(pfn) << PTE_PFN_SHIFT) | (flags))
 #define pte_present(p) (((p) & PTE_VALID) != 0)
 #define pte_none(p) ((p) == 0)
+/* pmd_trans_huge() of a PMD entry (v5.1): a block descriptor (PTE_HUGE) that
+ * is present or PROT_NONE (the NUMA scan's change_huge_pmd; x86
+ * pmd_present() and pmd_trans_huge() are true for _PAGE_PROTNONE|_PAGE_PSE,
+ * arm64 pmd_present() for PTE_PROT_NONE). Every kernel walker that reads a
+ * PMD entry tests this before taking the entry for a table pointer: the
+ * pfn of such an entry is a data page. The MMU faults on a PROT_NONE one. */
+#define pmd_trans_huge_entry(p) \
+	(((p) & PTE_HUGE) != 0 && ((p) & (PTE_VALID | PTE_PROTNONE)) != 0)
 
 #define NO_FRAME 0xffffffffu
 

@@ -151,6 +151,8 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 		if (!pte_present(e))
 			goto fault;
 		if (d < leaf) {
+			/* present here: pmd_trans_huge_entry(e) is e & PTE_HUGE;
+			 * a PROT_NONE block faulted above */
 			if (__builtin_expect((e & PTE_HUGE) != 0, 0)) {
 				out->levels_read--;	/* no PTE table read */
 				if (access_block(hw, cpu, (pte_t *)tab, idx, e, va, tag, write))
@@ -207,7 +209,7 @@ fault:
 	pte_t *ptep = hw_pte_lookup(hw, root, va);
 	if (!ptep && hw->nblock) {
 		pte_t *pmdp = hw_pmd_lookup(hw, root, va);
-		if (pmdp && (*pmdp & PTE_HUGE))
+		if (pmdp && pmd_trans_huge_entry(*pmdp))
 			ptep = pmdp;	/* the block descriptor */
 	}
 	out->live_pte = ptep ? *ptep : 0;

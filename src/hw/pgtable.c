@@ -64,7 +64,7 @@ pte_t *hw_pte_lookup(const struct hw *hw, uint32_t root, uint64_t va)
 	uint32_t table = root;
 	for (int d = 0; d < g->levels - 1; d++) {
 		pte_t e = table_of(hw, table)[pt_index(g, d, va)];
-		if (!pte_present(e) || (e & PTE_HUGE))
+		if (!pte_present(e) || pmd_trans_huge_entry(e))
 			return NULL;
 		table = pte_pfn(e);
 	}

@@ -551,12 +551,12 @@ vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t a
 	for (int d = 0; d < g->levels - 1; d++) {
 		/* __handle_mm_fault (v5.1): a none PMD entry of a THP-enabled
 		 * VMA -> create_huge_pmd(); a huge one the MMU faulted on ->
-		 * huge_pmd_fault() (do_huge_pmd_wp_page or
-		 * huge_pmd_set_accessed), which may split it and fall back to
-		 * the PTE path below */
+		 * huge_pmd_fault() (do_huge_pmd_numa_page for a PROT_NONE
+		 * one, do_huge_pmd_wp_page or huge_pmd_set_accessed), which
+		 * may split it and fall back to the PTE path below */
 		if (d == g->depth_pmd) {
 			pte_t pmd = table_of(hw_of(s), table)[pt_index(g, d, address)];
-			if (pmd & PTE_HUGE) {
+			if (pmd_trans_huge_entry(pmd)) {
 				vm_fault_t r = huge_pmd_fault(s, vma, table, address,
 							      flags & FAULT_FLAG_WRITE);
 				if (!(r & VM_FAULT_FALLBACK))
@@ -566,7 +566,7 @@ vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t a
 				vm_fault_t r = do_huge_pmd_anonymous_page(s, vma, table, address);
 				if (r != VM_FAULT_NOPAGE)
 					return r;
-				if (table_of(hw_of(s), table)[pt_index(g, d, address)] & PTE_HUGE)
+				if (pmd_trans_huge_entry(table_of(hw_of(s), table)[pt_index(g, d, address)]))
 					return 0;
 			}
 		}

@@ -102,7 +102,7 @@ void zap_huge_pmd(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *
 	ptl_lock(s, pmd_table);
 	sim_step_arg(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns), addr, 0);
 	pte_t pmd = table_of(hw, pmd_table)[idx];
-	if (!pte_present(pmd) || !(pmd & PTE_HUGE)) {
+	if (!pmd_trans_huge_entry(pmd)) {
 		ptl_unlock(s);
 		return;		/* split or zapped meanwhile */
 	}
@@ -139,7 +139,8 @@ static pte_t pmdp_invalidate(struct sim *s, struct vm_area_struct *vma, uint32_t
  * anonymous page: under the PMD lock, pmdp_invalidate() (the huge entry is
  * gone from every TLB before any PTE of the range is visible), then a PTE
  * table is filled with one entry per subpage, carrying the huge entry's
- * write/dirty/young bits, and pmd_populate() points the PMD entry at it.
+ * write/dirty/young bits (and PROT_NONE: a NUMA-scanned huge entry gives
+ * PROT_NONE PTEs), and pmd_populate() points the PMD entry at it.
  * The model maps every subpage PTE to the huge page's one frame (its
  * refcount: one per PTE). Returns true if a huge entry was split.
  */
@@ -155,15 +156,19 @@ bool __split_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_ta
 	ptl_lock(s, pmd_table);
 	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
 	pte_t pmd = table_of(hw, pmd_table)[idx];
-	if (!pte_present(pmd) || !(pmd & PTE_HUGE)) {
+	if (!pmd_trans_huge_entry(pmd)) {
 		ptl_unlock(s);
 		frame_free(hw, pt);
 		return false;
 	}
 	pte_t old = pmdp_invalidate(s, vma, pmd_table, idx, haddr);
 	uint32_t f = pte_pfn(old);
+	/* a PROT_NONE huge entry gives PROT_NONE PTEs (the PTE takes the
+	 * PMD's protection, pmd_protnone's too: __split_huge_pmd_locked's
+	 * mk_pte(vma->vm_page_prot) + the bits; v5.1 keeps the hinting
+	 * faults the scan asked for) */
 	pte_t bits = old & (PTE_VALID | PTE_USER | PTE_YOUNG | PTE_WRITE | PTE_DIRTY | PTE_RDONLY |
-			    PTE_SOFT_DIRTY);
+			    PTE_SOFT_DIRTY | PTE_PROTNONE);
 	struct frame *fr = frame_of(hw, f);
 	for (uint64_t i = 0; i < g->ptrs_per_pte; i++)
 		set_entry(s, pt, i, pfn_pte(f, bits & ~(PTE_PFN_MASK << PTE_PFN_SHIFT)));
@@ -240,11 +245,45 @@ static vm_fault_t do_huge_pmd_wp_page(struct sim *s, struct vm_area_struct *vma,
 }
 
 /*
+ * do_huge_pmd_numa_page() (mm/huge_memory.c, v5.1): the NUMA-hinting fault
+ * on a huge entry the scan made PROT_NONE (change_huge_pmd with
+ * prot_numa). Under the PMD lock, if the entry is still the one that
+ * faulted, it is restored (clear_pmdnuma: pmd_modify(vm_page_prot),
+ * pmd_mkyoung, pmd_mkwrite if the scan saved the write bit, set_pmd_at): no
+ * flush, the entry only gains permissions, and no TLB held the PROT_NONE
+ * entry. Model: no migration of a huge page - v5.1 would migrate a
+ * misplaced one (migrate_misplaced_transhuge_page, after a flush of the
+ * block when mm_tlb_flush_pending); here the entry is restored whatever
+ * the scan's `misplaced` said (the PTE path, do_numa_page in fault.c, is
+ * the one that migrates).
+ */
+static vm_fault_t do_huge_pmd_numa_page(struct sim *s, struct vm_area_struct *vma,
+					uint32_t pmd_table, uint64_t idx, uint64_t haddr,
+					pte_t orig)
+{
+	struct hw *hw = hw_of(s);
+	struct mm_struct *mm = vma->vm_mm;
+	pte_t *pmdp = &table_of(hw, pmd_table)[idx];
+	sim_step_arg(s, YP_PROT, (uint64_t)P(s, P_lock_op_ns), haddr,
+		     (uint64_t)PROT_STEP_NUMA_FAULT | (uint64_t)mm->tlb_flush_pending << 8);
+	if (*pmdp != orig)
+		return 0;				/* !pmd_same: the access retries */
+	pte_t entry = (orig & ~PTE_PROTNONE) | PTE_VALID | PTE_YOUNG;
+	if (hw->fmt->rdonly && (entry & PTE_WRITE))
+		entry &= ~PTE_RDONLY;			/* arm64 pmd_mkwrite */
+	*pmdp = entry;					/* set_pmd_at */
+	sim_charge(s, (uint64_t)P(s, P_lock_op_ns));
+	sim_trace(s, YP_PROT, haddr,
+		  (uint64_t)PROT_STEP_NUMA_RESTORE | (uint64_t)mm->tlb_flush_pending << 8);
+	return 0;
+}
+
+/*
  * The huge-PMD branch of __handle_mm_fault() (mm/memory.c, v5.1) for a
- * present huge entry: a write the entry does not allow goes to
- * wp_huge_pmd() -> do_huge_pmd_wp_page(), anything else to
- * huge_pmd_set_accessed(). (A PROT_NONE huge entry - do_huge_pmd_numa_page
- * - does not exist in the model: the NUMA scan splits; see mprotect.c.)
+ * huge entry (pmd_trans_huge): a PROT_NONE one (the NUMA scan's) goes to
+ * do_huge_pmd_numa_page(); for a present one a write the entry does not
+ * allow goes to wp_huge_pmd() -> do_huge_pmd_wp_page(), anything else to
+ * huge_pmd_set_accessed().
  */
 vm_fault_t huge_pmd_fault(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
 			  uint64_t address, bool write)
@@ -254,12 +293,14 @@ vm_fault_t huge_pmd_fault(struct sim *s, struct vm_area_struct *vma, uint32_t pm
 	uint64_t haddr = address & ~(hpage_pmd_size(s) - 1);
 	uint64_t idx = pt_index(g, g->depth_pmd, haddr);
 	pte_t orig = table_of(hw, pmd_table)[idx];
-	if (!pte_present(orig) || !(orig & PTE_HUGE))
+	if (!pmd_trans_huge_entry(orig))
 		return 0;
 	ptl_lock(s, pmd_table);
 	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), haddr, 0);	/* pmd_lock */
 	vm_fault_t r;
-	if (write && !(orig & PTE_WRITE))
+	if (orig & PTE_PROTNONE)	/* pmd_protnone && vma_is_accessible */
+		r = do_huge_pmd_numa_page(s, vma, pmd_table, idx, haddr, orig);
+	else if (write && !(orig & PTE_WRITE))
 		r = do_huge_pmd_wp_page(s, vma, pmd_table, idx, haddr, orig);
 	else
 		r = huge_pmd_set_accessed(s, vma, pmd_table, idx, haddr, orig, write);
@@ -270,17 +311,22 @@ vm_fault_t huge_pmd_fault(struct sim *s, struct vm_area_struct *vma, uint32_t pm
 }
 
 /*
- * change_huge_pmd() (mm/huge_memory.c, v5.1) for mprotect: change_pmd_range
- * calls it for a huge entry whose whole HPAGE_PMD_SIZE lies in the range.
- * Under the PMD lock, pmdp_invalidate() (which flushes the block's range
- * itself, flush_pmd_tlb_range), pmd_modify() of the new protection
- * (pte_modify's rules: write permission replaced, pfn, young and dirty
- * kept; no dirty_accountable for a huge entry), set_pmd_at(). Returns
- * HPAGE_PMD_NR - the `pages` that make change_protection_range flush the
- * whole range at its end - or 0 if the entry was split or zapped meanwhile.
+ * change_huge_pmd() (mm/huge_memory.c, v5.1) for mprotect and the NUMA
+ * scan: change_pmd_range calls it for a huge entry whose whole
+ * HPAGE_PMD_SIZE lies in the range. Under the PMD lock, pmdp_invalidate()
+ * (which flushes the block's range itself, flush_pmd_tlb_range),
+ * pmd_modify() of the new protection (pte_modify's rules: write permission
+ * replaced, pfn, young and dirty kept; no dirty_accountable for a huge
+ * entry), set_pmd_at(). With prot_numa an entry already PROT_NONE is left
+ * alone (returns 0), any other becomes PROT_NONE with its write bit saved
+ * (preserve_write, pmd_mk_savedwrite: pte_mkprotnone's rules; v5.1 does not
+ * skip a huge page mapped twice, unlike the PTE path); mprotect gives a
+ * PROT_NONE entry the new protection as any other. Returns HPAGE_PMD_NR -
+ * the `pages` that make change_protection_range flush the whole range at
+ * its end - or 0 if nothing changed (split or zapped meanwhile).
  */
 uint64_t change_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
-			 uint64_t addr, bool writable)
+			 uint64_t addr, bool writable, bool prot_numa)
 {
 	struct hw *hw = hw_of(s);
 	const struct pt_geom *g = &hw->geom;
@@ -288,12 +334,22 @@ uint64_t change_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd
 	ptl_lock(s, pmd_table);
 	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* __pmd_trans_huge_lock */
 	pte_t pmd = table_of(hw, pmd_table)[idx];
-	if (!pte_present(pmd) || !(pmd & PTE_HUGE)) {
+	if (!pmd_trans_huge_entry(pmd)) {
+		ptl_unlock(s);
+		return 0;
+	}
+	if (prot_numa && (pmd & PTE_PROTNONE)) {
 		ptl_unlock(s);
 		return 0;
 	}
 	pte_t old = pmdp_invalidate(s, vma, pmd_table, idx, addr);
-	set_entry(s, pmd_table, idx, pte_modify_prot(hw->fmt, old, writable, false));
+	if (prot_numa) {
+		set_entry(s, pmd_table, idx, pte_mkprotnone(hw->fmt, old));
+	} else {
+		if (old & PTE_PROTNONE)
+			old = (old & ~PTE_PROTNONE) | PTE_VALID;
+		set_entry(s, pmd_table, idx, pte_modify_prot(hw->fmt, old, writable, false));
+	}
 	ptl_unlock(s);
 	return g->ptrs_per_pte;			/* HPAGE_PMD_NR */
 }
@@ -318,7 +374,7 @@ bool copy_huge_pmd(struct sim *s, struct vm_area_struct *dst, struct vm_area_str
 	(void)src;
 	sim_step_arg(s, YP_PTE, 2 * (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* both PMD locks */
 	pte_t pmd = table_of(hw, src_pmd_table)[idx];
-	if (!pte_present(pmd) || !(pmd & PTE_HUGE))
+	if (!pmd_trans_huge_entry(pmd))
 		return false;
 	uint32_t f = pte_pfn(pmd);
 	frame_of(hw, f)->refcount++;				/* get_page */
@@ -358,7 +414,7 @@ bool move_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint64_t old_addr,
 		rmap_ptl_lock2(s, new_pmd_table);
 	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), old_addr, 1);	/* the PMD locks */
 	pte_t pmd = table_of(hw, old_pmd_table)[oi];
-	bool moved = pte_present(pmd) && (pmd & PTE_HUGE);
+	bool moved = pmd_trans_huge_entry(pmd);
 	if (moved) {
 		set_entry(s, old_pmd_table, oi, 0);		/* pmdp_huge_get_and_clear */
 		if (hw->fmt->soft_dirty)
@@ -392,7 +448,7 @@ uint64_t clear_refs_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t
 	ptl_lock(s, pmd_table);
 	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), addr, 0);	/* pmd_trans_huge_lock */
 	pte_t pmd = table_of(hw, pmd_table)[idx];
-	if (!pte_present(pmd) || !(pmd & PTE_HUGE)) {
+	if (!pmd_trans_huge_entry(pmd)) {
 		ptl_unlock(s);
 		return 0;
 	}

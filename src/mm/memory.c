@@ -169,21 +169,19 @@ static void zap_pmd_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 		if (fr->nr_used == 0)
 			return;
 		pte_t pmd = fr->table[pt_index(g, depth, addr)];
-		if (!pte_present(pmd))
-			continue;		/* pmd_none_or_trans_huge_or_clear_bad */
-		if (pmd & PTE_HUGE) {
-			/* is_swap_pmd / pmd_trans_huge (huge_memory.c): a
-			 * whole huge entry is zapped, a partly unmapped one
-			 * split first */
+		if (pmd_trans_huge_entry(pmd)) {
+			/* is_swap_pmd / pmd_trans_huge (huge_memory.c; a
+			 * PROT_NONE huge entry too): a whole huge entry is
+			 * zapped, a partly unmapped one split first */
 			if (next - addr == hpage_pmd_size(s)) {
 				zap_huge_pmd(s, tlb, vma, pmd_table, addr);
 				continue;
 			}
 			__split_huge_pmd(s, vma, pmd_table, addr);
 			pmd = fr->table[pt_index(g, depth, addr)];
-			if (!pte_present(pmd) || (pmd & PTE_HUGE))
-				continue;
 		}
+		if (!pte_present(pmd) || pmd_trans_huge_entry(pmd))
+			continue;		/* pmd_none_or_trans_huge_or_clear_bad */
 		zap_pte_range(s, tlb, vma, pte_pfn(pmd), addr, next);
 	}
 }
@@ -364,7 +362,10 @@ static void free_pmd_range(struct sim *s, struct mmu_gather *tlb, uint32_t paren
 		next = addr_end(g, depth, addr, end);
 		uint64_t idx = pt_index(g, depth, addr);
 		pte_t pmd = table_of(hw_of(s), pmd_table)[idx];
-		if (!pte_present(pmd))
+		/* the zap removed every huge entry of the range: a huge
+		 * entry's pfn is a data page, never a table to free */
+		SIM_BUG_ON(s, pmd_trans_huge_entry(pmd));
+		if (!pte_present(pmd) || pmd_trans_huge_entry(pmd))
 			continue;	/* pmd_none_or_clear_bad */
 		free_pte_range(s, tlb, pmd_table, idx, pte_pfn(pmd), addr);
 	}
@@ -596,18 +597,16 @@ static void copy_table_range(struct sim *s, struct vm_area_struct *dst, struct v
 		if (frame_of(hw, table)->nr_used == 0)
 			return;
 		pte_t e = table_of(hw, table)[pt_index(g, depth, addr)];
-		if (!pte_present(e))
-			continue;
-		if (depth == g->depth_pmd && (e & PTE_HUGE)) {
+		if (depth == g->depth_pmd && pmd_trans_huge_entry(e)) {
 			uint32_t dpmd = dst_table(s, dst->vm_mm, addr, depth);
 			if (dpmd == NO_FRAME)
 				return;
 			if (copy_huge_pmd(s, dst, src, dpmd, table, addr))
 				continue;
 			e = table_of(hw, table)[pt_index(g, depth, addr)];
-			if (!pte_present(e) || (e & PTE_HUGE))
-				continue;
 		}
+		if (!pte_present(e) || pmd_trans_huge_entry(e))
+			continue;
 		copy_table_range(s, dst, src, pte_pfn(e), depth + 1, addr, next);
 	}
 }

@@ -979,9 +979,12 @@ int sys_split_huge_pmd(struct sim *s, uint64_t addr);
  * entry was split and the PTE path is to handle the fault */
 vm_fault_t huge_pmd_fault(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
 			  uint64_t address, bool write);
-/* change_huge_pmd() for mprotect: the PTEs' worth changed (HPAGE_PMD_NR) or 0 */
+/* change_huge_pmd() for mprotect and (prot_numa) the NUMA scan: the PTEs'
+ * worth changed (HPAGE_PMD_NR) or 0 */
 uint64_t change_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
-			 uint64_t addr, bool writable);
+			 uint64_t addr, bool writable, bool prot_numa);
+/* the NUMA scan's PROT_NONE entry of a present PTE or huge PMD (mprotect.c) */
+pte_t pte_mkprotnone(const struct pt_format *fmt, pte_t pte);
 /* copy_huge_pmd() (fork): false if the source entry is no longer huge */
 bool copy_huge_pmd(struct sim *s, struct vm_area_struct *dst, struct vm_area_struct *src,
 		   uint32_t dst_pmd_table, uint32_t src_pmd_table, uint64_t addr);

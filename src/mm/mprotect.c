@@ -99,7 +99,7 @@ pte_t pte_modify_prot(const struct pt_format *fmt, pte_t pte, bool writable,
  * pte_mkwrite: do_numa_page restores it). VALID cleared: the MMU faults on
  * it and caches nothing; the kernel's pte_present() still sees it.
  */
-static pte_t pte_mkprotnone(const struct pt_format *fmt, pte_t pte)
+pte_t pte_mkprotnone(const struct pt_format *fmt, pte_t pte)
 {
 	if (fmt->rdonly && (pte & PTE_WRITE) && !(pte & PTE_RDONLY))
 		pte |= PTE_DIRTY;
@@ -283,14 +283,17 @@ static uint64_t change_protection(struct sim *s, struct vm_area_struct *vma, uin
 		 * write-protect the block and mark it uffd-wp, and
 		 * wp_huge_pmd hand its write fault to handle_userfault); the
 		 * split leaves every subpage write-protected and uffd-wp by
-		 * the PTE path, the same protection page by page. (The NUMA
-		 * scan is refused on an mm with huge pages: scenario/vm.c.) */
+		 * the PTE path, the same protection page by page. The NUMA
+		 * scan makes a whole huge entry PROT_NONE (change_huge_pmd
+		 * with prot_numa); one it splits gets the PTE path's rules,
+		 * which skip the split page, mapped 512 times. */
 		uint32_t pmd_table = thp_vma ? hw_pmd_table(hw_of(s), mm->pgd, a) : NO_FRAME;
 		if (pmd_table != NO_FRAME &&
-		    (table_of(hw_of(s), pmd_table)[pt_index(g, g->depth_pmd, a)] & PTE_HUGE)) {
+		    pmd_trans_huge_entry(table_of(hw_of(s), pmd_table)[pt_index(g, g->depth_pmd, a)])) {
 			if (next - a == span &&
 			    !(cp_flags & (MM_CP_UFFD_WP | MM_CP_UFFD_WP_RESOLVE))) {
-				pages += change_huge_pmd(s, vma, pmd_table, a, writable);
+				pages += change_huge_pmd(s, vma, pmd_table, a, writable,
+							 cp_flags & MM_CP_PROT_NUMA);
 				continue;
 			}
 			__split_huge_pmd(s, vma, pmd_table, a);

@@ -94,6 +94,7 @@ static uint32_t alloc_table_at(struct sim *s, struct mm_struct *mm, uint64_t add
 	for (int d = 0; d < depth; d++) {
 		uint64_t idx = pt_index(g, d, addr);
 		pte_t e = table_of(hw, t)[idx];
+		SIM_BUG_ON(s, pmd_trans_huge_entry(e));	/* the new range was unmapped */
 		if (!pte_present(e)) {
 			uint32_t nt = alloc_zeroed_frame(s, FRAME_PGTABLE, d + 1, 0);
 			sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
@@ -256,7 +257,7 @@ static uint64_t move_page_tables(struct sim *s, struct vm_area_struct *vma, uint
 		 * goes to move_huge_pmd(), anything else splits it first
 		 * (split_huge_pmd) and moves its PTEs; move_normal_pmd is
 		 * for PTE tables only */
-		if (table_of(hw_of(s), old_pmd)[pt_index(g, dpmd, old_addr)] & PTE_HUGE) {
+		if (pmd_trans_huge_entry(table_of(hw_of(s), old_pmd)[pt_index(g, dpmd, old_addr)])) {
 			if (extent == pmd_size) {
 				if (need_rmap_locks)
 					take_rmap_locks(s, vma);

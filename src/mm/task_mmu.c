@@ -124,7 +124,7 @@ static uint64_t clear_refs_walk(struct sim *s, struct mm_struct *mm, int type)
 			uint32_t pmd_table = (v->vm_flags & VM_HUGEPAGE)
 						     ? hw_pmd_table(hw_of(s), mm->pgd, a) : NO_FRAME;
 			if (pmd_table != NO_FRAME &&
-			    (table_of(hw_of(s), pmd_table)[pt_index(g, g->depth_pmd, a)] & PTE_HUGE)) {
+			    pmd_trans_huge_entry(table_of(hw_of(s), pmd_table)[pt_index(g, g->depth_pmd, a)])) {
 				changed += clear_refs_huge_pmd(s, v, pmd_table, a,
 							       type == CLEAR_REFS_SOFT_DIRTY);
 				continue;
@@ -155,7 +155,7 @@ static void soft_dirty_report(struct sim *s, struct mm_struct *mm)
 				uint64_t span = g->ptrs_per_pte << g->page_shift;
 				uint64_t next = (a & ~(span - 1)) + span;
 				pte_t *pmdp = hw_pmd_lookup(hw_of(s), mm->pgd, a);
-				if (pmdp && pte_present(*pmdp) && (*pmdp & PTE_HUGE) &&
+				if (pmdp && pmd_trans_huge_entry(*pmdp) &&
 				    !(*pmdp & PTE_SOFT_DIRTY))
 					k->hooks->soft_dirty_clean(k->hooks_ctx, a & ~(span - 1),
 								   pte_pfn(*pmdp));

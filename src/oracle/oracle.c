@@ -699,7 +699,7 @@ static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, u
 				/* a huge PMD entry (THP) is the live leaf of
 				 * its whole block */
 				pte_t *pmdp = hw_pmd_lookup(hw, mm->pgd, va);
-				if (pmdp && (*pmdp & PTE_HUGE))
+				if (pmdp && pmd_trans_huge_entry(*pmdp))
 					ptep = pmdp;
 			}
 			pte_t pte = ptep ? *ptep : 0;
