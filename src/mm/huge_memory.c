@@ -20,12 +20,14 @@
  * The other walkers that know huge entries: mprotect (change_huge_pmd from
  * change_protection, mprotect.c; a block partly in the range is split;
  * UFFDIO_WRITEPROTECT splits), fork (copy_huge_pmd from copy_page_range,
- * memory.c), the fault on a present huge entry (huge_pmd_fault:
- * do_huge_pmd_wp_page, huge_pmd_set_accessed), mremap (move_huge_pmd from
- * move_page_tables, mremap.c; an unaligned extent splits) and clear_refs
- * (clear_refs_huge_pmd, task_mmu.c). The scenario language refuses the
- * statements whose walkers do not know them on an mm with huge pages
- * (thp_unaware, scenario/vm.c).
+ * memory.c), the fault on a huge entry (huge_pmd_fault:
+ * do_huge_pmd_numa_page, do_huge_pmd_wp_page, huge_pmd_set_accessed),
+ * mremap (move_huge_pmd from move_page_tables, mremap.c; an unaligned
+ * extent splits), clear_refs (clear_refs_huge_pmd, task_mmu.c) and the NUMA
+ * scan (change_huge_pmd with prot_numa: a PROT_NONE huge entry). Each
+ * recognises a huge entry with pmd_trans_huge_entry() (hw.h), which a
+ * PROT_NONE block satisfies too: not present to the MMU, still huge - never
+ * a table pointer - to every kernel walker.
  */
 #include "mm/mm.h"
 #include "mm/points.h"
@@ -547,7 +549,9 @@ int sys_split_huge_pmd(struct sim *s, uint64_t addr)
  * dirty bit to the page), __split_huge_page makes each tail page a page of
  * its own, and remap_page (remove_migration_ptes) maps each subpage by a
  * PTE: old, clean, writable if the PMD was (maybe_mkwrite), soft-dirty if
- * it was. Model: the THP is one frame (huge_memory.c's header); the split
+ * it was; a PROT_NONE huge entry (the NUMA scan's) is split the same way,
+ * its subpages mapped present again (remove_migration_pte's vm_page_prot).
+ * Model: the THP is one frame (huge_memory.c's header); the split
  * gives subpages 1..511 frames of their own (the head's frame stays
  * subpage 0's), each with its mapping's reference and the head's flags.
  * The freeze's migration entries and the remap are done in the one PMD-lock
@@ -566,7 +570,7 @@ int split_huge_page_at(struct sim *s, struct vm_area_struct *vma, uint64_t addre
 	if (pmd_table == NO_FRAME)
 		return 0;
 	pte_t pmd = table_of(hw, pmd_table)[idx];
-	if (!pte_present(pmd) || !(pmd & PTE_HUGE))
+	if (!pmd_trans_huge_entry(pmd))
 		return 0;
 	uint32_t f = pte_pfn(pmd);
 	struct frame *fr = frame_of(hw, f);
@@ -582,7 +586,7 @@ int split_huge_page_at(struct sim *s, struct vm_area_struct *vma, uint64_t addre
 	ptl_lock(s, pmd_table);
 	sim_step_arg(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns), haddr, 0);
 	pmd = table_of(hw, pmd_table)[idx];
-	if (!pte_present(pmd) || !(pmd & PTE_HUGE) || pte_pfn(pmd) != f || fr->refcount != 2) {
+	if (!pmd_trans_huge_entry(pmd) || pte_pfn(pmd) != f || fr->refcount != 2) {
 		ptl_unlock(s);
 		frame_free(hw, pt);
 		goto out;

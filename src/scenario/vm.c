@@ -177,31 +177,6 @@ void scen_main(struct sim *s, struct sim_thread *t)
 	exec(s, in);
 }
 
-/* The statements whose mm code walks page tables without knowing a huge
- * PMD entry (huge_memory.c models the fault, zap, split, mprotect, fork,
- * mremap and clear_refs; GUP, collapse, reclaim, KSM and migration know the
- * entry too; the NUMA scan would need PROT_NONE huge entries): on an mm
- * that asked for THP they are refused with a one-line error (exit 2)
- * instead of misreading a block entry. */
-static bool thp_unaware(uint32_t code)
-{
-	switch (code) {
-	case OP_NUMA_SCAN:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool mm_has_thp(struct sim *s)
-{
-	const struct mm_struct *mm = s->curr ? task_of(s->curr)->mm : NULL;
-	for (int i = 0; mm && i < mm->nr_vmas; i++)
-		if (mm->vmas[i]->vm_flags & VM_HUGEPAGE)
-			return true;
-	return false;
-}
-
 static void fail_at(struct sim *s, const struct scenario *sc, const struct scen_op *op,
 		    const char *what)
 {
@@ -278,12 +253,6 @@ static void exec(struct sim *s, struct scen_inst *in)
 	uint32_t pc = sc->tasks[in->task].entry;
 	for (;;) {
 		const struct scen_op *op = &ops[pc++];
-		if (thp_unaware(op->code) && mm_has_thp(s)) {
-			fail_at(s, sc, op, "not modelled on an mm with madvise(..., hugepage) "
-				"mappings: this statement's page-table walk does not know "
-				"PMD-mapped huge pages");
-			return;
-		}
 		switch ((enum scen_opcode)op->code) {
 		case OP_END:
 		case OP_EXIT:

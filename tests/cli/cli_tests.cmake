@@ -129,11 +129,3 @@ include(${CMAKE_CURRENT_LIST_DIR}/forkexec_cli.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/daily_cli.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/run_trace.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/stress_ng_cli.cmake)
-
-# a statement whose page-table walk does not know huge PMD entries, on an mm
-# with madvise(hugepage) mappings: one line naming the limit, exit 2
-foreach(cmd run check)
-  tlbsim_cli(thp_refused_${cmd} 2
-    STDERR "thp_refused.tlbs:15:5: not modelled on an mm with madvise\\(\\.\\.\\., hugepage\\)"
-    ARGS ${cmd} ${CMAKE_SOURCE_DIR}/tests/scenario/thp_refused.tlbs)
-endforeach()
