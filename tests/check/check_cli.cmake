@@ -845,10 +845,11 @@ foreach(tf page rcu)
     ARGS ${CMAKE_SOURCE_DIR}/scenarios/gup_fast_munmap.tlbs --profile x86-24
          --policy x86_table_free=${tf} --runs 3000)
 endforeach()
-# thp_mprotect / thp_mremap / thp_clear_refs: mprotect, mremap and
-# clear_refs of PMD-mapped anonymous THP (huge_memory.c change_huge_pmd,
-# move_huge_pmd, clear_refs_huge_pmd; do_huge_pmd_wp_page): clean, no knob
-foreach(sc thp_mprotect thp_mremap thp_clear_refs)
+# thp_mprotect / thp_mremap / thp_clear_refs / thp_numa: mprotect, mremap,
+# clear_refs and the NUMA scan of PMD-mapped anonymous THP (huge_memory.c
+# change_huge_pmd, move_huge_pmd, clear_refs_huge_pmd; do_huge_pmd_wp_page,
+# do_huge_pmd_numa_page): clean, no knob
+foreach(sc thp_mprotect thp_mremap thp_clear_refs thp_numa)
   foreach(p x86-24 arm64-4k)
     tlbsim_check_out(${sc}_${p} 0
       HAS "no violation: 1000 schedules"
