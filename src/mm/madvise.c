@@ -90,6 +90,19 @@ static void madvise_free_single_vma(struct sim *s, struct vm_area_struct *v, uin
 	uint64_t ps = hw->geom.page_size;
 	if (v->file)
 		return;		/* MADV_FREE applies to private anonymous memory */
+	/* A PMD-mapped THP in the range: madvise_free_huge_pmd() (mm/huge_memory.c,
+	 * v5.1) splits one the range covers in part, and madvise_free_pte_range
+	 * splits a PTE-mapped one (split_huge_page) before freeing its pages;
+	 * the model splits every THP the range touches (split_huge_page_at:
+	 * pmdp_invalidate flushes the block first), where the kernel marks a
+	 * wholly covered one clean and old in its PMD entry, and the PTE loop
+	 * below then frees the base pages lazily. A THP with a reference
+	 * besides its mapping (a pin) is not split and is left as it is. */
+	if (v->vm_flags & VM_HUGEPAGE) {
+		uint64_t hsz = hpage_pmd_size(s);
+		for (uint64_t a = st & ~(hsz - 1); a < en; a += hsz)
+			(void)split_huge_page_at(s, v, a);
+	}
 	struct mmu_gather tlb;
 	uint32_t locked = 0;		/* the PTE table whose lock we hold */
 	tlb_gather_mmu(s, &tlb, mm, st, en);

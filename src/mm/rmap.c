@@ -153,7 +153,8 @@ void rmap_ptl_unlock2(struct sim *s)
 }
 
 /* pgd_offset() .. pmd_offset() (include/linux/pgtable.h): the frame of the
- * PTE table that maps addr, 0 if a level is missing */
+ * PTE table that maps addr, 0 if a level is missing or a huge PMD entry
+ * maps the range */
 uint32_t pte_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr)
 {
 	struct hw *hw = hw_of(s);
@@ -161,8 +162,8 @@ uint32_t pte_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr)
 	uint32_t f = mm->pgd;
 	for (int d = 0; d < g->levels - 1; d++) {
 		pte_t e = table_of(hw, f)[pt_index(g, d, addr)];
-		if (!pte_present(e))
-			return 0;
+		if (!pte_present(e) || (e & PTE_HUGE))
+			return 0;	/* a huge entry maps a page, not a table */
 		f = pte_pfn(e);
 	}
 	return f;

@@ -24,7 +24,8 @@
  *    swap; ksm: the subpage is merged with the other page; migrate: all 512
  *    subpages are migrated to new pages);
  *  - a pinned THP cannot be split (can_split_huge_page): reclaim leaves it
- *    PMD-mapped.
+ *    PMD-mapped;
+ *  - MADV_FREE of a THP splits it too, then frees each base page lazily.
  */
 #include "test_util.h"
 
@@ -34,7 +35,7 @@
 #define OTHER 0
 
 enum op { OP_GUP, OP_GUP_SPLIT, OP_COLLAPSE, OP_PIN, OP_RECLAIM, OP_RECLAIM_PINNED, OP_KSM,
-	  OP_MIGRATE };
+	  OP_MIGRATE, OP_FREE };
 
 struct ctx {
 	enum op op;
@@ -47,7 +48,7 @@ struct ctx {
 	uint32_t refcount_during, refcount_after, refcount_mid;
 	uint32_t blocks_before, blocks_after;
 	uint32_t sub_frame, sub_refcount, frame_at2;
-	bool head_freed, head_freed_mid;
+	bool head_freed, head_freed_mid, sub_lazyfree;
 	uint64_t flushes;
 	/* the racing splitter (OP_GUP_SPLIT) */
 	int64_t split_ret;
@@ -128,6 +129,9 @@ static void main_fn(struct sim *s, struct sim_thread *t)
 	case OP_MIGRATE:
 		c->ret = sys_migrate_vma(s, AT, MB2);
 		break;
+	case OP_FREE:
+		c->ret = sys_madvise_free(s, AT, MB2);
+		break;
 	}
 	c->flushes = flushes(s) - f0;
 	c->pmd_after = pmd_at(s, AT);
@@ -136,8 +140,10 @@ static void main_fn(struct sim *s, struct sim_thread *t)
 	if (!c->head_freed)
 		c->refcount_after = frame_of(hw, c->head)->refcount;
 	c->sub_frame = tsim_pte_frame(s, mm, AT + 3 * ps);
-	if (c->sub_frame != NO_FRAME)
+	if (c->sub_frame != NO_FRAME) {
 		c->sub_refcount = frame_of(hw, c->sub_frame)->refcount;
+		c->sub_lazyfree = (frame_of(hw, c->sub_frame)->pgflags & PG_LAZYFREE) != 0;
+	}
 	c->done = true;
 }
 
@@ -346,6 +352,33 @@ static void test_migrate_splits_arm64(void **state)
 	migrate("arm64-4k");
 }
 
+/* MADV_FREE of a THP: split first (madvise_free_huge_pmd /
+ * madvise_free_pte_range's split_huge_page), then each base page, now
+ * exclusively mapped, is freed lazily */
+static void madv_free(const char *profile)
+{
+	struct ctx c = {.op = OP_FREE};
+	tsim_free(run(profile, &c));
+	assert_int_equal(c.ret, 0);
+	assert_split(&c);
+	assert_int_not_equal(c.sub_frame, NO_FRAME);
+	assert_int_not_equal(c.sub_frame, c.head);
+	assert_int_equal(c.sub_refcount, 1);
+	assert_true(c.sub_lazyfree);
+}
+
+static void test_madv_free_splits_x86(void **state)
+{
+	(void)state;
+	madv_free("x86-24");
+}
+
+static void test_madv_free_splits_arm64(void **state)
+{
+	(void)state;
+	madv_free("arm64-4k");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +395,8 @@ int main(void)
 		cmocka_unit_test(test_ksm_splits_arm64),
 		cmocka_unit_test(test_migrate_splits_x86),
 		cmocka_unit_test(test_migrate_splits_arm64),
+		cmocka_unit_test(test_madv_free_splits_x86),
+		cmocka_unit_test(test_madv_free_splits_arm64),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
