@@ -218,4 +218,37 @@ static inline bool tsim_leaf_writable(struct sim *s, int cpu, uint64_t va)
 	return machine_is_x86(s) ? (e->perm & PTE_WRITE) != 0 : !(e->perm & PTE_RDONLY);
 }
 
+/* mm's PMD entry for va (a huge block, a table pointer, or 0) */
+static inline pte_t tsim_pmd(struct sim *s, struct mm_struct *mm, uint64_t va)
+{
+	pte_t *p = hw_pmd_lookup(hw_of(s), mm->pgd, va);
+	return p ? *p : 0;
+}
+
+/* a huge PMD entry grants a write (x86 RW; arm64 write and AP[2] clear) */
+static inline bool tsim_pmd_writable(struct sim *s, pte_t pmd)
+{
+	return machine_is_x86(s) ? (pmd & PTE_WRITE) != 0
+				 : (pmd & PTE_WRITE) && !(pmd & PTE_RDONLY);
+}
+
+/* some CPU caches a block (TC_BLOCK) entry of va's block for the tag of
+ * the mm it runs; with `writable`, one that grants a write */
+static inline bool tsim_block_cached(struct sim *s, uint64_t va, bool writable)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	for (int c = 0; c < s->nr_cpus; c++) {
+		const struct tc_entry *e =
+			tc_peek(&hw->cpu[c].tlb, hw_block_key(g, va >> g->page_shift), g->depth_pmd,
+				machine_of(s)->arch->user_tag(s, c));
+		if (!e)
+			continue;
+		bool w = machine_is_x86(s) ? (e->perm & PTE_WRITE) != 0 : !(e->perm & PTE_RDONLY);
+		if (!writable || w)
+			return true;
+	}
+	return false;
+}
+
 #endif

@@ -47,30 +47,6 @@ struct ctx {
 	pte_t child_pmd;
 };
 
-static pte_t pmd_of(struct sim *s, struct mm_struct *mm, uint64_t va)
-{
-	pte_t *p = hw_pmd_lookup(hw_of(s), mm->pgd, va);
-	return p ? *p : 0;
-}
-
-/* any CPU caches a block entry of va's block for this mm's tag */
-static bool block_cached(struct sim *s, uint64_t va)
-{
-	struct hw *hw = hw_of(s);
-	const struct pt_geom *g = &hw->geom;
-	for (int c = 0; c < s->nr_cpus; c++)
-		if (tc_peek(&hw->cpu[c].tlb, hw_block_key(g, va >> g->page_shift), g->depth_pmd,
-			    machine_of(s)->arch->user_tag(s, c)))
-			return true;
-	return false;
-}
-
-static bool pmd_writable(struct sim *s, pte_t pmd)
-{
-	return machine_is_x86(s) ? (pmd & PTE_WRITE) != 0
-				 : (pmd & PTE_WRITE) && !(pmd & PTE_RDONLY);
-}
-
 static void other_fn(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
@@ -85,7 +61,7 @@ enum { W_FAULT, W_MUNMAP, W_SPLIT, W_MPROTECT, W_FORK };
 static void child_fn(struct sim *s, struct sim_thread *t)
 {
 	struct ctx *c = t->arg;
-	c->child_pmd = pmd_of(s, current_task(s)->mm, AT);
+	c->child_pmd = tsim_pmd(s, current_task(s)->mm, AT);
 	c->refcount_child = frame_of(hw_of(s), c->frame)->refcount;
 }
 
@@ -98,14 +74,14 @@ static void main_fn(struct sim *s, struct sim_thread *t)
 	assert_int_equal(a, AT);
 	assert_int_equal(sys_madvise_hugepage(s, a, MB2), 0);
 	assert_int_equal(user_access(s, a, true), 0);
-	assert_true(pmd_of(s, mm, a) & PTE_HUGE);
-	c->frame = pte_pfn(pmd_of(s, mm, a));
+	assert_true(tsim_pmd(s, mm, a) & PTE_HUGE);
+	c->frame = pte_pfn(tsim_pmd(s, mm, a));
 	c->a = a;
 	c->faulted = true;
 	TSIM_WAIT_UNTIL(s, c->other_cached);
 	c->scanned = numa_scan(s, a, MB2, c->what == W_FAULT);
-	c->pmd_scanned = pmd_of(s, mm, a);
-	c->block_anywhere = block_cached(s, a);
+	c->pmd_scanned = tsim_pmd(s, mm, a);
+	c->block_anywhere = tsim_block_cached(s, a, false);
 	c->scanned2 = numa_scan(s, a, MB2, true);
 	c->refcount_before = frame_of(hw, c->frame)->refcount;
 	switch (c->what) {
@@ -113,14 +89,14 @@ static void main_fn(struct sim *s, struct sim_thread *t)
 		c->faults_before = s->m.page_faults;
 		c->access_ret = user_access(s, a + 4096, false);
 		c->faults_after = s->m.page_faults;
-		c->pmd_after = pmd_of(s, mm, a);
+		c->pmd_after = tsim_pmd(s, mm, a);
 		c->write_ret = user_access(s, a + 8192, true);
 		break;
 	case W_MUNMAP:
 		break;
 	case W_SPLIT:
 		assert_int_equal(sys_split_huge_pmd(s, a), 1);
-		c->pmd_after = pmd_of(s, mm, a);
+		c->pmd_after = tsim_pmd(s, mm, a);
 		c->pte_split = *pte_lookup(s, mm, a + 4096);
 		c->access_ret = user_access(s, a + 4096, false);
 		c->pte_split_after = *pte_lookup(s, mm, a + 4096);
@@ -128,7 +104,7 @@ static void main_fn(struct sim *s, struct sim_thread *t)
 		break;
 	case W_MPROTECT:
 		assert_int_equal(sys_mprotect(s, a, MB2, TLBSIM_PROT_READ), 0);
-		c->pmd_after = pmd_of(s, mm, a);
+		c->pmd_after = tsim_pmd(s, mm, a);
 		c->access_ret = user_access(s, a + 4096, false);
 		c->write_ret = user_access(s, a + 4096, true);
 		break;
@@ -138,7 +114,7 @@ static void main_fn(struct sim *s, struct sim_thread *t)
 		assert_non_null(sys_wait4(s));
 		c->refcount_after = frame_of(hw, c->frame)->refcount;
 		c->access_ret = user_access(s, a + 4096, false);
-		c->pmd_after = pmd_of(s, mm, a);
+		c->pmd_after = tsim_pmd(s, mm, a);
 		c->write_ret = user_access(s, a + 4096, true);
 		break;
 	}
@@ -181,7 +157,7 @@ static void check_fault(const char *profile)
 	assert_true(c.pmd_after & PTE_HUGE);
 	assert_false(c.pmd_after & PTE_PROTNONE);
 	assert_int_equal(pte_pfn(c.pmd_after), c.frame);
-	assert_true(pmd_writable(s, c.pmd_after));	/* the saved write bit */
+	assert_true(tsim_pmd_writable(s, c.pmd_after));	/* the saved write bit */
 	assert_int_equal(c.write_ret, 0);
 	assert_int_equal(c.refcount_after, 1);
 	tsim_free(s);
@@ -245,7 +221,7 @@ static void test_mprotect_protnone(void **state)
 		assert_true(c.pmd_after & PTE_HUGE);
 		assert_false(c.pmd_after & PTE_PROTNONE);
 		assert_int_equal(pte_pfn(c.pmd_after), c.frame);
-		assert_false(pmd_writable(s, c.pmd_after));
+		assert_false(tsim_pmd_writable(s, c.pmd_after));
 		assert_int_equal(c.access_ret, 0);
 		assert_int_equal(c.write_ret, -1);		/* read-only VMA */
 		tsim_free(s);
@@ -268,7 +244,7 @@ static void test_fork_protnone(void **state)
 		assert_int_equal(c.access_ret, 0);
 		assert_true(pte_present(c.pmd_after));
 		assert_true(c.pmd_after & PTE_HUGE);
-		assert_false(pmd_writable(s, c.pmd_after));	/* fork's wrprotect */
+		assert_false(tsim_pmd_writable(s, c.pmd_after));	/* fork's wrprotect */
 		assert_int_equal(c.write_ret, 0);		/* reuse */
 		tsim_free(s);
 	}

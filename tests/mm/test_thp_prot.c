@@ -62,37 +62,6 @@ struct ctx {
 	uint32_t parent_frame_written, parent_frame_other, child_frame_other;
 };
 
-static pte_t pmd_of(struct sim *s, struct mm_struct *mm, uint64_t va)
-{
-	pte_t *p = hw_pmd_lookup(hw_of(s), mm->pgd, va);
-	return p ? *p : 0;
-}
-
-/* any CPU caches a block entry of va's block for mm's tag on it; with
- * `writable`, one that grants a write */
-static bool block_cached(struct sim *s, uint64_t va, bool writable)
-{
-	struct hw *hw = hw_of(s);
-	const struct pt_geom *g = &hw->geom;
-	for (int c = 0; c < s->nr_cpus; c++) {
-		const struct tc_entry *e =
-			tc_peek(&hw->cpu[c].tlb, hw_block_key(g, va >> g->page_shift), g->depth_pmd,
-				machine_of(s)->arch->user_tag(s, c));
-		if (!e)
-			continue;
-		bool w = machine_is_x86(s) ? (e->perm & PTE_WRITE) != 0 : !(e->perm & PTE_RDONLY);
-		if (!writable || w)
-			return true;
-	}
-	return false;
-}
-
-static bool pmd_writable(struct sim *s, pte_t pmd)
-{
-	return machine_is_x86(s) ? (pmd & PTE_WRITE) != 0
-				 : (pmd & PTE_WRITE) && !(pmd & PTE_RDONLY);
-}
-
 /* map [AT, AT + 2M) huge and written; the other thread caches it writable */
 static uint64_t map_huge(struct sim *s, struct ctx *c)
 {
@@ -100,8 +69,8 @@ static uint64_t map_huge(struct sim *s, struct ctx *c)
 	assert_int_equal(a, AT);
 	assert_int_equal(sys_madvise_hugepage(s, a, MB2), 0);
 	assert_int_equal(user_access(s, a, true), 0);
-	assert_true(pmd_of(s, current_task(s)->mm, a) & PTE_HUGE);
-	c->frame = pte_pfn(pmd_of(s, current_task(s)->mm, a));
+	assert_true(tsim_pmd(s, current_task(s)->mm, a) & PTE_HUGE);
+	c->frame = pte_pfn(tsim_pmd(s, current_task(s)->mm, a));
 	c->a = a;
 	c->faulted = true;
 	TSIM_WAIT_UNTIL(s, c->other_cached);
@@ -128,17 +97,17 @@ static void main_fn(struct sim *s, struct sim_thread *t)
 	switch (c->what) {
 	case W_MPROTECT:
 		assert_int_equal(sys_mprotect(s, a, MB2, TLBSIM_PROT_READ), 0);
-		c->pmd_after = pmd_of(s, mm, a);
-		c->writable_anywhere = block_cached(s, a, true);
+		c->pmd_after = tsim_pmd(s, mm, a);
+		c->writable_anywhere = tsim_block_cached(s, a, true);
 		c->write_ret = user_access(s, a + 4096, true);
 		assert_int_equal(sys_mprotect(s, a, MB2, TLBSIM_PROT_READ | TLBSIM_PROT_WRITE), 0);
 		c->write_ret2 = user_access(s, a + 8192, true);
-		c->pmd_after2 = pmd_of(s, mm, a);
+		c->pmd_after2 = tsim_pmd(s, mm, a);
 		break;
 	case W_MPROTECT_PART:
 		assert_int_equal(sys_mprotect(s, a + MB2 / 2, 4096, TLBSIM_PROT_READ), 0);
-		c->pmd_after = pmd_of(s, mm, a);
-		c->block_anywhere = block_cached(s, a, false);
+		c->pmd_after = tsim_pmd(s, mm, a);
+		c->block_anywhere = tsim_block_cached(s, a, false);
 		c->pte_lo = *pte_lookup(s, mm, a);
 		c->pte_hi = *pte_lookup(s, mm, a + MB2 / 2);
 		c->pte_frame = pte_pfn(c->pte_lo);
@@ -150,9 +119,9 @@ static void main_fn(struct sim *s, struct sim_thread *t)
 	case W_MREMAP_UNALIGNED: {
 		uint64_t to = c->what == W_MREMAP ? NEW : NEW + 4096;
 		assert_int_equal(sys_mremap(s, a, MB2, MB2, true, to), to);
-		c->pmd_new = pmd_of(s, mm, to);
-		c->pmd_old = pmd_of(s, mm, a);
-		c->old_translated = block_cached(s, a, false);
+		c->pmd_new = tsim_pmd(s, mm, to);
+		c->pmd_old = tsim_pmd(s, mm, a);
+		c->old_translated = tsim_block_cached(s, a, false);
 		for (int cpu = 0; cpu < s->nr_cpus; cpu++)
 			if (tsim_leaf_of(s, cpu, a))
 				c->old_translated = true;
@@ -165,15 +134,15 @@ static void main_fn(struct sim *s, struct sim_thread *t)
 	case W_SOFTDIRTY:
 	case W_AGE:
 		assert_int_equal(sys_clear_refs(s, c->what == W_SOFTDIRTY ? 4 : 1), 0);
-		c->pmd_after = pmd_of(s, mm, a);
-		c->writable_anywhere = block_cached(s, a, true);
+		c->pmd_after = tsim_pmd(s, mm, a);
+		c->writable_anywhere = tsim_block_cached(s, a, true);
 		c->write_ret = user_access(s, a + 4096, true);
-		c->pmd_after2 = pmd_of(s, mm, a);
+		c->pmd_after2 = tsim_pmd(s, mm, a);
 		break;
 	case W_UFFD:
 		assert_int_equal(sys_uffd_writeprotect(s, a, MB2, true), 0);
-		c->pmd_after = pmd_of(s, mm, a);
-		c->block_anywhere = block_cached(s, a, false);
+		c->pmd_after = tsim_pmd(s, mm, a);
+		c->block_anywhere = tsim_block_cached(s, a, false);
 		c->pte_lo = *pte_lookup(s, mm, a + 4096);
 		break;
 	}
@@ -199,13 +168,13 @@ static void check_mprotect(const char *profile)
 	struct sim *s = run(&c);
 	assert_true(c.pmd_after & PTE_HUGE);
 	assert_int_equal(pte_pfn(c.pmd_after), c.frame);
-	assert_false(pmd_writable(s, c.pmd_after));
+	assert_false(tsim_pmd_writable(s, c.pmd_after));
 	assert_false(c.writable_anywhere);
 	assert_int_equal(c.write_ret, -1);		/* SIGSEGV: the VMA is read-only */
 	assert_int_equal(c.write_ret2, 0);		/* do_huge_pmd_wp_page: reuse */
 	assert_true(c.pmd_after2 & PTE_HUGE);
 	assert_int_equal(pte_pfn(c.pmd_after2), c.frame);
-	assert_true(pmd_writable(s, c.pmd_after2));
+	assert_true(tsim_pmd_writable(s, c.pmd_after2));
 	tsim_free(s);
 }
 
@@ -230,8 +199,8 @@ static void check_mprotect_part(const char *profile)
 	assert_false(c.block_anywhere);
 	assert_int_equal(c.pte_frame, c.frame);
 	assert_int_equal(c.pte_frame2, c.frame);
-	assert_true(pmd_writable(s, c.pte_lo));
-	assert_false(pmd_writable(s, c.pte_hi));
+	assert_true(tsim_pmd_writable(s, c.pte_lo));
+	assert_false(tsim_pmd_writable(s, c.pte_hi));
 	assert_int_equal(c.write_ret, -1);
 	assert_int_equal(c.write_ret2, 0);
 	tsim_free(s);
@@ -337,11 +306,11 @@ static void child_fn(struct sim *s, struct sim_thread *t)
 	struct mm_struct *mm = current_task(s)->mm;
 	if (c->parent_first)
 		TSIM_WAIT_UNTIL(s, c->parent_wrote);
-	c->child_pmd = pmd_of(s, mm, AT);
+	c->child_pmd = tsim_pmd(s, mm, AT);
 	c->child_refcount = frame_of(hw_of(s), pte_pfn(c->child_pmd))->refcount;
 	assert_int_equal(user_access(s, AT + MB2 / 2, false), 0);
 	assert_int_equal(user_access(s, AT + 4096, true), 0);
-	c->child_pmd_after_write = pmd_of(s, mm, AT);
+	c->child_pmd_after_write = tsim_pmd(s, mm, AT);
 	c->child_frame_after_write = tsim_pte_frame(s, mm, AT + 4096);
 	c->child_frame_other = tsim_pte_frame(s, mm, AT + 16 * 4096);
 }
@@ -353,13 +322,13 @@ static void fork_fn(struct sim *s, struct sim_thread *t)
 	uint64_t a = map_huge(s, c);
 	struct task *child = sys_fork(s, sizeof(struct task), child_fn, c, 0);
 	assert_non_null(child);
-	c->pmd_after = pmd_of(s, mm, a);
-	c->writable_anywhere = block_cached(s, a, true);
+	c->pmd_after = tsim_pmd(s, mm, a);
+	c->writable_anywhere = tsim_block_cached(s, a, true);
 	c->done = true;
 	if (c->parent_first) {
 		/* the page is mapped by the child too: split, COW */
 		assert_int_equal(user_access(s, a + 8192, true), 0);
-		c->pmd_after2 = pmd_of(s, mm, a);
+		c->pmd_after2 = tsim_pmd(s, mm, a);
 		c->parent_frame_written = tsim_pte_frame(s, mm, a + 8192);
 		c->parent_frame_other = tsim_pte_frame(s, mm, a + 16 * 4096);
 		c->parent_wrote = true;
@@ -370,7 +339,7 @@ static void fork_fn(struct sim *s, struct sim_thread *t)
 	assert_non_null(sys_wait4(s));
 	c->refcount_after = frame_of(hw_of(s), c->frame)->refcount;
 	c->write_ret = user_access(s, a + 8192, true);
-	c->pmd_after2 = pmd_of(s, mm, a);
+	c->pmd_after2 = tsim_pmd(s, mm, a);
 	sys_munmap(s, a, MB2);
 }
 
@@ -385,11 +354,11 @@ static void check_fork(const char *profile)
 	/* after fork: both entries huge, the same page, write-protected */
 	assert_true(c.pmd_after & PTE_HUGE);
 	assert_int_equal(pte_pfn(c.pmd_after), c.frame);
-	assert_false(pmd_writable(s, c.pmd_after));
+	assert_false(tsim_pmd_writable(s, c.pmd_after));
 	assert_false(c.writable_anywhere);
 	assert_true(c.child_pmd & PTE_HUGE);
 	assert_int_equal(pte_pfn(c.child_pmd), c.frame);
-	assert_false(pmd_writable(s, c.child_pmd));
+	assert_false(tsim_pmd_writable(s, c.child_pmd));
 	assert_int_equal(c.child_refcount, 2);
 	/* the child's write: split, and a copy of the subpage */
 	assert_false(c.child_pmd_after_write & PTE_HUGE);
@@ -400,7 +369,7 @@ static void check_fork(const char *profile)
 	assert_int_equal(c.write_ret, 0);
 	assert_true(c.pmd_after2 & PTE_HUGE);
 	assert_int_equal(pte_pfn(c.pmd_after2), c.frame);
-	assert_true(pmd_writable(s, c.pmd_after2));
+	assert_true(tsim_pmd_writable(s, c.pmd_after2));
 	tsim_free(s);
 }
 
