@@ -312,6 +312,22 @@ vm_fault_t huge_pmd_fault(struct sim *s, struct vm_area_struct *vma, uint32_t pm
 	return r;
 }
 
+/* The PMD table whose entry for addr is a huge one (pmd_trans_huge,
+ * present or PROT_NONE), or NO_FRAME: the test of the page walkers'
+ * pmd level (change_pmd_range, walk_pmd_range, v5.1). Only a VM_HUGEPAGE
+ * VMA has huge entries, so others cost no lookup. */
+uint32_t huge_pmd_table(struct sim *s, const struct vm_area_struct *vma, uint64_t addr)
+{
+	struct hw *hw = hw_of(s);
+	const struct pt_geom *g = &hw->geom;
+	if (!(vma->vm_flags & VM_HUGEPAGE))
+		return NO_FRAME;
+	uint32_t t = hw_pmd_table(hw, vma->vm_mm->pgd, addr);
+	if (t == NO_FRAME || !pmd_trans_huge_entry(table_of(hw, t)[pt_index(g, g->depth_pmd, addr)]))
+		return NO_FRAME;
+	return t;
+}
+
 /*
  * change_huge_pmd() (mm/huge_memory.c, v5.1) for mprotect and the NUMA
  * scan: change_pmd_range calls it for a huge entry whose whole

@@ -979,6 +979,8 @@ int sys_split_huge_pmd(struct sim *s, uint64_t addr);
  * entry was split and the PTE path is to handle the fault */
 vm_fault_t huge_pmd_fault(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
 			  uint64_t address, bool write);
+/* the PMD table whose entry for addr is huge (present or PROT_NONE), or NO_FRAME */
+uint32_t huge_pmd_table(struct sim *s, const struct vm_area_struct *vma, uint64_t addr);
 /* change_huge_pmd() for mprotect and (prot_numa) the NUMA scan: the PTEs'
  * worth changed (HPAGE_PMD_NR) or 0 */
 uint64_t change_huge_pmd(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,

@@ -263,7 +263,6 @@ static uint64_t change_protection(struct sim *s, struct vm_area_struct *vma, uin
 		return hugetlb_change_protection(s, vma, start, end, writable, cp_flags);
 	bool pending = machine_of(s)->policy.numa_pending == NUMA_PENDING_RAISED;
 	uint64_t span = g->ptrs_per_pte << g->page_shift;	/* one PTE table's reach */
-	bool thp_vma = vma->vm_flags & VM_HUGEPAGE;	/* only such a VMA has huge PMDs */
 	/* inc_tlb_flush_pending(): an atomic on the line tlb_gather_mmu uses */
 	if (pending) {
 		mm->tlb_flush_pending++;
@@ -287,9 +286,8 @@ static uint64_t change_protection(struct sim *s, struct vm_area_struct *vma, uin
 		 * scan makes a whole huge entry PROT_NONE (change_huge_pmd
 		 * with prot_numa); one it splits gets the PTE path's rules,
 		 * which skip the split page, mapped 512 times. */
-		uint32_t pmd_table = thp_vma ? hw_pmd_table(hw_of(s), mm->pgd, a) : NO_FRAME;
-		if (pmd_table != NO_FRAME &&
-		    pmd_trans_huge_entry(table_of(hw_of(s), pmd_table)[pt_index(g, g->depth_pmd, a)])) {
+		uint32_t pmd_table = huge_pmd_table(s, vma, a);
+		if (pmd_table != NO_FRAME) {
 			if (next - a == span &&
 			    !(cp_flags & (MM_CP_UFFD_WP | MM_CP_UFFD_WP_RESOLVE))) {
 				pages += change_huge_pmd(s, vma, pmd_table, a, writable,

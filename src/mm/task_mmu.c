@@ -121,10 +121,8 @@ static uint64_t clear_refs_walk(struct sim *s, struct mm_struct *mm, int type)
 			next = (a & ~(span - 1)) + span;	/* pmd_addr_end() */
 			if (next > end || next < a)
 				next = end;
-			uint32_t pmd_table = (v->vm_flags & VM_HUGEPAGE)
-						     ? hw_pmd_table(hw_of(s), mm->pgd, a) : NO_FRAME;
-			if (pmd_table != NO_FRAME &&
-			    pmd_trans_huge_entry(table_of(hw_of(s), pmd_table)[pt_index(g, g->depth_pmd, a)])) {
+			uint32_t pmd_table = huge_pmd_table(s, v, a);
+			if (pmd_table != NO_FRAME) {
 				changed += clear_refs_huge_pmd(s, v, pmd_table, a,
 							       type == CLEAR_REFS_SOFT_DIRTY);
 				continue;
