@@ -36,4 +36,5 @@ void evq_free(struct evq *q)
 	q->calls = q->ready = NULL;
 	q->nheap = q->nready = q->ncalls = 0;
 	q->cap_heap = q->cap_ready = q->cap_calls = 0;
+	q->top_time = UINT64_MAX;
 }

@@ -51,9 +51,15 @@ struct evq {
 	struct event *ready;	/* check mode */
 	uint32_t nready;
 	size_t cap_ready;
+	/* the earlier of the two tops' times, UINT64_MAX when both heaps are
+	 * empty (evq_init): a step's fast path compares with it alone */
+	uint64_t top_time;
 };
 
-#define EVQ_BEFORE(a, b) ((a)->time < (b)->time || ((a)->time == (b)->time && (a)->seq < (b)->seq))
+/* (time, seq) as one 128-bit key: the same lexicographic order, compared
+ * without branches */
+#define EVQ_KEY(a) (((unsigned __int128)(a)->time << 64) | (a)->seq)
+#define EVQ_BEFORE(a, b) (EVQ_KEY(a) < EVQ_KEY(b))
 
 int evq_heap_grow(struct evq *q);
 int evq_calls_grow(struct evq *q);
@@ -69,11 +75,18 @@ static inline uint32_t evq_count(const struct evq *q)
 /* Time of the next event (the queue is not empty). */
 static inline uint64_t evq_top_time(const struct evq *q)
 {
-	if (!q->ncalls)
-		return q->heap[0].time;
-	if (!q->nheap)
-		return q->calls[0].time;
-	return q->heap[0].time < q->calls[0].time ? q->heap[0].time : q->calls[0].time;
+	return q->top_time;
+}
+/* top_time from the two tops, after the top of either heap changed */
+static inline void evq_retop(struct evq *q)
+{
+	uint64_t h = q->nheap ? q->heap[0].time : UINT64_MAX;
+	uint64_t c = q->ncalls ? q->calls[0].time : UINT64_MAX;
+	q->top_time = h < c ? h : c;
+}
+static inline void evq_init(struct evq *q)
+{
+	q->top_time = UINT64_MAX;
 }
 /* Pending event i (0 <= i < evq_count()), in no particular order. */
 static inline struct event evq_at(const struct evq *q, uint32_t i)
@@ -96,19 +109,20 @@ static inline struct event evq_at(const struct evq *q, uint32_t i)
 		(arr)[i] = (x);                                 \
 	} while (0)
 
+/* Fill the hole at the root with `last`: each level moves the earlier child
+ * up while it is before `last`. The keys are unique (seq), so the earlier
+ * child and the stop are those of any sift: the layout is the usual one. */
 #define EVQ_SIFT_DOWN(arr, n, last)                                          \
 	do {                                                                 \
-		uint32_t i_ = 0;                                             \
-		for (;;) {                                                   \
-			uint32_t l_ = 2 * i_ + 1, r_ = l_ + 1, m_ = i_;      \
-			if (l_ < (n) && EVQ_BEFORE(&(arr)[l_], &(last)))     \
-				m_ = l_;                                     \
-			if (r_ < (n) && EVQ_BEFORE(&(arr)[r_], m_ == i_ ? &(last) : &(arr)[l_])) \
-				m_ = r_;                                     \
-			if (m_ == i_)                                        \
+		uint32_t i_ = 0, c_;                                         \
+		unsigned __int128 k_ = EVQ_KEY(&(last));                     \
+		while ((c_ = 2 * i_ + 1) < (n)) {                            \
+			if (c_ + 1 < (n) && EVQ_BEFORE(&(arr)[c_ + 1], &(arr)[c_])) \
+				c_++;                                        \
+			if (!(EVQ_KEY(&(arr)[c_]) < k_))                     \
 				break;                                       \
-			(arr)[i_] = (arr)[m_];                               \
-			i_ = m_;                                             \
+			(arr)[i_] = (arr)[c_];                               \
+			i_ = c_;                                             \
 		}                                                            \
 		if ((n) > 0)                                                 \
 			(arr)[i_] = (last);                                  \
@@ -123,6 +137,8 @@ static inline int evq_heap_push(struct evq *q, const struct event *evp)
 		struct event ev = *evp;
 		uint32_t i = q->ncalls++;
 		EVQ_SIFT_UP(q->calls, i, ev);
+		if (ev.time < q->top_time)
+			q->top_time = ev.time;
 		return 0;
 	}
 	if (q->nheap == q->cap_heap && evq_heap_grow(q))
@@ -130,6 +146,8 @@ static inline int evq_heap_push(struct evq *q, const struct event *evp)
 	struct evq_node nd = {.time = evp->time, .seq = evp->seq, .t = evp->ptr};
 	uint32_t i = q->nheap++;
 	EVQ_SIFT_UP(q->heap, i, nd);
+	if (nd.time < q->top_time)
+		q->top_time = nd.time;
 	return 0;
 }
 
@@ -140,11 +158,13 @@ static inline struct event evq_heap_pop(struct evq *q)
 		struct event top = q->calls[0];
 		struct event last = q->calls[--q->ncalls];
 		EVQ_SIFT_DOWN(q->calls, q->ncalls, last);
+		evq_retop(q);
 		return top;
 	}
 	struct evq_node top = q->heap[0];
 	struct evq_node last = q->heap[--q->nheap];
 	EVQ_SIFT_DOWN(q->heap, q->nheap, last);
+	evq_retop(q);
 	return (struct event){.time = top.time, .seq = top.seq, .kind = EV_RESUME, .ptr = top.t};
 }
 

@@ -211,6 +211,7 @@ static void yield_to_next(struct sim *s, struct sim_thread *t, uint64_t at)
 	struct evq_node mine = {.time = at, .seq = s->seq++, .t = t};
 	struct evq_node top = q->heap[0];
 	EVQ_SIFT_DOWN(q->heap, q->nheap, mine);
+	evq_retop(q);
 	t->pending_ns = 0;
 	t->state = TS_RUNNABLE;
 	hand_off(s, t, top.t, top.time);
@@ -591,7 +592,8 @@ void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, u
 		 * queued at the same time was queued first and wins the tie) */
 		if (s->sched == &sched_time_ordered) {
 			uint64_t wake = s->now + t->pending_ns;
-			if (evq_empty(&s->q) || wake < evq_top_time(&s->q)) {
+			/* top_time is UINT64_MAX when the queue is empty */
+			if (wake < s->q.top_time || evq_empty(&s->q)) {
 				s->now = wake;
 				t->pending_ns = 0;
 				return;
@@ -1037,6 +1039,7 @@ int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed)
 	s->stack_size = 128 * 1024;
 	s->slow_countdown = 1;
 	s->poll_at = SIM_POLL_PERIOD;
+	evq_init(&s->q);
 	rng_seed(&s->rng, seed);
 	s->jitter_pct = (uint32_t)params[P_jitter];
 	/* splitmix64 of the seed: a non-zero xorshift state apart from rng */
