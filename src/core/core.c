@@ -350,7 +350,7 @@ int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
 		snprintf(err, errlen, "out of memory initialising the simulator");
 		goto fail;
 	}
-	s->ex = o ? o->ex : NULL;
+	sim_set_explore(s, o ? o->ex : NULL);
 	s->trace = o ? o->trace : NULL;
 	/* --memory-model tso: store buffers, in check mode only */
 	if (cfg->memory_model == TLBSIM_MM_TSO && s->ex && tso_enable(&ts->k.mach)) {

@@ -274,9 +274,9 @@ void sim_stop_schedule(struct sim *s)
  * the sim's own jitter stream. */
 static inline uint64_t jittered(struct sim *s, uint64_t ns)
 {
-	if (__builtin_expect(!s->jitter_pct, 0) || s->ex || !ns)
-		return ns;
-	uint64_t amp = ns * s->jitter_pct / 100;
+	/* jit_pct is 0 in exact and in check mode, so amp is 0 there, as it
+	 * is for ns 0: one test says "no draw" for all three */
+	uint64_t amp = ns * s->jit_pct / 100;
 	if (!amp)
 		return ns;
 	uint64_t x = s->jit_state;
@@ -546,6 +546,17 @@ static void slow_path_every_step(struct sim *s)
 static bool sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_point *yp,
 			  uint64_t a, uint64_t b)
 {
+	if (s->ex) {
+		/* check mode: one global clock, order chosen by the strategy;
+		 * the countdown stays at 1 (sim_set_explore) */
+		s->slow_countdown = 1;
+		s->now += t->pending_ns;
+		t->pending_ns = 0;
+		sim_trace(s, yp, a, b);
+		if (explore_yield(s, t, yp))
+			yield_to_next(s, t, s->now);
+		return true;
+	}
 	uint32_t period = (s->trace && trace_in_window(s->trace, s->now)) || s->nr_queued
 				  ? 1 : SIM_POLL_PERIOD;
 	s->slow_countdown = period;
@@ -577,32 +588,20 @@ void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, u
 	SIM_BUG_ON(s, !t);
 	if (cost_ns)
 		charge(s, t, cost_ns);
-	if (s->ex) {
-		/* check mode: one global clock, order chosen by the strategy */
-		s->now += t->pending_ns;
+	/* check mode always takes the slow path, which decides its steps */
+	if (__builtin_expect(--s->slow_countdown == 0, 0) && sim_step_slow(s, t, yp, a, b))
+		return;		/* check mode, or preempted at the end of its slice */
+	/* the time-ordered strategy, the only one of run mode (sim_run), inline:
+	 * keep running while no queued event comes first (an event queued at
+	 * the same time was queued first and wins the tie); top_time is
+	 * UINT64_MAX when the queue is empty */
+	uint64_t wake = s->now + t->pending_ns;
+	if (wake < s->q.top_time || evq_empty(&s->q)) {
+		s->now = wake;
 		t->pending_ns = 0;
-		sim_trace(s, yp, a, b);
-		if (!explore_yield(s, t, yp))
-			return;
-	} else {
-		if (__builtin_expect(--s->slow_countdown == 0, 0) && sim_step_slow(s, t, yp, a, b))
-			return;		/* preempted at the end of its slice */
-		/* the time-ordered strategy, the only one of run mode, inline:
-		 * keep running while no queued event comes first (an event
-		 * queued at the same time was queued first and wins the tie) */
-		if (s->sched == &sched_time_ordered) {
-			uint64_t wake = s->now + t->pending_ns;
-			/* top_time is UINT64_MAX when the queue is empty */
-			if (wake < s->q.top_time || evq_empty(&s->q)) {
-				s->now = wake;
-				t->pending_ns = 0;
-				return;
-			}
-		} else if (!s->sched->yield(s, t, yp)) {
-			return;
-		}
+		return;
 	}
-	yield_to_next(s, t, s->now + t->pending_ns);
+	yield_to_next(s, t, wake);
 }
 
 /* The thread running on CPU cpu gives it up at time at (sleep, exit,
@@ -965,6 +964,14 @@ void sim_stack_pool_free(struct sim_stack_pool *p)
 
 /* ---- main loop ---- */
 
+void sim_set_explore(struct sim *s, struct explore *ex)
+{
+	s->ex = ex;
+	s->jit_pct = ex ? 0 : s->jitter_pct;
+	/* check mode takes sim_step_slow at every step */
+	s->slow_countdown = 1;
+}
+
 /* Run one event: a callback, or a thread until its next switch. */
 void sim_dispatch(struct sim *s, const struct event *ev)
 {
@@ -992,6 +999,7 @@ int sim_run(struct sim *s)
 {
 	if (s->ex)
 		return explore_run(s);
+	SIM_BUG_ON(s, s->sched != &sched_time_ordered);	/* sim_step_arg inlines it */
 	if (s->trace && s->trace->from > s->now)
 		sim_call_at(s, s->trace->from, trace_window_open, NULL, NULL, 0);
 	while (!evq_empty(&s->q) && !s->error && !s->stopped) {
@@ -1042,6 +1050,7 @@ int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed)
 	evq_init(&s->q);
 	rng_seed(&s->rng, seed);
 	s->jitter_pct = (uint32_t)params[P_jitter];
+	s->jit_pct = s->jitter_pct;
 	/* splitmix64 of the seed: a non-zero xorshift state apart from rng */
 	uint64_t z = seed + 0x9E3779B97F4A7C15ull * 3;
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

@@ -155,13 +155,16 @@ struct sim {
 	uint32_t nr_queued;		/* threads waiting in CPU run queues; while
 					 * non-zero every step takes the slow path
 					 * (time slices) */
-	const struct sched_ops *sched;
-	struct explore *ex;		/* non-NULL in check mode */
+	const struct sched_ops *sched;	/* run mode: sched_time_ordered, which
+					 * sim_step_arg runs inline */
+	struct explore *ex;		/* non-NULL in check mode (sim_set_explore) */
 	struct rng rng;
 	/* jitter (run mode): its own stream, so the workloads' draws do not
 	 * depend on it; jitter_pct 0 = exact mode */
 	uint64_t jit_state;
 	uint32_t jitter_pct;
+	uint32_t jit_pct;		/* what is drawn with: jitter_pct, 0 in check
+					 * mode (sim_set_explore) */
 	size_t stack_size;
 	struct sim_stack_pool *stack_pool;	/* NULL: map and unmap each stack */
 	uint64_t exit_at;		/* latest thread exit, its charged time included */
@@ -211,6 +214,8 @@ void sim_stack_pool_free(struct sim_stack_pool *p);
 /* ---- lifecycle ---- */
 int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed);
 void sim_destroy(struct sim *s);
+/* Check mode with explorer ex (NULL: run mode), before any thread runs. */
+void sim_set_explore(struct sim *s, struct explore *ex);
 /* Run until all threads finished (or the run is stopped). 0 or an enum tlbsim_err. */
 int sim_run(struct sim *s);
 /* The time up to which charged work extends: s->now, or later for threads

@@ -34,7 +34,7 @@ static struct sim *tso_sim(int cpus, struct explore *ex)
 {
 	struct sim *s = tsim_new("x86-24", cpus, NESTED_FULLMM);
 	explore_init(ex, EX_REPLAY, 1, 2, 0, NULL, 0);
-	s->ex = ex;
+	sim_set_explore(s, ex);
 	assert_int_equal(tso_enable(machine_of(s)), 0);
 	return s;
 }

@@ -699,7 +699,7 @@ static void test_time_slice_not_in_check_mode(void **state)
 	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, ov);
 	struct explore ex;
 	explore_init(&ex, EX_REPLAY, 1, 1, 0, NULL, 0);
-	s->ex = &ex;
+	sim_set_explore(s, &ex);
 	tsim_spawn(s, slice_thread, &l, 0);
 	tsim_spawn(s, slice_thread, &l, 0);
 	tsim_run(s);
@@ -707,7 +707,7 @@ static void test_time_slice_not_in_check_mode(void **state)
 	for (int i = 0; i < 35; i++)
 		assert_int_equal(l.id[i], 0);
 	assert_int_equal(s->m.context_switches, 1);
-	s->ex = NULL;
+	sim_set_explore(s, NULL);
 	explore_free(&ex);
 	tsim_free(s);
 }
