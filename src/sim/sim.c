@@ -293,11 +293,7 @@ static inline __attribute__((always_inline)) void charge(struct sim *s, struct s
 							 uint64_t ns)
 {
 	ns = jittered(s, ns);
-	struct sim_cpu *c = &s->cpus[t->cpu];
-	if (t->mode == MODE_USER)
-		c->user_ns += ns;
-	else
-		c->sys_ns += ns;
+	s->cpus[t->cpu].mode_ns[t->mode] += ns;
 	t->pending_ns += ns;
 }
 

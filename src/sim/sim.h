@@ -62,7 +62,7 @@
 #endif
 
 enum thread_state { TS_NEW, TS_RUNNABLE, TS_RUNNING, TS_SLEEPING, TS_DONE };
-enum cpu_mode { MODE_USER, MODE_SYS };
+enum cpu_mode { MODE_USER, MODE_SYS };	/* struct sim_cpu's mode_ns index */
 
 struct sim;
 struct sim_thread;
@@ -96,7 +96,12 @@ struct sim_cpu {
 	struct sim_thread *rq_head, *rq_tail;
 	uint64_t slice_start;		/* when curr got the CPU (time slices) */
 	bool need_resched;		/* a thread was woken behind curr */
-	uint64_t user_ns, sys_ns;
+	union {
+		struct {
+			uint64_t user_ns, sys_ns;
+		};
+		uint64_t mode_ns[2];	/* by enum cpu_mode: a charge indexes, not branches */
+	};
 	uint64_t idle_at;		/* idle (curr NULL): when it finished entering
 					 * the idle state (idle_entry_ns after it
 					 * went idle); a wake-up before then skips
