@@ -268,49 +268,12 @@ void sim_stop_schedule(struct sim *s)
 
 /* ---- accounting ---- */
 
-/* An operation's cost or a wake-up delay drawn uniformly in
- * [ns - a, ns + a], a = ns x jitter / 100 (the jitter parameter; run mode
- * only: check mode explores orders and keeps exact times). xorshift64* on
- * the sim's own jitter stream. */
-static inline uint64_t jittered(struct sim *s, uint64_t ns)
-{
-	/* jit_pct is 0 in exact and in check mode, so amp is 0 there, as it
-	 * is for ns 0: one test says "no draw" for all three */
-	uint64_t amp = ns * s->jit_pct / 100;
-	if (!amp)
-		return ns;
-	uint64_t x = s->jit_state;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	s->jit_state = x;
-	uint64_t r = (x * 0x2545F4914F6CDD1Dull) >> 32;	/* 32 random bits */
-	uint64_t off = (uint64_t)(((unsigned __int128)(2 * amp + 1) * r) >> 32);
-	return ns - amp + off;
-}
-
+/* sim_jittered (sim.h) for the cost charged to t at a step */
 static inline __attribute__((always_inline)) void charge(struct sim *s, struct sim_thread *t,
 							 uint64_t ns)
 {
-	ns = jittered(s, ns);
+	ns = sim_jittered(s, ns);
 	s->cpus[t->cpu].mode_ns[t->mode] += ns;
-	t->pending_ns += ns;
-}
-
-void sim_charge(struct sim *s, uint64_t ns)
-{
-	struct sim_thread *t = s->curr;
-	if (t)
-		charge(s, t, ns);
-}
-
-void sim_charge_sys(struct sim *s, uint64_t ns)
-{
-	struct sim_thread *t = s->curr;
-	if (!t)
-		return;
-	ns = jittered(s, ns);
-	s->cpus[t->cpu].sys_ns += ns;
 	t->pending_ns += ns;
 }
 
@@ -614,7 +577,7 @@ static inline __attribute__((always_inline)) void cpu_pick_next(struct sim *s, i
 		if (s->trace && !s->ex)
 			sim_trace(s, &tp_cpu_idle, (uint64_t)cpu, 0);
 		c->curr = NULL;
-		c->idle_at = at + jittered(s, (uint64_t)P(s, P_idle_entry_ns));
+		c->idle_at = at + sim_jittered(s, (uint64_t)P(s, P_idle_entry_ns));
 		if (s->cpu_ops)
 			s->cpu_ops->switch_to(s, cpu, NULL);
 		return;
@@ -681,9 +644,9 @@ static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at, bool w
 		/* idle exit (or the rest of the idle entry, which then sees
 		 * need_resched and does not enter the idle state), then
 		 * schedule() in */
-		uint64_t start = at >= c->idle_at ? at + jittered(s, (uint64_t)P(s, P_idle_exit_ns))
+		uint64_t start = at >= c->idle_at ? at + sim_jittered(s, (uint64_t)P(s, P_idle_exit_ns))
 						  : c->idle_at;
-		uint64_t in = jittered(s, sched_half(s));
+		uint64_t in = sim_jittered(s, sched_half(s));
 		s->wd[t->cpu].sched_at = at;
 		c->curr = t;
 		if (s->cpu_ops)
@@ -783,7 +746,7 @@ void sim_cond_resched(struct sim *s)
 void sim_wake(struct sim *s, struct sim_thread *t, uint64_t delay_ns)
 {
 	SIM_BUG_ON(s, t->state != TS_SLEEPING);
-	uint64_t at = s->now + jittered(s, delay_ns);
+	uint64_t at = s->now + sim_jittered(s, delay_ns);
 	if (s->curr)
 		at += s->curr->pending_ns;	/* the waker's charged time has elapsed */
 	cpu_enqueue(s, t, at, true);
@@ -829,7 +792,7 @@ void sim_spin_to_sleep(struct sim *s, struct sim_thread *t)
 	s->cpus[t->cpu].sys_ns += at - t->spin_start;
 	if (!s->cpus[t->cpu].rq_head) {
 		/* schedule() out to the idle task */
-		uint64_t out = jittered(s, sched_half(s));
+		uint64_t out = sim_jittered(s, sched_half(s));
 		s->cpus[t->cpu].sys_ns += out;
 		at += out;
 	}

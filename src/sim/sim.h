@@ -265,10 +265,47 @@ void sim_thread_set_daemon(struct sim *s, struct sim_thread *t);
 void sim_join(struct sim *s, struct sim_thread *t);
 
 /* ---- time ---- */
+/* An operation's cost or a wake-up delay drawn uniformly in
+ * [ns - a, ns + a], a = ns x jitter / 100 (the jitter parameter; run mode
+ * only: check mode explores orders and keeps exact times). xorshift64* on
+ * the sim's own jitter stream. Inline: charges are the engine's most
+ * frequent call. */
+static inline uint64_t sim_jittered(struct sim *s, uint64_t ns)
+{
+	/* jit_pct is 0 in exact and in check mode, so amp is 0 there, as it
+	 * is for ns 0: one test says "no draw" for all three */
+	uint64_t amp = ns * s->jit_pct / 100;
+	if (!amp)
+		return ns;
+	uint64_t x = s->jit_state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	s->jit_state = x;
+	uint64_t r = (x * 0x2545F4914F6CDD1Dull) >> 32;	/* 32 random bits */
+	uint64_t off = (uint64_t)(((unsigned __int128)(2 * amp + 1) * r) >> 32);
+	return ns - amp + off;
+}
 /* Charge ns of CPU time in the current mode to the current thread's CPU. */
-void sim_charge(struct sim *s, uint64_t ns);
+static inline void sim_charge(struct sim *s, uint64_t ns)
+{
+	struct sim_thread *t = s->curr;
+	if (!t)
+		return;
+	ns = sim_jittered(s, ns);
+	s->cpus[t->cpu].mode_ns[t->mode] += ns;
+	t->pending_ns += ns;
+}
 /* Charge ns as sys time. */
-void sim_charge_sys(struct sim *s, uint64_t ns);
+static inline void sim_charge_sys(struct sim *s, uint64_t ns)
+{
+	struct sim_thread *t = s->curr;
+	if (!t)
+		return;
+	ns = sim_jittered(s, ns);
+	s->cpus[t->cpu].sys_ns += ns;
+	t->pending_ns += ns;
+}
 void sim_set_mode(struct sim *s, enum cpu_mode mode);
 /* ---- migration ---- */
 /* The current thread moves to CPU cpu now: it leaves its CPU as if it slept
