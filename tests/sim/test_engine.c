@@ -23,6 +23,7 @@
  *  - determinism: same config + seed -> identical metrics; the seed drives
  *    the workloads' jitter; all state of a run lives in its struct sim, so
  *    two sims in one process do not interfere;
+ *  - jitter: none in check mode (sim_set_explore), which keeps exact times;
  *  - rng: xoshiro256** seeded through splitmix64 (sim.c), rng_below(n) in
  *    [0, n).
  *  - time slices (CFS: scheduler_tick -> check_preempt_tick sets
@@ -297,6 +298,33 @@ static void test_jitter_bounds(void **state)
 	assert_true(lo < 9600 && hi > 10400);
 	assert_true(sum / 2000 > 9900 && sum / 2000 < 10100);
 	assert_memory_equal(a.d, b.d, sizeof(a.d));
+}
+
+/* Check mode keeps exact times: with an explorer set (sim_set_explore) a
+ * cost is charged as is and the jitter stream does not move; without one
+ * again, jitter draws resume from the same stream state. */
+static void test_jitter_not_in_check_mode(void **state)
+{
+	(void)state;
+	const int64_t ov[] = {P_jitter, 5, -1};
+	struct sim *s = tsim_new_p("x86-24", 1, NESTED_FULLMM, ov);
+	struct explore ex;
+	explore_init(&ex, EX_REPLAY, 1, 1, 0, NULL, 0);
+	sim_set_explore(s, &ex);
+	uint64_t st = s->jit_state;
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(sim_jittered(s, 10000), 10000);
+	assert_true(s->jit_state == st);
+	sim_set_explore(s, NULL);
+	int moved = 0;
+	for (int i = 0; i < 100; i++) {
+		uint64_t d = sim_jittered(s, 10000);
+		assert_true(d >= 9500 && d <= 10500);
+		moved += d != 10000;
+	}
+	assert_true(s->jit_state != st && moved > 90);
+	explore_free(&ex);
+	tsim_free(s);
 }
 
 struct st {
@@ -1013,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(test_cond_resched_wakeup_preempts),
 		cmocka_unit_test(test_steal_from_spinner),
 		cmocka_unit_test(test_jitter_bounds),
+		cmocka_unit_test(test_jitter_not_in_check_mode),
 		cmocka_unit_test(test_cond_resched_none_no_preemption),
 		cmocka_unit_test(test_cond_resched_new_thread_waits),
 		cmocka_unit_test(test_time_slice_determinism),
