@@ -151,6 +151,16 @@ static inline int evq_heap_push(struct evq *q, const struct event *evp)
 	return 0;
 }
 
+/* The earliest thread resume, removed (the resume heap is not empty). */
+static inline struct evq_node evq_resume_pop(struct evq *q)
+{
+	struct evq_node top = q->heap[0];
+	struct evq_node last = q->heap[--q->nheap];
+	EVQ_SIFT_DOWN(q->heap, q->nheap, last);
+	evq_retop(q);
+	return top;
+}
+
 /* The next event, removed (the queue is not empty). */
 static inline struct event evq_heap_pop(struct evq *q)
 {
@@ -161,10 +171,7 @@ static inline struct event evq_heap_pop(struct evq *q)
 		evq_retop(q);
 		return top;
 	}
-	struct evq_node top = q->heap[0];
-	struct evq_node last = q->heap[--q->nheap];
-	EVQ_SIFT_DOWN(q->heap, q->nheap, last);
-	evq_retop(q);
+	struct evq_node top = evq_resume_pop(q);
 	return (struct event){.time = top.time, .seq = top.seq, .kind = EV_RESUME, .ptr = top.t};
 }
 

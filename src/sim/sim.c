@@ -182,8 +182,8 @@ static void switch_away(struct sim *s)
 	if (s->error || s->stopped || !q->nheap ||
 	    (q->ncalls && EVQ_BEFORE(&q->calls[0], &q->heap[0])))
 		goto sched;
-	struct event ev = evq_heap_pop(q);
-	hand_off(s, t, ev.ptr, ev.time);
+	struct evq_node n = evq_resume_pop(q);
+	hand_off(s, t, n.t, n.time);
 	return;
 sched:
 	switch_to_scheduler(s);
@@ -199,9 +199,10 @@ sched:
 static void yield_to_next(struct sim *s, struct sim_thread *t, uint64_t at)
 {
 	struct evq *q = &s->q;
-	if (s->ex || (s->m.events & SIM_POLL_MASK) == 0 || s->error || s->stopped ||
-	    !q->nheap || (q->ncalls && EVQ_BEFORE(&q->calls[0], &q->heap[0])) ||
-	    q->heap[0].time > at) {
+	/* only sim_step_arg calls it, in run mode, with at not before
+	 * q->top_time: if the next event is a resume, it is not after at */
+	if ((s->m.events & SIM_POLL_MASK) == 0 || s->error || s->stopped ||
+	    !q->nheap || (q->ncalls && EVQ_BEFORE(&q->calls[0], &q->heap[0]))) {
 		queue_resume(s, t, at);
 		t->pending_ns = 0;
 		t->state = TS_RUNNABLE;
@@ -512,8 +513,11 @@ static bool sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_
 		s->now += t->pending_ns;
 		t->pending_ns = 0;
 		sim_trace(s, yp, a, b);
-		if (explore_yield(s, t, yp))
-			yield_to_next(s, t, s->now);
+		if (explore_yield(s, t, yp)) {
+			queue_resume(s, t, s->now);
+			t->state = TS_RUNNABLE;
+			switch_away(s);
+		}
 		return true;
 	}
 	uint32_t period = (s->trace && trace_in_window(s->trace, s->now)) || s->nr_queued
