@@ -110,8 +110,9 @@ static inline struct event evq_at(const struct evq *q, uint32_t i)
 	} while (0)
 
 /* Fill the hole at the root with `last`: each level moves the earlier child
- * up while it is before `last`. The keys are unique (seq), so the earlier
- * child and the stop are those of any sift: the layout is the usual one. */
+ * up while it is before `last`. Keys are unique (seq), so each level picks
+ * the same minimum of (last, left, right) as a three-way compare would:
+ * the array's layout, and so evq_at's order, is unchanged. */
 #define EVQ_SIFT_DOWN(arr, n, last)                                          \
 	do {                                                                 \
 		uint32_t i_ = 0, c_;                                         \
