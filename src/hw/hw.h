@@ -511,6 +511,11 @@ static inline struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int de
 }
 void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 	     uint32_t frame, uint8_t perm);
+/* tc_fill when the cache holds no entry (key, depth, tag), e.g. right after
+ * a tc_lookup of it returned NULL: the same result without the search for
+ * an entry to replace. */
+void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
+		  uint32_t frame, uint8_t perm);
 void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e);
 
 /* Apply an invalidation to one CPU's caches. Returns entries removed. */
