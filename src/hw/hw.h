@@ -517,6 +517,9 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
 void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 		  uint32_t frame, uint8_t perm);
 void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e);
+/* Remove every entry tagged exactly tag (as tc_remove() on each, scanning
+ * the dense list from its end). Returns the count. */
+uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag);
 
 /* Apply an invalidation to one CPU's caches. Returns entries removed. */
 uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op);

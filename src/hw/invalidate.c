@@ -134,14 +134,7 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 	}
 	if (op->kind == INV_TAG) {
 		/* a whole ASID (ASIDE1IS, a PCID flush): every entry of the tag */
-		for (uint32_t i = tc->ndense; i-- > 0;) {
-			struct tc_entry *e = &tc->e[tc->dense[i]];
-			if (e->tag == op->tag) {
-				tc_remove(hw, tc, e);
-				removed++;
-			}
-		}
-		return removed;
+		return tc_remove_tag(hw, tc, op->tag);
 	}
 	for (uint32_t i = tc->ndense; i-- > 0;) {
 		struct tc_entry *e = &tc->e[tc->dense[i]];

@@ -118,6 +118,54 @@ void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e)
 		*tc->busy_word &= ~tc->busy_bit;
 }
 
+/* tc_remove() of every entry tagged tag, in dense order from the end: the
+ * same removals in the same order (so the same dense list is left), with the
+ * cache's fields in registers and the per-tag and emptiness bits settled
+ * once at the end (nothing observes the cache in between). */
+uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
+{
+	uint32_t *dense = tc->dense;
+	struct tc_entry *ents = tc->e;
+	uint64_t *reg_word = tc->reg_word, *slot_word = tc->slot_word;
+	uint8_t *filt = tc->filt;
+	const uint64_t bit = tc->busy_bit;
+	const uint32_t stride = tc->tag_stride;
+	uint32_t n = tc->ndense, removed = 0;
+	for (uint32_t i = n; i-- > 0;) {
+		struct tc_entry *e = &ents[dense[i]];
+		if (e->tag != tag)
+			continue;
+		SIM_BUG_ON(hw->sim, !e->valid);
+		frame_of(hw, e->frame)->tlb_refs--;
+		e->valid = 0;
+		if (reg_word) {
+			uint32_t r = tc_region(e->key);
+			if (--tc->regcnt[r] == 0)
+				reg_word[(size_t)r * stride] &= ~bit;
+		}
+		if (filt) {
+			uint32_t k = tc_filt_slot(tc, e->key, tag);
+			uint8_t *c = &filt[k];
+			if (*c != UINT8_MAX && --(*c) == 0 && slot_word)
+				slot_word[(size_t)k * stride] &= ~bit;
+		}
+		uint32_t di = e->dense;
+		uint32_t last = dense[--n];
+		dense[di] = last;
+		ents[last].dense = di;
+		removed++;
+	}
+	if (!removed)
+		return 0;
+	tc->ndense = n;
+	uint32_t h = tag & (TC_TAGCNT - 1);
+	if ((tc->tagcnt[h] -= removed) == 0 && tc->tag_word)
+		tc->tag_word[(size_t)h * stride] &= ~bit;
+	if (!n && tc->busy_word)
+		*tc->busy_word &= ~bit;
+	return removed;
+}
+
 /* The way a fill of set takes when it holds no entry to replace: the lowest
  * invalid way; else the least recently used way (lowest way on equal
  * stamps), evicted. */
