@@ -243,7 +243,9 @@ static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, 
 		return 0;
 	/* leaf TLB */
 	if ((parts & INV_PART_LEAF) && hc->tlb.ndense && may_hold_tag(&hc->tlb, op, true)) {
-		if (op_is_by_address(op->kind) && nops < hc->tlb.ndense)
+		if (op->kind == INV_TAG)
+			removed += tc_remove_tag(hw, &hc->tlb, op->tag);	/* inv_dense's */
+		else if (op_is_by_address(op->kind) && nops < hc->tlb.ndense)
 			removed += inv_by_address(hw, &hc->tlb, op, true);
 		else
 			removed += inv_dense(hw, &hc->tlb, op, true);
@@ -252,7 +254,9 @@ static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, 
 	if ((parts & INV_PART_WALK) && hc->wc.ndense && op->kind != INV_VA_LEAF &&
 	    op->kind != INV_VA_LEAF_ANYTAG && may_hold_tag(&hc->wc, op, false)) {
 		uint32_t levels = (uint32_t)hw->geom.levels;
-		if (op->kind != INV_X86_INVLPG && op_is_by_address(op->kind) &&
+		if (op->kind == INV_TAG)
+			removed += tc_remove_tag(hw, &hc->wc, op->tag);	/* inv_dense's */
+		else if (op->kind != INV_X86_INVLPG && op_is_by_address(op->kind) &&
 		    nops * (levels - 1) < hc->wc.ndense)
 			removed += inv_by_address(hw, &hc->wc, op, false);
 		else
