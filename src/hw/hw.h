@@ -156,6 +156,7 @@ struct pt_geom {
 	int page_shift;
 	int shift[8];		/* VA shift of the entries at each depth */
 	int bits[8];		/* index bits at each depth */
+	uint64_t idx_mask[8];	/* (1 << bits[d]) - 1, for pt_index */
 	/* kernel names: *_SHIFT of folded levels equal the next level up */
 	int pmd_shift, pud_shift, p4d_shift, pgdir_shift;
 	int depth_pmd, depth_pud;	/* depth of the PMD/PUD table, -1 if folded */
@@ -167,7 +168,7 @@ struct pt_geom {
 void pt_geom_init(struct pt_geom *g, int page_shift, uint64_t task_size);
 static inline uint64_t pt_index(const struct pt_geom *g, int depth, uint64_t va)
 {
-	return (va >> g->shift[depth]) & ((1ull << g->bits[depth]) - 1);
+	return (va >> g->shift[depth]) & g->idx_mask[depth];
 }
 
 /* A table buffer holds ptrs_per_pte descriptors followed by a bitmap of the
