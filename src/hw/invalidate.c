@@ -10,8 +10,18 @@
 #include "hw/hw.h"
 
 
+/* op_hits when rounding off = lo - start up to a stride wraps 64 bits: the
+ * rounding as the 64-bit arithmetic does it, the sums in 128 bits */
+static __attribute__((noinline, cold)) bool op_hits_wide(const struct inv_op *op, uint64_t lo,
+							 uint64_t size, uint64_t off)
+{
+	uint64_t k = (off + op->stride - 1) / op->stride;
+	unsigned __int128 a = (unsigned __int128)op->start + (unsigned __int128)k * op->stride;
+	return a < (unsigned __int128)lo + size && a < op->end;
+}
+
 /* Does some op address start + k*stride (< end) fall in [lo, lo+size)? */
-static bool op_hits(const struct inv_op *op, uint64_t lo, uint64_t size)
+static inline bool op_hits(const struct inv_op *op, uint64_t lo, uint64_t size)
 {
 	if (op->start >= op->end || lo >= op->end || lo + size <= op->start)
 		return false;	/* disjoint: the common case, no division */
@@ -20,14 +30,17 @@ static bool op_hits(const struct inv_op *op, uint64_t lo, uint64_t size)
 	 * is an op address */
 	if (op->stride == size && ((op->start | lo) & (size - 1)) == 0)
 		return true;
-	unsigned __int128 a;
-	if (lo <= op->start) {
-		a = op->start;
-	} else {
-		uint64_t k = (lo - op->start + op->stride - 1) / op->stride;
-		a = (unsigned __int128)op->start + (unsigned __int128)k * op->stride;
-	}
-	return a < (unsigned __int128)lo + size && a < op->end;
+	/* the first op address a >= lo (or start): does it lie below lo + size
+	 * and end? Measured as offsets from lo, which fit 64 bits (lo < end),
+	 * the test is the exact one of 128-bit sums */
+	if (lo <= op->start)
+		return op->start - lo < size;	/* a = start, and start < end */
+	uint64_t off = lo - op->start;
+	if (__builtin_expect(off > UINT64_MAX - (op->stride - 1), 0))
+		return op_hits_wide(op, lo, size, off);
+	uint64_t k = (off + op->stride - 1) / op->stride;
+	uint64_t d = k * op->stride - off;	/* a - lo, below stride: k * stride <= off + stride - 1 */
+	return d < size && d < op->end - lo;
 }
 
 /* FEAT_TTL (Arm ARM D8.13, TLBI with a TTL hint): a hinted VA TLBI need
