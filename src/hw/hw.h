@@ -518,6 +518,33 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
 void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 		  uint32_t frame, uint8_t perm);
 void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e);
+/* tc_remove's body, for the invalidation loops */
+static inline void tc_remove_inline(struct hw *hw, struct tcache *tc, struct tc_entry *e)
+{
+	SIM_BUG_ON(hw->sim, !e->valid);
+	frame_of(hw, e->frame)->tlb_refs--;
+	e->valid = 0;
+	uint32_t h = e->tag & (TC_TAGCNT - 1);
+	if (--tc->tagcnt[h] == 0 && tc->tag_word)
+		tc->tag_word[(size_t)h * tc->tag_stride] &= ~tc->busy_bit;
+	if (tc->reg_word) {
+		uint32_t r = tc_region(e->key);
+		if (--tc->regcnt[r] == 0)
+			tc->reg_word[(size_t)r * tc->tag_stride] &= ~tc->busy_bit;
+	}
+	if (tc->filt) {
+		uint32_t k = tc_filt_slot(tc, e->key, e->tag);
+		uint8_t *c = &tc->filt[k];
+		if (*c != UINT8_MAX && --(*c) == 0 && tc->slot_word)
+			tc->slot_word[(size_t)k * tc->tag_stride] &= ~tc->busy_bit;
+	}
+	uint32_t i = e->dense;
+	uint32_t last = tc->dense[--tc->ndense];
+	tc->dense[i] = last;
+	tc->e[last].dense = i;
+	if (!tc->ndense && tc->busy_word)
+		*tc->busy_word &= ~tc->busy_bit;
+}
 /* Remove every entry tagged exactly tag (as tc_remove() on each, scanning
  * the dense list from its end). Returns the count. */
 uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag);

@@ -127,7 +127,7 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 				struct tc_entry *e = &tc->e[tc->dense[i]];
 				if (e->tag == op->tag &&
 				    op_hits(op, e->key << g->page_shift, tc_leaf_size(g, e))) {
-					tc_remove(hw, tc, e);
+					tc_remove_inline(hw, tc, e);
 					removed++;
 				}
 			}
@@ -139,7 +139,7 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 				continue;
 			int sh = leaf ? g->page_shift : g->shift[e->depth];
 			if (op_hits(op, e->key << sh, 1ull << sh)) {
-				tc_remove(hw, tc, e);
+				tc_remove_inline(hw, tc, e);
 				removed++;
 			}
 		}
@@ -203,7 +203,7 @@ static uint32_t inv_by_address(struct hw *hw, struct tcache *tc, const struct in
 				if (!e->valid || e->key != key || e->depth != d)
 					continue;
 				if (leaf ? leaf_matches(hw, op, e) : walk_matches(hw, op, e)) {
-					tc_remove(hw, tc, e);
+					tc_remove_inline(hw, tc, e);
 					removed++;
 				}
 			}

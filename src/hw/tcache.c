@@ -91,31 +91,10 @@ void tcache_destroy(struct tcache *tc)
 }
 
 
-void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e)
+/* a call for the rarer removals (not inlined into hw_access's walk) */
+__attribute__((noinline)) void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e)
 {
-	SIM_BUG_ON(hw->sim, !e->valid);
-	frame_of(hw, e->frame)->tlb_refs--;
-	e->valid = 0;
-	uint32_t h = e->tag & (TC_TAGCNT - 1);
-	if (--tc->tagcnt[h] == 0 && tc->tag_word)
-		tc->tag_word[(size_t)h * tc->tag_stride] &= ~tc->busy_bit;
-	if (tc->reg_word) {
-		uint32_t r = tc_region(e->key);
-		if (--tc->regcnt[r] == 0)
-			tc->reg_word[(size_t)r * tc->tag_stride] &= ~tc->busy_bit;
-	}
-	if (tc->filt) {
-		uint32_t k = tc_filt_slot(tc, e->key, e->tag);
-		uint8_t *c = &tc->filt[k];
-		if (*c != UINT8_MAX && --(*c) == 0 && tc->slot_word)
-			tc->slot_word[(size_t)k * tc->tag_stride] &= ~tc->busy_bit;
-	}
-	uint32_t i = e->dense;
-	uint32_t last = tc->dense[--tc->ndense];
-	tc->dense[i] = last;
-	tc->e[last].dense = i;
-	if (!tc->ndense && tc->busy_word)
-		*tc->busy_word &= ~tc->busy_bit;
+	tc_remove_inline(hw, tc, e);
 }
 
 /* tc_remove() of every entry tagged tag, in dense order from the end: the
