@@ -156,6 +156,7 @@ struct pt_geom {
 	int page_shift;
 	int shift[8];		/* VA shift of the entries at each depth */
 	int bits[8];		/* index bits at each depth */
+	uint64_t idx_mask[8];	/* (1 << bits[d]) - 1, for pt_index */
 	/* kernel names: *_SHIFT of folded levels equal the next level up */
 	int pmd_shift, pud_shift, p4d_shift, pgdir_shift;
 	int depth_pmd, depth_pud;	/* depth of the PMD/PUD table, -1 if folded */
@@ -167,7 +168,7 @@ struct pt_geom {
 void pt_geom_init(struct pt_geom *g, int page_shift, uint64_t task_size);
 static inline uint64_t pt_index(const struct pt_geom *g, int depth, uint64_t va)
 {
-	return (va >> g->shift[depth]) & ((1ull << g->bits[depth]) - 1);
+	return (va >> g->shift[depth]) & g->idx_mask[depth];
 }
 
 /* A table buffer holds ptrs_per_pte descriptors followed by a bitmap of the
@@ -511,7 +512,42 @@ static inline struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int de
 }
 void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 	     uint32_t frame, uint8_t perm);
+/* tc_fill when the cache holds no entry (key, depth, tag), e.g. right after
+ * a tc_lookup of it returned NULL: the same result without the search for
+ * an entry to replace. */
+void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
+		  uint32_t frame, uint8_t perm);
 void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e);
+/* tc_remove's body, for the invalidation loops */
+static inline void tc_remove_inline(struct hw *hw, struct tcache *tc, struct tc_entry *e)
+{
+	SIM_BUG_ON(hw->sim, !e->valid);
+	frame_of(hw, e->frame)->tlb_refs--;
+	e->valid = 0;
+	uint32_t h = e->tag & (TC_TAGCNT - 1);
+	if (--tc->tagcnt[h] == 0 && tc->tag_word)
+		tc->tag_word[(size_t)h * tc->tag_stride] &= ~tc->busy_bit;
+	if (tc->reg_word) {
+		uint32_t r = tc_region(e->key);
+		if (--tc->regcnt[r] == 0)
+			tc->reg_word[(size_t)r * tc->tag_stride] &= ~tc->busy_bit;
+	}
+	if (tc->filt) {
+		uint32_t k = tc_filt_slot(tc, e->key, e->tag);
+		uint8_t *c = &tc->filt[k];
+		if (*c != UINT8_MAX && --(*c) == 0 && tc->slot_word)
+			tc->slot_word[(size_t)k * tc->tag_stride] &= ~tc->busy_bit;
+	}
+	uint32_t i = e->dense;
+	uint32_t last = tc->dense[--tc->ndense];
+	tc->dense[i] = last;
+	tc->e[last].dense = i;
+	if (!tc->ndense && tc->busy_word)
+		*tc->busy_word &= ~tc->busy_bit;
+}
+/* Remove every entry tagged exactly tag (as tc_remove() on each, scanning
+ * the dense list from its end). Returns the count. */
+uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag);
 
 /* Apply an invalidation to one CPU's caches. Returns entries removed. */
 uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op);

@@ -10,8 +10,18 @@
 #include "hw/hw.h"
 
 
+/* op_hits when rounding off = lo - start up to a stride wraps 64 bits: the
+ * rounding as the 64-bit arithmetic does it, the sums in 128 bits */
+static __attribute__((noinline, cold)) bool op_hits_wide(const struct inv_op *op, uint64_t lo,
+							 uint64_t size, uint64_t off)
+{
+	uint64_t k = (off + op->stride - 1) / op->stride;
+	unsigned __int128 a = (unsigned __int128)op->start + (unsigned __int128)k * op->stride;
+	return a < (unsigned __int128)lo + size && a < op->end;
+}
+
 /* Does some op address start + k*stride (< end) fall in [lo, lo+size)? */
-static bool op_hits(const struct inv_op *op, uint64_t lo, uint64_t size)
+static inline bool op_hits(const struct inv_op *op, uint64_t lo, uint64_t size)
 {
 	if (op->start >= op->end || lo >= op->end || lo + size <= op->start)
 		return false;	/* disjoint: the common case, no division */
@@ -20,14 +30,17 @@ static bool op_hits(const struct inv_op *op, uint64_t lo, uint64_t size)
 	 * is an op address */
 	if (op->stride == size && ((op->start | lo) & (size - 1)) == 0)
 		return true;
-	unsigned __int128 a;
-	if (lo <= op->start) {
-		a = op->start;
-	} else {
-		uint64_t k = (lo - op->start + op->stride - 1) / op->stride;
-		a = (unsigned __int128)op->start + (unsigned __int128)k * op->stride;
-	}
-	return a < (unsigned __int128)lo + size && a < op->end;
+	/* the first op address a >= lo (or start): does it lie below lo + size
+	 * and end? Measured as offsets from lo, which fit 64 bits (lo < end),
+	 * the test is the exact one of 128-bit sums */
+	if (lo <= op->start)
+		return op->start - lo < size;	/* a = start, and start < end */
+	uint64_t off = lo - op->start;
+	if (__builtin_expect(off > UINT64_MAX - (op->stride - 1), 0))
+		return op_hits_wide(op, lo, size, off);
+	uint64_t k = (off + op->stride - 1) / op->stride;
+	uint64_t d = k * op->stride - off;	/* a - lo, below stride: k * stride <= off + stride - 1 */
+	return d < size && d < op->end - lo;
 }
 
 /* FEAT_TTL (Arm ARM D8.13, TLBI with a TTL hint): a hinted VA TLBI need
@@ -114,7 +127,7 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 				struct tc_entry *e = &tc->e[tc->dense[i]];
 				if (e->tag == op->tag &&
 				    op_hits(op, e->key << g->page_shift, tc_leaf_size(g, e))) {
-					tc_remove(hw, tc, e);
+					tc_remove_inline(hw, tc, e);
 					removed++;
 				}
 			}
@@ -126,7 +139,7 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 				continue;
 			int sh = leaf ? g->page_shift : g->shift[e->depth];
 			if (op_hits(op, e->key << sh, 1ull << sh)) {
-				tc_remove(hw, tc, e);
+				tc_remove_inline(hw, tc, e);
 				removed++;
 			}
 		}
@@ -134,14 +147,7 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 	}
 	if (op->kind == INV_TAG) {
 		/* a whole ASID (ASIDE1IS, a PCID flush): every entry of the tag */
-		for (uint32_t i = tc->ndense; i-- > 0;) {
-			struct tc_entry *e = &tc->e[tc->dense[i]];
-			if (e->tag == op->tag) {
-				tc_remove(hw, tc, e);
-				removed++;
-			}
-		}
-		return removed;
+		return tc_remove_tag(hw, tc, op->tag);
 	}
 	for (uint32_t i = tc->ndense; i-- > 0;) {
 		struct tc_entry *e = &tc->e[tc->dense[i]];
@@ -197,7 +203,7 @@ static uint32_t inv_by_address(struct hw *hw, struct tcache *tc, const struct in
 				if (!e->valid || e->key != key || e->depth != d)
 					continue;
 				if (leaf ? leaf_matches(hw, op, e) : walk_matches(hw, op, e)) {
-					tc_remove(hw, tc, e);
+					tc_remove_inline(hw, tc, e);
 					removed++;
 				}
 			}
@@ -250,7 +256,9 @@ static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, 
 		return 0;
 	/* leaf TLB */
 	if ((parts & INV_PART_LEAF) && hc->tlb.ndense && may_hold_tag(&hc->tlb, op, true)) {
-		if (op_is_by_address(op->kind) && nops < hc->tlb.ndense)
+		if (op->kind == INV_TAG)
+			removed += tc_remove_tag(hw, &hc->tlb, op->tag);	/* inv_dense's */
+		else if (op_is_by_address(op->kind) && nops < hc->tlb.ndense)
 			removed += inv_by_address(hw, &hc->tlb, op, true);
 		else
 			removed += inv_dense(hw, &hc->tlb, op, true);
@@ -259,7 +267,9 @@ static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, 
 	if ((parts & INV_PART_WALK) && hc->wc.ndense && op->kind != INV_VA_LEAF &&
 	    op->kind != INV_VA_LEAF_ANYTAG && may_hold_tag(&hc->wc, op, false)) {
 		uint32_t levels = (uint32_t)hw->geom.levels;
-		if (op->kind != INV_X86_INVLPG && op_is_by_address(op->kind) &&
+		if (op->kind == INV_TAG)
+			removed += tc_remove_tag(hw, &hc->wc, op->tag);	/* inv_dense's */
+		else if (op->kind != INV_X86_INVLPG && op_is_by_address(op->kind) &&
 		    nops * (levels - 1) < hc->wc.ndense)
 			removed += inv_by_address(hw, &hc->wc, op, false);
 		else

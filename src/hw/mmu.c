@@ -96,6 +96,9 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 	out->levels_read = 0;
 	out->live_pte = 0;
 	struct tc_entry *te = tc_lookup(&hc->tlb, vpn, leaf, tag);
+	/* no leaf entry (vpn, tag) is held: the leaf fill below needs no
+	 * search for one to replace (tc_fill_miss) */
+	const bool leaf_miss = !te;
 	if (__builtin_expect(!te && hc->tlb.nblock, 0))
 		te = tc_lookup(&hc->tlb, hw_block_key(g, vpn), g->depth_pmd, tag);
 	if (te) {
@@ -159,7 +162,9 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 					goto fault;
 				return;
 			}
-			tc_fill(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0);
+			/* every depth below the deepest walk-cache hit missed
+			 * its lookup above */
+			tc_fill_miss(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0);
 			table = pte_pfn(e);
 			continue;
 		}
@@ -173,8 +178,8 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 				((pte_t *)tab)[idx] = ne;
 			if (write && !(e & PTE_DIRTY) && hw->hooks && hw->hooks->pte_dirtied)
 				hw->hooks->pte_dirtied(hw->hooks_ctx, pte_pfn(e));
-			tc_fill(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
-				(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY)));
+			(leaf_miss ? tc_fill_miss : tc_fill)(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
+							     (uint8_t)(ne & (PTE_WRITE | PTE_DIRTY)));
 			return;
 		}
 		pte_t ne = e;
@@ -190,8 +195,8 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 			((pte_t *)tab)[idx] = ne;
 		if (hw_dirtied && hw->hooks && hw->hooks->pte_dirtied)
 			hw->hooks->pte_dirtied(hw->hooks_ctx, pte_pfn(e));
-		tc_fill(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
-			(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)));
+		(leaf_miss ? tc_fill_miss : tc_fill)(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
+						     (uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)));
 		if (write && (ne & PTE_RDONLY))
 			goto fault;
 		return;

@@ -41,6 +41,7 @@ void pt_geom_init(struct pt_geom *g, int page_shift, uint64_t task_size)
 	for (int d = levels - 1, sh = page_shift; d >= 0; d--, sh += bpl) {
 		g->shift[d] = sh;
 		g->bits[d] = sh + bpl <= va_bits ? bpl : va_bits - sh;
+		g->idx_mask[d] = (1ull << g->bits[d]) - 1;
 	}
 	/* Kernel names. PTE table is at depth levels-1; its entries are PTEs.
 	 * The PMD table is at depth levels-2, PUD table at levels-3 (if any). */

@@ -91,81 +91,96 @@ void tcache_destroy(struct tcache *tc)
 }
 
 
-void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e)
+/* a call for the rarer removals (not inlined into hw_access's walk) */
+__attribute__((noinline)) void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e)
 {
-	SIM_BUG_ON(hw->sim, !e->valid);
-	frame_of(hw, e->frame)->tlb_refs--;
-	e->valid = 0;
-	uint32_t h = e->tag & (TC_TAGCNT - 1);
-	if (--tc->tagcnt[h] == 0 && tc->tag_word)
-		tc->tag_word[(size_t)h * tc->tag_stride] &= ~tc->busy_bit;
-	if (tc->reg_word) {
-		uint32_t r = tc_region(e->key);
-		if (--tc->regcnt[r] == 0)
-			tc->reg_word[(size_t)r * tc->tag_stride] &= ~tc->busy_bit;
-	}
-	if (tc->filt) {
-		uint32_t k = tc_filt_slot(tc, e->key, e->tag);
-		uint8_t *c = &tc->filt[k];
-		if (*c != UINT8_MAX && --(*c) == 0 && tc->slot_word)
-			tc->slot_word[(size_t)k * tc->tag_stride] &= ~tc->busy_bit;
-	}
-	uint32_t i = e->dense;
-	uint32_t last = tc->dense[--tc->ndense];
-	tc->dense[i] = last;
-	tc->e[last].dense = i;
-	if (!tc->ndense && tc->busy_word)
-		*tc->busy_word &= ~tc->busy_bit;
+	tc_remove_inline(hw, tc, e);
 }
 
-void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
-	     uint32_t frame, uint8_t perm)
+/* tc_remove() of every entry tagged tag, in dense order from the end: the
+ * same removals in the same order (so the same dense list is left), with the
+ * cache's fields in registers and the per-tag and emptiness bits settled
+ * once at the end (nothing observes the cache in between). */
+uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
 {
-	uint32_t base = tc_set(tc, key, depth) * tc->ways;
-	struct tc_entry *set = &tc->e[base];
-	/* an entry of the same (key, depth, tag) is replaced; else the lowest
-	 * invalid way; else the least recently used way (lowest way on equal
-	 * stamps) is evicted. The tag count and the leaf filter say exactly
-	 * when no same entry can be held (the common case: a fill follows a
-	 * lookup that missed). */
-	struct tc_entry *victim = NULL;
-	bool may_same = tc->tagcnt[tag & (TC_TAGCNT - 1)] &&
-			(!tc->filt || tc->filt[tc_filt_slot(tc, key, tag)]);
-	if (may_same)
-		for (uint32_t w = 0; w < tc->ways; w++) {
-			struct tc_entry *e = &set[w];
-			if (e->key == key && e->valid && e->depth == depth && e->tag == tag) {
-				victim = e;
-				break;
-			}
+	uint32_t *dense = tc->dense;
+	struct tc_entry *ents = tc->e;
+	uint64_t *reg_word = tc->reg_word, *slot_word = tc->slot_word;
+	uint8_t *filt = tc->filt;
+	const uint64_t bit = tc->busy_bit;
+	const uint32_t stride = tc->tag_stride;
+	uint32_t n = tc->ndense, removed = 0;
+	for (uint32_t i = n; i-- > 0;) {
+		struct tc_entry *e = &ents[dense[i]];
+		if (e->tag != tag)
+			continue;
+		SIM_BUG_ON(hw->sim, !e->valid);
+		frame_of(hw, e->frame)->tlb_refs--;
+		e->valid = 0;
+		if (reg_word) {
+			uint32_t r = tc_region(e->key);
+			if (--tc->regcnt[r] == 0)
+				reg_word[(size_t)r * stride] &= ~bit;
 		}
-	if (!victim)
-		for (uint32_t w = 0; w < tc->ways; w++)
-			if (!set[w].valid) {
-				victim = &set[w];
-				break;
-			}
-	if (!victim) {
-		victim = &set[0];
-		for (uint32_t w = 1; w < tc->ways; w++)
-			if (set[w].stamp < victim->stamp)
-				victim = &set[w];
+		if (filt) {
+			uint32_t k = tc_filt_slot(tc, e->key, tag);
+			uint8_t *c = &filt[k];
+			if (*c != UINT8_MAX && --(*c) == 0 && slot_word)
+				slot_word[(size_t)k * stride] &= ~bit;
+		}
+		uint32_t di = e->dense;
+		uint32_t last = dense[--n];
+		dense[di] = last;
+		ents[last].dense = di;
+		removed++;
 	}
-	if (victim->valid)
-		tc_remove(hw, tc, victim);
-	struct tc_entry *e = victim;
+	if (!removed)
+		return 0;
+	tc->ndense = n;
+	uint32_t h = tag & (TC_TAGCNT - 1);
+	if ((tc->tagcnt[h] -= removed) == 0 && tc->tag_word)
+		tc->tag_word[(size_t)h * stride] &= ~bit;
+	if (!n && tc->busy_word)
+		*tc->busy_word &= ~bit;
+	return removed;
+}
+
+/* The way a fill of set takes when it holds no entry to replace: the lowest
+ * invalid way; else the least recently used way (lowest way on equal
+ * stamps), evicted. */
+static inline struct tc_entry *tc_victim(struct hw *hw, struct tcache *tc, struct tc_entry *set)
+{
+	const uint32_t ways = tc->ways;
+	for (uint32_t w = 0; w < ways; w++)
+		if (!set[w].valid)
+			return &set[w];
+	struct tc_entry *victim = &set[0];
+	for (uint32_t w = 1; w < ways; w++)
+		if (set[w].stamp < victim->stamp)
+			victim = &set[w];
+	tc_remove(hw, tc, victim);
+	return victim;
+}
+
+/* Fill the invalid entry e with (key, depth, tag) -> frame and count it. */
+static inline void tc_install(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key,
+			      int depth, uint32_t tag, uint32_t frame, uint8_t perm)
+{
+	struct frame *fr = frame_of(hw, frame);
+	uint32_t n = tc->ndense;
 	e->key = key;
 	e->depth = (uint8_t)depth;
 	e->tag = tag;
 	e->frame = frame;
-	e->gen = frame_of(hw, frame)->gen;
+	e->gen = fr->gen;
 	e->perm = perm;
 	e->valid = 1;
 	e->stamp = ++tc->clock;
-	e->dense = tc->ndense;
-	if (!tc->ndense && tc->busy_word)
+	e->dense = n;
+	if (!n && tc->busy_word)
 		*tc->busy_word |= tc->busy_bit;
-	tc->dense[tc->ndense++] = (uint32_t)(e - tc->e);
+	tc->dense[n] = (uint32_t)(e - tc->e);
+	tc->ndense = n + 1;
 	uint32_t h = tag & (TC_TAGCNT - 1);
 	if (tc->tagcnt[h]++ == 0 && tc->tag_word)
 		tc->tag_word[(size_t)h * tc->tag_stride] |= tc->busy_bit;
@@ -182,7 +197,55 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
 		if (*c != UINT8_MAX)
 			(*c)++;
 	}
-	frame_of(hw, frame)->tlb_refs++;
+	fr->tlb_refs++;
+}
+
+void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
+	     uint32_t frame, uint8_t perm)
+{
+	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
+	/* an entry of the same (key, depth, tag) is replaced; else tc_victim.
+	 * The tag count and the leaf filter say exactly when no same entry can
+	 * be held (the common case: a fill follows a lookup that missed). */
+	struct tc_entry *victim = NULL;
+	bool may_same = tc->tagcnt[tag & (TC_TAGCNT - 1)] &&
+			(!tc->filt || tc->filt[tc_filt_slot(tc, key, tag)]);
+	if (may_same)
+		for (uint32_t w = 0; w < tc->ways; w++) {
+			struct tc_entry *e = &set[w];
+			if (e->key == key && e->valid && e->depth == depth && e->tag == tag) {
+				victim = e;
+				break;
+			}
+		}
+	if (victim)
+		tc_remove(hw, tc, victim);
+	else
+		victim = tc_victim(hw, tc, set);
+	tc_install(hw, tc, victim, key, depth, tag, frame, perm);
+}
+
+/* tc_fill_miss of a full set: evict (kept out of line, so the common fill
+ * into an invalid way makes no call and saves no registers) */
+static __attribute__((noinline)) void tc_fill_evict(struct hw *hw, struct tcache *tc,
+						    struct tc_entry *set, uint64_t key, int depth,
+						    uint32_t tag, uint32_t frame, uint8_t perm)
+{
+	tc_install(hw, tc, tc_victim(hw, tc, set), key, depth, tag, frame, perm);
+}
+
+void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
+		  uint32_t frame, uint8_t perm)
+{
+	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
+	/* tc_victim's first choice, the lowest invalid way, inline */
+	const uint32_t ways = tc->ways;
+	for (uint32_t w = 0; w < ways; w++)
+		if (!set[w].valid) {
+			tc_install(hw, tc, &set[w], key, depth, tag, frame, perm);
+			return;
+		}
+	tc_fill_evict(hw, tc, set, key, depth, tag, frame, perm);
 }
 
 

@@ -21,6 +21,7 @@ static void check_levels(const struct pt_geom *g, int levels, const int *shift,
 	for (int d = 0; d < levels; d++) {
 		assert_int_equal(g->shift[d], shift[d]);
 		assert_int_equal(g->bits[d], bits[d]);
+		assert_int_equal(g->idx_mask[d], (1ull << bits[d]) - 1);
 	}
 	/* the deepest level resolves the page offset boundary */
 	assert_int_equal(g->shift[levels - 1], g->page_shift);

@@ -19,7 +19,10 @@
  *  - hw.tlb_regcpus row r has a CPU's bit exactly while its leaf TLB holds
  *    an entry of address region r (tc_region), so the CPUs named by
  *    hw_tlb_range_cpus_word for a key range include every CPU whose leaf
- *    TLB holds a key in it.
+ *    TLB holds a key in it;
+ *  - the shortcuts tc_fill_miss (a fill after a missed lookup) and
+ *    tc_remove_tag leave the cache and the CPU bitmaps exactly as tc_fill
+ *    and tc_remove of each entry of the tag (dense list from its end) do.
  */
 #include "test_util.h"
 
@@ -319,6 +322,74 @@ static void test_filter_never_hides(void **state)
 	tsim_free(s);
 }
 
+/* CPU a's and CPU b's bits agree in every row of a per-CPU bitmap */
+static void assert_rows_agree(const uint64_t *rows, size_t nrows, uint32_t stride, int a, int b)
+{
+	for (size_t r = 0; r < nrows; r++) {
+		uint64_t w = rows[r * stride];
+		assert_int_equal((w >> a) & 1, (w >> b) & 1);
+	}
+}
+
+/* The shortcuts leave exactly what the generic forms leave: tc_fill_miss
+ * after a missed tc_lookup is tc_fill (same way, evictions, stamps, dense
+ * order, counts, filter, CPU bitmaps), and tc_remove_tag is tc_remove of
+ * each entry of the tag from the dense list's end. CPU 0's leaf TLB takes
+ * the shortcuts, CPU 1's (same geometry) the generic forms. */
+static void test_shortcuts_match_generic(void **state)
+{
+	(void)state;
+	struct sim *s = new_sim();
+	struct hw *hw = hw_of(s);
+	struct tcache *fast = &hw->cpu[0].tlb, *slow = &hw->cpu[1].tlb;
+	int leaf = hw->geom.levels - 1;
+	uint32_t f[4];
+	for (int i = 0; i < 4; i++)
+		f[i] = frame_alloc(hw, FRAME_DATA, 0);
+	const uint32_t tags[4] = {1, 2, 65, TC_TAG_GLOBAL};	/* 1 and 65 share a tag hash */
+	uint64_t nkeys = 3ull * fast->sets * fast->ways, x = 777;
+	for (int round = 0; round < 60000; round++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t tag = tags[(x >> 20) % 4];
+		if ((x >> 56) == 0) {
+			uint32_t n = tc_remove_tag(hw, fast, tag), m = 0;
+			for (uint32_t i = slow->ndense; i-- > 0;)
+				if (slow->e[slow->dense[i]].tag == tag) {
+					tc_remove(hw, slow, &slow->e[slow->dense[i]]);
+					m++;
+				}
+			assert_int_equal(n, m);
+		} else {
+			uint64_t key = (x >> 30) % nkeys;
+			uint32_t fr = f[(x >> 10) % 4];
+			const struct tc_entry *a = tc_lookup(fast, key, leaf, tag);
+			const struct tc_entry *b = tc_lookup(slow, key, leaf, tag);
+			assert_int_equal(a ? a - fast->e : -1, b ? b - slow->e : -1);
+			if (!a)
+				tc_fill_miss(hw, fast, key, leaf, tag, fr, (uint8_t)(x & 0xc));
+			else
+				tc_fill(hw, fast, key, leaf, tag, fr, (uint8_t)(x & 0xc));
+			tc_fill(hw, slow, key, leaf, tag, fr, (uint8_t)(x & 0xc));
+		}
+		if (round % 97)
+			continue;
+		size_t n = (size_t)fast->sets * fast->ways;
+		assert_memory_equal(fast->e, slow->e, n * sizeof(*fast->e));
+		assert_int_equal(fast->ndense, slow->ndense);
+		assert_int_equal(fast->clock, slow->clock);
+		assert_memory_equal(fast->dense, slow->dense, fast->ndense * sizeof(*fast->dense));
+		assert_memory_equal(fast->tagcnt, slow->tagcnt, sizeof(fast->tagcnt));
+		assert_memory_equal(fast->regcnt, slow->regcnt, sizeof(fast->regcnt));
+		assert_memory_equal(fast->filt, slow->filt, (size_t)fast->filt_mask + 1);
+		assert_rows_agree(hw->tlb_tagcpus, TC_TAGCNT, hw->cpu_words, 0, 1);
+		assert_rows_agree(hw->tlb_regcpus, TC_NREGIONS, hw->cpu_words, 0, 1);
+		assert_rows_agree(hw->tlb_slotcpus, (size_t)fast->filt_mask + 1, hw->cpu_words, 0, 1);
+		assert_rows_agree(hw->tlb_busy, 1, 1, 0, 1);
+	}
+	assert_dense_consistent(fast);
+	tsim_free(s);
+}
+
 /* tlb_refs counts entries on all caches (all CPUs, TLB and walk cache). */
 static void test_tlb_refs_across_caches(void **state)
 {
@@ -437,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_remove_keeps_dense_consistent),
 		cmocka_unit_test(test_tlb_refs_across_caches),
 		cmocka_unit_test(test_filter_never_hides),
+		cmocka_unit_test(test_shortcuts_match_generic),
 		cmocka_unit_test(test_tag_cpus_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
