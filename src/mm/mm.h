@@ -197,6 +197,12 @@ struct mm_struct {
 	struct cacheline flush_pending_line;	/* its cache line */
 	struct cacheline rss_line;	/* mm->rss_stat (atomic_long_t counters) */
 	uint64_t mmap_base;
+	/* unmapped_area_topdown's memo (mmap.c): while gap_len != 0 and
+	 * gap_base == mmap_base, every gap it scans whose top lies above
+	 * gap_top is shorter than gap_len. Linking a VMA only shrinks gaps and
+	 * keeps it true; do_munmap raises gap_top past the gap it opens;
+	 * exit_mmap clears it. */
+	uint64_t gap_len, gap_top, gap_base;
 	int users;			/* mm_users */
 	/* mm_users' share from the threads (CLONE_VM) still running, which
 	 * `users` leaves out; read only by tlb_remove_table's mm_users < 2

@@ -90,20 +90,50 @@ static bool range_free(struct mm_struct *mm, uint64_t addr, uint64_t len)
 	return !v || addr + len <= v->vm_start;
 }
 
-/* unmapped_area_topdown(): the highest gap below mmap_base that fits len */
+/* unmapped_area_topdown(): the highest gap below mmap_base that fits len
+ * (the kernel finds it through the rbtree's rb_subtree_gap; here a memo in
+ * the mm, see struct mm_struct, lets the scan skip the gaps it proves too
+ * short - it returns what the full scan from mmap_base would) */
 static uint64_t unmapped_area_topdown(struct sim *s, struct mm_struct *mm, uint64_t len)
 {
 	uint64_t high = mm->mmap_base;
 	int i = vma_index(mm, high);	/* first VMA ending above mmap_base */
 	if (i < mm->nr_vmas && mm->vmas[i]->vm_start < high)
 		high = mm->vmas[i]->vm_start;
-	for (int j = i - 1; j >= -1; j--) {
+	int j = i - 1;
+	if (mm->gap_len && mm->gap_len <= len && mm->gap_base == mm->mmap_base &&
+	    high > mm->gap_top) {
+		/* the gaps' tops fall as j does (high, then vmas[j + 1]->vm_start):
+		 * start at the first gap whose top is at or below gap_top, below
+		 * the last VMA m < i that starts there (none: every gap is short) */
+		int lo = 0, hi = i;
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			if (mm->vmas[mid]->vm_start <= mm->gap_top)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == 0)
+			return TLBSIM_EINVAL_VA;
+		j = lo - 2;
+		high = mm->vmas[lo - 1]->vm_start;
+	}
+	for (; j >= -1; j--) {
 		uint64_t low = j >= 0 ? mm->vmas[j]->vm_end : hw_of(s)->geom.page_size;
-		if (high >= low && high - low >= len)
+		if (high >= low && high - low >= len) {
+			/* every gap above this one is shorter than len */
+			mm->gap_len = len;
+			mm->gap_top = high;
+			mm->gap_base = mm->mmap_base;
 			return high - len;
+		}
 		if (j >= 0)
 			high = mm->vmas[j]->vm_start;
 	}
+	mm->gap_len = len;
+	mm->gap_top = 0;
+	mm->gap_base = mm->mmap_base;
 	return TLBSIM_EINVAL_VA;
 }
 
@@ -418,6 +448,13 @@ bool do_munmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end
 	struct vm_area_struct *next = j < mm->nr_vmas ? mm->vmas[j] : NULL;
 	memmove(&mm->vmas[i], &mm->vmas[j], (size_t)(mm->nr_vmas - j) * sizeof(*mm->vmas));
 	mm->nr_vmas -= n;
+	/* the only gap that changed lies between prev and next, its top at
+	 * most next's start: unmapped_area_topdown's memo stays true up to
+	 * there, or as it was if that gap is still too short */
+	uint64_t gap_hi = next ? next->vm_start : UINT64_MAX;
+	uint64_t gap_lo = prev ? prev->vm_end : hw_of(s)->geom.page_size;
+	if (gap_hi > mm->gap_top && gap_hi >= gap_lo && gap_hi - gap_lo >= mm->gap_len)
+		mm->gap_top = gap_hi;
 
 	if (downgrade)
 		downgrade_write(s, &mm->mmap_sem);
@@ -540,5 +577,6 @@ void exit_mmap(struct sim *s, struct mm_struct *mm)
 		vm_area_free(s, vma);
 	}
 	mm->nr_vmas = 0;
+	mm->gap_len = 0;		/* unmapped_area_topdown's memo: no VMA, no claim */
 	up_write(s, &mm->mmap_sem);
 }
