@@ -431,10 +431,16 @@ bool do_munmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end
 		split_vma(s, mm, i, start);
 		i++;
 	}
-	int last = vma_index(mm, end - 1);
+	/* vma_index(end - 1) and vma_index(end) by stepping from i: the VMAs
+	 * stepped over lie inside [start, end), detached below anyway */
+	int last = i;
+	while (last < mm->nr_vmas && mm->vmas[last]->vm_end <= end - 1)
+		last++;
 	if (last < mm->nr_vmas && mm->vmas[last]->vm_start < end && mm->vmas[last]->vm_end > end)
 		split_vma(s, mm, last, end);
-	int j = vma_index(mm, end);	/* first VMA at or above end */
+	int j = last;			/* first VMA at or above end */
+	while (j < mm->nr_vmas && mm->vmas[j]->vm_end <= end)
+		j++;
 	while (j < mm->nr_vmas && mm->vmas[j]->vm_start < end)
 		j++;
 	int n = j - i;
