@@ -76,48 +76,62 @@ static void vma_insert_at(struct sim *s, struct mm_struct *mm, int i, struct vm_
 	mm->nr_vmas++;
 }
 
-/* vma_link() -> __vma_link_list()/__vma_link_rb() (mm/mmap.c, v5.1) */
-static void vma_link(struct sim *s, struct mm_struct *mm, struct vm_area_struct *v)
+/* vma_link() -> __vma_link_list()/__vma_link_rb() (mm/mmap.c, v5.1); pos:
+ * where get_unmapped_area found the room, used once checked to be
+ * vma_index(v->vm_start) (only one index is) */
+static void vma_link(struct sim *s, struct mm_struct *mm, struct vm_area_struct *v, int pos)
 {
-	vma_insert_at(s, mm, vma_index(mm, v->vm_start), v);
+	if (!(pos >= 0 && pos <= mm->nr_vmas &&
+	      (pos == mm->nr_vmas || mm->vmas[pos]->vm_end > v->vm_start) &&
+	      (pos == 0 || mm->vmas[pos - 1]->vm_end <= v->vm_start)))
+		pos = vma_index(mm, v->vm_start);
+	vma_insert_at(s, mm, pos, v);
 }
 
 /* ---- get_unmapped_area ---- */
 
-static bool range_free(struct mm_struct *mm, uint64_t addr, uint64_t len)
+static bool range_free(struct mm_struct *mm, uint64_t addr, uint64_t len, int *pos)
 {
-	struct vm_area_struct *v = find_vma(mm, addr);
-	return !v || addr + len <= v->vm_start;
+	*pos = vma_index(mm, addr);
+	return *pos == mm->nr_vmas || addr + len <= mm->vmas[*pos]->vm_start;
 }
 
 /* unmapped_area_topdown(): the highest gap below mmap_base that fits len
  * (the kernel finds it through the rbtree's rb_subtree_gap; here a memo in
  * the mm, see struct mm_struct, lets the scan skip the gaps it proves too
- * short - it returns what the full scan from mmap_base would) */
-static uint64_t unmapped_area_topdown(struct sim *s, struct mm_struct *mm, uint64_t len)
+ * short - it returns what the full scan from mmap_base would). *pos: the
+ * index the new VMA takes. */
+static uint64_t unmapped_area_topdown(struct sim *s, struct mm_struct *mm, uint64_t len, int *pos)
 {
-	uint64_t high = mm->mmap_base;
-	int i = vma_index(mm, high);	/* first VMA ending above mmap_base */
-	if (i < mm->nr_vmas && mm->vmas[i]->vm_start < high)
-		high = mm->vmas[i]->vm_start;
-	int j = i - 1;
-	if (mm->gap_len && mm->gap_len <= len && mm->gap_base == mm->mmap_base &&
-	    high > mm->gap_top) {
-		/* the gaps' tops fall as j does (high, then vmas[j + 1]->vm_start):
-		 * start at the first gap whose top is at or below gap_top, below
-		 * the last VMA m < i that starts there (none: every gap is short) */
-		int lo = 0, hi = i;
+	const uint64_t base = mm->mmap_base, top = mm->gap_top;
+	uint64_t high = base;
+	int j = -2;
+	if (mm->gap_len && mm->gap_len <= len && mm->gap_base == base && top < base) {
+		/* m = lo - 1: the last VMA starting at or below gap_top. The
+		 * gaps' tops fall as the scan goes down (the first VMA ending
+		 * above mmap_base, or mmap_base; then each vm_start): when m ends
+		 * at or below mmap_base every gap above the one under m tops
+		 * above gap_top; with no m, every gap does */
+		int lo = 0, hi = mm->nr_vmas;
 		while (lo < hi) {
 			int mid = (lo + hi) / 2;
-			if (mm->vmas[mid]->vm_start <= mm->gap_top)
+			if (mm->vmas[mid]->vm_start <= top)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
 		if (lo == 0)
 			return TLBSIM_EINVAL_VA;
-		j = lo - 2;
-		high = mm->vmas[lo - 1]->vm_start;
+		if (mm->vmas[lo - 1]->vm_end <= base) {
+			j = lo - 2;
+			high = mm->vmas[lo - 1]->vm_start;
+		}
+	}
+	if (j == -2) {
+		int i = vma_index(mm, high);	/* first VMA ending above mmap_base */
+		if (i < mm->nr_vmas && mm->vmas[i]->vm_start < high)
+			high = mm->vmas[i]->vm_start;
+		j = i - 1;
 	}
 	for (; j >= -1; j--) {
 		uint64_t low = j >= 0 ? mm->vmas[j]->vm_end : hw_of(s)->geom.page_size;
@@ -125,7 +139,8 @@ static uint64_t unmapped_area_topdown(struct sim *s, struct mm_struct *mm, uint6
 			/* every gap above this one is shorter than len */
 			mm->gap_len = len;
 			mm->gap_top = high;
-			mm->gap_base = mm->mmap_base;
+			mm->gap_base = base;
+			*pos = j + 1;
 			return high - len;
 		}
 		if (j >= 0)
@@ -133,24 +148,24 @@ static uint64_t unmapped_area_topdown(struct sim *s, struct mm_struct *mm, uint6
 	}
 	mm->gap_len = len;
 	mm->gap_top = 0;
-	mm->gap_base = mm->mmap_base;
+	mm->gap_base = base;
 	return TLBSIM_EINVAL_VA;
 }
 
 /* get_unmapped_area() -> arch_get_unmapped_area_topdown() (v5.1): use the
  * hint if the range is free, otherwise search top-down. */
 static uint64_t get_unmapped_area(struct sim *s, struct mm_struct *mm, uint64_t hint,
-				  uint64_t len)
+				  uint64_t len, int *pos)
 {
 	sim_charge(s, (uint64_t)P(s, P_unmapped_area_ns));
 	uint64_t ps = hw_of(s)->geom.page_size;
 	if (hint) {
 		hint = (hint + ps - 1) & ~(ps - 1);
 		if (hint + len <= hw_of(s)->geom.task_size && hint + len > hint &&
-		    range_free(mm, hint, len))
+		    range_free(mm, hint, len, pos))
 			return hint;
 	}
-	return unmapped_area_topdown(s, mm, len);
+	return unmapped_area_topdown(s, mm, len, pos);
 }
 
 /* do_mmap() -> mmap_region() (v5.1) under mmap_sem (write): place, build and
@@ -167,7 +182,8 @@ static uint64_t mmap_region(struct sim *s, uint64_t hint, uint64_t len, int flag
 	if (len == 0)
 		return TLBSIM_EINVAL_VA;
 	down_write(s, &mm->mmap_sem);
-	uint64_t addr = get_unmapped_area(s, mm, hint, len);
+	int pos = -1;
+	uint64_t addr = get_unmapped_area(s, mm, hint, len, &pos);
 	if (addr != TLBSIM_EINVAL_VA) {
 		struct vm_area_struct *v = vm_area_alloc(s);
 		v->vm_start = addr;
@@ -186,7 +202,7 @@ static uint64_t mmap_region(struct sim *s, uint64_t hint, uint64_t len, int flag
 			v->file = shmem_zero_setup(s, len);
 		}
 		sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
-		vma_link(s, mm, v);
+		vma_link(s, mm, v, pos);
 		if (v->file)
 			i_mmap_insert(s, v->file, v);
 		if (f_mmap)
@@ -536,7 +552,7 @@ struct vm_area_struct *copy_vma(struct sim *s, struct vm_area_struct *vma, uint6
 	if (n->file)
 		n->file->refs++;		/* get_file() */
 	sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
-	vma_link(s, mm, n);
+	vma_link(s, mm, n, -1);
 	if (n->file)
 		i_mmap_insert(s, n->file, n);
 	*need_rmap_locks = false;
@@ -546,7 +562,8 @@ struct vm_area_struct *copy_vma(struct sim *s, struct vm_area_struct *vma, uint6
 /* mremap's get_unmapped_area(file, 0, len, pgoff, flags) (v5.1): top-down */
 uint64_t mremap_unmapped_area(struct sim *s, struct mm_struct *mm, uint64_t len)
 {
-	return get_unmapped_area(s, mm, 0, len);
+	int pos;
+	return get_unmapped_area(s, mm, 0, len, &pos);
 }
 
 /*
