@@ -176,6 +176,7 @@ struct vm_area_struct {
 	struct inode *file;		/* vm_file's inode; NULL: anonymous */
 	struct mm_struct *vm_mm;
 	struct vm_area_struct *next_free;
+	bool linked;			/* in vm_mm's vmas (find_vma's cache checks it) */
 };
 
 /* vma_wants_writenotify(): a shared writable file mapping starts read-only
@@ -203,6 +204,11 @@ struct mm_struct {
 	 * keeps it true; do_munmap raises gap_top past the gap it opens;
 	 * exit_mmap clears it. */
 	uint64_t gap_len, gap_top, gap_base;
+	/* find_vma's cache (the kernel's per-task vmacache, here per mm, by
+	 * 16 MiB window of the address): a hit is used only if still linked
+	 * and covering the address, so it is exact */
+#define VMACACHE_SIZE 16
+	struct vm_area_struct *vmacache[VMACACHE_SIZE];
 	int users;			/* mm_users */
 	/* mm_users' share from the threads (CLONE_VM) still running, which
 	 * `users` leaves out; read only by tlb_remove_table's mm_users < 2

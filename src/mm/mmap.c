@@ -40,11 +40,21 @@ int vma_index(struct mm_struct *mm, uint64_t addr)
 	return lo;
 }
 
-/* find_vma(): first VMA with vm_end > addr, or NULL */
+/* find_vma(): first VMA with vm_end > addr, or NULL. A linked VMA that
+ * covers addr is that VMA (they do not overlap): the cache is tried first. */
 struct vm_area_struct *find_vma(struct mm_struct *mm, uint64_t addr)
 {
+	struct vm_area_struct **slot = &mm->vmacache[(addr >> 24) & (VMACACHE_SIZE - 1)];
+	struct vm_area_struct *v = *slot;
+	if (v && v->linked && v->vm_mm == mm && v->vm_start <= addr && addr < v->vm_end)
+		return v;
 	int i = vma_index(mm, addr);
-	return i < mm->nr_vmas ? mm->vmas[i] : NULL;
+	if (i == mm->nr_vmas)
+		return NULL;
+	v = mm->vmas[i];
+	if (v->vm_start <= addr)
+		*slot = v;
+	return v;
 }
 
 /* vm_area_alloc() / vm_area_free() (kernel/fork.c, v4.18+) */
@@ -74,6 +84,7 @@ static void vma_insert_at(struct sim *s, struct mm_struct *mm, int i, struct vm_
 	memmove(&mm->vmas[i + 1], &mm->vmas[i], (size_t)(mm->nr_vmas - i) * sizeof(*mm->vmas));
 	mm->vmas[i] = v;
 	mm->nr_vmas++;
+	v->linked = true;
 }
 
 /* vma_link() -> __vma_link_list()/__vma_link_rb() (mm/mmap.c, v5.1); pos:
@@ -92,7 +103,10 @@ static void vma_link(struct sim *s, struct mm_struct *mm, struct vm_area_struct 
 
 static bool range_free(struct mm_struct *mm, uint64_t addr, uint64_t len, int *pos)
 {
-	*pos = vma_index(mm, addr);
+	struct vm_area_struct *v = find_vma(mm, addr);
+	if (v && v->vm_start <= addr)
+		return false;		/* addr is mapped */
+	*pos = v ? vma_index(mm, addr) : mm->nr_vmas;
 	return *pos == mm->nr_vmas || addr + len <= mm->vmas[*pos]->vm_start;
 }
 
@@ -390,6 +404,7 @@ static void vma_absorb_next(struct sim *s, struct mm_struct *mm, int i)
 	memmove(&mm->vmas[i + 1], &mm->vmas[i + 2],
 		(size_t)(mm->nr_vmas - i - 2) * sizeof(*mm->vmas));
 	mm->nr_vmas--;
+	b->linked = false;
 	sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
 	fput(s, file);
 	vm_area_free(s, b);
@@ -470,6 +485,8 @@ bool do_munmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end
 	struct vm_area_struct *next = j < mm->nr_vmas ? mm->vmas[j] : NULL;
 	memmove(&mm->vmas[i], &mm->vmas[j], (size_t)(mm->nr_vmas - j) * sizeof(*mm->vmas));
 	mm->nr_vmas -= n;
+	for (int v = 0; v < n; v++)
+		dv[v]->linked = false;
 	/* the only gap that changed lies between prev and next, its top at
 	 * most next's start: unmapped_area_topdown's memo stays true up to
 	 * there, or as it was if that gap is still too short */
@@ -594,6 +611,7 @@ void exit_mmap(struct sim *s, struct mm_struct *mm)
 	/* remove_vma() of each: fput, vm_area_free */
 	for (int v = 0; v < mm->nr_vmas; v++) {
 		struct vm_area_struct *vma = mm->vmas[v];
+		vma->linked = false;
 		if (vma->file)
 			fput(s, vma->file);
 		sim_charge(s, (uint64_t)P(s, P_vma_op_ns) / 2);

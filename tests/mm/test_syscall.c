@@ -179,8 +179,18 @@ static uint64_t topdown_ref(struct sim *s, struct mm_struct *mm, uint64_t len)
 	return TLBSIM_EINVAL_VA;
 }
 
+/* find_vma's answer by a linear walk, without its cache */
+static struct vm_area_struct *find_vma_ref(struct mm_struct *mm, uint64_t addr)
+{
+	for (int i = 0; i < mm->nr_vmas; i++)
+		if (mm->vmas[i]->vm_end > addr)
+			return mm->vmas[i];
+	return NULL;
+}
+
 /* random mmaps of mixed lengths, munmaps of whole, partial and multi-VMA
- * ranges: every mmap lands where the full scan says */
+ * ranges: every mmap lands where the full scan says, and find_vma (its
+ * cache hit or not) answers as the walk does, in and around every mapping */
 static void topdown_body(struct sim *s, struct sim_thread *t)
 {
 	(void)t;
@@ -215,10 +225,15 @@ static void topdown_body(struct sim *s, struct sim_thread *t)
 			assert_int_equal(sys_munmap(s, live[k], lens[k]), 0);
 			live[k] = 0;
 		}
+		for (int q = 0; q < 64; q++) {
+			uint64_t at[3] = {live[q], live[q] + lens[q] - 1, live[q] + lens[q]};
+			for (int w = 0; w < 3 && live[q]; w++)
+				assert_ptr_equal(find_vma(mm, at[w]), find_vma_ref(mm, at[w]));
+		}
 	}
 }
 
-static void test_topdown_search_memo(void **state)
+static void test_vma_search_memo_and_cache(void **state)
 {
 	(void)state;
 	struct sim *s = tsim_new("falkor-46", 1, NESTED_FULLMM);
@@ -232,6 +247,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {cmocka_unit_test(test_pti_syscall_cost),
 					   cmocka_unit_test(test_shmem_setup_under_write_lock),
 					   cmocka_unit_test(test_shmem_final_fput_at_syscall_exit),
-					   cmocka_unit_test(test_topdown_search_memo)};
+					   cmocka_unit_test(test_vma_search_memo_and_cache)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
