@@ -176,6 +176,7 @@ struct vm_area_struct {
 	struct inode *file;		/* vm_file's inode; NULL: anonymous */
 	struct mm_struct *vm_mm;
 	struct vm_area_struct *next_free;
+	bool linked;			/* in vm_mm's vmas (find_vma's cache checks it) */
 };
 
 /* vma_wants_writenotify(): a shared writable file mapping starts read-only
@@ -197,6 +198,17 @@ struct mm_struct {
 	struct cacheline flush_pending_line;	/* its cache line */
 	struct cacheline rss_line;	/* mm->rss_stat (atomic_long_t counters) */
 	uint64_t mmap_base;
+	/* unmapped_area_topdown's memo (mmap.c): while gap_len != 0 and
+	 * gap_base == mmap_base, every gap it scans whose top lies above
+	 * gap_top is shorter than gap_len. Linking a VMA only shrinks gaps and
+	 * keeps it true; do_munmap raises gap_top past the gap it opens;
+	 * exit_mmap clears it. */
+	uint64_t gap_len, gap_top, gap_base;
+	/* find_vma's cache (the kernel's per-task vmacache, here per mm, by
+	 * 16 MiB window of the address): a hit is used only if still linked
+	 * and covering the address, so it is exact */
+#define VMACACHE_SIZE 16
+	struct vm_area_struct *vmacache[VMACACHE_SIZE];
 	int users;			/* mm_users */
 	/* mm_users' share from the threads (CLONE_VM) still running, which
 	 * `users` leaves out; read only by tlb_remove_table's mm_users < 2

@@ -40,11 +40,21 @@ int vma_index(struct mm_struct *mm, uint64_t addr)
 	return lo;
 }
 
-/* find_vma(): first VMA with vm_end > addr, or NULL */
+/* find_vma(): first VMA with vm_end > addr, or NULL. A linked VMA that
+ * covers addr is that VMA (they do not overlap): the cache is tried first. */
 struct vm_area_struct *find_vma(struct mm_struct *mm, uint64_t addr)
 {
+	struct vm_area_struct **slot = &mm->vmacache[(addr >> 24) & (VMACACHE_SIZE - 1)];
+	struct vm_area_struct *v = *slot;
+	if (v && v->linked && v->vm_mm == mm && v->vm_start <= addr && addr < v->vm_end)
+		return v;
 	int i = vma_index(mm, addr);
-	return i < mm->nr_vmas ? mm->vmas[i] : NULL;
+	if (i == mm->nr_vmas)
+		return NULL;
+	v = mm->vmas[i];
+	if (v->vm_start <= addr)
+		*slot = v;
+	return v;
 }
 
 /* vm_area_alloc() / vm_area_free() (kernel/fork.c, v4.18+) */
@@ -74,53 +84,102 @@ static void vma_insert_at(struct sim *s, struct mm_struct *mm, int i, struct vm_
 	memmove(&mm->vmas[i + 1], &mm->vmas[i], (size_t)(mm->nr_vmas - i) * sizeof(*mm->vmas));
 	mm->vmas[i] = v;
 	mm->nr_vmas++;
+	v->linked = true;
 }
 
-/* vma_link() -> __vma_link_list()/__vma_link_rb() (mm/mmap.c, v5.1) */
-static void vma_link(struct sim *s, struct mm_struct *mm, struct vm_area_struct *v)
+/* vma_link() -> __vma_link_list()/__vma_link_rb() (mm/mmap.c, v5.1); pos:
+ * where get_unmapped_area found the room, used once checked to be
+ * vma_index(v->vm_start) (only one index is) */
+static void vma_link(struct sim *s, struct mm_struct *mm, struct vm_area_struct *v, int pos)
 {
-	vma_insert_at(s, mm, vma_index(mm, v->vm_start), v);
+	if (!(pos >= 0 && pos <= mm->nr_vmas &&
+	      (pos == mm->nr_vmas || mm->vmas[pos]->vm_end > v->vm_start) &&
+	      (pos == 0 || mm->vmas[pos - 1]->vm_end <= v->vm_start)))
+		pos = vma_index(mm, v->vm_start);
+	vma_insert_at(s, mm, pos, v);
 }
 
 /* ---- get_unmapped_area ---- */
 
-static bool range_free(struct mm_struct *mm, uint64_t addr, uint64_t len)
+static bool range_free(struct mm_struct *mm, uint64_t addr, uint64_t len, int *pos)
 {
 	struct vm_area_struct *v = find_vma(mm, addr);
-	return !v || addr + len <= v->vm_start;
+	if (v && v->vm_start <= addr)
+		return false;		/* addr is mapped */
+	*pos = v ? vma_index(mm, addr) : mm->nr_vmas;
+	return *pos == mm->nr_vmas || addr + len <= mm->vmas[*pos]->vm_start;
 }
 
-/* unmapped_area_topdown(): the highest gap below mmap_base that fits len */
-static uint64_t unmapped_area_topdown(struct sim *s, struct mm_struct *mm, uint64_t len)
+/* unmapped_area_topdown(): the highest gap below mmap_base that fits len
+ * (the kernel finds it through the rbtree's rb_subtree_gap; here a memo in
+ * the mm, see struct mm_struct, lets the scan skip the gaps it proves too
+ * short - it returns what the full scan from mmap_base would). *pos: the
+ * index the new VMA takes. */
+static uint64_t unmapped_area_topdown(struct sim *s, struct mm_struct *mm, uint64_t len, int *pos)
 {
-	uint64_t high = mm->mmap_base;
-	int i = vma_index(mm, high);	/* first VMA ending above mmap_base */
-	if (i < mm->nr_vmas && mm->vmas[i]->vm_start < high)
-		high = mm->vmas[i]->vm_start;
-	for (int j = i - 1; j >= -1; j--) {
+	const uint64_t base = mm->mmap_base, top = mm->gap_top;
+	uint64_t high = base;
+	int j = -2;
+	if (mm->gap_len && mm->gap_len <= len && mm->gap_base == base && top < base) {
+		/* m = lo - 1: the last VMA starting at or below gap_top. The
+		 * gaps' tops fall as the scan goes down (the first VMA ending
+		 * above mmap_base, or mmap_base; then each vm_start): when m ends
+		 * at or below mmap_base every gap above the one under m tops
+		 * above gap_top; with no m, every gap does */
+		int lo = 0, hi = mm->nr_vmas;
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			if (mm->vmas[mid]->vm_start <= top)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == 0)
+			return TLBSIM_EINVAL_VA;
+		if (mm->vmas[lo - 1]->vm_end <= base) {
+			j = lo - 2;
+			high = mm->vmas[lo - 1]->vm_start;
+		}
+	}
+	if (j == -2) {
+		int i = vma_index(mm, high);	/* first VMA ending above mmap_base */
+		if (i < mm->nr_vmas && mm->vmas[i]->vm_start < high)
+			high = mm->vmas[i]->vm_start;
+		j = i - 1;
+	}
+	for (; j >= -1; j--) {
 		uint64_t low = j >= 0 ? mm->vmas[j]->vm_end : hw_of(s)->geom.page_size;
-		if (high >= low && high - low >= len)
+		if (high >= low && high - low >= len) {
+			/* every gap above this one is shorter than len */
+			mm->gap_len = len;
+			mm->gap_top = high;
+			mm->gap_base = base;
+			*pos = j + 1;
 			return high - len;
+		}
 		if (j >= 0)
 			high = mm->vmas[j]->vm_start;
 	}
+	mm->gap_len = len;
+	mm->gap_top = 0;
+	mm->gap_base = base;
 	return TLBSIM_EINVAL_VA;
 }
 
 /* get_unmapped_area() -> arch_get_unmapped_area_topdown() (v5.1): use the
  * hint if the range is free, otherwise search top-down. */
 static uint64_t get_unmapped_area(struct sim *s, struct mm_struct *mm, uint64_t hint,
-				  uint64_t len)
+				  uint64_t len, int *pos)
 {
 	sim_charge(s, (uint64_t)P(s, P_unmapped_area_ns));
 	uint64_t ps = hw_of(s)->geom.page_size;
 	if (hint) {
 		hint = (hint + ps - 1) & ~(ps - 1);
 		if (hint + len <= hw_of(s)->geom.task_size && hint + len > hint &&
-		    range_free(mm, hint, len))
+		    range_free(mm, hint, len, pos))
 			return hint;
 	}
-	return unmapped_area_topdown(s, mm, len);
+	return unmapped_area_topdown(s, mm, len, pos);
 }
 
 /* do_mmap() -> mmap_region() (v5.1) under mmap_sem (write): place, build and
@@ -137,7 +196,8 @@ static uint64_t mmap_region(struct sim *s, uint64_t hint, uint64_t len, int flag
 	if (len == 0)
 		return TLBSIM_EINVAL_VA;
 	down_write(s, &mm->mmap_sem);
-	uint64_t addr = get_unmapped_area(s, mm, hint, len);
+	int pos = -1;
+	uint64_t addr = get_unmapped_area(s, mm, hint, len, &pos);
 	if (addr != TLBSIM_EINVAL_VA) {
 		struct vm_area_struct *v = vm_area_alloc(s);
 		v->vm_start = addr;
@@ -156,7 +216,7 @@ static uint64_t mmap_region(struct sim *s, uint64_t hint, uint64_t len, int flag
 			v->file = shmem_zero_setup(s, len);
 		}
 		sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
-		vma_link(s, mm, v);
+		vma_link(s, mm, v, pos);
 		if (v->file)
 			i_mmap_insert(s, v->file, v);
 		if (f_mmap)
@@ -344,6 +404,7 @@ static void vma_absorb_next(struct sim *s, struct mm_struct *mm, int i)
 	memmove(&mm->vmas[i + 1], &mm->vmas[i + 2],
 		(size_t)(mm->nr_vmas - i - 2) * sizeof(*mm->vmas));
 	mm->nr_vmas--;
+	b->linked = false;
 	sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
 	fput(s, file);
 	vm_area_free(s, b);
@@ -401,10 +462,16 @@ bool do_munmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end
 		split_vma(s, mm, i, start);
 		i++;
 	}
-	int last = vma_index(mm, end - 1);
+	/* vma_index(end - 1) and vma_index(end) by stepping from i: the VMAs
+	 * stepped over lie inside [start, end), detached below anyway */
+	int last = i;
+	while (last < mm->nr_vmas && mm->vmas[last]->vm_end <= end - 1)
+		last++;
 	if (last < mm->nr_vmas && mm->vmas[last]->vm_start < end && mm->vmas[last]->vm_end > end)
 		split_vma(s, mm, last, end);
-	int j = vma_index(mm, end);	/* first VMA at or above end */
+	int j = last;			/* first VMA at or above end */
+	while (j < mm->nr_vmas && mm->vmas[j]->vm_end <= end)
+		j++;
 	while (j < mm->nr_vmas && mm->vmas[j]->vm_start < end)
 		j++;
 	int n = j - i;
@@ -418,6 +485,15 @@ bool do_munmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end
 	struct vm_area_struct *next = j < mm->nr_vmas ? mm->vmas[j] : NULL;
 	memmove(&mm->vmas[i], &mm->vmas[j], (size_t)(mm->nr_vmas - j) * sizeof(*mm->vmas));
 	mm->nr_vmas -= n;
+	for (int v = 0; v < n; v++)
+		dv[v]->linked = false;
+	/* the only gap that changed lies between prev and next, its top at
+	 * most next's start: unmapped_area_topdown's memo stays true up to
+	 * there, or as it was if that gap is still too short */
+	uint64_t gap_hi = next ? next->vm_start : UINT64_MAX;
+	uint64_t gap_lo = prev ? prev->vm_end : hw_of(s)->geom.page_size;
+	if (gap_hi > mm->gap_top && gap_hi >= gap_lo && gap_hi - gap_lo >= mm->gap_len)
+		mm->gap_top = gap_hi;
 
 	if (downgrade)
 		downgrade_write(s, &mm->mmap_sem);
@@ -493,7 +569,7 @@ struct vm_area_struct *copy_vma(struct sim *s, struct vm_area_struct *vma, uint6
 	if (n->file)
 		n->file->refs++;		/* get_file() */
 	sim_charge(s, (uint64_t)P(s, P_vma_op_ns));
-	vma_link(s, mm, n);
+	vma_link(s, mm, n, -1);
 	if (n->file)
 		i_mmap_insert(s, n->file, n);
 	*need_rmap_locks = false;
@@ -503,7 +579,8 @@ struct vm_area_struct *copy_vma(struct sim *s, struct vm_area_struct *vma, uint6
 /* mremap's get_unmapped_area(file, 0, len, pgoff, flags) (v5.1): top-down */
 uint64_t mremap_unmapped_area(struct sim *s, struct mm_struct *mm, uint64_t len)
 {
-	return get_unmapped_area(s, mm, 0, len);
+	int pos;
+	return get_unmapped_area(s, mm, 0, len, &pos);
 }
 
 /*
@@ -534,11 +611,13 @@ void exit_mmap(struct sim *s, struct mm_struct *mm)
 	/* remove_vma() of each: fput, vm_area_free */
 	for (int v = 0; v < mm->nr_vmas; v++) {
 		struct vm_area_struct *vma = mm->vmas[v];
+		vma->linked = false;
 		if (vma->file)
 			fput(s, vma->file);
 		sim_charge(s, (uint64_t)P(s, P_vma_op_ns) / 2);
 		vm_area_free(s, vma);
 	}
 	mm->nr_vmas = 0;
+	mm->gap_len = 0;		/* unmapped_area_topdown's memo: no VMA, no claim */
 	up_write(s, &mm->mmap_sem);
 }

@@ -101,16 +101,22 @@ struct oracle_frame *oracle_frame(struct oracle *o, uint32_t f)
 	return &o->fchunks[c][f & (OF_CHUNK - 1)];
 }
 
+/* oth()'s rare path, out of line: the hooks that call oth stay small */
+static __attribute__((noinline)) struct oracle_thread *oth_grow(struct oracle *o, int tid)
+{
+	size_t old = o->cap_th;
+	if (GROW(&o->th, &o->cap_th, old, (size_t)tid + 1, 16)) {
+		sim_oom(o->s, "the checker");
+		return NULL;
+	}
+	memset(&o->th[old], 0, (o->cap_th - old) * sizeof(*o->th));
+	return &o->th[tid];
+}
+
 static struct oracle_thread *oth(struct oracle *o, int tid)
 {
-	if ((size_t)tid >= o->cap_th) {
-		size_t old = o->cap_th;
-		if (GROW(&o->th, &o->cap_th, old, (size_t)tid + 1, 16)) {
-			sim_oom(o->s, "the checker");
-			return NULL;
-		}
-		memset(&o->th[old], 0, (o->cap_th - old) * sizeof(*o->th));
-	}
+	if ((size_t)tid >= o->cap_th)
+		return oth_grow(o, tid);
 	return &o->th[tid];
 }
 

@@ -157,10 +157,96 @@ static void test_shmem_final_fput_at_syscall_exit(void **state)
 	assert_int_equal(e5.freed, SHM_PAGES);
 }
 
+/* ---- get_unmapped_area's top-down search ---- */
+
+/* unmapped_area_topdown's answer by the full scan from mmap_base, without
+ * the memo in the mm */
+static uint64_t topdown_ref(struct sim *s, struct mm_struct *mm, uint64_t len)
+{
+	uint64_t high = mm->mmap_base;
+	int i = 0;
+	while (i < mm->nr_vmas && mm->vmas[i]->vm_end <= high)
+		i++;
+	if (i < mm->nr_vmas && mm->vmas[i]->vm_start < high)
+		high = mm->vmas[i]->vm_start;
+	for (int j = i - 1; j >= -1; j--) {
+		uint64_t low = j >= 0 ? mm->vmas[j]->vm_end : hw_of(s)->geom.page_size;
+		if (high >= low && high - low >= len)
+			return high - len;
+		if (j >= 0)
+			high = mm->vmas[j]->vm_start;
+	}
+	return TLBSIM_EINVAL_VA;
+}
+
+/* find_vma's answer by a linear walk, without its cache */
+static struct vm_area_struct *find_vma_ref(struct mm_struct *mm, uint64_t addr)
+{
+	for (int i = 0; i < mm->nr_vmas; i++)
+		if (mm->vmas[i]->vm_end > addr)
+			return mm->vmas[i];
+	return NULL;
+}
+
+/* random mmaps of mixed lengths, munmaps of whole, partial and multi-VMA
+ * ranges: every mmap lands where the full scan says, and find_vma (its
+ * cache hit or not) answers as the walk does, in and around every mapping */
+static void topdown_body(struct sim *s, struct sim_thread *t)
+{
+	(void)t;
+	struct mm_struct *mm = current_task(s)->mm;
+	uint64_t live[64] = {0}, lens[64] = {0}, x = 12345, ps = hw_of(s)->geom.page_size;
+	for (int it = 0; it < 3000; it++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int k = (int)((x >> 33) % 64);
+		uint64_t r = x >> 40;
+		if (!live[k]) {
+			uint64_t len = (1 + r % 24) * ps;
+			if (r % 7 == 0)
+				len = (64 + r % 512) * ps;
+			uint64_t want = topdown_ref(s, mm, len);
+			uint64_t a = sys_mmap(s, 0, len, TLBSIM_MAP_PRIVATE);
+			assert_int_equal(a, want);
+			live[k] = a;
+			lens[k] = len;
+		} else if (r % 5 == 0 && lens[k] > ps) {
+			/* the upper part only: a split, the gap grows below the next VMA */
+			uint64_t keep = (1 + r % (lens[k] / ps - 1)) * ps;
+			assert_int_equal(sys_munmap(s, live[k] + keep, lens[k] - keep), 0);
+			lens[k] = keep;
+		} else if (r % 11 == 0) {
+			/* a range over this mapping and whatever lies just above it
+			 * (other entries may go stale: unmapping them later is
+			 * one more munmap of whatever is there) */
+			uint64_t extra = (r % 64) * ps;
+			assert_int_equal(sys_munmap(s, live[k], lens[k] + extra), 0);
+			live[k] = 0;
+		} else {
+			assert_int_equal(sys_munmap(s, live[k], lens[k]), 0);
+			live[k] = 0;
+		}
+		for (int q = 0; q < 64; q++) {
+			uint64_t at[3] = {live[q], live[q] + lens[q] - 1, live[q] + lens[q]};
+			for (int w = 0; w < 3 && live[q]; w++)
+				assert_ptr_equal(find_vma(mm, at[w]), find_vma_ref(mm, at[w]));
+		}
+	}
+}
+
+static void test_vma_search_memo_and_cache(void **state)
+{
+	(void)state;
+	struct sim *s = tsim_new("falkor-46", 1, NESTED_FULLMM);
+	tsim_spawn(s, topdown_body, NULL, 0);
+	tsim_run(s);
+	tsim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(test_pti_syscall_cost),
 					   cmocka_unit_test(test_shmem_setup_under_write_lock),
-					   cmocka_unit_test(test_shmem_final_fput_at_syscall_exit)};
+					   cmocka_unit_test(test_shmem_final_fput_at_syscall_exit),
+					   cmocka_unit_test(test_vma_search_memo_and_cache)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
