@@ -1918,7 +1918,7 @@ class Checker:
         if cmd in ("run", "compare") and rc in (0, 1):
             # --fail-on-violation: exit 1 exactly when a run saw a violation
             # (each such run has a "tlbsim: note: run|column N saw" line)
-            saw = re.search(r"^tlbsim: note: (run|column) [0-9]+ saw [0-9]+ invariant", err, re.M)
+            saw = re.search(r"^tlbsim: note: (run|column) [0-9]+( \(.*\))? saw [0-9]+ invariant", err, re.M)
             if meta.get("fov") and (rc == 1) != bool(saw):
                 self.fail("--fail-on-violation exit status does not match the runs",
                           "exit %d, %s" % (rc, "a run saw a violation" if saw else
@@ -1928,7 +1928,7 @@ class Checker:
             lines = err.splitlines()
             if cmd in ("run", "compare"):
                 extra = [l for l in lines if not re.match(
-                    r"tlbsim: note: ((run|column) [0-9]+ saw |stopped early \()", l)]
+                    r"tlbsim: note: ((run|column) [0-9]+( \(.*\))? saw |stopped early \()", l)]
             else:
                 extra = lines
             if extra:
