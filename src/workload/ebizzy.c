@@ -79,6 +79,8 @@ static int ebizzy_setup(struct sim *s, const struct tlbsim_resolved *r, void **s
 	st->use_mmap = v[0] == '1';
 	st->nthreads = r->threads;
 	window_init(&st->win, r->threads, r->iters, r->duration_ns);
+	if (window_need_slices(s, r->threads, err, errlen))
+		return TLBSIM_EINVAL;
 	st->chunk = kernel_obj_alloc(s, st->chunks * sizeof(*st->chunk));
 	st->th = kernel_obj_alloc(s, (size_t)st->nthreads * sizeof(*st->th));
 	if (!st->chunk || !st->th) {

@@ -96,7 +96,7 @@ static int storm_setup(struct sim *s, const struct tlbsim_resolved *r, void **st
 	}
 	st->ntasks = r->threads;
 	window_init(&st->win, r->threads, r->iters, r->duration_ns);
-	return 0;
+	return window_need_slices(s, r->threads, err, errlen);
 }
 
 static uint64_t storm_estimate(const struct tlbsim_resolved *r, int page_shift)

@@ -4,12 +4,25 @@
  * then ops counted over a measured time), shared by wis.c, ebizzy.c and
  * mprotect_storm.c.
  */
+#include <stdio.h>
+
 #include "workload/workload.h"
 
 void window_init(struct measure_window *w, int ntasks, int64_t rounds, uint64_t duration_ns)
 {
 	*w = (struct measure_window){.ntasks = ntasks, .rounds = rounds,
 				     .duration_ns = duration_ns};
+}
+
+int window_need_slices(struct sim *s, int ntasks, char *err, size_t errlen)
+{
+	if (P(s, P_sched_slice_ns) || ntasks <= s->nr_cpus)
+		return 0;
+	snprintf(err, errlen, "sched_slice_ns=0 (no time slices) with %d tasks on %d CPUs: this "
+		 "workload's tasks loop until every task has run its rounds, so one queued behind "
+		 "another never starts; give sched_slice_ns > 0 or at most %d tasks",
+		 ntasks, s->nr_cpus, s->nr_cpus);
+	return TLBSIM_EINVAL;
 }
 
 void window_close(struct sim *s, struct measure_window *w)

@@ -147,7 +147,7 @@ static int wis_setup(struct sim *s, const struct tlbsim_resolved *r, void **stat
 	st->size = (st->size + ps - 1) & ~(ps - 1);
 	st->ntasks = r->threads;
 	window_init(&st->win, r->threads, r->iters, r->duration_ns);
-	return 0;
+	return window_need_slices(s, r->threads, err, errlen);
 }
 
 /* each task at most: its mapping and its file's page cache */

@@ -72,6 +72,11 @@ struct measure_window {
 	bool stop;
 };
 void window_init(struct measure_window *w, int ntasks, int64_t rounds, uint64_t duration_ns);
+/* A workload whose tasks loop without sleeping until the window closes needs
+ * time slices when it has more tasks than CPUs: with sched_slice_ns 0 a
+ * queued task never gets a CPU, the window never closes and the run never
+ * ends. 0, or TLBSIM_EINVAL with the reason in err. */
+int window_need_slices(struct sim *s, int ntasks, char *err, size_t errlen);
 /* a task finished round `round` (1 = its warm-up); s->m.ops already counts it */
 void window_round_done(struct sim *s, struct measure_window *w, int64_t round);
 void window_check_time(struct sim *s, struct measure_window *w);

@@ -42,3 +42,16 @@ tlbsim_cli(mprotect_storm_compare 0 STDOUT "arm64_local=single_cpu_mm" "tlbi loc
 tlbsim_cli(mprotect_storm_x86 0 STDOUT "ops_per_sec" ARGS run mprotect_storm --profile x86-24 --iters 3)
 tlbsim_cli(err_mprotect_storm_pages 2 STDERR "workload parameter pages=0: want 1 to 1048576"
            ARGS run mprotect_storm -w pages=0)
+# sched_slice_ns=0 (no time slices) with more tasks than CPUs: a timed
+# workload's tasks loop until every task has run, so a queued one would never
+# start and the run would never end: refused (exit 2); as many tasks as CPUs
+# run to the end
+tlbsim_cli(wis_no_slices_oversubscribed 2
+           STDERR "sched_slice_ns=0 .* 3 tasks on 2 CPUs"
+           ARGS run page_fault3 --cpus 2 --threads 3 --iters 1 -w size=16K -D sched_slice_ns=0)
+tlbsim_cli(ebizzy_no_slices_oversubscribed 2 STDERR "sched_slice_ns=0 .* 3 tasks on 2 CPUs"
+           ARGS run ebizzy --cpus 2 --threads 3 --iters 1 -D sched_slice_ns=0)
+tlbsim_cli(storm_no_slices_oversubscribed 2 STDERR "sched_slice_ns=0 .* 3 tasks on 2 CPUs"
+           ARGS run mprotect_storm --cpus 2 --threads 3 --iters 1 -D sched_slice_ns=0)
+tlbsim_cli(wis_no_slices_one_per_cpu 0 STDOUT "^ops "
+           ARGS run page_fault3 --cpus 2 --threads 2 --iters 1 -w size=16K -D sched_slice_ns=0)

@@ -1617,6 +1617,10 @@ def meta_of(cfg, cat):
             bad.append("-w mode=%r" % wp["mode"])
         if "fs" in wp and wp["fs"] not in ("ext4", "tmpfs"):
             bad.append("-w fs=%r" % wp["fs"])
+        if (wdesc.get("timed") or wl in ("ebizzy", "mprotect_storm")) and \
+                M["overrides"].get("sched_slice_ns") == 0 and tasks > cpus:
+            # tasks that loop until all have run: a queued one never would
+            bad.append("sched_slice_ns=0 with %d tasks on %d CPUs" % (tasks, cpus))
         if wdesc.get("timed") and cmd != "check" and M["duration"] is None and \
                 (M["iters"] or 1) * tasks > 64:
             M["hazard"].append("time: will-it-scale %d tasks" % tasks)
