@@ -367,6 +367,35 @@ static inline void flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_
 	machine_of(s)->arch->flush_tlb_kernel_range(s, start, end);
 }
 
+/* arch_ops.user_tag of cpu: arm64's (TTBR0's ASID) read inline, as it is
+ * what every user access asks; the same value arm64_user_tag returns */
+static inline uint32_t arch_user_tag(struct sim *s, int cpu)
+{
+	const struct machine *mc = machine_of(s);
+	if (mc->arch == &arch_arm64_ops)
+		return mc->cpu[cpu].ttbr0_asid;
+	return mc->arch->user_tag(s, cpu);
+}
+
+/* arch_ops.switch_mm / enter_lazy_tlb as the scheduler calls them at every
+ * context switch: arm64's (its "already runs next" test, and its empty
+ * enter_lazy_tlb) inline, the same as calling them */
+void arm64_check_and_switch_context(struct sim *s, int cpu, mm_context_t *mm);
+static inline void arch_switch_mm(struct sim *s, int cpu, mm_context_t *next)
+{
+	struct machine *mc = machine_of(s);
+	if (mc->arch != &arch_arm64_ops)
+		mc->arch->switch_mm(s, cpu, next);
+	else if (next && mc->cpu[cpu].ttbr0_mm != next)
+		arm64_check_and_switch_context(s, cpu, next);
+}
+static inline void arch_enter_lazy_tlb(struct sim *s, int cpu)
+{
+	struct machine *mc = machine_of(s);
+	if (mc->arch != &arch_arm64_ops)
+		mc->arch->enter_lazy_tlb(s, cpu);
+}
+
 /* Are page-table pages freed through the RCU table batch (tlb_remove_table)?
  * arm64 always; x86 with x86_table_free=rcu (a37259732a7d, v6.15). */
 static inline bool arch_rcu_table_free(struct sim *s)

@@ -179,7 +179,8 @@ uint32_t bcast_nosync(struct sim *s, const struct inv_op *inv, bool trace_hits)
 {
 	struct machine *mc = machine_of(s);
 	if (!async_completion(s)) {
-		hw_invalidate_bcast(&mc->hw, inv, trace_hits ? bcast_hit : NULL, s);
+		/* bcast_hit only traces: without a trace it would do nothing */
+		hw_invalidate_bcast(&mc->hw, inv, trace_hits && s->trace ? bcast_hit : NULL, s);
 		return 0;
 	}
 	int self = cur_cpu(s);

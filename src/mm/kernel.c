@@ -29,17 +29,16 @@ static void set_active_mm(struct sim *s, int cpu, struct mm_struct *mm)
  * core.c): a user task brings its mm; an idle CPU keeps the last one (lazy) */
 static void kernel_switch_to(struct sim *s, int cpu, struct sim_thread *next)
 {
-	const struct arch_ops *arch = machine_of(s)->arch;
 	if (!next) {
-		arch->enter_lazy_tlb(s, cpu);
+		arch_enter_lazy_tlb(s, cpu);
 		return;
 	}
 	struct mm_struct *mm = task_of(next)->mm;
 	if (!mm) {		/* a kernel thread borrows the previous mm */
-		arch->enter_lazy_tlb(s, cpu);
+		arch_enter_lazy_tlb(s, cpu);
 		return;
 	}
-	arch->switch_mm(s, cpu, &mm->context);
+	arch_switch_mm(s, cpu, &mm->context);
 	set_active_mm(s, cpu, mm);
 }
 
