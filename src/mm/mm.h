@@ -893,8 +893,23 @@ uint32_t alloc_zeroed_frame(struct sim *s, enum frame_state st, int depth, uint6
 /* pte_offset_map_lock()'s PTE-table lock as far as reclaim sees it: taken by
  * the paths that call flush_tlb_batched_pending (they never wait for each
  * other in the model; they wait for a reclaim task that holds it). */
-void ptl_lock(struct sim *s, uint32_t table);
-void ptl_unlock(struct sim *s);
+void ptl_lock_wait(struct sim *s, uint32_t table);
+static inline void ptl_lock(struct sim *s, uint32_t table)
+{
+	/* no reclaim task holds a PTL: nothing to wait for (ptl_lock_wait's
+	 * loop would not run) */
+	struct task *t = current_task(s);
+	if (t && table && !kernel_of(s)->nr_reclaim_ptl)
+		t->ptl_table = table;
+	else
+		ptl_lock_wait(s, table);
+}
+static inline void ptl_unlock(struct sim *s)
+{
+	struct task *t = current_task(s);
+	if (t)
+		t->ptl_table = 0;
+}
 /* the PTE lock as an rmap walker takes it (page_vma_mapped_walk: reclaim's
  * try_to_unmap_one, page_mkclean): waits for any holder, and the paths
  * that take ptl_lock wait for it */
@@ -907,7 +922,13 @@ void rmap_ptl_unlock2(struct sim *s);
 /* The PTE table mapping addr in mm, or 0 */
 uint32_t pte_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr);
 /* flush_tlb_batched_pending(mm) (mm/rmap.c, v4.11+): under the PTL */
-void flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm);
+void flush_tlb_batched_pending_slow(struct sim *s, struct mm_struct *mm);
+static inline void flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm)
+{
+	/* a zero tlb_flush_batched owes nothing under either ubc_flag */
+	if (mm->tlb_flush_batched)
+		flush_tlb_batched_pending_slow(s, mm);
+}
 /* shrink_page_list() in two parts (rmap.c): unmap up to SWAP_CLUSTER_MAX
  * pages of [start, end) of mm (lazyfree pages; the flush may be deferred),
  * putting the pages to free on rl; then try_to_unmap_flush() and the frees */
