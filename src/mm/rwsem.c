@@ -79,11 +79,9 @@ static void rwsem_wake_one(struct sim *s, struct task *t)
 }
 
 /* __rwsem_mark_wake(RWSEM_WAKE_ANY) for the v5.1 queue */
-static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
+static __attribute__((noinline)) void rwsem_wake_queue(struct sim *s, struct rw_semaphore *sem)
 {
 	struct task *t = sem->wait_head;
-	if (!t || sem->writer)
-		return;
 	if (t->wait_write) {
 		if (sem->readers == 0 && !t->wait_woken) {
 			t->wait_woken = true;
@@ -97,6 +95,14 @@ static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 		r->wait_granted = true;
 		rwsem_wake_one(s, r);
 	}
+}
+
+/* rwsem_wake_queue() when there is something to wake: its empty-queue and
+ * writer-owned tests inline (the common case, nothing to do) */
+static inline void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
+{
+	if (sem->wait_head && !sem->writer)
+		rwsem_wake_queue(s, sem);
 }
 
 /* down_read() (kernel/locking/rwsem.c, rwsem_down_read_failed, v5.1) */
