@@ -480,7 +480,8 @@ bool do_munmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end
 	struct vm_area_struct *detached[16];
 	struct vm_area_struct **dv = n <= 16 ? detached
 						: kernel_obj_alloc(s, (size_t)n * sizeof(*dv));
-	memcpy(dv, &mm->vmas[i], (size_t)n * sizeof(*dv));
+	for (int v = 0; v < n; v++)	/* usually one: no memcpy call */
+		dv[v] = mm->vmas[i + v];
 	struct vm_area_struct *prev = i > 0 ? mm->vmas[i - 1] : NULL;
 	struct vm_area_struct *next = j < mm->nr_vmas ? mm->vmas[j] : NULL;
 	memmove(&mm->vmas[i], &mm->vmas[j], (size_t)(mm->nr_vmas - j) * sizeof(*mm->vmas));
