@@ -258,6 +258,9 @@ struct task {
 	bool wait_granted;		/* reader: lock granted by the waker */
 	bool wait_woken;		/* writer: woken, will retry the lock */
 	uint32_t *gather_pages;		/* mmu_gather page batch storage */
+	/* inside tlb_finish_mmu's forced (nested) flush: observers read it
+	 * when told of a flush (a field, not a hook call each way) */
+	bool in_nested_finish;
 	/* task_work: files whose final fput waits for the return to user
 	 * mode (fput, filemap.c) */
 	struct inode *fput_work;
@@ -362,8 +365,6 @@ struct mm_hooks {
 	void (*table_unlinked)(void *ctx, uint32_t table);
 	/* page tables, flushed, are handed to RCU for freeing */
 	void (*tables_to_rcu)(void *ctx, const uint32_t *tables, uint32_t n);
-	/* tlb_finish_mmu's nested flush begins (in) or ends */
-	void (*finish_nested)(void *ctx, bool in);
 	/* MADV_FREE looked at the page of frame f; returns its cookie */
 	uint64_t (*lazyfree_seen)(void *ctx, uint32_t f);
 	/* MADV_FREE returned; these are the pages it looked at */

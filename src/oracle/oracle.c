@@ -608,7 +608,7 @@ static void on_tlb_flush(void *ctx, const struct flush_note *n)
 	if (!th)
 		return;
 	th->last_flush.n = *n;
-	th->last_flush.nested = th->in_nested_finish;
+	th->last_flush.nested = current_task(o->s)->in_nested_finish;	/* th: s->curr is set */
 	th->last_flush.step = o->s->ex ? o->s->steps : 0;
 }
 
@@ -822,13 +822,6 @@ static void on_tables_to_rcu(void *ctx, const uint32_t *tables, uint32_t n)
 		if (fr->tlb_refs && check_frame(o, tables[i], "handed to RCU"))
 			return;
 	}
-}
-
-static void on_finish_nested(void *ctx, bool in)
-{
-	struct oracle_thread *th = cur_th(ctx);
-	if (th)
-		th->in_nested_finish = in;
 }
 
 static uint64_t on_lazyfree_seen(void *ctx, uint32_t f)
@@ -1170,7 +1163,6 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.page_dirtied = on_page_dirtied,
 	.table_unlinked = on_table_unlinked,
 	.tables_to_rcu = on_tables_to_rcu,
-	.finish_nested = on_finish_nested,
 	.lazyfree_seen = on_lazyfree_seen,
 	.lazyfree_done = on_lazyfree_done,
 	.user_fault = on_user_fault,
