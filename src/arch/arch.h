@@ -341,7 +341,16 @@ static inline bool async_completion(const struct sim *s)
  * an entry it removes at a point the explorer chooses, at the latest at this
  * thread's next bcast_sync(). trace_hits: a tlbi_hit record per CPU that
  * lost entries at issue. Returns the CPUs it is pending on. (machine.c) */
-uint32_t bcast_nosync(struct sim *s, const struct inv_op *inv, bool trace_hits);
+uint32_t bcast_nosync_async(struct sim *s, const struct inv_op *inv, bool trace_hits);
+void bcast_hit(void *ctx, int cpu, uint32_t removed);
+static inline uint32_t bcast_nosync(struct sim *s, const struct inv_op *inv, bool trace_hits)
+{
+	if (async_completion(s))
+		return bcast_nosync_async(s, inv, trace_hits);
+	/* bcast_hit only traces: without a trace it would do nothing */
+	hw_invalidate_bcast(&machine_of(s)->hw, inv, trace_hits && s->trace ? bcast_hit : NULL, s);
+	return 0;
+}
 /* The issuing thread waits for its broadcasts (arm64 DSB ISH, x86
  * TLBSYNC): every one it issued is complete; a wait executed by another
  * thread or CPU completes none of them. */
