@@ -635,10 +635,38 @@ pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr);
 int user_access(struct sim *s, uint64_t va, bool write);
 
 /* rwsem (kernel/locking/rwsem.c, v5.1 semantics, see docs/design.md) */
+/* The lock operations' uncontended paths are inline (rwsem.c has the
+ * waits and wake-ups): each is the one step (lock_op_ns plus the count's
+ * line transfer, mm/points.h YP_LOCK) and the test of the fast path. */
+extern const struct sim_point tp_lock;
+static inline void rwsem_step(struct sim *s, struct rw_semaphore *sem, enum lock_op op)
+{
+	sim_step_arg(s, &tp_lock, (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &sem->count), op,
+		     sem->kind);
+}
+void down_write_wait(struct sim *s, struct rw_semaphore *sem);
+void up_write_wake(struct sim *s, struct rw_semaphore *sem);
 void down_read(struct sim *s, struct rw_semaphore *sem);
 void up_read(struct sim *s, struct rw_semaphore *sem);
-void down_write(struct sim *s, struct rw_semaphore *sem);
-void up_write(struct sim *s, struct rw_semaphore *sem);
+/* down_write() */
+static inline void down_write(struct sim *s, struct rw_semaphore *sem)
+{
+	rwsem_step(s, sem, LOCK_DOWN_WRITE);
+	if (!sem->writer && sem->readers == 0 && !sem->spin_head)
+		sem->writer = true;		/* fast path, or an unqueued steal */
+	else
+		down_write_wait(s, sem);
+}
+/* up_write(): a spinning writer takes the lock first; otherwise wake the
+ * queue front */
+static inline void up_write(struct sim *s, struct rw_semaphore *sem)
+{
+	SIM_BUG_ON(s, !sem->writer);
+	rwsem_step(s, sem, LOCK_UP_WRITE);
+	sem->writer = false;
+	if (sem->spin_head || sem->wait_head)
+		up_write_wake(s, sem);
+}
 bool down_write_trylock(struct sim *s, struct rw_semaphore *sem);
 void downgrade_write(struct sim *s, struct rw_semaphore *sem);
 
