@@ -672,15 +672,35 @@ static bool entry_writable(const struct hw *hw, const struct tc_entry *e)
  * when the call began (map_epoch <= call_epoch) and that the live page tables
  * no longer map there. When mprotect returns, no CPU may hold a writable
  * entry for a page whose PTE is now read-only. */
+static __attribute__((noinline)) void range_unmapped_scan(struct oracle *o, struct mm_struct *mm,
+							   uint64_t start, uint64_t end,
+							   enum mm_syscall call,
+							   uint64_t call_epoch);
 static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, uint64_t end,
 			      enum mm_syscall call, uint64_t call_epoch)
 {
 	struct oracle *o = ctx;
 	struct sim *s = o->s;
-	struct hw *hw = hw_of(s);
+	const struct hw *hw = hw_of(s);
 	int shift = hw->geom.page_shift;
 	if (start >= end)
 		return;
+	/* the scan visits only the CPUs whose TLB may hold a page of the
+	 * range: with none there is nothing to check (the common case) */
+	const uint64_t kfirst = start >> shift, klast = (end - 1) >> shift;
+	const int nwords = (s->nr_cpus + 63) / 64;
+	for (int wi = 0; wi < nwords; wi++)
+		if (hw_tlb_range_cpus_word(hw, kfirst, klast, (uint32_t)wi)) {
+			range_unmapped_scan(o, mm, start, end, call, call_epoch);
+			return;
+		}
+}
+static void range_unmapped_scan(struct oracle *o, struct mm_struct *mm, uint64_t start,
+				uint64_t end, enum mm_syscall call, uint64_t call_epoch)
+{
+	struct sim *s = o->s;
+	struct hw *hw = hw_of(s);
+	int shift = hw->geom.page_shift;
 	const uint64_t kfirst = start >> shift, kspan = ((end - 1) >> shift) - kfirst;
 	const struct hw_cpu *hc = hw->cpu;
 	const int nwords = (s->nr_cpus + 63) / 64;
