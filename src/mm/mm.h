@@ -204,6 +204,9 @@ struct mm_struct {
 	 * keeps it true; do_munmap raises gap_top past the gap it opens;
 	 * exit_mmap clears it. */
 	uint64_t gap_len, gap_top, gap_base;
+	/* a guess at how many VMAs start at or below gap_top (where the scan
+	 * resumes), checked against the array before it is used */
+	int gap_idx;
 	/* find_vma's cache (the kernel's per-task vmacache, here per mm, by
 	 * 16 MiB window of the address): a hit is used only if still linked
 	 * and covering the address, so it is exact */
