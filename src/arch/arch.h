@@ -341,7 +341,16 @@ static inline bool async_completion(const struct sim *s)
  * an entry it removes at a point the explorer chooses, at the latest at this
  * thread's next bcast_sync(). trace_hits: a tlbi_hit record per CPU that
  * lost entries at issue. Returns the CPUs it is pending on. (machine.c) */
-uint32_t bcast_nosync(struct sim *s, const struct inv_op *inv, bool trace_hits);
+uint32_t bcast_nosync_async(struct sim *s, const struct inv_op *inv, bool trace_hits);
+void bcast_hit(void *ctx, int cpu, uint32_t removed);
+static inline uint32_t bcast_nosync(struct sim *s, const struct inv_op *inv, bool trace_hits)
+{
+	if (async_completion(s))
+		return bcast_nosync_async(s, inv, trace_hits);
+	/* bcast_hit only traces: without a trace it would do nothing */
+	hw_invalidate_bcast(&machine_of(s)->hw, inv, trace_hits && s->trace ? bcast_hit : NULL, s);
+	return 0;
+}
 /* The issuing thread waits for its broadcasts (arm64 DSB ISH, x86
  * TLBSYNC): every one it issued is complete; a wait executed by another
  * thread or CPU completes none of them. */
@@ -365,6 +374,35 @@ static inline void arm64_dsb_ish(struct sim *s)
 static inline void flush_tlb_kernel_range(struct sim *s, uint64_t start, uint64_t end)
 {
 	machine_of(s)->arch->flush_tlb_kernel_range(s, start, end);
+}
+
+/* arch_ops.user_tag of cpu: arm64's (TTBR0's ASID) read inline, as it is
+ * what every user access asks; the same value arm64_user_tag returns */
+static inline uint32_t arch_user_tag(struct sim *s, int cpu)
+{
+	const struct machine *mc = machine_of(s);
+	if (mc->arch == &arch_arm64_ops)
+		return mc->cpu[cpu].ttbr0_asid;
+	return mc->arch->user_tag(s, cpu);
+}
+
+/* arch_ops.switch_mm / enter_lazy_tlb as the scheduler calls them at every
+ * context switch: arm64's (its "already runs next" test, and its empty
+ * enter_lazy_tlb) inline, the same as calling them */
+void arm64_check_and_switch_context(struct sim *s, int cpu, mm_context_t *mm);
+static inline void arch_switch_mm(struct sim *s, int cpu, mm_context_t *next)
+{
+	struct machine *mc = machine_of(s);
+	if (mc->arch != &arch_arm64_ops)
+		mc->arch->switch_mm(s, cpu, next);
+	else if (next && mc->cpu[cpu].ttbr0_mm != next)
+		arm64_check_and_switch_context(s, cpu, next);
+}
+static inline void arch_enter_lazy_tlb(struct sim *s, int cpu)
+{
+	struct machine *mc = machine_of(s);
+	if (mc->arch != &arch_arm64_ops)
+		mc->arch->enter_lazy_tlb(s, cpu);
 }
 
 /* Are page-table pages freed through the RCU table batch (tlb_remove_table)?

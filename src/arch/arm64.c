@@ -450,8 +450,8 @@ static void local_flush_tlb_all(struct sim *s, int cpu)
  * the generation is old, and do the flush this CPU owes a rollover before it
  * runs the new context. ASID-tagged: nothing else is flushed.
  */
-__attribute__((noinline))	/* keep arm64_switch_mm's common "same mm" test small */
-static void check_and_switch_context(struct sim *s, int cpu, mm_context_t *mm)
+__attribute__((noinline))	/* keep arch_switch_mm's common "same mm" test small */
+void arm64_check_and_switch_context(struct sim *s, int cpu, mm_context_t *mm)
 {
 	struct machine *mc = machine_of(s);
 	struct arch_cpu *ac = arch_cpu(s, cpu);
@@ -480,9 +480,10 @@ static void check_and_switch_context(struct sim *s, int cpu, mm_context_t *mm)
 static void arm64_switch_mm(struct sim *s, int cpu, mm_context_t *next)
 {
 	if (next && arch_cpu(s, cpu)->ttbr0_mm != next)
-		check_and_switch_context(s, cpu, next);
+		arm64_check_and_switch_context(s, cpu, next);
 }
 
+/* nothing to do (arch_enter_lazy_tlb skips the call) */
 static void arm64_enter_lazy_tlb(struct sim *s, int cpu)
 {
 	(void)s;

@@ -170,18 +170,15 @@ static void tlbi_complete(struct sim *s, void *arg, uint64_t i)
 	tlbi_done(s, (uint32_t)i, false);
 }
 
-static void bcast_hit(void *ctx, int cpu, uint32_t removed)
+void bcast_hit(void *ctx, int cpu, uint32_t removed)
 {
 	sim_trace(ctx, TR_TLBI_HIT, (uint64_t)cpu, removed);
 }
 
-uint32_t bcast_nosync(struct sim *s, const struct inv_op *inv, bool trace_hits)
+/* bcast_nosync() with async_completion (its run-mode path is inline) */
+uint32_t bcast_nosync_async(struct sim *s, const struct inv_op *inv, bool trace_hits)
 {
 	struct machine *mc = machine_of(s);
-	if (!async_completion(s)) {
-		hw_invalidate_bcast(&mc->hw, inv, trace_hits ? bcast_hit : NULL, s);
-		return 0;
-	}
 	int self = cur_cpu(s);
 	uint32_t removed = hw_invalidate_cpu(&mc->hw, self, inv);
 	if (removed && trace_hits)

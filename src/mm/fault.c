@@ -656,6 +656,18 @@ static int do_page_fault(struct sim *s, struct mm_struct *mm, uint64_t va, bool 
 	return 0;
 }
 
+/* user_access()'s fault path, out of line so that the hit path stays small */
+static int user_access_fault(struct sim *s, struct sim_thread *t,
+			     struct mm_struct *mm, uint64_t va, bool write,
+			     pte_t live_pte)
+{
+	struct kernel *k = kernel_of(s);
+	s->m.page_faults++;
+	if (k->hooks && k->hooks->user_fault)
+		k->hooks->user_fault(k->hooks_ctx, t->cpu, va, live_pte);
+	return do_page_fault(s, mm, va, write);
+}
+
 /*
  * A user-mode access by the current task: translate through the MMU; on a
  * fault enter the kernel (do_page_fault), then retry the access.
@@ -665,20 +677,16 @@ int user_access(struct sim *s, uint64_t va, bool write)
 	struct sim_thread *t = sim_current(s);
 	struct mm_struct *mm = task_of(t)->mm;
 	struct machine *mc = machine_of(s);
-	struct kernel *k = kernel_of(s);
 	for (;;) {
 		struct hw_access acc;
-		hw_access(&mc->hw, t->cpu, mm->pgd, mc->arch->user_tag(s, t->cpu), va, write, &acc);
+		hw_access(&mc->hw, t->cpu, mm->pgd, arch_user_tag(s, t->cpu), va, write, &acc);
 		if (acc.levels_read)
 			sim_charge(s, (uint64_t)acc.levels_read * (uint64_t)P(s, P_walk_level_ns));
 		if (!acc.fault) {
 			sim_step_arg(s, YP_USER, (uint64_t)P(s, P_user_access_ns), va, write);
 			return 0;
 		}
-		s->m.page_faults++;
-		if (k->hooks && k->hooks->user_fault)
-			k->hooks->user_fault(k->hooks_ctx, t->cpu, va, acc.live_pte);
-		if (do_page_fault(s, mm, va, write))
+		if (user_access_fault(s, t, mm, va, write, acc.live_pte))
 			return -1;
 	}
 }

@@ -156,7 +156,9 @@ uint32_t filemap_getpage(struct sim *s, struct inode *ino, uint64_t index)
 	uint32_t f = alloc_zeroed_frame(s, FRAME_DATA, 0, 0);
 	if (GROW(&ino->pages, &ino->cap, ino->nr, (size_t)ino->nr + 1, 8))
 		sim_oom(s, "a page cache");
-	memmove(&ino->pages[i + 1], &ino->pages[i], (size_t)(ino->nr - i) * sizeof(*ino->pages));
+	if (i < ino->nr)	/* most misses append: no call for nothing to move */
+		memmove(&ino->pages[i + 1], &ino->pages[i],
+			(size_t)(ino->nr - i) * sizeof(*ino->pages));
 	ino->pages[i].index = index;
 	ino->pages[i].frame = f;
 	ino->nr++;
@@ -472,8 +474,9 @@ void i_mmap_remove(struct inode *ino, struct vm_area_struct *vma)
 {
 	for (int i = 0; i < ino->nr_mmap; i++)
 		if (ino->mmap[i] == vma) {
-			memmove(&ino->mmap[i], &ino->mmap[i + 1],
-				(size_t)(ino->nr_mmap - i - 1) * sizeof(*ino->mmap));
+			if (i + 1 < ino->nr_mmap)	/* not the last: close the hole */
+				memmove(&ino->mmap[i], &ino->mmap[i + 1],
+					(size_t)(ino->nr_mmap - i - 1) * sizeof(*ino->mmap));
 			ino->nr_mmap--;
 			return;
 		}

@@ -27,20 +27,22 @@ static void set_active_mm(struct sim *s, int cpu, struct mm_struct *mm)
 
 /* context_switch() -> switch_mm_irqs_off() / enter_lazy_tlb() (kernel/sched/
  * core.c): a user task brings its mm; an idle CPU keeps the last one (lazy) */
+static __attribute__((noinline)) void kernel_switch_mm(struct sim *s, int cpu,
+							struct mm_struct *mm)
+{
+	arch_switch_mm(s, cpu, &mm->context);
+	set_active_mm(s, cpu, mm);
+}
 static void kernel_switch_to(struct sim *s, int cpu, struct sim_thread *next)
 {
-	const struct arch_ops *arch = machine_of(s)->arch;
-	if (!next) {
-		arch->enter_lazy_tlb(s, cpu);
+	/* idle (next NULL) or a kernel thread, which borrows the previous mm;
+	 * the mm switch is out of line, so this common case saves no registers */
+	struct mm_struct *mm = next ? task_of(next)->mm : NULL;
+	if (!mm) {
+		arch_enter_lazy_tlb(s, cpu);
 		return;
 	}
-	struct mm_struct *mm = task_of(next)->mm;
-	if (!mm) {		/* a kernel thread borrows the previous mm */
-		arch->enter_lazy_tlb(s, cpu);
-		return;
-	}
-	arch->switch_mm(s, cpu, &mm->context);
-	set_active_mm(s, cpu, mm);
+	kernel_switch_mm(s, cpu, mm);
 }
 
 /* activate_mm() (exec_mmap, fs/exec.c): the current CPU switches to mm */

@@ -204,6 +204,9 @@ struct mm_struct {
 	 * keeps it true; do_munmap raises gap_top past the gap it opens;
 	 * exit_mmap clears it. */
 	uint64_t gap_len, gap_top, gap_base;
+	/* a guess at how many VMAs start at or below gap_top (where the scan
+	 * resumes), checked against the array before it is used */
+	int gap_idx;
 	/* find_vma's cache (the kernel's per-task vmacache, here per mm, by
 	 * 16 MiB window of the address): a hit is used only if still linked
 	 * and covering the address, so it is exact */
@@ -258,6 +261,9 @@ struct task {
 	bool wait_granted;		/* reader: lock granted by the waker */
 	bool wait_woken;		/* writer: woken, will retry the lock */
 	uint32_t *gather_pages;		/* mmu_gather page batch storage */
+	/* inside tlb_finish_mmu's forced (nested) flush: observers read it
+	 * when told of a flush (a field, not a hook call each way) */
+	bool in_nested_finish;
 	/* task_work: files whose final fput waits for the return to user
 	 * mode (fput, filemap.c) */
 	struct inode *fput_work;
@@ -362,8 +368,6 @@ struct mm_hooks {
 	void (*table_unlinked)(void *ctx, uint32_t table);
 	/* page tables, flushed, are handed to RCU for freeing */
 	void (*tables_to_rcu)(void *ctx, const uint32_t *tables, uint32_t n);
-	/* tlb_finish_mmu's nested flush begins (in) or ends */
-	void (*finish_nested)(void *ctx, bool in);
 	/* MADV_FREE looked at the page of frame f; returns its cookie */
 	uint64_t (*lazyfree_seen)(void *ctx, uint32_t f);
 	/* MADV_FREE returned; these are the pages it looked at */
@@ -634,10 +638,38 @@ pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr);
 int user_access(struct sim *s, uint64_t va, bool write);
 
 /* rwsem (kernel/locking/rwsem.c, v5.1 semantics, see docs/design.md) */
+/* The lock operations' uncontended paths are inline (rwsem.c has the
+ * waits and wake-ups): each is the one step (lock_op_ns plus the count's
+ * line transfer, mm/points.h YP_LOCK) and the test of the fast path. */
+extern const struct sim_point tp_lock;
+static inline void rwsem_step(struct sim *s, struct rw_semaphore *sem, enum lock_op op)
+{
+	sim_step_arg(s, &tp_lock, (uint64_t)P(s, P_lock_op_ns) + line_rmw(s, &sem->count), op,
+		     sem->kind);
+}
+void down_write_wait(struct sim *s, struct rw_semaphore *sem);
+void up_write_wake(struct sim *s, struct rw_semaphore *sem);
 void down_read(struct sim *s, struct rw_semaphore *sem);
 void up_read(struct sim *s, struct rw_semaphore *sem);
-void down_write(struct sim *s, struct rw_semaphore *sem);
-void up_write(struct sim *s, struct rw_semaphore *sem);
+/* down_write() */
+static inline void down_write(struct sim *s, struct rw_semaphore *sem)
+{
+	rwsem_step(s, sem, LOCK_DOWN_WRITE);
+	if (!sem->writer && sem->readers == 0 && !sem->spin_head)
+		sem->writer = true;		/* fast path, or an unqueued steal */
+	else
+		down_write_wait(s, sem);
+}
+/* up_write(): a spinning writer takes the lock first; otherwise wake the
+ * queue front */
+static inline void up_write(struct sim *s, struct rw_semaphore *sem)
+{
+	SIM_BUG_ON(s, !sem->writer);
+	rwsem_step(s, sem, LOCK_UP_WRITE);
+	sem->writer = false;
+	if (sem->spin_head || sem->wait_head)
+		up_write_wake(s, sem);
+}
 bool down_write_trylock(struct sim *s, struct rw_semaphore *sem);
 void downgrade_write(struct sim *s, struct rw_semaphore *sem);
 
@@ -893,8 +925,23 @@ uint32_t alloc_zeroed_frame(struct sim *s, enum frame_state st, int depth, uint6
 /* pte_offset_map_lock()'s PTE-table lock as far as reclaim sees it: taken by
  * the paths that call flush_tlb_batched_pending (they never wait for each
  * other in the model; they wait for a reclaim task that holds it). */
-void ptl_lock(struct sim *s, uint32_t table);
-void ptl_unlock(struct sim *s);
+void ptl_lock_wait(struct sim *s, uint32_t table);
+static inline void ptl_lock(struct sim *s, uint32_t table)
+{
+	/* no reclaim task holds a PTL: nothing to wait for (ptl_lock_wait's
+	 * loop would not run) */
+	struct task *t = current_task(s);
+	if (t && table && !kernel_of(s)->nr_reclaim_ptl)
+		t->ptl_table = table;
+	else
+		ptl_lock_wait(s, table);
+}
+static inline void ptl_unlock(struct sim *s)
+{
+	struct task *t = current_task(s);
+	if (t)
+		t->ptl_table = 0;
+}
 /* the PTE lock as an rmap walker takes it (page_vma_mapped_walk: reclaim's
  * try_to_unmap_one, page_mkclean): waits for any holder, and the paths
  * that take ptl_lock wait for it */
@@ -907,7 +954,13 @@ void rmap_ptl_unlock2(struct sim *s);
 /* The PTE table mapping addr in mm, or 0 */
 uint32_t pte_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr);
 /* flush_tlb_batched_pending(mm) (mm/rmap.c, v4.11+): under the PTL */
-void flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm);
+void flush_tlb_batched_pending_slow(struct sim *s, struct mm_struct *mm);
+static inline void flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm)
+{
+	/* a zero tlb_flush_batched owes nothing under either ubc_flag */
+	if (mm->tlb_flush_batched)
+		flush_tlb_batched_pending_slow(s, mm);
+}
 /* shrink_page_list() in two parts (rmap.c): unmap up to SWAP_CLUSTER_MAX
  * pages of [start, end) of mm (lazyfree pages; the flush may be deferred),
  * putting the pages to free on rl; then try_to_unmap_flush() and the frees */

@@ -126,13 +126,16 @@ static uint64_t unmapped_area_topdown(struct sim *s, struct mm_struct *mm, uint6
 		 * above mmap_base, or mmap_base; then each vm_start): when m ends
 		 * at or below mmap_base every gap above the one under m tops
 		 * above gap_top; with no m, every gap does */
-		int lo = 0, hi = mm->nr_vmas;
-		while (lo < hi) {
-			int mid = (lo + hi) / 2;
-			if (mm->vmas[mid]->vm_start <= top)
-				lo = mid + 1;
-			else
-				hi = mid;
+		int lo = mm->gap_idx, hi = mm->nr_vmas;
+		if (!(lo > 0 && lo <= hi && mm->vmas[lo - 1]->vm_start <= top &&
+		      (lo == hi || mm->vmas[lo]->vm_start > top))) {
+			for (lo = 0; lo < hi;) {
+				int mid = (lo + hi) / 2;
+				if (mm->vmas[mid]->vm_start <= top)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
 		}
 		if (lo == 0)
 			return TLBSIM_EINVAL_VA;
@@ -154,6 +157,9 @@ static uint64_t unmapped_area_topdown(struct sim *s, struct mm_struct *mm, uint6
 			mm->gap_len = len;
 			mm->gap_top = high;
 			mm->gap_base = base;
+			/* VMAs 0..j+1 start at or below high (j+1 at it, unless
+			 * high is mmap_base), and the caller links one at j+1 */
+			mm->gap_idx = j + 3;
 			*pos = j + 1;
 			return high - len;
 		}
@@ -480,7 +486,8 @@ bool do_munmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end
 	struct vm_area_struct *detached[16];
 	struct vm_area_struct **dv = n <= 16 ? detached
 						: kernel_obj_alloc(s, (size_t)n * sizeof(*dv));
-	memcpy(dv, &mm->vmas[i], (size_t)n * sizeof(*dv));
+	for (int v = 0; v < n; v++)	/* usually one: no memcpy call */
+		dv[v] = mm->vmas[i + v];
 	struct vm_area_struct *prev = i > 0 ? mm->vmas[i - 1] : NULL;
 	struct vm_area_struct *next = j < mm->nr_vmas ? mm->vmas[j] : NULL;
 	memmove(&mm->vmas[i], &mm->vmas[j], (size_t)(mm->nr_vmas - j) * sizeof(*mm->vmas));
@@ -492,8 +499,10 @@ bool do_munmap(struct sim *s, struct mm_struct *mm, uint64_t start, uint64_t end
 	 * there, or as it was if that gap is still too short */
 	uint64_t gap_hi = next ? next->vm_start : UINT64_MAX;
 	uint64_t gap_lo = prev ? prev->vm_end : hw_of(s)->geom.page_size;
-	if (gap_hi > mm->gap_top && gap_hi >= gap_lo && gap_hi - gap_lo >= mm->gap_len)
+	if (gap_hi > mm->gap_top && gap_hi >= gap_lo && gap_hi - gap_lo >= mm->gap_len) {
 		mm->gap_top = gap_hi;
+		mm->gap_idx = i + 1;	/* next is VMA i now */
+	}
 
 	if (downgrade)
 		downgrade_write(s, &mm->mmap_sem);

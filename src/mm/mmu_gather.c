@@ -380,20 +380,17 @@ void tlb_finish_mmu(struct sim *s, struct mmu_gather *tlb, uint64_t start, uint6
 	/* policy knob nested_check=off: the pre-4.14 code had no nested check
 	 * (99baac21e458 added it) */
 	struct machine *mc = machine_of(s);
-	struct kernel *k = kernel_of(s);
 	bool force = mc->policy.nested_check && mm_tlb_flush_nested(tlb->mm);
 	sim_trace(s, TR_NESTED, (uint64_t)tlb->mm->tlb_flush_pending, force);
-	bool tell = force && k->hooks && k->hooks->finish_nested;
+	struct task *tk = current_task(s);
 	if (force) {
 		s->m.nested_finishes++;
 		sim_step_arg(s, YP_FINISH_POLICY, 0, (uint64_t)mc->policy.nested, 0);
 		tlbsim_nested_policy(s, tlb, start, end);
-		if (tell)
-			k->hooks->finish_nested(k->hooks_ctx, true);
+		tk->in_nested_finish = true;
 	}
 	tlb_flush_mmu(s, tlb);
-	if (tell)
-		k->hooks->finish_nested(k->hooks_ctx, false);
+	tk->in_nested_finish = false;
 	/* check_pgt_cache(); tlb_batch_list_free(): nothing to model */
 	/* dec_tlb_flush_pending(): the same line's atomic */
 	sim_step(s, YP_PENDING_DEC,

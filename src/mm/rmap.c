@@ -96,7 +96,7 @@ static bool ptl_busy(struct sim *s, uint32_t table, bool reclaim_only)
 
 /* pte_offset_map_lock()'s spin_lock(ptl) (mm/memory.c, v5.1) for a path that
  * synchronises with reclaim: waits only while a reclaim task holds it */
-void ptl_lock(struct sim *s, uint32_t table)
+void ptl_lock_wait(struct sim *s, uint32_t table)
 {
 	struct kernel *k = kernel_of(s);
 	struct task *t = current_task(s);
@@ -105,13 +105,6 @@ void ptl_lock(struct sim *s, uint32_t table)
 	while (k->nr_reclaim_ptl && ptl_busy(s, table, true))
 		sim_sleep_for(s, (uint64_t)P(s, P_lock_op_ns));
 	t->ptl_table = table;
-}
-
-void ptl_unlock(struct sim *s)
-{
-	struct task *t = current_task(s);
-	if (t)
-		t->ptl_table = 0;
 }
 
 /* the PTL taken by an rmap walker's page_vma_mapped_walk()
@@ -305,7 +298,7 @@ static void arch_flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm)
  * the pending/flushed generations of 5ee2fa2f0636 (v5.17): flushed =
  * pending by cmpxchg against the value read before the flush.
  */
-void flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm)
+void flush_tlb_batched_pending_slow(struct sim *s, struct mm_struct *mm)
 {
 	uint32_t batch = mm->tlb_flush_batched;
 	bool gen = machine_of(s)->policy.ubc_flag == UBC_FLAG_GEN;

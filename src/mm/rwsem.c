@@ -79,11 +79,9 @@ static void rwsem_wake_one(struct sim *s, struct task *t)
 }
 
 /* __rwsem_mark_wake(RWSEM_WAKE_ANY) for the v5.1 queue */
-static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
+static __attribute__((noinline)) void rwsem_wake_queue(struct sim *s, struct rw_semaphore *sem)
 {
 	struct task *t = sem->wait_head;
-	if (!t || sem->writer)
-		return;
 	if (t->wait_write) {
 		if (sem->readers == 0 && !t->wait_woken) {
 			t->wait_woken = true;
@@ -99,11 +97,19 @@ static void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
 	}
 }
 
+/* rwsem_wake_queue() when there is something to wake: its empty-queue and
+ * writer-owned tests inline (the common case, nothing to do) */
+static inline void rwsem_wake(struct sim *s, struct rw_semaphore *sem)
+{
+	if (sem->wait_head && !sem->writer)
+		rwsem_wake_queue(s, sem);
+}
+
 /* down_read() (kernel/locking/rwsem.c, rwsem_down_read_failed, v5.1) */
 void down_read(struct sim *s, struct rw_semaphore *sem)
 {
 	struct task *t = current_task(s);
-	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_DOWN_READ, sem->kind);
+	rwsem_step(s, sem, LOCK_DOWN_READ);
 	if (!sem->writer && !sem->wait_head) {
 		sem->readers++;
 		return;
@@ -125,20 +131,16 @@ void down_read(struct sim *s, struct rw_semaphore *sem)
 void up_read(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, sem->readers <= 0 || sem->writer);
-	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_UP_READ, sem->kind);
+	rwsem_step(s, sem, LOCK_UP_READ);
 	if (--sem->readers == 0)
 		rwsem_wake(s, sem);
 }
 
-/* down_write() -> rwsem_down_write_failed() (v5.1) */
-void down_write(struct sim *s, struct rw_semaphore *sem)
+/* down_write() after its step found the lock taken or a spinner:
+ * rwsem_down_write_failed() (v5.1) */
+void down_write_wait(struct sim *s, struct rw_semaphore *sem)
 {
 	struct task *t = current_task(s);
-	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_DOWN_WRITE, sem->kind);
-	if (!sem->writer && sem->readers == 0 && !sem->spin_head) {
-		sem->writer = true;		/* fast path, or an unqueued steal */
-		return;
-	}
 	uint64_t t0 = s->now + t->thread.pending_ns;
 	t->wait_write = true;
 	t->wait_granted = false;
@@ -185,13 +187,10 @@ bool down_write_trylock(struct sim *s, struct rw_semaphore *sem)
 	return true;
 }
 
-/* up_write(): a spinning writer takes the lock first; otherwise wake the
- * queue front */
-void up_write(struct sim *s, struct rw_semaphore *sem)
+/* up_write() (mm.h) after its step, with a spinner or a waiter: a spinning
+ * writer takes the lock first; otherwise wake the queue front */
+void up_write_wake(struct sim *s, struct rw_semaphore *sem)
 {
-	SIM_BUG_ON(s, !sem->writer);
-	sim_step_arg(s, YP_LOCK, lock_op(s, sem), LOCK_UP_WRITE, sem->kind);
-	sem->writer = false;
 	if (sem->spin_head) {
 		struct task *w = q_pop(&sem->spin_head, &sem->spin_tail);
 		sem->writer = true;

@@ -608,7 +608,7 @@ static void on_tlb_flush(void *ctx, const struct flush_note *n)
 	if (!th)
 		return;
 	th->last_flush.n = *n;
-	th->last_flush.nested = th->in_nested_finish;
+	th->last_flush.nested = current_task(o->s)->in_nested_finish;	/* th: s->curr is set */
 	th->last_flush.step = o->s->ex ? o->s->steps : 0;
 }
 
@@ -672,15 +672,35 @@ static bool entry_writable(const struct hw *hw, const struct tc_entry *e)
  * when the call began (map_epoch <= call_epoch) and that the live page tables
  * no longer map there. When mprotect returns, no CPU may hold a writable
  * entry for a page whose PTE is now read-only. */
+static __attribute__((noinline)) void range_unmapped_scan(struct oracle *o, struct mm_struct *mm,
+							   uint64_t start, uint64_t end,
+							   enum mm_syscall call,
+							   uint64_t call_epoch);
 static void on_range_unmapped(void *ctx, struct mm_struct *mm, uint64_t start, uint64_t end,
 			      enum mm_syscall call, uint64_t call_epoch)
 {
 	struct oracle *o = ctx;
 	struct sim *s = o->s;
-	struct hw *hw = hw_of(s);
+	const struct hw *hw = hw_of(s);
 	int shift = hw->geom.page_shift;
 	if (start >= end)
 		return;
+	/* the scan visits only the CPUs whose TLB may hold a page of the
+	 * range: with none there is nothing to check (the common case) */
+	const uint64_t kfirst = start >> shift, klast = (end - 1) >> shift;
+	const int nwords = (s->nr_cpus + 63) / 64;
+	for (int wi = 0; wi < nwords; wi++)
+		if (hw_tlb_range_cpus_word(hw, kfirst, klast, (uint32_t)wi)) {
+			range_unmapped_scan(o, mm, start, end, call, call_epoch);
+			return;
+		}
+}
+static void range_unmapped_scan(struct oracle *o, struct mm_struct *mm, uint64_t start,
+				uint64_t end, enum mm_syscall call, uint64_t call_epoch)
+{
+	struct sim *s = o->s;
+	struct hw *hw = hw_of(s);
+	int shift = hw->geom.page_shift;
 	const uint64_t kfirst = start >> shift, kspan = ((end - 1) >> shift) - kfirst;
 	const struct hw_cpu *hc = hw->cpu;
 	const int nwords = (s->nr_cpus + 63) / 64;
@@ -822,13 +842,6 @@ static void on_tables_to_rcu(void *ctx, const uint32_t *tables, uint32_t n)
 		if (fr->tlb_refs && check_frame(o, tables[i], "handed to RCU"))
 			return;
 	}
-}
-
-static void on_finish_nested(void *ctx, bool in)
-{
-	struct oracle_thread *th = cur_th(ctx);
-	if (th)
-		th->in_nested_finish = in;
 }
 
 static uint64_t on_lazyfree_seen(void *ctx, uint32_t f)
@@ -1170,7 +1183,6 @@ static const struct mm_hooks oracle_mm_hooks = {
 	.page_dirtied = on_page_dirtied,
 	.table_unlinked = on_table_unlinked,
 	.tables_to_rcu = on_tables_to_rcu,
-	.finish_nested = on_finish_nested,
 	.lazyfree_seen = on_lazyfree_seen,
 	.lazyfree_done = on_lazyfree_done,
 	.user_fault = on_user_fault,

@@ -78,7 +78,6 @@ struct flush_report {
 /* Per-thread observer state. */
 struct oracle_thread {
 	struct flush_report last_flush;
-	bool in_nested_finish;
 	/* livelock detection */
 	uint64_t last_fault_va;
 	uint64_t last_fault_pte;

@@ -175,8 +175,12 @@ void glibc_user_work(struct sim *s, uint64_t pages)
 	struct uthread *u = uthread_of(sim_current(s));
 	struct glibc_proc *g = u->proc;
 	uint64_t ps = hw_of(s)->geom.page_size;
-	for (uint64_t i = 0; i + 1 < pages && g->image; i++)
-		user_access(s, g->image + (i % g->image_pages) * ps, false);
+	/* page i % image_pages, the index kept by a wrapping counter */
+	for (uint64_t i = 0, pg = 0; i + 1 < pages && g->image; i++) {
+		user_access(s, g->image + pg * ps, false);
+		if (++pg == g->image_pages)
+			pg = 0;
+	}
 	if (u->stack_hi)
 		user_access(s, u->stack_hi - 64, true);
 }
