@@ -13,8 +13,9 @@
  *  - A frame is FREE, DATA or PGTABLE. Every allocation and every free bumps its
  *    generation number, so a cached reference (frame, gen) whose gen differs
  *    from the frame's is stale (the frame was freed or reused).
- *  - Frame descriptors live in chunks that never move: a struct frame pointer
- *    stays valid for the life of the hw (grow.h explains why that matters).
+ *  - Frame descriptors live in one reserved address range that never moves:
+ *    a struct frame pointer stays valid for the life of the hw (grow.h
+ *    explains why that matters).
  *  - Page tables live in PGTABLE frames; a descriptor names the next frame.
  *    Descriptor bits are a neutral encoding (VALID, TABLE, WRITE, DIRTY, YOUNG,
  *    RDONLY, USER, GLOBAL + pfn); the geometry (levels, index bits, shifts) is
@@ -371,10 +372,13 @@ struct hw {
 	 * leaf entries */
 	bool invlpg_global_miss;
 	struct pt_geom geom;
-	/* Frame table in chunks of FRAME_CHUNK frames that never move, so a
-	 * struct frame pointer stays valid across yields (grow.h) */
-	struct frame **chunks;
-	size_t nchunks, cap_chunks;
+	/* Frame table: one flat array in an address range reserved at init
+	 * (inaccessible until used, made accessible FRAME_CHUNK frames at a
+	 * time), so it never moves and a struct frame pointer stays valid
+	 * across yields (grow.h), and frame_of is one index */
+	struct frame *frames;
+	uint64_t frames_cap;	/* frames the reservation holds */
+	uint64_t frames_ready;	/* frames made accessible (FRAME_CHUNK multiple) */
 	uint32_t nframes;
 	uint32_t free_head;
 	pte_t *table_pool;	/* recycled table buffers (linked through entry 0) */
@@ -410,7 +414,7 @@ struct hw {
 /* The frame descriptor of frame number f (stable storage). */
 static inline struct frame *frame_of(const struct hw *hw, uint32_t f)
 {
-	return &hw->chunks[f >> FRAME_CHUNK_SHIFT][f & (FRAME_CHUNK - 1)];
+	return &hw->frames[f];
 }
 static inline pte_t *table_of(const struct hw *hw, uint32_t f)
 {
