@@ -521,6 +521,61 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
  * an entry to replace. */
 void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 		  uint32_t frame, uint8_t perm);
+/* Fill the invalid entry e with (key, depth, tag) -> frame and count it. */
+static inline void tc_install(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key,
+			      int depth, uint32_t tag, uint32_t frame, uint8_t perm)
+{
+	struct frame *fr = frame_of(hw, frame);
+	uint32_t n = tc->ndense;
+	e->key = key;
+	e->depth = (uint8_t)depth;
+	e->tag = tag;
+	e->frame = frame;
+	e->gen = fr->gen;
+	e->perm = perm;
+	e->valid = 1;
+	e->stamp = ++tc->clock;
+	e->dense = n;
+	if (!n && tc->busy_word)
+		*tc->busy_word |= tc->busy_bit;
+	tc->dense[n] = (uint32_t)(e - tc->e);
+	tc->ndense = n + 1;
+	uint32_t h = tag & (TC_TAGCNT - 1);
+	if (tc->tagcnt[h]++ == 0 && tc->tag_word)
+		tc->tag_word[(size_t)h * tc->tag_stride] |= tc->busy_bit;
+	if (tc->reg_word) {
+		uint32_t r = tc_region(key);
+		if (tc->regcnt[r]++ == 0)
+			tc->reg_word[(size_t)r * tc->tag_stride] |= tc->busy_bit;
+	}
+	if (tc->filt) {
+		uint32_t k = tc_filt_slot(tc, key, tag);
+		uint8_t *c = &tc->filt[k];
+		if (*c == 0 && tc->slot_word)
+			tc->slot_word[(size_t)k * tc->tag_stride] |= tc->busy_bit;
+		if (*c != UINT8_MAX)
+			(*c)++;
+	}
+	fr->tlb_refs++;
+}
+
+/* tc_fill_miss of a full set: evict a victim, install */
+void tc_fill_evict(struct hw *hw, struct tcache *tc, struct tc_entry *set, uint64_t key, int depth,
+		   uint32_t tag, uint32_t frame, uint8_t perm);
+/* tc_fill_miss's body, for hw_access's walk */
+static inline void tc_fill_miss_inline(struct hw *hw, struct tcache *tc, uint64_t key, int depth,
+				       uint32_t tag, uint32_t frame, uint8_t perm)
+{
+	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
+	/* tc_victim's first choice, the lowest invalid way, inline */
+	const uint32_t ways = tc->ways;
+	for (uint32_t w = 0; w < ways; w++)
+		if (!set[w].valid) {
+			tc_install(hw, tc, &set[w], key, depth, tag, frame, perm);
+			return;
+		}
+	tc_fill_evict(hw, tc, set, key, depth, tag, frame, perm);
+}
 void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e);
 /* tc_remove's body, for the invalidation loops */
 static inline void tc_remove_inline(struct hw *hw, struct tcache *tc, struct tc_entry *e)

@@ -164,7 +164,7 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 			}
 			/* every depth below the deepest walk-cache hit missed
 			 * its lookup above */
-			tc_fill_miss(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0);
+			tc_fill_miss_inline(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0);
 			table = pte_pfn(e);
 			continue;
 		}
@@ -195,8 +195,12 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 			((pte_t *)tab)[idx] = ne;
 		if (hw_dirtied && hw->hooks && hw->hooks->pte_dirtied)
 			hw->hooks->pte_dirtied(hw->hooks_ctx, pte_pfn(e));
-		(leaf_miss ? tc_fill_miss : tc_fill)(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
-						     (uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)));
+		if (leaf_miss)
+			tc_fill_miss_inline(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
+					    (uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)));
+		else
+			tc_fill(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
+				(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)));
 		if (write && (ne & PTE_RDONLY))
 			goto fault;
 		return;
