@@ -97,11 +97,18 @@ __attribute__((noinline)) void tc_remove(struct hw *hw, struct tcache *tc, struc
 	tc_remove_inline(hw, tc, e);
 }
 
+/* How much of the bookkeeping a cache keeps: every CPU's leaf TLB keeps
+ * regions, filter and slot rows, its walk cache none of them (hw_init);
+ * other caches (tests) take the generic form */
+enum tc_kind { TC_GENERIC, TC_FULL, TC_BARE };
+
 /* tc_remove() of every entry tagged tag, in dense order from the end: the
  * same removals in the same order (so the same dense list is left), with the
  * cache's fields in registers and the per-tag and emptiness bits settled
- * once at the end (nothing observes the cache in between). */
-uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
+ * once at the end (nothing observes the cache in between). kind is a
+ * constant, so the TC_FULL and TC_BARE copies test no pointer per entry. */
+static inline __attribute__((always_inline)) uint32_t
+remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 {
 	uint32_t *dense = tc->dense;
 	struct tc_entry *ents = tc->e;
@@ -109,6 +116,8 @@ uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
 	uint8_t *filt = tc->filt;
 	const uint64_t bit = tc->busy_bit;
 	const uint32_t stride = tc->tag_stride;
+	const bool regs = kind == TC_FULL || (kind == TC_GENERIC && reg_word);
+	const bool filter = kind == TC_FULL || (kind == TC_GENERIC && filt);
 	uint32_t n = tc->ndense, removed = 0;
 	for (uint32_t i = n; i-- > 0;) {
 		struct tc_entry *e = &ents[dense[i]];
@@ -117,15 +126,15 @@ uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
 		SIM_BUG_ON(hw->sim, !e->valid);
 		frame_of(hw, e->frame)->tlb_refs--;
 		e->valid = 0;
-		if (reg_word) {
+		if (regs) {
 			uint32_t r = tc_region(e->key);
 			if (--tc->regcnt[r] == 0)
 				reg_word[(size_t)r * stride] &= ~bit;
 		}
-		if (filt) {
+		if (filter) {
 			uint32_t k = tc_filt_slot(tc, e->key, tag);
 			uint8_t *c = &filt[k];
-			if (*c != UINT8_MAX && --(*c) == 0 && slot_word)
+			if (*c != UINT8_MAX && --(*c) == 0 && (kind == TC_FULL || slot_word))
 				slot_word[(size_t)k * stride] &= ~bit;
 		}
 		uint32_t di = e->dense;
@@ -143,6 +152,15 @@ uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
 	if (!n && tc->busy_word)
 		*tc->busy_word &= ~bit;
 	return removed;
+}
+
+uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
+{
+	if (tc->reg_word && tc->filt && tc->slot_word)
+		return remove_tag(hw, tc, tag, TC_FULL);
+	if (!tc->reg_word && !tc->filt)
+		return remove_tag(hw, tc, tag, TC_BARE);
+	return remove_tag(hw, tc, tag, TC_GENERIC);
 }
 
 /* The way a fill of set takes when it holds no entry to replace: the lowest
