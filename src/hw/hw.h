@@ -491,7 +491,21 @@ void frame_free(struct hw *hw, uint32_t f);
 bool frame_clear(struct hw *hw, uint32_t f, int cpu, uint32_t cache_kb);
 
 /* Caches */
-static inline struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int depth, uint32_t tag)
+
+/* The bookkeeping a cache keeps, for code that knows it at compile time:
+ * hw_init gives every CPU's leaf TLB all of it (TC_LEAF: busy_word,
+ * tag_word, reg_word, filt and slot_word set) and every walk cache the tag
+ * rows only (TC_WALK: tag_word set, the others NULL); TC_ANY tests each
+ * pointer (any cache, e.g. the tests'). test_tcache checks hw_init's. */
+enum tc_kind { TC_ANY, TC_LEAF, TC_WALK };
+#define TC_HAS_BUSY(kind, tc) ((kind) == TC_LEAF || ((kind) == TC_ANY && (tc)->busy_word))
+#define TC_HAS_TAGW(kind, tc) ((kind) != TC_ANY || (tc)->tag_word)
+#define TC_HAS_REG(kind, tc) ((kind) == TC_LEAF || ((kind) == TC_ANY && (tc)->reg_word))
+#define TC_HAS_FILT(kind, tc) ((kind) == TC_LEAF || ((kind) == TC_ANY && (tc)->filt))
+#define TC_HAS_SLOT(kind, tc) ((kind) == TC_LEAF || ((kind) == TC_ANY && (tc)->slot_word))
+
+static inline __attribute__((always_inline)) struct tc_entry *
+tc_lookup_k(struct tcache *tc, uint64_t key, int depth, uint32_t tag, enum tc_kind kind)
 {
 	/* exact shortcuts for a miss: no entry of the tag (nor a global one),
 	 * or the leaf filter holds neither (key, tag) nor (key, global) */
@@ -499,7 +513,7 @@ static inline struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int de
 	bool globals = tc->tagcnt[hg] != 0;
 	if (!tc->tagcnt[tag & (TC_TAGCNT - 1)] && !globals)
 		return NULL;
-	if (tc->filt && !tc->filt[tc_filt_slot(tc, key, tag)] &&
+	if (TC_HAS_FILT(kind, tc) && !tc->filt[tc_filt_slot(tc, key, tag)] &&
 	    (!globals || !tc->filt[tc_filt_slot(tc, key, TC_TAG_GLOBAL)]))
 		return NULL;
 	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
@@ -514,6 +528,10 @@ static inline struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int de
 	}
 	return NULL;
 }
+static inline struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int depth, uint32_t tag)
+{
+	return tc_lookup_k(tc, key, depth, tag, TC_ANY);
+}
 void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 	     uint32_t frame, uint8_t perm);
 /* tc_fill when the cache holds no entry (key, depth, tag), e.g. right after
@@ -522,8 +540,9 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
 void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 		  uint32_t frame, uint8_t perm);
 /* Fill the invalid entry e with (key, depth, tag) -> frame and count it. */
-static inline void tc_install(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key,
-			      int depth, uint32_t tag, uint32_t frame, uint8_t perm)
+static inline __attribute__((always_inline)) void
+tc_install_k(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key, int depth,
+	     uint32_t tag, uint32_t frame, uint8_t perm, enum tc_kind kind)
 {
 	struct frame *fr = frame_of(hw, frame);
 	uint32_t n = tc->ndense;
@@ -536,42 +555,48 @@ static inline void tc_install(struct hw *hw, struct tcache *tc, struct tc_entry 
 	e->valid = 1;
 	e->stamp = ++tc->clock;
 	e->dense = n;
-	if (!n && tc->busy_word)
+	if (!n && TC_HAS_BUSY(kind, tc))
 		*tc->busy_word |= tc->busy_bit;
 	tc->dense[n] = (uint32_t)(e - tc->e);
 	tc->ndense = n + 1;
 	uint32_t h = tag & (TC_TAGCNT - 1);
-	if (tc->tagcnt[h]++ == 0 && tc->tag_word)
+	if (tc->tagcnt[h]++ == 0 && TC_HAS_TAGW(kind, tc))
 		tc->tag_word[(size_t)h * tc->tag_stride] |= tc->busy_bit;
-	if (tc->reg_word) {
+	if (TC_HAS_REG(kind, tc)) {
 		uint32_t r = tc_region(key);
 		if (tc->regcnt[r]++ == 0)
 			tc->reg_word[(size_t)r * tc->tag_stride] |= tc->busy_bit;
 	}
-	if (tc->filt) {
+	if (TC_HAS_FILT(kind, tc)) {
 		uint32_t k = tc_filt_slot(tc, key, tag);
 		uint8_t *c = &tc->filt[k];
-		if (*c == 0 && tc->slot_word)
+		if (*c == 0 && TC_HAS_SLOT(kind, tc))
 			tc->slot_word[(size_t)k * tc->tag_stride] |= tc->busy_bit;
 		if (*c != UINT8_MAX)
 			(*c)++;
 	}
 	fr->tlb_refs++;
 }
+static inline void tc_install(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key,
+			      int depth, uint32_t tag, uint32_t frame, uint8_t perm)
+{
+	tc_install_k(hw, tc, e, key, depth, tag, frame, perm, TC_ANY);
+}
 
 /* tc_fill_miss of a full set: evict a victim, install */
 void tc_fill_evict(struct hw *hw, struct tcache *tc, struct tc_entry *set, uint64_t key, int depth,
 		   uint32_t tag, uint32_t frame, uint8_t perm);
 /* tc_fill_miss's body, for hw_access's walk */
-static inline void tc_fill_miss_inline(struct hw *hw, struct tcache *tc, uint64_t key, int depth,
-				       uint32_t tag, uint32_t frame, uint8_t perm)
+static inline __attribute__((always_inline)) void
+tc_fill_miss_k(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
+	       uint32_t frame, uint8_t perm, enum tc_kind kind)
 {
 	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
 	/* tc_victim's first choice, the lowest invalid way, inline */
 	const uint32_t ways = tc->ways;
 	for (uint32_t w = 0; w < ways; w++)
 		if (!set[w].valid) {
-			tc_install(hw, tc, &set[w], key, depth, tag, frame, perm);
+			tc_install_k(hw, tc, &set[w], key, depth, tag, frame, perm, kind);
 			return;
 		}
 	tc_fill_evict(hw, tc, set, key, depth, tag, frame, perm);

@@ -97,16 +97,11 @@ __attribute__((noinline)) void tc_remove(struct hw *hw, struct tcache *tc, struc
 	tc_remove_inline(hw, tc, e);
 }
 
-/* How much of the bookkeeping a cache keeps: every CPU's leaf TLB keeps
- * regions, filter and slot rows, its walk cache none of them (hw_init);
- * other caches (tests) take the generic form */
-enum tc_kind { TC_GENERIC, TC_FULL, TC_BARE };
-
 /* tc_remove() of every entry tagged tag, in dense order from the end: the
  * same removals in the same order (so the same dense list is left), with the
  * cache's fields in registers and the per-tag and emptiness bits settled
  * once at the end (nothing observes the cache in between). kind is a
- * constant, so the TC_FULL and TC_BARE copies test no pointer per entry. */
+ * constant, so the TC_LEAF and TC_WALK copies test no pointer per entry. */
 static inline __attribute__((always_inline)) uint32_t
 remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 {
@@ -116,8 +111,8 @@ remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 	uint8_t *filt = tc->filt;
 	const uint64_t bit = tc->busy_bit;
 	const uint32_t stride = tc->tag_stride;
-	const bool regs = kind == TC_FULL || (kind == TC_GENERIC && reg_word);
-	const bool filter = kind == TC_FULL || (kind == TC_GENERIC && filt);
+	const bool regs = TC_HAS_REG(kind, tc);
+	const bool filter = TC_HAS_FILT(kind, tc);
 	uint32_t n = tc->ndense, removed = 0;
 	for (uint32_t i = n; i-- > 0;) {
 		struct tc_entry *e = &ents[dense[i]];
@@ -134,7 +129,7 @@ remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 		if (filter) {
 			uint32_t k = tc_filt_slot(tc, e->key, tag);
 			uint8_t *c = &filt[k];
-			if (*c != UINT8_MAX && --(*c) == 0 && (kind == TC_FULL || slot_word))
+			if (*c != UINT8_MAX && --(*c) == 0 && TC_HAS_SLOT(kind, tc))
 				slot_word[(size_t)k * stride] &= ~bit;
 		}
 		uint32_t di = e->dense;
@@ -156,11 +151,12 @@ remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 
 uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
 {
+	/* the copy by the pointers themselves (any cache may come here) */
 	if (tc->reg_word && tc->filt && tc->slot_word)
-		return remove_tag(hw, tc, tag, TC_FULL);
+		return remove_tag(hw, tc, tag, TC_LEAF);
 	if (!tc->reg_word && !tc->filt)
-		return remove_tag(hw, tc, tag, TC_BARE);
-	return remove_tag(hw, tc, tag, TC_GENERIC);
+		return remove_tag(hw, tc, tag, TC_WALK);
+	return remove_tag(hw, tc, tag, TC_ANY);
 }
 
 /* The way a fill of set takes when it holds no entry to replace: the lowest
@@ -217,7 +213,7 @@ __attribute__((noinline)) void tc_fill_evict(struct hw *hw, struct tcache *tc, s
 void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 		  uint32_t frame, uint8_t perm)
 {
-	tc_fill_miss_inline(hw, tc, key, depth, tag, frame, perm);
+	tc_fill_miss_k(hw, tc, key, depth, tag, frame, perm, TC_ANY);
 }
 
 

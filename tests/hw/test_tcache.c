@@ -22,7 +22,9 @@
  *    TLB holds a key in it;
  *  - the shortcuts tc_fill_miss (a fill after a missed lookup) and
  *    tc_remove_tag leave the cache and the CPU bitmaps exactly as tc_fill
- *    and tc_remove of each entry of the tag (dense list from its end) do.
+ *    and tc_remove of each entry of the tag (dense list from its end) do;
+ *  - hw_init gives every CPU's leaf TLB all the bookkeeping (TC_LEAF) and
+ *    its walk cache the tag rows only (TC_WALK), as hw_access assumes.
  */
 #include "test_util.h"
 
@@ -414,6 +416,29 @@ static void test_shortcuts_match_generic(void **state)
 	tsim_free(s);
 }
 
+/* hw_access uses the leaf TLB as a TC_LEAF cache and the walk cache as a
+ * TC_WALK one (hw.h): hw_init must configure every CPU's caches so. */
+static void test_cache_kinds(void **state)
+{
+	(void)state;
+	struct sim *s = new_sim();
+	struct hw *hw = hw_of(s);
+	for (int c = 0; c < hw->nr_cpus; c++) {
+		const struct tcache *t = &hw->cpu[c].tlb, *w = &hw->cpu[c].wc;
+		assert_non_null(t->busy_word);
+		assert_non_null(t->tag_word);
+		assert_non_null(t->reg_word);
+		assert_non_null(t->filt);
+		assert_non_null(t->slot_word);
+		assert_null(w->busy_word);
+		assert_non_null(w->tag_word);
+		assert_null(w->reg_word);
+		assert_null(w->filt);
+		assert_null(w->slot_word);
+	}
+	tsim_free(s);
+}
+
 /* tlb_refs counts entries on all caches (all CPUs, TLB and walk cache). */
 static void test_tlb_refs_across_caches(void **state)
 {
@@ -533,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_tlb_refs_across_caches),
 		cmocka_unit_test(test_filter_never_hides),
 		cmocka_unit_test(test_shortcuts_match_generic),
+		cmocka_unit_test(test_cache_kinds),
 		cmocka_unit_test(test_tag_cpus_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
