@@ -632,6 +632,9 @@ static inline void tc_remove_inline(struct hw *hw, struct tcache *tc, struct tc_
 /* Remove every entry tagged exactly tag (as tc_remove() on each, scanning
  * the dense list from its end). Returns the count. */
 uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag);
+/* tc_remove_tag of a TC_LEAF / TC_WALK cache (hw_init's CPU caches) */
+uint32_t tc_remove_tag_leaf(struct hw *hw, struct tcache *tc, uint32_t tag);
+uint32_t tc_remove_tag_walk(struct hw *hw, struct tcache *tc, uint32_t tag);
 
 /* Apply an invalidation to one CPU's caches. Returns entries removed. */
 uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op);

@@ -257,7 +257,7 @@ static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, 
 	/* leaf TLB */
 	if ((parts & INV_PART_LEAF) && hc->tlb.ndense && may_hold_tag(&hc->tlb, op, true)) {
 		if (op->kind == INV_TAG)
-			removed += tc_remove_tag(hw, &hc->tlb, op->tag);	/* inv_dense's */
+			removed += tc_remove_tag_leaf(hw, &hc->tlb, op->tag);	/* inv_dense's */
 		else if (op_is_by_address(op->kind) && nops < hc->tlb.ndense)
 			removed += inv_by_address(hw, &hc->tlb, op, true);
 		else
@@ -268,7 +268,7 @@ static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, 
 	    op->kind != INV_VA_LEAF_ANYTAG && may_hold_tag(&hc->wc, op, false)) {
 		uint32_t levels = (uint32_t)hw->geom.levels;
 		if (op->kind == INV_TAG)
-			removed += tc_remove_tag(hw, &hc->wc, op->tag);	/* inv_dense's */
+			removed += tc_remove_tag_walk(hw, &hc->wc, op->tag);	/* inv_dense's */
 		else if (op->kind != INV_X86_INVLPG && op_is_by_address(op->kind) &&
 		    nops * (levels - 1) < hc->wc.ndense)
 			removed += inv_by_address(hw, &hc->wc, op, false);
@@ -290,10 +290,32 @@ uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op)
 void hw_invalidate_bcast(struct hw *hw, const struct inv_op *op,
 			 void (*hit)(void *ctx, int cpu, uint32_t removed), void *ctx)
 {
+	const uint32_t W = hw->cpu_words;
+	if (op->kind == INV_TAG) {
+		/* a whole ASID (ASIDE1IS, a PCID flush): invalidate_cpu's
+		 * INV_TAG steps on the CPUs of hw_inv_cpus_word, in CPU order,
+		 * without its dispatch on the op */
+		const uint32_t h = op->tag & (TC_TAGCNT - 1);
+		for (uint32_t wi = 0; wi < W; wi++) {
+			uint64_t m = hw->tlb_tagcpus[(size_t)h * W + wi] |
+				     hw->wc_tagcpus[(size_t)h * W + wi];
+			for (; m; m &= m - 1) {
+				int c = (int)(wi * 64) + __builtin_ctzll(m);
+				struct hw_cpu *hc = &hw->cpu[c];
+				uint32_t removed = 0;
+				if (hc->tlb.ndense && hc->tlb.tagcnt[h])
+					removed += tc_remove_tag_leaf(hw, &hc->tlb, op->tag);
+				if (hc->wc.ndense && hc->wc.tagcnt[h])
+					removed += tc_remove_tag_walk(hw, &hc->wc, op->tag);
+				if (removed && hit)
+					hit(ctx, c, removed);
+			}
+		}
+		return;
+	}
 	uint64_t nops = inv_nops(op);
 	if (op_is_by_address(op->kind) && nops == 0)
 		return;
-	const uint32_t W = hw->cpu_words;
 	bool by_slot = (op->kind == INV_VA_LEAF || op->kind == INV_VA_ALL) && hw->tlb_slotcpus &&
 		       hw->nr_cpus > 0 && nops <= BCAST_SLOT_OPS;
 	uint64_t leafm[4] = {0};

@@ -149,13 +149,23 @@ remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 	return removed;
 }
 
+uint32_t tc_remove_tag_leaf(struct hw *hw, struct tcache *tc, uint32_t tag)
+{
+	return remove_tag(hw, tc, tag, TC_LEAF);
+}
+
+uint32_t tc_remove_tag_walk(struct hw *hw, struct tcache *tc, uint32_t tag)
+{
+	return remove_tag(hw, tc, tag, TC_WALK);
+}
+
 uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
 {
 	/* the copy by the pointers themselves (any cache may come here) */
 	if (tc->reg_word && tc->filt && tc->slot_word)
-		return remove_tag(hw, tc, tag, TC_LEAF);
+		return tc_remove_tag_leaf(hw, tc, tag);
 	if (!tc->reg_word && !tc->filt)
-		return remove_tag(hw, tc, tag, TC_WALK);
+		return tc_remove_tag_walk(hw, tc, tag);
 	return remove_tag(hw, tc, tag, TC_ANY);
 }
 
