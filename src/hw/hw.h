@@ -602,32 +602,37 @@ tc_fill_miss_k(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32
 	tc_fill_evict(hw, tc, set, key, depth, tag, frame, perm);
 }
 void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e);
-/* tc_remove's body, for the invalidation loops */
-static inline void tc_remove_inline(struct hw *hw, struct tcache *tc, struct tc_entry *e)
+/* tc_remove's body, for the invalidation loops (kind: as tc_lookup_k) */
+static inline __attribute__((always_inline)) void
+tc_remove_inline_k(struct hw *hw, struct tcache *tc, struct tc_entry *e, enum tc_kind kind)
 {
 	SIM_BUG_ON(hw->sim, !e->valid);
 	frame_of(hw, e->frame)->tlb_refs--;
 	e->valid = 0;
 	uint32_t h = e->tag & (TC_TAGCNT - 1);
-	if (--tc->tagcnt[h] == 0 && tc->tag_word)
+	if (--tc->tagcnt[h] == 0 && TC_HAS_TAGW(kind, tc))
 		tc->tag_word[(size_t)h * tc->tag_stride] &= ~tc->busy_bit;
-	if (tc->reg_word) {
+	if (TC_HAS_REG(kind, tc)) {
 		uint32_t r = tc_region(e->key);
 		if (--tc->regcnt[r] == 0)
 			tc->reg_word[(size_t)r * tc->tag_stride] &= ~tc->busy_bit;
 	}
-	if (tc->filt) {
+	if (TC_HAS_FILT(kind, tc)) {
 		uint32_t k = tc_filt_slot(tc, e->key, e->tag);
 		uint8_t *c = &tc->filt[k];
-		if (*c != UINT8_MAX && --(*c) == 0 && tc->slot_word)
+		if (*c != UINT8_MAX && --(*c) == 0 && TC_HAS_SLOT(kind, tc))
 			tc->slot_word[(size_t)k * tc->tag_stride] &= ~tc->busy_bit;
 	}
 	uint32_t i = e->dense;
 	uint32_t last = tc->dense[--tc->ndense];
 	tc->dense[i] = last;
 	tc->e[last].dense = i;
-	if (!tc->ndense && tc->busy_word)
+	if (!tc->ndense && TC_HAS_BUSY(kind, tc))
 		*tc->busy_word &= ~tc->busy_bit;
+}
+static inline void tc_remove_inline(struct hw *hw, struct tcache *tc, struct tc_entry *e)
+{
+	tc_remove_inline_k(hw, tc, e, TC_ANY);
 }
 /* Remove every entry tagged exactly tag (as tc_remove() on each, scanning
  * the dense list from its end). Returns the count. */

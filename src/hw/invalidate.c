@@ -114,8 +114,12 @@ static bool walk_matches(const struct hw *hw, const struct inv_op *op, const str
 	return op_hits(op, e->key << sh, 1ull << sh);
 }
 
-static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op *op, bool leaf)
+/* leaf: tc is a CPU's leaf TLB (TC_LEAF), else its walk cache (TC_WALK); a
+ * constant in each copy (inv_dense_leaf / inv_dense_walk) */
+static inline __attribute__((always_inline)) uint32_t
+inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op *op, bool leaf)
 {
+	const enum tc_kind kind = leaf ? TC_LEAF : TC_WALK;
 	uint32_t removed = 0;
 	if ((op->kind == INV_VA_ALL || (leaf && op->kind == INV_VA_LEAF)) && !op->ttl) {
 		/* the common broadcast (VALE1IS / VAE1IS of one ASID): the tests of
@@ -127,7 +131,7 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 				struct tc_entry *e = &tc->e[tc->dense[i]];
 				if (e->tag == op->tag &&
 				    op_hits(op, e->key << g->page_shift, tc_leaf_size(g, e))) {
-					tc_remove_inline(hw, tc, e);
+					tc_remove_inline_k(hw, tc, e, kind);
 					removed++;
 				}
 			}
@@ -139,7 +143,7 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 				continue;
 			int sh = leaf ? g->page_shift : g->shift[e->depth];
 			if (op_hits(op, e->key << sh, 1ull << sh)) {
-				tc_remove_inline(hw, tc, e);
+				tc_remove_inline_k(hw, tc, e, kind);
 				removed++;
 			}
 		}
@@ -147,7 +151,7 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 	}
 	if (op->kind == INV_TAG) {
 		/* a whole ASID (ASIDE1IS, a PCID flush): every entry of the tag */
-		return tc_remove_tag(hw, tc, op->tag);
+		return leaf ? tc_remove_tag_leaf(hw, tc, op->tag) : tc_remove_tag_walk(hw, tc, op->tag);
 	}
 	for (uint32_t i = tc->ndense; i-- > 0;) {
 		struct tc_entry *e = &tc->e[tc->dense[i]];
@@ -157,6 +161,18 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 		}
 	}
 	return removed;
+}
+
+static __attribute__((noinline)) uint32_t inv_dense_leaf(struct hw *hw, struct tcache *tc,
+							 const struct inv_op *op)
+{
+	return inv_dense(hw, tc, op, true);
+}
+
+static __attribute__((noinline)) uint32_t inv_dense_walk(struct hw *hw, struct tcache *tc,
+							 const struct inv_op *op)
+{
+	return inv_dense(hw, tc, op, false);
 }
 
 /* The leaf TLB's filter says no entry leaf_matches() could remove for key
@@ -174,10 +190,12 @@ static inline bool filt_may_hold(const struct tcache *tc, const struct inv_op *o
 	}
 }
 
-/* Per-address form: look only in the sets the op addresses map to. */
-static uint32_t inv_by_address(struct hw *hw, struct tcache *tc, const struct inv_op *op,
-			       bool leaf)
+/* Per-address form: look only in the sets the op addresses map to (leaf:
+ * as inv_dense's, a constant in each copy). */
+static inline __attribute__((always_inline)) uint32_t
+inv_by_address(struct hw *hw, struct tcache *tc, const struct inv_op *op, bool leaf)
 {
+	const enum tc_kind kind = leaf ? TC_LEAF : TC_WALK;
 	const struct pt_geom *g = &hw->geom;
 	uint32_t removed = 0;
 	/* a leaf TLB holding block entries: also the block entry of each op
@@ -203,13 +221,25 @@ static uint32_t inv_by_address(struct hw *hw, struct tcache *tc, const struct in
 				if (!e->valid || e->key != key || e->depth != d)
 					continue;
 				if (leaf ? leaf_matches(hw, op, e) : walk_matches(hw, op, e)) {
-					tc_remove_inline(hw, tc, e);
+					tc_remove_inline_k(hw, tc, e, kind);
 					removed++;
 				}
 			}
 		}
 	}
 	return removed;
+}
+
+static __attribute__((noinline)) uint32_t inv_by_address_leaf(struct hw *hw, struct tcache *tc,
+							      const struct inv_op *op)
+{
+	return inv_by_address(hw, tc, op, true);
+}
+
+static __attribute__((noinline)) uint32_t inv_by_address_walk(struct hw *hw, struct tcache *tc,
+							      const struct inv_op *op)
+{
+	return inv_by_address(hw, tc, op, false);
 }
 
 static bool op_is_by_address(enum inv_kind k)
@@ -259,9 +289,9 @@ static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, 
 		if (op->kind == INV_TAG)
 			removed += tc_remove_tag_leaf(hw, &hc->tlb, op->tag);	/* inv_dense's */
 		else if (op_is_by_address(op->kind) && nops < hc->tlb.ndense)
-			removed += inv_by_address(hw, &hc->tlb, op, true);
+			removed += inv_by_address_leaf(hw, &hc->tlb, op);
 		else
-			removed += inv_dense(hw, &hc->tlb, op, true);
+			removed += inv_dense_leaf(hw, &hc->tlb, op);
 	}
 	/* walk cache */
 	if ((parts & INV_PART_WALK) && hc->wc.ndense && op->kind != INV_VA_LEAF &&
@@ -271,9 +301,9 @@ static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, 
 			removed += tc_remove_tag_walk(hw, &hc->wc, op->tag);	/* inv_dense's */
 		else if (op->kind != INV_X86_INVLPG && op_is_by_address(op->kind) &&
 		    nops * (levels - 1) < hc->wc.ndense)
-			removed += inv_by_address(hw, &hc->wc, op, false);
+			removed += inv_by_address_walk(hw, &hc->wc, op);
 		else
-			removed += inv_dense(hw, &hc->wc, op, false);
+			removed += inv_dense_walk(hw, &hc->wc, op);
 	}
 	return removed;
 }
