@@ -129,11 +129,14 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 	}
 	hw->m->tlb_misses++;
 
-	/* deepest walk-cache hit */
+	/* deepest walk-cache hit; none when the walk cache holds no entry of
+	 * the tag's hash nor a global one (tc_lookup_k's first test, once) */
 	int depth = 0;
 	uint32_t table = root;
 	const pte_t *tab = NULL;
-	for (int d = leaf - 1; d >= 0; d--) {
+	const bool wc_may_hit = hc->wc.tagcnt[tag & (TC_TAGCNT - 1)] ||
+				hc->wc.tagcnt[TC_TAG_GLOBAL & (TC_TAGCNT - 1)];
+	for (int d = wc_may_hit ? leaf - 1 : -1; d >= 0; d--) {
 		struct tc_entry *we = tc_lookup_k(&hc->wc, va >> g->shift[d], d, tag, TC_WALK);
 		if (!we)
 			continue;
