@@ -2,11 +2,54 @@
  * frame.c - physical frames and page-table buffers; hw_init/hw_destroy.
  * See hw.h for the invariants.
  */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE 1	/* MAP_ANONYMOUS, MAP_NORESERVE */
+#endif
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "hw/hw.h"
-#include "sim/grow.h"
+
+/*
+ * The frame table is one array that never moves (hw.h), so frame_of() is a
+ * single index instead of a chunk lookup. hw_init reserves address space for
+ * every frame number below NO_FRAME (160 GiB of it, inaccessible, so neither
+ * memory nor commit charge); frame_alloc makes FRAME_CHUNK frames at a time
+ * accessible, charged to the host budget as the chunks were. Where the
+ * reservation is refused (an address-space limit) a halved one is tried.
+ */
+static int frames_reserve(struct hw *hw)
+{
+	for (uint64_t cap = (uint64_t)NO_FRAME + 1; cap >= FRAME_CHUNK; cap /= 2) {
+		void *p = mmap(NULL, cap * sizeof(struct frame), PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p != MAP_FAILED) {
+			hw->frames = p;
+			hw->frames_cap = cap;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Make frames [frames_ready, frames_ready + FRAME_CHUNK) accessible (zeroed
+ * pages, as the kernel hands them out) */
+static int frames_extend(struct hw *hw)
+{
+	if (hw->frames_ready + FRAME_CHUNK > hw->frames_cap)
+		return -1;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)(hw->frames + hw->frames_ready);
+	uintptr_t hi = (uintptr_t)(hw->frames + hw->frames_ready + FRAME_CHUNK);
+	lo &= ~(pg - 1);
+	hi = (hi + pg - 1) & ~(pg - 1);
+	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE))
+		return -1;
+	hw->frames_ready += FRAME_CHUNK;
+	return 0;
+}
 
 int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 	    const struct pt_format *fmt, const struct hw_cache_geom *cg,
@@ -25,7 +68,7 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 	hw->tlb_tagcpus = calloc((size_t)TC_TAGCNT * hw->cpu_words, sizeof(uint64_t));
 	hw->wc_tagcpus = calloc((size_t)TC_TAGCNT * hw->cpu_words, sizeof(uint64_t));
 	hw->tlb_regcpus = calloc((size_t)TC_NREGIONS * hw->cpu_words, sizeof(uint64_t));
-	if (!hw->cpu || !hw->tlb_busy || !hw->tlb_tagcpus || !hw->wc_tagcpus || !hw->tlb_regcpus)
+	if (frames_reserve(hw) || !hw->cpu || !hw->tlb_busy || !hw->tlb_tagcpus || !hw->wc_tagcpus || !hw->tlb_regcpus)
 		return TLBSIM_ENOMEM;
 	for (int i = 0; i < nr_cpus; i++) {
 		if (tcache_init(&hw->cpu[i].tlb, cg->tlb_sets, cg->tlb_ways) ||
@@ -55,9 +98,8 @@ void hw_destroy(struct hw *hw)
 {
 	for (uint32_t f = 0; f < hw->nframes; f++)
 		free(frame_of(hw, f)->table);
-	for (size_t c = 0; c < hw->nchunks; c++)
-		free(hw->chunks[c]);
-	free(hw->chunks);
+	if (hw->frames)
+		munmap(hw->frames, hw->frames_cap * sizeof(struct frame));
 	while (hw->table_pool) {
 		pte_t *t = hw->table_pool;
 		hw->table_pool = (pte_t *)(uintptr_t)t[0];
@@ -118,18 +160,15 @@ uint32_t frame_alloc(struct hw *hw, enum frame_state st, int depth)
 	} else {
 		if (hw->nframes == NO_FRAME)
 			goto fail;
-		if ((hw->nframes & (FRAME_CHUNK - 1)) == 0) {
-			/* a new chunk; the chunk table may move, the chunks never do */
+		if (hw->nframes == hw->frames_ready) {
+			/* the next chunk of the reserved table */
 			size_t bytes = FRAME_CHUNK * sizeof(struct frame);
 			if (sim_host_charge(hw->sim, bytes))
 				goto fail;
-			struct frame *c = calloc(FRAME_CHUNK, sizeof(*c));
-			if (!c || GROW(&hw->chunks, &hw->cap_chunks, hw->nchunks, hw->nchunks + 1, 16)) {
-				free(c);
+			if (frames_extend(hw)) {
 				sim_host_release(hw->sim, bytes);
 				goto fail;
 			}
-			hw->chunks[hw->nchunks++] = c;
 		}
 		f = hw->nframes++;
 	}

@@ -13,8 +13,9 @@
  *  - A frame is FREE, DATA or PGTABLE. Every allocation and every free bumps its
  *    generation number, so a cached reference (frame, gen) whose gen differs
  *    from the frame's is stale (the frame was freed or reused).
- *  - Frame descriptors live in chunks that never move: a struct frame pointer
- *    stays valid for the life of the hw (grow.h explains why that matters).
+ *  - Frame descriptors live in one reserved address range that never moves:
+ *    a struct frame pointer stays valid for the life of the hw (grow.h
+ *    explains why that matters).
  *  - Page tables live in PGTABLE frames; a descriptor names the next frame.
  *    Descriptor bits are a neutral encoding (VALID, TABLE, WRITE, DIRTY, YOUNG,
  *    RDONLY, USER, GLOBAL + pfn); the geometry (levels, index bits, shifts) is
@@ -371,10 +372,13 @@ struct hw {
 	 * leaf entries */
 	bool invlpg_global_miss;
 	struct pt_geom geom;
-	/* Frame table in chunks of FRAME_CHUNK frames that never move, so a
-	 * struct frame pointer stays valid across yields (grow.h) */
-	struct frame **chunks;
-	size_t nchunks, cap_chunks;
+	/* Frame table: one flat array in an address range reserved at init
+	 * (inaccessible until used, made accessible FRAME_CHUNK frames at a
+	 * time), so it never moves and a struct frame pointer stays valid
+	 * across yields (grow.h), and frame_of is one index */
+	struct frame *frames;
+	uint64_t frames_cap;	/* frames the reservation holds */
+	uint64_t frames_ready;	/* frames made accessible (FRAME_CHUNK multiple) */
 	uint32_t nframes;
 	uint32_t free_head;
 	pte_t *table_pool;	/* recycled table buffers (linked through entry 0) */
@@ -410,7 +414,7 @@ struct hw {
 /* The frame descriptor of frame number f (stable storage). */
 static inline struct frame *frame_of(const struct hw *hw, uint32_t f)
 {
-	return &hw->chunks[f >> FRAME_CHUNK_SHIFT][f & (FRAME_CHUNK - 1)];
+	return &hw->frames[f];
 }
 static inline pte_t *table_of(const struct hw *hw, uint32_t f)
 {
@@ -487,7 +491,21 @@ void frame_free(struct hw *hw, uint32_t f);
 bool frame_clear(struct hw *hw, uint32_t f, int cpu, uint32_t cache_kb);
 
 /* Caches */
-static inline struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int depth, uint32_t tag)
+
+/* The bookkeeping a cache keeps, for code that knows it at compile time:
+ * hw_init gives every CPU's leaf TLB all of it (TC_LEAF: busy_word,
+ * tag_word, reg_word, filt and slot_word set) and every walk cache the tag
+ * rows only (TC_WALK: tag_word set, the others NULL); TC_ANY tests each
+ * pointer (any cache, e.g. the tests'). test_tcache checks hw_init's. */
+enum tc_kind { TC_ANY, TC_LEAF, TC_WALK };
+#define TC_HAS_BUSY(kind, tc) ((kind) == TC_LEAF || ((kind) == TC_ANY && (tc)->busy_word))
+#define TC_HAS_TAGW(kind, tc) ((kind) != TC_ANY || (tc)->tag_word)
+#define TC_HAS_REG(kind, tc) ((kind) == TC_LEAF || ((kind) == TC_ANY && (tc)->reg_word))
+#define TC_HAS_FILT(kind, tc) ((kind) == TC_LEAF || ((kind) == TC_ANY && (tc)->filt))
+#define TC_HAS_SLOT(kind, tc) ((kind) == TC_LEAF || ((kind) == TC_ANY && (tc)->slot_word))
+
+static inline __attribute__((always_inline)) struct tc_entry *
+tc_lookup_k(struct tcache *tc, uint64_t key, int depth, uint32_t tag, enum tc_kind kind)
 {
 	/* exact shortcuts for a miss: no entry of the tag (nor a global one),
 	 * or the leaf filter holds neither (key, tag) nor (key, global) */
@@ -495,7 +513,7 @@ static inline struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int de
 	bool globals = tc->tagcnt[hg] != 0;
 	if (!tc->tagcnt[tag & (TC_TAGCNT - 1)] && !globals)
 		return NULL;
-	if (tc->filt && !tc->filt[tc_filt_slot(tc, key, tag)] &&
+	if (TC_HAS_FILT(kind, tc) && !tc->filt[tc_filt_slot(tc, key, tag)] &&
 	    (!globals || !tc->filt[tc_filt_slot(tc, key, TC_TAG_GLOBAL)]))
 		return NULL;
 	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
@@ -510,6 +528,10 @@ static inline struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int de
 	}
 	return NULL;
 }
+static inline struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int depth, uint32_t tag)
+{
+	return tc_lookup_k(tc, key, depth, tag, TC_ANY);
+}
 void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 	     uint32_t frame, uint8_t perm);
 /* tc_fill when the cache holds no entry (key, depth, tag), e.g. right after
@@ -517,37 +539,107 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
  * an entry to replace. */
 void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 		  uint32_t frame, uint8_t perm);
+/* Fill the invalid entry e with (key, depth, tag) -> frame and count it. */
+static inline __attribute__((always_inline)) void
+tc_install_k(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key, int depth,
+	     uint32_t tag, uint32_t frame, uint8_t perm, enum tc_kind kind)
+{
+	struct frame *fr = frame_of(hw, frame);
+	uint32_t n = tc->ndense;
+	e->key = key;
+	e->depth = (uint8_t)depth;
+	e->tag = tag;
+	e->frame = frame;
+	e->gen = fr->gen;
+	e->perm = perm;
+	e->valid = 1;
+	e->stamp = ++tc->clock;
+	e->dense = n;
+	if (!n && TC_HAS_BUSY(kind, tc))
+		*tc->busy_word |= tc->busy_bit;
+	tc->dense[n] = (uint32_t)(e - tc->e);
+	tc->ndense = n + 1;
+	uint32_t h = tag & (TC_TAGCNT - 1);
+	if (tc->tagcnt[h]++ == 0 && TC_HAS_TAGW(kind, tc))
+		tc->tag_word[(size_t)h * tc->tag_stride] |= tc->busy_bit;
+	if (TC_HAS_REG(kind, tc)) {
+		uint32_t r = tc_region(key);
+		if (tc->regcnt[r]++ == 0)
+			tc->reg_word[(size_t)r * tc->tag_stride] |= tc->busy_bit;
+	}
+	if (TC_HAS_FILT(kind, tc)) {
+		uint32_t k = tc_filt_slot(tc, key, tag);
+		uint8_t *c = &tc->filt[k];
+		if (*c == 0 && TC_HAS_SLOT(kind, tc))
+			tc->slot_word[(size_t)k * tc->tag_stride] |= tc->busy_bit;
+		if (*c != UINT8_MAX)
+			(*c)++;
+	}
+	fr->tlb_refs++;
+}
+static inline void tc_install(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key,
+			      int depth, uint32_t tag, uint32_t frame, uint8_t perm)
+{
+	tc_install_k(hw, tc, e, key, depth, tag, frame, perm, TC_ANY);
+}
+
+/* tc_fill_miss of a full set: evict a victim, install */
+void tc_fill_evict(struct hw *hw, struct tcache *tc, struct tc_entry *set, uint64_t key, int depth,
+		   uint32_t tag, uint32_t frame, uint8_t perm);
+/* tc_fill_miss's body, for hw_access's walk */
+static inline __attribute__((always_inline)) void
+tc_fill_miss_k(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
+	       uint32_t frame, uint8_t perm, enum tc_kind kind)
+{
+	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
+	/* tc_victim's first choice, the lowest invalid way, inline */
+	const uint32_t ways = tc->ways;
+	for (uint32_t w = 0; w < ways; w++)
+		if (!set[w].valid) {
+			tc_install_k(hw, tc, &set[w], key, depth, tag, frame, perm, kind);
+			return;
+		}
+	tc_fill_evict(hw, tc, set, key, depth, tag, frame, perm);
+}
 void tc_remove(struct hw *hw, struct tcache *tc, struct tc_entry *e);
-/* tc_remove's body, for the invalidation loops */
-static inline void tc_remove_inline(struct hw *hw, struct tcache *tc, struct tc_entry *e)
+/* tc_remove's body, for the invalidation loops (kind: as tc_lookup_k) */
+static inline __attribute__((always_inline)) void
+tc_remove_inline_k(struct hw *hw, struct tcache *tc, struct tc_entry *e, enum tc_kind kind)
 {
 	SIM_BUG_ON(hw->sim, !e->valid);
 	frame_of(hw, e->frame)->tlb_refs--;
 	e->valid = 0;
 	uint32_t h = e->tag & (TC_TAGCNT - 1);
-	if (--tc->tagcnt[h] == 0 && tc->tag_word)
+	if (--tc->tagcnt[h] == 0 && TC_HAS_TAGW(kind, tc))
 		tc->tag_word[(size_t)h * tc->tag_stride] &= ~tc->busy_bit;
-	if (tc->reg_word) {
+	if (TC_HAS_REG(kind, tc)) {
 		uint32_t r = tc_region(e->key);
 		if (--tc->regcnt[r] == 0)
 			tc->reg_word[(size_t)r * tc->tag_stride] &= ~tc->busy_bit;
 	}
-	if (tc->filt) {
+	if (TC_HAS_FILT(kind, tc)) {
 		uint32_t k = tc_filt_slot(tc, e->key, e->tag);
 		uint8_t *c = &tc->filt[k];
-		if (*c != UINT8_MAX && --(*c) == 0 && tc->slot_word)
+		if (*c != UINT8_MAX && --(*c) == 0 && TC_HAS_SLOT(kind, tc))
 			tc->slot_word[(size_t)k * tc->tag_stride] &= ~tc->busy_bit;
 	}
 	uint32_t i = e->dense;
 	uint32_t last = tc->dense[--tc->ndense];
 	tc->dense[i] = last;
 	tc->e[last].dense = i;
-	if (!tc->ndense && tc->busy_word)
+	if (!tc->ndense && TC_HAS_BUSY(kind, tc))
 		*tc->busy_word &= ~tc->busy_bit;
+}
+static inline void tc_remove_inline(struct hw *hw, struct tcache *tc, struct tc_entry *e)
+{
+	tc_remove_inline_k(hw, tc, e, TC_ANY);
 }
 /* Remove every entry tagged exactly tag (as tc_remove() on each, scanning
  * the dense list from its end). Returns the count. */
 uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag);
+/* tc_remove_tag of a TC_LEAF / TC_WALK cache (hw_init's CPU caches) */
+uint32_t tc_remove_tag_leaf(struct hw *hw, struct tcache *tc, uint32_t tag);
+uint32_t tc_remove_tag_walk(struct hw *hw, struct tcache *tc, uint32_t tag);
 
 /* Apply an invalidation to one CPU's caches. Returns entries removed. */
 uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op);

@@ -114,8 +114,12 @@ static bool walk_matches(const struct hw *hw, const struct inv_op *op, const str
 	return op_hits(op, e->key << sh, 1ull << sh);
 }
 
-static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op *op, bool leaf)
+/* leaf: tc is a CPU's leaf TLB (TC_LEAF), else its walk cache (TC_WALK); a
+ * constant in each copy (inv_dense_leaf / inv_dense_walk) */
+static inline __attribute__((always_inline)) uint32_t
+inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op *op, bool leaf)
 {
+	const enum tc_kind kind = leaf ? TC_LEAF : TC_WALK;
 	uint32_t removed = 0;
 	if ((op->kind == INV_VA_ALL || (leaf && op->kind == INV_VA_LEAF)) && !op->ttl) {
 		/* the common broadcast (VALE1IS / VAE1IS of one ASID): the tests of
@@ -127,7 +131,7 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 				struct tc_entry *e = &tc->e[tc->dense[i]];
 				if (e->tag == op->tag &&
 				    op_hits(op, e->key << g->page_shift, tc_leaf_size(g, e))) {
-					tc_remove_inline(hw, tc, e);
+					tc_remove_inline_k(hw, tc, e, kind);
 					removed++;
 				}
 			}
@@ -139,7 +143,7 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 				continue;
 			int sh = leaf ? g->page_shift : g->shift[e->depth];
 			if (op_hits(op, e->key << sh, 1ull << sh)) {
-				tc_remove_inline(hw, tc, e);
+				tc_remove_inline_k(hw, tc, e, kind);
 				removed++;
 			}
 		}
@@ -147,7 +151,7 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 	}
 	if (op->kind == INV_TAG) {
 		/* a whole ASID (ASIDE1IS, a PCID flush): every entry of the tag */
-		return tc_remove_tag(hw, tc, op->tag);
+		return leaf ? tc_remove_tag_leaf(hw, tc, op->tag) : tc_remove_tag_walk(hw, tc, op->tag);
 	}
 	for (uint32_t i = tc->ndense; i-- > 0;) {
 		struct tc_entry *e = &tc->e[tc->dense[i]];
@@ -157,6 +161,18 @@ static uint32_t inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op 
 		}
 	}
 	return removed;
+}
+
+static __attribute__((noinline)) uint32_t inv_dense_leaf(struct hw *hw, struct tcache *tc,
+							 const struct inv_op *op)
+{
+	return inv_dense(hw, tc, op, true);
+}
+
+static __attribute__((noinline)) uint32_t inv_dense_walk(struct hw *hw, struct tcache *tc,
+							 const struct inv_op *op)
+{
+	return inv_dense(hw, tc, op, false);
 }
 
 /* The leaf TLB's filter says no entry leaf_matches() could remove for key
@@ -174,10 +190,12 @@ static inline bool filt_may_hold(const struct tcache *tc, const struct inv_op *o
 	}
 }
 
-/* Per-address form: look only in the sets the op addresses map to. */
-static uint32_t inv_by_address(struct hw *hw, struct tcache *tc, const struct inv_op *op,
-			       bool leaf)
+/* Per-address form: look only in the sets the op addresses map to (leaf:
+ * as inv_dense's, a constant in each copy). */
+static inline __attribute__((always_inline)) uint32_t
+inv_by_address(struct hw *hw, struct tcache *tc, const struct inv_op *op, bool leaf)
 {
+	const enum tc_kind kind = leaf ? TC_LEAF : TC_WALK;
 	const struct pt_geom *g = &hw->geom;
 	uint32_t removed = 0;
 	/* a leaf TLB holding block entries: also the block entry of each op
@@ -203,13 +221,25 @@ static uint32_t inv_by_address(struct hw *hw, struct tcache *tc, const struct in
 				if (!e->valid || e->key != key || e->depth != d)
 					continue;
 				if (leaf ? leaf_matches(hw, op, e) : walk_matches(hw, op, e)) {
-					tc_remove_inline(hw, tc, e);
+					tc_remove_inline_k(hw, tc, e, kind);
 					removed++;
 				}
 			}
 		}
 	}
 	return removed;
+}
+
+static __attribute__((noinline)) uint32_t inv_by_address_leaf(struct hw *hw, struct tcache *tc,
+							      const struct inv_op *op)
+{
+	return inv_by_address(hw, tc, op, true);
+}
+
+static __attribute__((noinline)) uint32_t inv_by_address_walk(struct hw *hw, struct tcache *tc,
+							      const struct inv_op *op)
+{
+	return inv_by_address(hw, tc, op, false);
 }
 
 static bool op_is_by_address(enum inv_kind k)
@@ -257,23 +287,23 @@ static uint32_t invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op, 
 	/* leaf TLB */
 	if ((parts & INV_PART_LEAF) && hc->tlb.ndense && may_hold_tag(&hc->tlb, op, true)) {
 		if (op->kind == INV_TAG)
-			removed += tc_remove_tag(hw, &hc->tlb, op->tag);	/* inv_dense's */
+			removed += tc_remove_tag_leaf(hw, &hc->tlb, op->tag);	/* inv_dense's */
 		else if (op_is_by_address(op->kind) && nops < hc->tlb.ndense)
-			removed += inv_by_address(hw, &hc->tlb, op, true);
+			removed += inv_by_address_leaf(hw, &hc->tlb, op);
 		else
-			removed += inv_dense(hw, &hc->tlb, op, true);
+			removed += inv_dense_leaf(hw, &hc->tlb, op);
 	}
 	/* walk cache */
 	if ((parts & INV_PART_WALK) && hc->wc.ndense && op->kind != INV_VA_LEAF &&
 	    op->kind != INV_VA_LEAF_ANYTAG && may_hold_tag(&hc->wc, op, false)) {
 		uint32_t levels = (uint32_t)hw->geom.levels;
 		if (op->kind == INV_TAG)
-			removed += tc_remove_tag(hw, &hc->wc, op->tag);	/* inv_dense's */
+			removed += tc_remove_tag_walk(hw, &hc->wc, op->tag);	/* inv_dense's */
 		else if (op->kind != INV_X86_INVLPG && op_is_by_address(op->kind) &&
 		    nops * (levels - 1) < hc->wc.ndense)
-			removed += inv_by_address(hw, &hc->wc, op, false);
+			removed += inv_by_address_walk(hw, &hc->wc, op);
 		else
-			removed += inv_dense(hw, &hc->wc, op, false);
+			removed += inv_dense_walk(hw, &hc->wc, op);
 	}
 	return removed;
 }
@@ -290,10 +320,32 @@ uint32_t hw_invalidate_cpu(struct hw *hw, int cpu, const struct inv_op *op)
 void hw_invalidate_bcast(struct hw *hw, const struct inv_op *op,
 			 void (*hit)(void *ctx, int cpu, uint32_t removed), void *ctx)
 {
+	const uint32_t W = hw->cpu_words;
+	if (op->kind == INV_TAG) {
+		/* a whole ASID (ASIDE1IS, a PCID flush): invalidate_cpu's
+		 * INV_TAG steps on the CPUs of hw_inv_cpus_word, in CPU order,
+		 * without its dispatch on the op */
+		const uint32_t h = op->tag & (TC_TAGCNT - 1);
+		for (uint32_t wi = 0; wi < W; wi++) {
+			uint64_t m = hw->tlb_tagcpus[(size_t)h * W + wi] |
+				     hw->wc_tagcpus[(size_t)h * W + wi];
+			for (; m; m &= m - 1) {
+				int c = (int)(wi * 64) + __builtin_ctzll(m);
+				struct hw_cpu *hc = &hw->cpu[c];
+				uint32_t removed = 0;
+				if (hc->tlb.ndense && hc->tlb.tagcnt[h])
+					removed += tc_remove_tag_leaf(hw, &hc->tlb, op->tag);
+				if (hc->wc.ndense && hc->wc.tagcnt[h])
+					removed += tc_remove_tag_walk(hw, &hc->wc, op->tag);
+				if (removed && hit)
+					hit(ctx, c, removed);
+			}
+		}
+		return;
+	}
 	uint64_t nops = inv_nops(op);
 	if (op_is_by_address(op->kind) && nops == 0)
 		return;
-	const uint32_t W = hw->cpu_words;
 	bool by_slot = (op->kind == INV_VA_LEAF || op->kind == INV_VA_ALL) && hw->tlb_slotcpus &&
 		       hw->nr_cpus > 0 && nops <= BCAST_SLOT_OPS;
 	uint64_t leafm[4] = {0};

@@ -95,12 +95,13 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 	out->fault = false;
 	out->levels_read = 0;
 	out->live_pte = 0;
-	struct tc_entry *te = tc_lookup(&hc->tlb, vpn, leaf, tag);
+	/* hc->tlb and hc->wc are hw_init's TC_LEAF and TC_WALK caches */
+	struct tc_entry *te = tc_lookup_k(&hc->tlb, vpn, leaf, tag, TC_LEAF);
 	/* no leaf entry (vpn, tag) is held: the leaf fill below needs no
 	 * search for one to replace (tc_fill_miss) */
 	const bool leaf_miss = !te;
 	if (__builtin_expect(!te && hc->tlb.nblock, 0))
-		te = tc_lookup(&hc->tlb, hw_block_key(g, vpn), g->depth_pmd, tag);
+		te = tc_lookup_k(&hc->tlb, hw_block_key(g, vpn), g->depth_pmd, tag, TC_LEAF);
 	if (te) {
 		if (te->gen != frame_of(hw, te->frame)->gen)
 			stale_use(hw, cpu, "leaf TLB entry", va, te->frame);
@@ -128,12 +129,15 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 	}
 	hw->m->tlb_misses++;
 
-	/* deepest walk-cache hit */
+	/* deepest walk-cache hit; none when the walk cache holds no entry of
+	 * the tag's hash nor a global one (tc_lookup_k's first test, once) */
 	int depth = 0;
 	uint32_t table = root;
 	const pte_t *tab = NULL;
-	for (int d = leaf - 1; d >= 0; d--) {
-		struct tc_entry *we = tc_lookup(&hc->wc, va >> g->shift[d], d, tag);
+	const bool wc_may_hit = hc->wc.tagcnt[tag & (TC_TAGCNT - 1)] ||
+				hc->wc.tagcnt[TC_TAG_GLOBAL & (TC_TAGCNT - 1)];
+	for (int d = wc_may_hit ? leaf - 1 : -1; d >= 0; d--) {
+		struct tc_entry *we = tc_lookup_k(&hc->wc, va >> g->shift[d], d, tag, TC_WALK);
 		if (!we)
 			continue;
 		struct frame *wf = frame_of(hw, we->frame);
@@ -164,7 +168,7 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 			}
 			/* every depth below the deepest walk-cache hit missed
 			 * its lookup above */
-			tc_fill_miss(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0);
+			tc_fill_miss_k(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0, TC_WALK);
 			table = pte_pfn(e);
 			continue;
 		}
@@ -195,8 +199,12 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 			((pte_t *)tab)[idx] = ne;
 		if (hw_dirtied && hw->hooks && hw->hooks->pte_dirtied)
 			hw->hooks->pte_dirtied(hw->hooks_ctx, pte_pfn(e));
-		(leaf_miss ? tc_fill_miss : tc_fill)(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
-						     (uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)));
+		if (leaf_miss)
+			tc_fill_miss_k(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
+				       (uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)), TC_LEAF);
+		else
+			tc_fill(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
+				(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)));
 		if (write && (ne & PTE_RDONLY))
 			goto fault;
 		return;

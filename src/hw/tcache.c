@@ -100,8 +100,10 @@ __attribute__((noinline)) void tc_remove(struct hw *hw, struct tcache *tc, struc
 /* tc_remove() of every entry tagged tag, in dense order from the end: the
  * same removals in the same order (so the same dense list is left), with the
  * cache's fields in registers and the per-tag and emptiness bits settled
- * once at the end (nothing observes the cache in between). */
-uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
+ * once at the end (nothing observes the cache in between). kind is a
+ * constant, so the TC_LEAF and TC_WALK copies test no pointer per entry. */
+static inline __attribute__((always_inline)) uint32_t
+remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 {
 	uint32_t *dense = tc->dense;
 	struct tc_entry *ents = tc->e;
@@ -109,6 +111,8 @@ uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
 	uint8_t *filt = tc->filt;
 	const uint64_t bit = tc->busy_bit;
 	const uint32_t stride = tc->tag_stride;
+	const bool regs = TC_HAS_REG(kind, tc);
+	const bool filter = TC_HAS_FILT(kind, tc);
 	uint32_t n = tc->ndense, removed = 0;
 	for (uint32_t i = n; i-- > 0;) {
 		struct tc_entry *e = &ents[dense[i]];
@@ -117,15 +121,15 @@ uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
 		SIM_BUG_ON(hw->sim, !e->valid);
 		frame_of(hw, e->frame)->tlb_refs--;
 		e->valid = 0;
-		if (reg_word) {
+		if (regs) {
 			uint32_t r = tc_region(e->key);
 			if (--tc->regcnt[r] == 0)
 				reg_word[(size_t)r * stride] &= ~bit;
 		}
-		if (filt) {
+		if (filter) {
 			uint32_t k = tc_filt_slot(tc, e->key, tag);
 			uint8_t *c = &filt[k];
-			if (*c != UINT8_MAX && --(*c) == 0 && slot_word)
+			if (*c != UINT8_MAX && --(*c) == 0 && TC_HAS_SLOT(kind, tc))
 				slot_word[(size_t)k * stride] &= ~bit;
 		}
 		uint32_t di = e->dense;
@@ -145,6 +149,26 @@ uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
 	return removed;
 }
 
+uint32_t tc_remove_tag_leaf(struct hw *hw, struct tcache *tc, uint32_t tag)
+{
+	return remove_tag(hw, tc, tag, TC_LEAF);
+}
+
+uint32_t tc_remove_tag_walk(struct hw *hw, struct tcache *tc, uint32_t tag)
+{
+	return remove_tag(hw, tc, tag, TC_WALK);
+}
+
+uint32_t tc_remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag)
+{
+	/* the copy by the pointers themselves (any cache may come here) */
+	if (tc->reg_word && tc->filt && tc->slot_word)
+		return tc_remove_tag_leaf(hw, tc, tag);
+	if (!tc->reg_word && !tc->filt)
+		return tc_remove_tag_walk(hw, tc, tag);
+	return remove_tag(hw, tc, tag, TC_ANY);
+}
+
 /* The way a fill of set takes when it holds no entry to replace: the lowest
  * invalid way; else the least recently used way (lowest way on equal
  * stamps), evicted. */
@@ -160,44 +184,6 @@ static inline struct tc_entry *tc_victim(struct hw *hw, struct tcache *tc, struc
 			victim = &set[w];
 	tc_remove(hw, tc, victim);
 	return victim;
-}
-
-/* Fill the invalid entry e with (key, depth, tag) -> frame and count it. */
-static inline void tc_install(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key,
-			      int depth, uint32_t tag, uint32_t frame, uint8_t perm)
-{
-	struct frame *fr = frame_of(hw, frame);
-	uint32_t n = tc->ndense;
-	e->key = key;
-	e->depth = (uint8_t)depth;
-	e->tag = tag;
-	e->frame = frame;
-	e->gen = fr->gen;
-	e->perm = perm;
-	e->valid = 1;
-	e->stamp = ++tc->clock;
-	e->dense = n;
-	if (!n && tc->busy_word)
-		*tc->busy_word |= tc->busy_bit;
-	tc->dense[n] = (uint32_t)(e - tc->e);
-	tc->ndense = n + 1;
-	uint32_t h = tag & (TC_TAGCNT - 1);
-	if (tc->tagcnt[h]++ == 0 && tc->tag_word)
-		tc->tag_word[(size_t)h * tc->tag_stride] |= tc->busy_bit;
-	if (tc->reg_word) {
-		uint32_t r = tc_region(key);
-		if (tc->regcnt[r]++ == 0)
-			tc->reg_word[(size_t)r * tc->tag_stride] |= tc->busy_bit;
-	}
-	if (tc->filt) {
-		uint32_t k = tc_filt_slot(tc, key, tag);
-		uint8_t *c = &tc->filt[k];
-		if (*c == 0 && tc->slot_word)
-			tc->slot_word[(size_t)k * tc->tag_stride] |= tc->busy_bit;
-		if (*c != UINT8_MAX)
-			(*c)++;
-	}
-	fr->tlb_refs++;
 }
 
 void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
@@ -227,9 +213,9 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
 
 /* tc_fill_miss of a full set: evict (kept out of line, so the common fill
  * into an invalid way makes no call and saves no registers) */
-static __attribute__((noinline)) void tc_fill_evict(struct hw *hw, struct tcache *tc,
-						    struct tc_entry *set, uint64_t key, int depth,
-						    uint32_t tag, uint32_t frame, uint8_t perm)
+__attribute__((noinline)) void tc_fill_evict(struct hw *hw, struct tcache *tc, struct tc_entry *set,
+					     uint64_t key, int depth, uint32_t tag, uint32_t frame,
+					     uint8_t perm)
 {
 	tc_install(hw, tc, tc_victim(hw, tc, set), key, depth, tag, frame, perm);
 }
@@ -237,15 +223,7 @@ static __attribute__((noinline)) void tc_fill_evict(struct hw *hw, struct tcache
 void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 		  uint32_t frame, uint8_t perm)
 {
-	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
-	/* tc_victim's first choice, the lowest invalid way, inline */
-	const uint32_t ways = tc->ways;
-	for (uint32_t w = 0; w < ways; w++)
-		if (!set[w].valid) {
-			tc_install(hw, tc, &set[w], key, depth, tag, frame, perm);
-			return;
-		}
-	tc_fill_evict(hw, tc, set, key, depth, tag, frame, perm);
+	tc_fill_miss_k(hw, tc, key, depth, tag, frame, perm, TC_ANY);
 }
 
 

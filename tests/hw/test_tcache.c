@@ -22,7 +22,9 @@
  *    TLB holds a key in it;
  *  - the shortcuts tc_fill_miss (a fill after a missed lookup) and
  *    tc_remove_tag leave the cache and the CPU bitmaps exactly as tc_fill
- *    and tc_remove of each entry of the tag (dense list from its end) do.
+ *    and tc_remove of each entry of the tag (dense list from its end) do;
+ *  - hw_init gives every CPU's leaf TLB all the bookkeeping (TC_LEAF) and
+ *    its walk cache the tag rows only (TC_WALK), as hw_access assumes.
  */
 #include "test_util.h"
 
@@ -334,18 +336,17 @@ static void assert_rows_agree(const uint64_t *rows, size_t nrows, uint32_t strid
 /* The shortcuts leave exactly what the generic forms leave: tc_fill_miss
  * after a missed tc_lookup is tc_fill (same way, evictions, stamps, dense
  * order, counts, filter, CPU bitmaps), and tc_remove_tag is tc_remove of
- * each entry of the tag from the dense list's end. CPU 0's leaf TLB takes
- * the shortcuts, CPU 1's (same geometry) the generic forms. */
-static void test_shortcuts_match_generic(void **state)
+ * each entry of the tag from the dense list's end. CPU 0's caches take the
+ * shortcuts, CPU 1's (same geometry) the generic forms: the leaf TLBs (every
+ * bookkeeping kept) and the walk caches (no regions, filter or slot rows),
+ * each with its own copy of tc_remove_tag. */
+static void shortcuts_match_generic(struct hw *hw, struct tcache *fast, struct tcache *slow,
+				    bool leafc)
 {
-	(void)state;
-	struct sim *s = new_sim();
-	struct hw *hw = hw_of(s);
-	struct tcache *fast = &hw->cpu[0].tlb, *slow = &hw->cpu[1].tlb;
 	int leaf = hw->geom.levels - 1;
 	uint32_t f[4];
 	for (int i = 0; i < 4; i++)
-		f[i] = frame_alloc(hw, FRAME_DATA, 0);
+		f[i] = frame_alloc(hw, leafc ? FRAME_DATA : FRAME_PGTABLE, 1);
 	const uint32_t tags[4] = {1, 2, 65, TC_TAG_GLOBAL};	/* 1 and 65 share a tag hash */
 	uint64_t nkeys = 3ull * fast->sets * fast->ways, x = 777;
 	for (int round = 0; round < 60000; round++) {
@@ -361,15 +362,16 @@ static void test_shortcuts_match_generic(void **state)
 			assert_int_equal(n, m);
 		} else {
 			uint64_t key = (x >> 30) % nkeys;
+			int depth = leafc ? leaf : (int)((x >> 4) % (uint64_t)leaf);
 			uint32_t fr = f[(x >> 10) % 4];
-			const struct tc_entry *a = tc_lookup(fast, key, leaf, tag);
-			const struct tc_entry *b = tc_lookup(slow, key, leaf, tag);
+			const struct tc_entry *a = tc_lookup(fast, key, depth, tag);
+			const struct tc_entry *b = tc_lookup(slow, key, depth, tag);
 			assert_int_equal(a ? a - fast->e : -1, b ? b - slow->e : -1);
 			if (!a)
-				tc_fill_miss(hw, fast, key, leaf, tag, fr, (uint8_t)(x & 0xc));
+				tc_fill_miss(hw, fast, key, depth, tag, fr, (uint8_t)(x & 0xc));
 			else
-				tc_fill(hw, fast, key, leaf, tag, fr, (uint8_t)(x & 0xc));
-			tc_fill(hw, slow, key, leaf, tag, fr, (uint8_t)(x & 0xc));
+				tc_fill(hw, fast, key, depth, tag, fr, (uint8_t)(x & 0xc));
+			tc_fill(hw, slow, key, depth, tag, fr, (uint8_t)(x & 0xc));
 		}
 		if (round % 97)
 			continue;
@@ -380,13 +382,60 @@ static void test_shortcuts_match_generic(void **state)
 		assert_memory_equal(fast->dense, slow->dense, fast->ndense * sizeof(*fast->dense));
 		assert_memory_equal(fast->tagcnt, slow->tagcnt, sizeof(fast->tagcnt));
 		assert_memory_equal(fast->regcnt, slow->regcnt, sizeof(fast->regcnt));
-		assert_memory_equal(fast->filt, slow->filt, (size_t)fast->filt_mask + 1);
-		assert_rows_agree(hw->tlb_tagcpus, TC_TAGCNT, hw->cpu_words, 0, 1);
-		assert_rows_agree(hw->tlb_regcpus, TC_NREGIONS, hw->cpu_words, 0, 1);
-		assert_rows_agree(hw->tlb_slotcpus, (size_t)fast->filt_mask + 1, hw->cpu_words, 0, 1);
-		assert_rows_agree(hw->tlb_busy, 1, 1, 0, 1);
+		if (leafc) {
+			assert_memory_equal(fast->filt, slow->filt, (size_t)fast->filt_mask + 1);
+			assert_rows_agree(hw->tlb_tagcpus, TC_TAGCNT, hw->cpu_words, 0, 1);
+			assert_rows_agree(hw->tlb_regcpus, TC_NREGIONS, hw->cpu_words, 0, 1);
+			assert_rows_agree(hw->tlb_slotcpus, (size_t)fast->filt_mask + 1,
+					  hw->cpu_words, 0, 1);
+			assert_rows_agree(hw->tlb_busy, 1, 1, 0, 1);
+		} else {
+			assert_null(fast->filt);
+			assert_rows_agree(hw->wc_tagcpus, TC_TAGCNT, hw->cpu_words, 0, 1);
+		}
 	}
 	assert_dense_consistent(fast);
+	/* the frames are held by these two caches only */
+	for (int i = 0; i < 4; i++) {
+		uint32_t held = 0;
+		for (uint32_t j = 0; j < fast->ndense; j++)
+			held += fast->e[fast->dense[j]].frame == f[i];
+		for (uint32_t j = 0; j < slow->ndense; j++)
+			held += slow->e[slow->dense[j]].frame == f[i];
+		assert_int_equal(frame_of(hw, f[i])->tlb_refs, held);
+	}
+}
+
+static void test_shortcuts_match_generic(void **state)
+{
+	(void)state;
+	struct sim *s = new_sim();
+	struct hw *hw = hw_of(s);
+	shortcuts_match_generic(hw, &hw->cpu[0].tlb, &hw->cpu[1].tlb, true);
+	shortcuts_match_generic(hw, &hw->cpu[0].wc, &hw->cpu[1].wc, false);
+	tsim_free(s);
+}
+
+/* hw_access uses the leaf TLB as a TC_LEAF cache and the walk cache as a
+ * TC_WALK one (hw.h): hw_init must configure every CPU's caches so. */
+static void test_cache_kinds(void **state)
+{
+	(void)state;
+	struct sim *s = new_sim();
+	struct hw *hw = hw_of(s);
+	for (int c = 0; c < hw->nr_cpus; c++) {
+		const struct tcache *t = &hw->cpu[c].tlb, *w = &hw->cpu[c].wc;
+		assert_non_null(t->busy_word);
+		assert_non_null(t->tag_word);
+		assert_non_null(t->reg_word);
+		assert_non_null(t->filt);
+		assert_non_null(t->slot_word);
+		assert_null(w->busy_word);
+		assert_non_null(w->tag_word);
+		assert_null(w->reg_word);
+		assert_null(w->filt);
+		assert_null(w->slot_word);
+	}
 	tsim_free(s);
 }
 
@@ -509,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_tlb_refs_across_caches),
 		cmocka_unit_test(test_filter_never_hides),
 		cmocka_unit_test(test_shortcuts_match_generic),
+		cmocka_unit_test(test_cache_kinds),
 		cmocka_unit_test(test_tag_cpus_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
