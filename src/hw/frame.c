@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "hw/hw.h"
@@ -17,12 +18,20 @@
  * single index instead of a chunk lookup. hw_init reserves address space for
  * every frame number below NO_FRAME (160 GiB of it, inaccessible, so neither
  * memory nor commit charge); frame_alloc makes FRAME_CHUNK frames at a time
- * accessible, charged to the host budget as the chunks were. Where the
- * reservation is refused (an address-space limit) a halved one is tried.
+ * accessible, charged to the host budget as the chunks were. Under an
+ * address-space limit the reservation takes at most a quarter of it, and where
+ * it is refused a halved one is tried.
  */
 static int frames_reserve(struct hw *hw)
 {
-	for (uint64_t cap = (uint64_t)NO_FRAME + 1; cap >= FRAME_CHUNK; cap /= 2) {
+	uint64_t cap = (uint64_t)NO_FRAME + 1;
+	struct rlimit rl;
+	/* under an address-space limit (ulimit -v) take at most a quarter of
+	 * it, so the rest of the run keeps room for its other allocations */
+	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		while (cap >= 2 * FRAME_CHUNK && cap * sizeof(struct frame) > rl.rlim_cur / 4)
+			cap /= 2;
+	for (; cap >= FRAME_CHUNK; cap /= 2) {
 		void *p = mmap(NULL, cap * sizeof(struct frame), PROT_NONE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p != MAP_FAILED) {

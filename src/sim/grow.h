@@ -5,7 +5,7 @@
  * any yield point while another simulated thread grows an array, so no pointer
  * into an array grown here may be kept across sim_step() or any call that can
  * yield. Hold an index instead, or use storage that never moves (the frame
- * table in hw.c is chunked for that reason).
+ * table in hw/frame.c is one reserved address range for that reason).
  *
  * With TLBSIM_POISON_GROWTH defined (the asan preset turns it on) every growth
  * moves the array: the new block is a fresh allocation, the old one is filled
