@@ -269,13 +269,10 @@ void sim_stop_schedule(struct sim *s)
 
 /* ---- accounting ---- */
 
-/* sim_jittered (sim.h) for the cost charged to t at a step */
-static inline __attribute__((always_inline)) void charge(struct sim *s, struct sim_thread *t,
-							 uint64_t ns)
+/* t->acct after t->cpu or t->mode changed */
+static inline void thread_acct(struct sim *s, struct sim_thread *t)
 {
-	ns = sim_jittered(s, ns);
-	s->cpus[t->cpu].mode_ns[t->mode] += ns;
-	t->pending_ns += ns;
+	t->acct = &s->cpus[t->cpu].mode_ns[t->mode];
 }
 
 /* The soft-lockup watchdog (kernel/watchdog.c, v6.10: watchdog_timer_fn's
@@ -309,6 +306,7 @@ void sim_set_mode(struct sim *s, enum cpu_mode mode)
 			softlockup_check(s, t);
 	}
 	t->mode = mode;
+	thread_acct(s, t);
 	if (mode == MODE_USER && t->migrate_to)
 		sim_preempt_point(s);
 }
@@ -544,13 +542,12 @@ static bool sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_
 	return false;
 }
 
-void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, uint64_t a,
+/* sim_step_arg (sim.h) after its charge: the inline part only skips this
+ * when the countdown would not reach 0 and no event comes first, where this
+ * does nothing but what it does */
+void sim_step_out(struct sim *s, struct sim_thread *t, const struct sim_point *yp, uint64_t a,
 		  uint64_t b)
 {
-	struct sim_thread *t = s->curr;
-	SIM_BUG_ON(s, !t);
-	if (cost_ns)
-		charge(s, t, cost_ns);
 	/* check mode always takes the slow path, which decides its steps */
 	if (__builtin_expect(--s->slow_countdown == 0, 0) && sim_step_slow(s, t, yp, a, b))
 		return;		/* check mode, or preempted at the end of its slice */
@@ -699,6 +696,7 @@ void sim_migrate(struct sim *s, int cpu)
 	t->sleep_start = at;
 	cpu_pick_next(s, t->cpu, at);
 	t->cpu = cpu;
+	thread_acct(s, t);
 	cpu_enqueue(s, t, at, false);
 	switch_away(s);
 }
@@ -712,6 +710,7 @@ void sim_request_migrate(struct sim *s, struct sim_thread *t, int cpu)
 	}
 	if (t->state == TS_SLEEPING && !t->spinning) {
 		t->cpu = cpu;
+		thread_acct(s, t);
 		t->migrate_to = 0;
 		return;
 	}
@@ -861,6 +860,7 @@ int sim_thread_start(struct sim *s, struct sim_thread *t, thread_fn fn, void *ar
 	t->arg = arg;
 	t->cpu = cpu % s->nr_cpus;
 	t->mode = MODE_USER;
+	thread_acct(s, t);
 	t->state = TS_SLEEPING;
 	if (sim_host_charge(s, s->stack_size)) {
 		t->state = TS_DONE;

@@ -74,10 +74,13 @@ struct sim_thread {
 	enum thread_state state;
 	int cpu;
 	enum cpu_mode mode;
+	uint64_t pending_ns;		/* charged but not yet elapsed */
+	uint64_t *acct;			/* &sim->cpus[cpu].mode_ns[mode], kept by
+					 * sim.c wherever cpu or mode change: a
+					 * charge adds there without indexing */
 	struct coro co;
 	thread_fn fn;
 	void *arg;
-	uint64_t pending_ns;		/* charged but not yet elapsed */
 	uint64_t sleep_start;
 	bool spinning;			/* busy-waiting on its CPU (not asleep) */
 	bool daemon;			/* a kernel thread: asleep at the end is not a deadlock */
@@ -293,7 +296,7 @@ static inline void sim_charge(struct sim *s, uint64_t ns)
 	if (!t)
 		return;
 	ns = sim_jittered(s, ns);
-	s->cpus[t->cpu].mode_ns[t->mode] += ns;
+	*t->acct += ns;
 	t->pending_ns += ns;
 }
 /* Charge ns as sys time. */
@@ -323,8 +326,29 @@ void sim_preempt_point(struct sim *s);
  * then let the scheduler decide whether another thread runs first. In run
  * mode a thread in user mode whose time slice (sched_slice_ns) is over while
  * its CPU's run queue is not empty is preempted here. */
-void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, uint64_t a,
+void sim_step_out(struct sim *s, struct sim_thread *t, const struct sim_point *yp, uint64_t a,
 		  uint64_t b);
+/* Inline: the common step (no slow-path countdown due, no event before the
+ * thread's new time) is a charge and a compare; everything else is
+ * sim_step_out, which does what the whole step did (sim.c). */
+static inline void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns,
+				uint64_t a, uint64_t b)
+{
+	struct sim_thread *t = s->curr;
+	if (cost_ns) {
+		uint64_t ns = sim_jittered(s, cost_ns);
+		*t->acct += ns;
+		t->pending_ns += ns;
+	}
+	uint64_t wake = s->now + t->pending_ns;
+	if (__builtin_expect(s->slow_countdown != 1 && wake < s->q.top_time, 1)) {
+		s->slow_countdown--;
+		s->now = wake;
+		t->pending_ns = 0;
+		return;
+	}
+	sim_step_out(s, t, yp, a, b);
+}
 static inline void sim_step(struct sim *s, const struct sim_point *yp, uint64_t cost_ns)
 {
 	sim_step_arg(s, yp, cost_ns, 0, 0);
