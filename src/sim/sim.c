@@ -269,6 +269,8 @@ void sim_stop_schedule(struct sim *s)
 
 /* ---- accounting ---- */
 
+_Static_assert(MODE_SYS == MODE_USER + 1, "sim_set_mode moves t->acct by one");
+
 /* t->acct after t->cpu or t->mode changed */
 static inline void thread_acct(struct sim *s, struct sim_thread *t)
 {
@@ -294,20 +296,14 @@ static void softlockup_check(struct sim *s, const struct sim_thread *t)
 	}
 }
 
-void sim_set_mode(struct sim *s, enum cpu_mode mode)
+void sim_set_mode_user(struct sim *s, struct sim_thread *t)
 {
-	struct sim_thread *t = s->curr;
-	if (!t)
-		return;
-	if (t->mode != mode) {
-		if (mode == MODE_SYS)
-			t->kernel_since = s->now + t->pending_ns;
-		else
-			softlockup_check(s, t);
+	if (t->mode != MODE_USER) {
+		softlockup_check(s, t);
+		t->mode = MODE_USER;
+		thread_acct(s, t);
 	}
-	t->mode = mode;
-	thread_acct(s, t);
-	if (mode == MODE_USER && t->migrate_to)
+	if (t->migrate_to)
 		sim_preempt_point(s);
 }
 

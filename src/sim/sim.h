@@ -309,7 +309,27 @@ static inline void sim_charge_sys(struct sim *s, uint64_t ns)
 	s->cpus[t->cpu].sys_ns += ns;
 	t->pending_ns += ns;
 }
-void sim_set_mode(struct sim *s, enum cpu_mode mode);
+/* sim_set_mode's return to user mode (sim.c: the soft-lockup check, a
+ * pending migration) */
+void sim_set_mode_user(struct sim *s, struct sim_thread *t);
+/* The current thread enters (MODE_SYS) or leaves (MODE_USER) the kernel.
+ * Inline: every call passes a constant mode, and entering is three stores. */
+static inline void sim_set_mode(struct sim *s, enum cpu_mode mode)
+{
+	struct sim_thread *t = s->curr;
+	if (!t)
+		return;
+	if (mode == MODE_SYS) {
+		if (t->mode != MODE_SYS) {
+			t->kernel_since = s->now + t->pending_ns;
+			t->mode = MODE_SYS;
+			t->acct++;	/* mode_ns[MODE_USER] -> mode_ns[MODE_SYS] */
+		}
+		return;
+	}
+	if (t->mode != MODE_USER || t->migrate_to)
+		sim_set_mode_user(s, t);
+}
 /* ---- migration ---- */
 /* The current thread moves to CPU cpu now: it leaves its CPU as if it slept
  * and is enqueued on cpu as a woken thread is (an idle CPU runs it after
