@@ -152,6 +152,28 @@ static inline int evq_heap_push(struct evq *q, const struct event *evp)
 	return 0;
 }
 
+/* The earliest thread resume (read it first) replaced by the resume of t at (time, seq),
+ * which is not before it (the resume heap is not empty): one sift from the
+ * root, EVQ_SIFT_DOWN with the new node as `last` (the same layout), written
+ * out so that few values stay live in the loop. */
+static inline void evq_resume_replace_top(struct evq *q, uint64_t time, uint64_t seq,
+					  struct sim_thread *t)
+{
+	struct evq_node *h = q->heap;
+	uint32_t n = q->nheap, i = 0, c;
+	unsigned __int128 k = ((unsigned __int128)time << 64) | seq;
+	while ((c = 2 * i + 1) < n) {
+		if (c + 1 < n && EVQ_BEFORE(&h[c + 1], &h[c]))
+			c++;
+		if (!(EVQ_KEY(&h[c]) < k))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = (struct evq_node){.time = time, .seq = seq, .t = t};
+	evq_retop(q);
+}
+
 /* The earliest thread resume, removed (the resume heap is not empty). */
 static inline struct evq_node evq_resume_pop(struct evq *q)
 {

@@ -209,12 +209,10 @@ static void yield_to_next(struct sim *s, struct sim_thread *t, uint64_t at)
 		switch_away(s);
 		return;
 	}
-	struct evq_node mine = {.time = at, .seq = s->seq++, .t = t};
-	struct evq_node top = q->heap[0];
-	EVQ_SIFT_DOWN(q->heap, q->nheap, mine);
-	evq_retop(q);
 	t->pending_ns = 0;
 	t->state = TS_RUNNABLE;
+	struct evq_node top = q->heap[0];
+	evq_resume_replace_top(q, at, s->seq++, t);
 	hand_off(s, t, top.t, top.time);
 }
 
@@ -541,6 +539,19 @@ static bool sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_
 /* sim_step_arg (sim.h) after its charge: the inline part only skips this
  * when the countdown would not reach 0 and no event comes first, where this
  * does nothing but what it does */
+/* sim_step_arg (sim.h) after its charge, when the countdown does not reach 0
+ * and an event comes first: what sim_step_out does then */
+void sim_step_yield(struct sim *s, struct sim_thread *t, uint64_t wake)
+{
+	s->slow_countdown--;
+	if (__builtin_expect(evq_empty(&s->q), 0)) {
+		s->now = wake;	/* wake is UINT64_MAX, top_time's value when empty */
+		t->pending_ns = 0;
+		return;
+	}
+	yield_to_next(s, t, wake);
+}
+
 void sim_step_out(struct sim *s, struct sim_thread *t, const struct sim_point *yp, uint64_t a,
 		  uint64_t b)
 {

@@ -348,6 +348,7 @@ void sim_preempt_point(struct sim *s);
  * its CPU's run queue is not empty is preempted here. */
 void sim_step_out(struct sim *s, struct sim_thread *t, const struct sim_point *yp, uint64_t a,
 		  uint64_t b);
+void sim_step_yield(struct sim *s, struct sim_thread *t, uint64_t wake);
 /* Inline: the common step (no slow-path countdown due, no event before the
  * thread's new time) is a charge and a compare; everything else is
  * sim_step_out, which does what the whole step did (sim.c). */
@@ -361,10 +362,14 @@ static inline void sim_step_arg(struct sim *s, const struct sim_point *yp, uint6
 		t->pending_ns += ns;
 	}
 	uint64_t wake = s->now + t->pending_ns;
-	if (__builtin_expect(s->slow_countdown != 1 && wake < s->q.top_time, 1)) {
-		s->slow_countdown--;
-		s->now = wake;
-		t->pending_ns = 0;
+	if (__builtin_expect(s->slow_countdown != 1, 1)) {
+		if (__builtin_expect(wake < s->q.top_time, 1)) {
+			s->slow_countdown--;
+			s->now = wake;
+			t->pending_ns = 0;
+			return;
+		}
+		sim_step_yield(s, t, wake);	/* an event comes first */
 		return;
 	}
 	sim_step_out(s, t, yp, a, b);
