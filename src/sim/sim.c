@@ -934,10 +934,35 @@ void sim_stack_pool_free(struct sim_stack_pool *p)
 
 /* ---- main loop ---- */
 
+/*
+ * sim_jit_amp's one-multiply range. p = jit_pct 0: jit_mul 0, every ns (the
+ * amp is 0). p in [1, 99]: M = jit_mul = ceil(p 2^64 / 100) = p 2^64 / 100 +
+ * k / 100 with k in [0, 99] (k = 0 if 100 divides p 2^64, else 100 minus
+ * its remainder). For ns < jit_lim = UINT64_MAX / 100: ns p < 2^64, so the
+ * division's ns p does not wrap; write ns p = 100 a + r, r <= 99; then
+ * ns M / 2^64 = a + (r + ns k / 2^64) / 100 with ns k < 2^64, so its floor
+ * is a = ns p / 100 exactly. Other p (and ns from jit_lim on): the division.
+ */
+static void sim_jit_setup(struct sim *s)
+{
+	uint64_t p = s->jit_pct;
+	if (p == 0) {
+		s->jit_mul = 0;
+		s->jit_lim = UINT64_MAX;
+	} else if (p <= 99) {
+		s->jit_mul = (uint64_t)((((unsigned __int128)p << 64) + 99) / 100);
+		s->jit_lim = UINT64_MAX / 100;
+	} else {
+		s->jit_mul = 0;
+		s->jit_lim = 0;
+	}
+}
+
 void sim_set_explore(struct sim *s, struct explore *ex)
 {
 	s->ex = ex;
 	s->jit_pct = ex ? 0 : s->jitter_pct;
+	sim_jit_setup(s);
 	/* check mode takes sim_step_slow at every step */
 	s->slow_countdown = 1;
 }
@@ -1021,6 +1046,7 @@ int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed)
 	rng_seed(&s->rng, seed);
 	s->jitter_pct = (uint32_t)params[P_jitter];
 	s->jit_pct = s->jitter_pct;
+	sim_jit_setup(s);
 	/* splitmix64 of the seed: a non-zero xorshift state apart from rng */
 	uint64_t z = seed + 0x9E3779B97F4A7C15ull * 3;
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

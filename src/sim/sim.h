@@ -173,6 +173,9 @@ struct sim {
 	uint32_t jitter_pct;
 	uint32_t jit_pct;		/* what is drawn with: jitter_pct, 0 in check
 					 * mode (sim_set_explore) */
+	/* ns * jit_pct / 100 as one multiply for ns < jit_lim, where that is
+	 * exact (sim_jit_amp) */
+	uint64_t jit_lim, jit_mul;
 	size_t stack_size;
 	struct sim_stack_pool *stack_pool;	/* NULL: map and unmap each stack */
 	uint64_t exit_at;		/* latest thread exit, its charged time included */
@@ -273,11 +276,21 @@ void sim_join(struct sim *s, struct sim_thread *t);
  * only: check mode explores orders and keeps exact times). xorshift64* on
  * the sim's own jitter stream. Inline: charges are the engine's most
  * frequent call. */
+/* ns * s->jit_pct / 100 (in 64 bits, as it always was computed). For ns <
+ * jit_lim it is the high word of ns * jit_mul, jit_mul = ceil(jit_pct *
+ * 2^64 / 100) (sim.c: sim_jit_setup, where this is proved): one multiply
+ * instead of a multiply and a division. */
+static inline uint64_t sim_jit_amp(const struct sim *s, uint64_t ns)
+{
+	if (__builtin_expect(ns < s->jit_lim, 1))
+		return (uint64_t)(((unsigned __int128)ns * s->jit_mul) >> 64);
+	return ns * s->jit_pct / 100;
+}
 static inline uint64_t sim_jittered(struct sim *s, uint64_t ns)
 {
 	/* jit_pct is 0 in exact and in check mode, so amp is 0 there, as it
 	 * is for ns 0: one test says "no draw" for all three */
-	uint64_t amp = ns * s->jit_pct / 100;
+	uint64_t amp = sim_jit_amp(s, ns);
 	if (!amp)
 		return ns;
 	uint64_t x = s->jit_state;
