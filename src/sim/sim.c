@@ -153,6 +153,8 @@ static void sim_poll(struct sim *s);
  * scheduler as before. The events run, their order and their count are
  * the same either way.
  */
+/* (s->error | s->stopped) below: one test for "either is set" */
+
 /* sim_dispatch of the event resuming n at time, done by the running
  * thread t: n runs (t returns at once if n is t) */
 static inline void hand_off(struct sim *s, struct sim_thread *t, struct sim_thread *n,
@@ -179,7 +181,7 @@ static void switch_away(struct sim *s)
 		goto sched;
 	}
 	struct evq *q = &s->q;
-	if (s->error || s->stopped || !q->nheap ||
+	if ((s->error | (int)s->stopped) || !q->nheap ||
 	    (q->ncalls && EVQ_BEFORE(&q->calls[0], &q->heap[0])))
 		goto sched;
 	struct evq_node n = evq_resume_pop(q);
@@ -201,7 +203,7 @@ static void yield_to_next(struct sim *s, struct sim_thread *t, uint64_t at)
 	struct evq *q = &s->q;
 	/* only sim_step_arg calls it, in run mode, with at not before
 	 * q->top_time: if the next event is a resume, it is not after at */
-	if ((s->m.events & SIM_POLL_MASK) == 0 || s->error || s->stopped ||
+	if ((s->m.events & SIM_POLL_MASK) == 0 || (s->error | (int)s->stopped) ||
 	    !q->nheap || (q->ncalls && EVQ_BEFORE(&q->calls[0], &q->heap[0]))) {
 		queue_resume(s, t, at);
 		t->pending_ns = 0;

@@ -7,7 +7,8 @@
  *  - top_time is always the time of the next event, and UINT64_MAX when
  *    the queue is empty (the step fast path compares with it alone), after
  *    pushes, pops and a replacement of the resume heap's root (what
- *    yield_to_next does: EVQ_SIFT_DOWN + evq_retop);
+ *    yield_to_next does: evq_resume_replace_top, which is EVQ_SIFT_DOWN +
+ *    evq_retop);
  *  - both arrays stay binary min-heaps on (time, seq).
  */
 #include "test_util.h"
@@ -77,10 +78,8 @@ static void test_evq_order_and_top(void **state)
 			   (!q.ncalls || !EVQ_BEFORE(&q.calls[0], &q.heap[0])) &&
 			   q.heap[0].time <= time) {
 			/* yield_to_next: a resume at `time` replaces the root */
-			struct evq_node mine = {.time = time, .seq = seq++, .t = NULL};
 			struct evq_node top = q.heap[0];
-			EVQ_SIFT_DOWN(q.heap, q.nheap, mine);
-			evq_retop(&q);
+			evq_resume_replace_top(&q, time, seq++, NULL);
 			struct key k = {top.time, top.seq};
 			if (popped)
 				assert_true(key_before(last, k));
