@@ -129,6 +129,19 @@ static inline struct event evq_at(const struct evq *q, uint32_t i)
 			(arr)[i_] = (last);                                  \
 	} while (0)
 
+/* A thread's resume at (time, seq): 0, or -1 when the host allocation fails */
+static inline int evq_resume_push(struct evq *q, uint64_t time, uint64_t seq, struct sim_thread *t)
+{
+	if (q->nheap == q->cap_heap && evq_heap_grow(q))
+		return -1;
+	struct evq_node nd = {.time = time, .seq = seq, .t = t};
+	uint32_t i = q->nheap++;
+	EVQ_SIFT_UP(q->heap, i, nd);
+	if (time < q->top_time)
+		q->top_time = time;
+	return 0;
+}
+
 /* 0, or -1 when the host allocation fails */
 static inline int evq_heap_push(struct evq *q, const struct event *evp)
 {
@@ -142,14 +155,7 @@ static inline int evq_heap_push(struct evq *q, const struct event *evp)
 			q->top_time = ev.time;
 		return 0;
 	}
-	if (q->nheap == q->cap_heap && evq_heap_grow(q))
-		return -1;
-	struct evq_node nd = {.time = evp->time, .seq = evp->seq, .t = evp->ptr};
-	uint32_t i = q->nheap++;
-	EVQ_SIFT_UP(q->heap, i, nd);
-	if (nd.time < q->top_time)
-		q->top_time = nd.time;
-	return 0;
+	return evq_resume_push(q, evp->time, evp->seq, evp->ptr);
 }
 
 /* The earliest thread resume (read it first) replaced by the resume of t at (time, seq),

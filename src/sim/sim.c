@@ -111,11 +111,11 @@ bool sim_call_cancel(struct sim *s, uint64_t seq)
 
 static void queue_resume(struct sim *s, struct sim_thread *t, uint64_t time)
 {
-	struct event ev = {.time = time, .kind = EV_RESUME, .ptr = t};
-	if (s->ex)
+	if (s->ex) {
+		struct event ev = {.time = time, .kind = EV_RESUME, .ptr = t};
 		ready_push(s, ev);
-	else
-		heap_push(s, ev);
+	} else if (evq_resume_push(&s->q, time, s->seq++, t))	/* heap_push's */
+		sim_oom(s, "the event queue");
 }
 
 /* ---- errors ---- */
