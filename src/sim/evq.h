@@ -158,25 +158,36 @@ static inline int evq_heap_push(struct evq *q, const struct event *evp)
 	return evq_resume_push(q, evp->time, evp->seq, evp->ptr);
 }
 
-/* The earliest thread resume (read it first) replaced by the resume of t at (time, seq),
- * which is not before it (the resume heap is not empty): one sift from the
- * root, EVQ_SIFT_DOWN with the new node as `last` (the same layout), written
- * out so that few values stay live in the loop. */
-static inline void evq_resume_replace_top(struct evq *q, uint64_t time, uint64_t seq,
-					  struct sim_thread *t)
+/* EVQ_SIFT_DOWN for the resume heap (the same moves, so the same layout),
+ * written out for the common case: the earlier child by time alone unless
+ * the times tie (rare), in the (time, seq) order either way */
+static inline void evq_resume_sift_down(struct evq_node *h, uint32_t n, struct evq_node x)
 {
-	struct evq_node *h = q->heap;
-	uint32_t n = q->nheap, i = 0, c;
-	unsigned __int128 k = ((unsigned __int128)time << 64) | seq;
+	uint32_t i = 0, c;
 	while ((c = 2 * i + 1) < n) {
-		if (c + 1 < n && EVQ_BEFORE(&h[c + 1], &h[c]))
-			c++;
-		if (!(EVQ_KEY(&h[c]) < k))
-			break;
+		if (c + 1 < n) {
+			uint64_t tl = h[c].time, tr = h[c + 1].time;
+			if (__builtin_expect(tl == tr, 0))
+				c += h[c + 1].seq < h[c].seq;
+			else
+				c += tr < tl;
+		}
+		if (h[c].time > x.time || (h[c].time == x.time && h[c].seq > x.seq))
+			break;		/* x is before it (keys are unique) */
 		h[i] = h[c];
 		i = c;
 	}
-	h[i] = (struct evq_node){.time = time, .seq = seq, .t = t};
+	if (n > 0)
+		h[i] = x;
+}
+
+/* The earliest thread resume (read it first) replaced by the resume of t at
+ * (time, seq), which is not before it (the resume heap is not empty). */
+static inline void evq_resume_replace_top(struct evq *q, uint64_t time, uint64_t seq,
+					  struct sim_thread *t)
+{
+	evq_resume_sift_down(q->heap, q->nheap,
+			     (struct evq_node){.time = time, .seq = seq, .t = t});
 	evq_retop(q);
 }
 
@@ -185,7 +196,7 @@ static inline struct evq_node evq_resume_pop(struct evq *q)
 {
 	struct evq_node top = q->heap[0];
 	struct evq_node last = q->heap[--q->nheap];
-	EVQ_SIFT_DOWN(q->heap, q->nheap, last);
+	evq_resume_sift_down(q->heap, q->nheap, last);
 	evq_retop(q);
 	return top;
 }

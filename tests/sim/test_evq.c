@@ -54,6 +54,40 @@ static void check_queue(const struct evq *q)
 		assert_true(evq_top_time(q) == min);
 }
 
+/* evq_resume_sift_down makes the moves EVQ_SIFT_DOWN makes: the same array
+ * after every sift, ties in time (few distinct times) included */
+static void test_resume_sift_same_layout(void **state)
+{
+	(void)state;
+	uint64_t x = 0x9E3779B97F4A7C15ull, seq = 0;
+	struct evq_node a[32], b[32];
+	for (int round = 0; round < 20000; round++) {
+		uint32_t n = (uint32_t)(next_rand(&x) % 32);
+		uint64_t spread = next_rand(&x) & 1 ? 4 : 1000;
+		/* a valid heap: sorted keys are one */
+		for (uint32_t i = 0; i < n; i++)
+			a[i] = (struct evq_node){.time = next_rand(&x) % spread, .seq = seq++};
+		for (uint32_t i = 1; i < n; i++)
+			for (uint32_t j = i; j > 0 && EVQ_BEFORE(&a[j], &a[j - 1]); j--) {
+				struct evq_node tmp = a[j];
+				a[j] = a[j - 1];
+				a[j - 1] = tmp;
+			}
+		/* a random heap from it: sift-ups in a shuffled order */
+		uint32_t m = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			struct evq_node v = a[(i * 7 + round) % n];
+			uint32_t k = m++;
+			EVQ_SIFT_UP(b, k, v);
+		}
+		memcpy(a, b, sizeof(a));
+		struct evq_node v = {.time = next_rand(&x) % spread, .seq = seq++};
+		EVQ_SIFT_DOWN(a, n, v);
+		evq_resume_sift_down(b, n, v);
+		assert_memory_equal(a, b, n * sizeof(a[0]));
+	}
+}
+
 static void test_evq_order_and_top(void **state)
 {
 	(void)state;
@@ -113,6 +147,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_evq_order_and_top),
+		cmocka_unit_test(test_resume_sift_same_layout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
