@@ -134,9 +134,17 @@ static inline int evq_resume_push(struct evq *q, uint64_t time, uint64_t seq, st
 {
 	if (q->nheap == q->cap_heap && evq_heap_grow(q))
 		return -1;
-	struct evq_node nd = {.time = time, .seq = seq, .t = t};
+	struct evq_node *h = q->heap;
 	uint32_t i = q->nheap++;
-	EVQ_SIFT_UP(q->heap, i, nd);
+	/* EVQ_SIFT_UP's moves, times compared first */
+	while (i > 0) {
+		uint32_t p = (i - 1) / 2;
+		if (h[p].time < time || (h[p].time == time && h[p].seq < seq))
+			break;
+		h[i] = h[p];
+		i = p;
+	}
+	h[i] = (struct evq_node){.time = time, .seq = seq, .t = t};
 	if (time < q->top_time)
 		q->top_time = time;
 	return 0;
@@ -188,7 +196,8 @@ static inline void evq_resume_replace_top(struct evq *q, uint64_t time, uint64_t
 {
 	evq_resume_sift_down(q->heap, q->nheap,
 			     (struct evq_node){.time = time, .seq = seq, .t = t});
-	evq_retop(q);
+	uint64_t c = q->ncalls ? q->calls[0].time : UINT64_MAX;	/* evq_retop, nheap > 0 */
+	q->top_time = q->heap[0].time < c ? q->heap[0].time : c;
 }
 
 /* The earliest thread resume, removed (the resume heap is not empty). */

@@ -631,7 +631,8 @@ void sim_sleep(struct sim *s)
 /* wakeup: t was asleep (sim_wake, a joiner), not a new thread: queued behind
  * a running thread it sets need_resched (wakeup preemption; a new task starts
  * behind its parent's slice, START_DEBIT, and does not) */
-static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at, bool wakeup)
+static inline __attribute__((always_inline)) void cpu_enqueue(struct sim *s, struct sim_thread *t,
+							       uint64_t at, bool wakeup)
 {
 	struct sim_cpu *c = &s->cpus[t->cpu];
 	/* a thread never resumes before the time it went to sleep or spin

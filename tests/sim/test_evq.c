@@ -54,8 +54,9 @@ static void check_queue(const struct evq *q)
 		assert_true(evq_top_time(q) == min);
 }
 
-/* evq_resume_sift_down makes the moves EVQ_SIFT_DOWN makes: the same array
- * after every sift, ties in time (few distinct times) included */
+/* evq_resume_sift_down and evq_resume_push make the moves EVQ_SIFT_DOWN and
+ * EVQ_SIFT_UP make: the same array after every sift, ties in time (few
+ * distinct times) included */
 static void test_resume_sift_same_layout(void **state)
 {
 	(void)state;
@@ -73,13 +74,20 @@ static void test_resume_sift_same_layout(void **state)
 				a[j] = a[j - 1];
 				a[j - 1] = tmp;
 			}
-		/* a random heap from it: sift-ups in a shuffled order */
+		/* a random heap from it: sift-ups in a shuffled order, which
+		 * evq_resume_push does with the same moves */
 		uint32_t m = 0;
+		struct evq q = {0};
+		evq_init(&q);
 		for (uint32_t i = 0; i < n; i++) {
 			struct evq_node v = a[(i * 7 + round) % n];
 			uint32_t k = m++;
 			EVQ_SIFT_UP(b, k, v);
+			assert_int_equal(evq_resume_push(&q, v.time, v.seq, v.t), 0);
 		}
+		if (n)
+			assert_memory_equal(q.heap, b, n * sizeof(b[0]));
+		evq_free(&q);
 		memcpy(a, b, sizeof(a));
 		struct evq_node v = {.time = next_rand(&x) % spread, .seq = seq++};
 		EVQ_SIFT_DOWN(a, n, v);
