@@ -202,9 +202,10 @@ static void yield_to_next(struct sim *s, struct sim_thread *t, uint64_t at)
 {
 	struct evq *q = &s->q;
 	/* only sim_step_arg calls it, in run mode, with at not before
-	 * q->top_time: if the next event is a resume, it is not after at */
+	 * q->top_time: if the next event is a resume, it is not after at.
+	 * The queue is not empty: with no callback queued, a resume is next. */
 	if ((s->m.events & SIM_POLL_MASK) == 0 || (s->error | (int)s->stopped) ||
-	    !q->nheap || (q->ncalls && EVQ_BEFORE(&q->calls[0], &q->heap[0]))) {
+	    (q->ncalls && (!q->nheap || EVQ_BEFORE(&q->calls[0], &q->heap[0])))) {
 		queue_resume(s, t, at);
 		t->pending_ns = 0;
 		t->state = TS_RUNNABLE;
@@ -546,8 +547,9 @@ static bool sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_
 void sim_step_yield(struct sim *s, struct sim_thread *t, uint64_t wake)
 {
 	s->slow_countdown--;
-	if (__builtin_expect(evq_empty(&s->q), 0)) {
-		s->now = wake;	/* wake is UINT64_MAX, top_time's value when empty */
+	/* wake >= top_time, which is UINT64_MAX when the queue is empty */
+	if (__builtin_expect(wake == UINT64_MAX, 0) && evq_empty(&s->q)) {
+		s->now = wake;
 		t->pending_ns = 0;
 		return;
 	}
