@@ -171,22 +171,28 @@ static inline int evq_heap_push(struct evq *q, const struct event *evp)
  * the times tie (rare), in the (time, seq) order either way */
 static inline void evq_resume_sift_down(struct evq_node *h, uint32_t n, struct evq_node x)
 {
-	uint32_t i = 0, c;
-	while ((c = 2 * i + 1) < n) {
-		if (c + 1 < n) {
-			uint64_t tl = h[c].time, tr = h[c + 1].time;
+	/* byte offsets: node i at 24 i, its children at 2 (24 i) + 24 and
+	 * + 48, each one addressing mode */
+	const size_t sz = sizeof(*h);
+	char *base = (char *)h;
+	size_t end = (size_t)n * sz, i = 0, c;
+	while ((c = 2 * i + sz) < end) {
+		const struct evq_node *l = (const struct evq_node *)(base + c);
+		if (c + sz < end) {
+			uint64_t tl = l[0].time, tr = l[1].time;
 			if (__builtin_expect(tl == tr, 0))
-				c += h[c + 1].seq < h[c].seq;
+				c += l[1].seq < l[0].seq ? sz : 0;
 			else
-				c += tr < tl;
+				c += tr < tl ? sz : 0;
 		}
-		if (h[c].time > x.time || (h[c].time == x.time && h[c].seq > x.seq))
+		const struct evq_node *p = (const struct evq_node *)(base + c);
+		if (p->time > x.time || (p->time == x.time && p->seq > x.seq))
 			break;		/* x is before it (keys are unique) */
-		h[i] = h[c];
+		*(struct evq_node *)(base + i) = *p;
 		i = c;
 	}
 	if (n > 0)
-		h[i] = x;
+		*(struct evq_node *)(base + i) = x;
 }
 
 /* The earliest thread resume (read it first) replaced by the resume of t at
