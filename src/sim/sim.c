@@ -270,7 +270,7 @@ void sim_stop_schedule(struct sim *s)
 
 /* ---- accounting ---- */
 
-_Static_assert(MODE_SYS == MODE_USER + 1, "sim_set_mode moves t->acct by one");
+_Static_assert(MODE_SYS == MODE_USER + 1, "sim_set_mode moves t->acct by one slot");
 
 /* t->acct after t->cpu or t->mode changed */
 static inline void thread_acct(struct sim *s, struct sim_thread *t)
@@ -302,7 +302,7 @@ void sim_set_mode_user(struct sim *s, struct sim_thread *t)
 	if (t->mode != MODE_USER) {
 		softlockup_check(s, t);
 		t->mode = MODE_USER;
-		thread_acct(s, t);
+		t->acct--;	/* mode_ns[MODE_SYS] -> mode_ns[MODE_USER] */
 	}
 	if (t->migrate_to)
 		sim_preempt_point(s);
