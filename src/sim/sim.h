@@ -369,11 +369,11 @@ static inline void sim_step_arg(struct sim *s, const struct sim_point *yp, uint6
 				uint64_t a, uint64_t b)
 {
 	struct sim_thread *t = s->curr;
-	if (cost_ns) {
-		uint64_t ns = sim_jittered(s, cost_ns);
-		*t->acct += ns;
-		t->pending_ns += ns;
-	}
+	/* no "if (cost_ns)": nearly every step has a cost, and a cost of 0
+	 * draws nothing (its amp is 0) and adds 0 */
+	uint64_t ns = sim_jittered(s, cost_ns);
+	*t->acct += ns;
+	t->pending_ns += ns;
 	uint64_t wake = s->now + t->pending_ns;
 	if (__builtin_expect(s->slow_countdown != 1, 1)) {
 		if (__builtin_expect(wake < s->q.top_time, 1)) {
