@@ -271,11 +271,6 @@ void sim_thread_set_daemon(struct sim *s, struct sim_thread *t);
 void sim_join(struct sim *s, struct sim_thread *t);
 
 /* ---- time ---- */
-/* An operation's cost or a wake-up delay drawn uniformly in
- * [ns - a, ns + a], a = ns x jitter / 100 (the jitter parameter; run mode
- * only: check mode explores orders and keeps exact times). xorshift64* on
- * the sim's own jitter stream. Inline: charges are the engine's most
- * frequent call. */
 /* ns * s->jit_pct / 100 (in 64 bits, as it always was computed). For ns <
  * jit_lim it is the high word of ns * jit_mul, jit_mul = ceil(jit_pct *
  * 2^64 / 100) (sim.c: sim_jit_setup, where this is proved): one multiply
@@ -286,6 +281,11 @@ static inline uint64_t sim_jit_amp(const struct sim *s, uint64_t ns)
 		return (uint64_t)(((unsigned __int128)ns * s->jit_mul) >> 64);
 	return ns * s->jit_pct / 100;
 }
+/* An operation's cost or a wake-up delay drawn uniformly in
+ * [ns - a, ns + a], a = ns x jitter / 100 (the jitter parameter; run mode
+ * only: check mode explores orders and keeps exact times). xorshift64* on
+ * the sim's own jitter stream. Inline: charges are the engine's most
+ * frequent call. */
 static inline uint64_t sim_jittered(struct sim *s, uint64_t ns)
 {
 	/* jit_pct is 0 in exact and in check mode, so amp is 0 there, as it
