@@ -10,7 +10,7 @@
  *   runs next.
  *
  *   Back ends (chosen at build time in coro.c):
- *     - x86-64 SysV   : coro_x86_64.S  (rbx rbp r12-r15, MXCSR + x87 CW)
+ *     - x86-64 SysV   : coro_x86_64.S  (rbx rbp r12-r15; the FP control state is shared)
  *     - AArch64 AAPCS : coro_aarch64.S (x19-x29, lr, sp, d8-d15)
  *     - anything else : POSIX ucontext (getcontext/makecontext/swapcontext).
  *       Define CORO_FORCE_UCONTEXT to use it on x86-64/AArch64 (testing only).

@@ -129,6 +129,27 @@ static inline struct event evq_at(const struct evq *q, uint32_t i)
 			(arr)[i_] = (last);                                  \
 	} while (0)
 
+/* A thread's resume at (time, seq): 0, or -1 when the host allocation fails */
+static inline int evq_resume_push(struct evq *q, uint64_t time, uint64_t seq, struct sim_thread *t)
+{
+	if (q->nheap == q->cap_heap && evq_heap_grow(q))
+		return -1;
+	struct evq_node *h = q->heap;
+	uint32_t i = q->nheap++;
+	/* EVQ_SIFT_UP's moves, times compared first */
+	while (i > 0) {
+		uint32_t p = (i - 1) / 2;
+		if (h[p].time < time || (h[p].time == time && h[p].seq < seq))
+			break;
+		h[i] = h[p];
+		i = p;
+	}
+	h[i] = (struct evq_node){.time = time, .seq = seq, .t = t};
+	if (time < q->top_time)
+		q->top_time = time;
+	return 0;
+}
+
 /* 0, or -1 when the host allocation fails */
 static inline int evq_heap_push(struct evq *q, const struct event *evp)
 {
@@ -142,14 +163,47 @@ static inline int evq_heap_push(struct evq *q, const struct event *evp)
 			q->top_time = ev.time;
 		return 0;
 	}
-	if (q->nheap == q->cap_heap && evq_heap_grow(q))
-		return -1;
-	struct evq_node nd = {.time = evp->time, .seq = evp->seq, .t = evp->ptr};
-	uint32_t i = q->nheap++;
-	EVQ_SIFT_UP(q->heap, i, nd);
-	if (nd.time < q->top_time)
-		q->top_time = nd.time;
-	return 0;
+	return evq_resume_push(q, evp->time, evp->seq, evp->ptr);
+}
+
+/* EVQ_SIFT_DOWN for the resume heap (the same moves, so the same layout),
+ * written out for the common case: the earlier child by time alone unless
+ * the times tie (rare), in the (time, seq) order either way */
+static inline void evq_resume_sift_down(struct evq_node *h, uint32_t n, struct evq_node x)
+{
+	/* byte offsets: node i at 24 i, its children at 2 (24 i) + 24 and
+	 * + 48, each one addressing mode */
+	const size_t sz = sizeof(*h);
+	char *base = (char *)h;
+	size_t end = (size_t)n * sz, i = 0, c;
+	while ((c = 2 * i + sz) < end) {
+		const struct evq_node *l = (const struct evq_node *)(base + c);
+		if (c + sz < end) {
+			uint64_t tl = l[0].time, tr = l[1].time;
+			if (__builtin_expect(tl == tr, 0))
+				c += l[1].seq < l[0].seq ? sz : 0;
+			else
+				c += tr < tl ? sz : 0;
+		}
+		const struct evq_node *p = (const struct evq_node *)(base + c);
+		if (p->time > x.time || (p->time == x.time && p->seq > x.seq))
+			break;		/* x is before it (keys are unique) */
+		*(struct evq_node *)(base + i) = *p;
+		i = c;
+	}
+	if (n > 0)
+		*(struct evq_node *)(base + i) = x;
+}
+
+/* The earliest thread resume (read it first) replaced by the resume of t at
+ * (time, seq), which is not before it (the resume heap is not empty). */
+static inline void evq_resume_replace_top(struct evq *q, uint64_t time, uint64_t seq,
+					  struct sim_thread *t)
+{
+	evq_resume_sift_down(q->heap, q->nheap,
+			     (struct evq_node){.time = time, .seq = seq, .t = t});
+	uint64_t c = q->ncalls ? q->calls[0].time : UINT64_MAX;	/* evq_retop, nheap > 0 */
+	q->top_time = q->heap[0].time < c ? q->heap[0].time : c;
 }
 
 /* The earliest thread resume, removed (the resume heap is not empty). */
@@ -157,7 +211,7 @@ static inline struct evq_node evq_resume_pop(struct evq *q)
 {
 	struct evq_node top = q->heap[0];
 	struct evq_node last = q->heap[--q->nheap];
-	EVQ_SIFT_DOWN(q->heap, q->nheap, last);
+	evq_resume_sift_down(q->heap, q->nheap, last);
 	evq_retop(q);
 	return top;
 }

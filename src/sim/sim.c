@@ -111,11 +111,11 @@ bool sim_call_cancel(struct sim *s, uint64_t seq)
 
 static void queue_resume(struct sim *s, struct sim_thread *t, uint64_t time)
 {
-	struct event ev = {.time = time, .kind = EV_RESUME, .ptr = t};
-	if (s->ex)
+	if (s->ex) {
+		struct event ev = {.time = time, .kind = EV_RESUME, .ptr = t};
 		ready_push(s, ev);
-	else
-		heap_push(s, ev);
+	} else if (evq_resume_push(&s->q, time, s->seq++, t))	/* heap_push's */
+		sim_oom(s, "the event queue");
 }
 
 /* ---- errors ---- */
@@ -153,6 +153,8 @@ static void sim_poll(struct sim *s);
  * scheduler as before. The events run, their order and their count are
  * the same either way.
  */
+/* (s->error | s->stopped) below: one test for "either is set" */
+
 /* sim_dispatch of the event resuming n at time, done by the running
  * thread t: n runs (t returns at once if n is t) */
 static inline void hand_off(struct sim *s, struct sim_thread *t, struct sim_thread *n,
@@ -179,7 +181,7 @@ static void switch_away(struct sim *s)
 		goto sched;
 	}
 	struct evq *q = &s->q;
-	if (s->error || s->stopped || !q->nheap ||
+	if ((s->error | (int)s->stopped) || !q->nheap ||
 	    (q->ncalls && EVQ_BEFORE(&q->calls[0], &q->heap[0])))
 		goto sched;
 	struct evq_node n = evq_resume_pop(q);
@@ -200,21 +202,20 @@ static void yield_to_next(struct sim *s, struct sim_thread *t, uint64_t at)
 {
 	struct evq *q = &s->q;
 	/* only sim_step_arg calls it, in run mode, with at not before
-	 * q->top_time: if the next event is a resume, it is not after at */
-	if ((s->m.events & SIM_POLL_MASK) == 0 || s->error || s->stopped ||
-	    !q->nheap || (q->ncalls && EVQ_BEFORE(&q->calls[0], &q->heap[0]))) {
+	 * q->top_time: if the next event is a resume, it is not after at.
+	 * The queue is not empty: with no callback queued, a resume is next. */
+	if ((s->m.events & SIM_POLL_MASK) == 0 || (s->error | (int)s->stopped) ||
+	    (q->ncalls && (!q->nheap || EVQ_BEFORE(&q->calls[0], &q->heap[0])))) {
 		queue_resume(s, t, at);
 		t->pending_ns = 0;
 		t->state = TS_RUNNABLE;
 		switch_away(s);
 		return;
 	}
-	struct evq_node mine = {.time = at, .seq = s->seq++, .t = t};
-	struct evq_node top = q->heap[0];
-	EVQ_SIFT_DOWN(q->heap, q->nheap, mine);
-	evq_retop(q);
 	t->pending_ns = 0;
 	t->state = TS_RUNNABLE;
+	struct evq_node top = q->heap[0];
+	evq_resume_replace_top(q, at, s->seq++, t);
 	hand_off(s, t, top.t, top.time);
 }
 
@@ -269,13 +270,12 @@ void sim_stop_schedule(struct sim *s)
 
 /* ---- accounting ---- */
 
-/* sim_jittered (sim.h) for the cost charged to t at a step */
-static inline __attribute__((always_inline)) void charge(struct sim *s, struct sim_thread *t,
-							 uint64_t ns)
+_Static_assert(MODE_SYS == MODE_USER + 1, "sim_set_mode moves t->acct by one slot");
+
+/* t->acct after t->cpu or t->mode changed */
+static inline void thread_acct(struct sim *s, struct sim_thread *t)
 {
-	ns = sim_jittered(s, ns);
-	s->cpus[t->cpu].mode_ns[t->mode] += ns;
-	t->pending_ns += ns;
+	t->acct = &s->cpus[t->cpu].mode_ns[t->mode];
 }
 
 /* The soft-lockup watchdog (kernel/watchdog.c, v6.10: watchdog_timer_fn's
@@ -297,19 +297,14 @@ static void softlockup_check(struct sim *s, const struct sim_thread *t)
 	}
 }
 
-void sim_set_mode(struct sim *s, enum cpu_mode mode)
+void sim_set_mode_user(struct sim *s, struct sim_thread *t)
 {
-	struct sim_thread *t = s->curr;
-	if (!t)
-		return;
-	if (t->mode != mode) {
-		if (mode == MODE_SYS)
-			t->kernel_since = s->now + t->pending_ns;
-		else
-			softlockup_check(s, t);
+	if (t->mode != MODE_USER) {
+		softlockup_check(s, t);
+		t->mode = MODE_USER;
+		t->acct--;	/* mode_ns[MODE_SYS] -> mode_ns[MODE_USER] */
 	}
-	t->mode = mode;
-	if (mode == MODE_USER && t->migrate_to)
+	if (t->migrate_to)
 		sim_preempt_point(s);
 }
 
@@ -544,13 +539,26 @@ static bool sim_step_slow(struct sim *s, struct sim_thread *t, const struct sim_
 	return false;
 }
 
-void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, uint64_t a,
+/* sim_step_arg (sim.h) after its charge: the inline part only skips this
+ * when the countdown would not reach 0 and no event comes first, where this
+ * does nothing but what it does */
+/* sim_step_arg (sim.h) after its charge, when the countdown does not reach 0
+ * and an event comes first: what sim_step_out does then */
+void sim_step_yield(struct sim *s, struct sim_thread *t, uint64_t wake)
+{
+	s->slow_countdown--;
+	/* wake >= top_time, which is UINT64_MAX when the queue is empty */
+	if (__builtin_expect(wake == UINT64_MAX, 0) && evq_empty(&s->q)) {
+		s->now = wake;
+		t->pending_ns = 0;
+		return;
+	}
+	yield_to_next(s, t, wake);
+}
+
+void sim_step_out(struct sim *s, struct sim_thread *t, const struct sim_point *yp, uint64_t a,
 		  uint64_t b)
 {
-	struct sim_thread *t = s->curr;
-	SIM_BUG_ON(s, !t);
-	if (cost_ns)
-		charge(s, t, cost_ns);
 	/* check mode always takes the slow path, which decides its steps */
 	if (__builtin_expect(--s->slow_countdown == 0, 0) && sim_step_slow(s, t, yp, a, b))
 		return;		/* check mode, or preempted at the end of its slice */
@@ -625,7 +633,8 @@ void sim_sleep(struct sim *s)
 /* wakeup: t was asleep (sim_wake, a joiner), not a new thread: queued behind
  * a running thread it sets need_resched (wakeup preemption; a new task starts
  * behind its parent's slice, START_DEBIT, and does not) */
-static void cpu_enqueue(struct sim *s, struct sim_thread *t, uint64_t at, bool wakeup)
+static inline __attribute__((always_inline)) void cpu_enqueue(struct sim *s, struct sim_thread *t,
+							       uint64_t at, bool wakeup)
 {
 	struct sim_cpu *c = &s->cpus[t->cpu];
 	/* a thread never resumes before the time it went to sleep or spin
@@ -699,6 +708,7 @@ void sim_migrate(struct sim *s, int cpu)
 	t->sleep_start = at;
 	cpu_pick_next(s, t->cpu, at);
 	t->cpu = cpu;
+	thread_acct(s, t);
 	cpu_enqueue(s, t, at, false);
 	switch_away(s);
 }
@@ -712,6 +722,7 @@ void sim_request_migrate(struct sim *s, struct sim_thread *t, int cpu)
 	}
 	if (t->state == TS_SLEEPING && !t->spinning) {
 		t->cpu = cpu;
+		thread_acct(s, t);
 		t->migrate_to = 0;
 		return;
 	}
@@ -861,6 +872,7 @@ int sim_thread_start(struct sim *s, struct sim_thread *t, thread_fn fn, void *ar
 	t->arg = arg;
 	t->cpu = cpu % s->nr_cpus;
 	t->mode = MODE_USER;
+	thread_acct(s, t);
 	t->state = TS_SLEEPING;
 	if (sim_host_charge(s, s->stack_size)) {
 		t->state = TS_DONE;
@@ -927,10 +939,35 @@ void sim_stack_pool_free(struct sim_stack_pool *p)
 
 /* ---- main loop ---- */
 
+/*
+ * sim_jit_amp's one-multiply range. p = jit_pct 0: jit_mul 0, every ns (the
+ * amp is 0). p in [1, 99]: M = jit_mul = ceil(p 2^64 / 100) = p 2^64 / 100 +
+ * k / 100 with k in [0, 99] (k = 0 if 100 divides p 2^64, else 100 minus
+ * its remainder). For ns < jit_lim = UINT64_MAX / 100: ns p < 2^64, so the
+ * division's ns p does not wrap; write ns p = 100 a + r, r <= 99; then
+ * ns M / 2^64 = a + (r + ns k / 2^64) / 100 with ns k < 2^64, so its floor
+ * is a = ns p / 100 exactly. Other p (and ns from jit_lim on): the division.
+ */
+static void sim_jit_setup(struct sim *s)
+{
+	uint64_t p = s->jit_pct;
+	if (p == 0) {
+		s->jit_mul = 0;
+		s->jit_lim = UINT64_MAX;
+	} else if (p <= 99) {
+		s->jit_mul = (uint64_t)((((unsigned __int128)p << 64) + 99) / 100);
+		s->jit_lim = UINT64_MAX / 100;
+	} else {
+		s->jit_mul = 0;
+		s->jit_lim = 0;
+	}
+}
+
 void sim_set_explore(struct sim *s, struct explore *ex)
 {
 	s->ex = ex;
 	s->jit_pct = ex ? 0 : s->jitter_pct;
+	sim_jit_setup(s);
 	/* check mode takes sim_step_slow at every step */
 	s->slow_countdown = 1;
 }
@@ -1014,6 +1051,7 @@ int sim_init(struct sim *s, int nr_cpus, const int64_t *params, uint64_t seed)
 	rng_seed(&s->rng, seed);
 	s->jitter_pct = (uint32_t)params[P_jitter];
 	s->jit_pct = s->jitter_pct;
+	sim_jit_setup(s);
 	/* splitmix64 of the seed: a non-zero xorshift state apart from rng */
 	uint64_t z = seed + 0x9E3779B97F4A7C15ull * 3;
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

@@ -74,10 +74,13 @@ struct sim_thread {
 	enum thread_state state;
 	int cpu;
 	enum cpu_mode mode;
+	uint64_t pending_ns;		/* charged but not yet elapsed */
+	uint64_t *acct;			/* &sim->cpus[cpu].mode_ns[mode], kept by
+					 * sim.c wherever cpu or mode change: a
+					 * charge adds there without indexing */
 	struct coro co;
 	thread_fn fn;
 	void *arg;
-	uint64_t pending_ns;		/* charged but not yet elapsed */
 	uint64_t sleep_start;
 	bool spinning;			/* busy-waiting on its CPU (not asleep) */
 	bool daemon;			/* a kernel thread: asleep at the end is not a deadlock */
@@ -170,6 +173,9 @@ struct sim {
 	uint32_t jitter_pct;
 	uint32_t jit_pct;		/* what is drawn with: jitter_pct, 0 in check
 					 * mode (sim_set_explore) */
+	/* ns * jit_pct / 100 as one multiply for ns < jit_lim, where that is
+	 * exact (sim_jit_amp) */
+	uint64_t jit_lim, jit_mul;
 	size_t stack_size;
 	struct sim_stack_pool *stack_pool;	/* NULL: map and unmap each stack */
 	uint64_t exit_at;		/* latest thread exit, its charged time included */
@@ -265,6 +271,16 @@ void sim_thread_set_daemon(struct sim *s, struct sim_thread *t);
 void sim_join(struct sim *s, struct sim_thread *t);
 
 /* ---- time ---- */
+/* ns * s->jit_pct / 100 (in 64 bits, as it always was computed). For ns <
+ * jit_lim it is the high word of ns * jit_mul, jit_mul = ceil(jit_pct *
+ * 2^64 / 100) (sim.c: sim_jit_setup, where this is proved): one multiply
+ * instead of a multiply and a division. */
+static inline uint64_t sim_jit_amp(const struct sim *s, uint64_t ns)
+{
+	if (__builtin_expect(ns < s->jit_lim, 1))
+		return (uint64_t)(((unsigned __int128)ns * s->jit_mul) >> 64);
+	return ns * s->jit_pct / 100;
+}
 /* An operation's cost or a wake-up delay drawn uniformly in
  * [ns - a, ns + a], a = ns x jitter / 100 (the jitter parameter; run mode
  * only: check mode explores orders and keeps exact times). xorshift64* on
@@ -274,7 +290,7 @@ static inline uint64_t sim_jittered(struct sim *s, uint64_t ns)
 {
 	/* jit_pct is 0 in exact and in check mode, so amp is 0 there, as it
 	 * is for ns 0: one test says "no draw" for all three */
-	uint64_t amp = ns * s->jit_pct / 100;
+	uint64_t amp = sim_jit_amp(s, ns);
 	if (!amp)
 		return ns;
 	uint64_t x = s->jit_state;
@@ -293,7 +309,7 @@ static inline void sim_charge(struct sim *s, uint64_t ns)
 	if (!t)
 		return;
 	ns = sim_jittered(s, ns);
-	s->cpus[t->cpu].mode_ns[t->mode] += ns;
+	*t->acct += ns;
 	t->pending_ns += ns;
 }
 /* Charge ns as sys time. */
@@ -306,7 +322,27 @@ static inline void sim_charge_sys(struct sim *s, uint64_t ns)
 	s->cpus[t->cpu].sys_ns += ns;
 	t->pending_ns += ns;
 }
-void sim_set_mode(struct sim *s, enum cpu_mode mode);
+/* sim_set_mode's return to user mode (sim.c: the soft-lockup check, a
+ * pending migration) */
+void sim_set_mode_user(struct sim *s, struct sim_thread *t);
+/* The current thread enters (MODE_SYS) or leaves (MODE_USER) the kernel.
+ * Inline: every call passes a constant mode, and entering is three stores. */
+static inline void sim_set_mode(struct sim *s, enum cpu_mode mode)
+{
+	struct sim_thread *t = s->curr;
+	if (!t)
+		return;
+	if (mode == MODE_SYS) {
+		if (t->mode != MODE_SYS) {
+			t->kernel_since = s->now + t->pending_ns;
+			t->mode = MODE_SYS;
+			t->acct++;	/* mode_ns[MODE_USER] -> mode_ns[MODE_SYS] */
+		}
+		return;
+	}
+	if (t->mode != MODE_USER || t->migrate_to)
+		sim_set_mode_user(s, t);
+}
 /* ---- migration ---- */
 /* The current thread moves to CPU cpu now: it leaves its CPU as if it slept
  * and is enqueued on cpu as a woken thread is (an idle CPU runs it after
@@ -323,8 +359,34 @@ void sim_preempt_point(struct sim *s);
  * then let the scheduler decide whether another thread runs first. In run
  * mode a thread in user mode whose time slice (sched_slice_ns) is over while
  * its CPU's run queue is not empty is preempted here. */
-void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns, uint64_t a,
+void sim_step_out(struct sim *s, struct sim_thread *t, const struct sim_point *yp, uint64_t a,
 		  uint64_t b);
+void sim_step_yield(struct sim *s, struct sim_thread *t, uint64_t wake);
+/* Inline: the common step (no slow-path countdown due, no event before the
+ * thread's new time) is a charge and a compare; everything else is
+ * sim_step_out, which does what the whole step did (sim.c). */
+static inline void sim_step_arg(struct sim *s, const struct sim_point *yp, uint64_t cost_ns,
+				uint64_t a, uint64_t b)
+{
+	struct sim_thread *t = s->curr;
+	/* no "if (cost_ns)": nearly every step has a cost, and a cost of 0
+	 * draws nothing (its amp is 0) and adds 0 */
+	uint64_t ns = sim_jittered(s, cost_ns);
+	*t->acct += ns;
+	t->pending_ns += ns;
+	uint64_t wake = s->now + t->pending_ns;
+	if (__builtin_expect(s->slow_countdown != 1, 1)) {
+		if (__builtin_expect(wake < s->q.top_time, 1)) {
+			s->slow_countdown--;
+			s->now = wake;
+			t->pending_ns = 0;
+			return;
+		}
+		sim_step_yield(s, t, wake);	/* an event comes first */
+		return;
+	}
+	sim_step_out(s, t, yp, a, b);
+}
 static inline void sim_step(struct sim *s, const struct sim_point *yp, uint64_t cost_ns)
 {
 	sim_step_arg(s, yp, cost_ns, 0, 0);

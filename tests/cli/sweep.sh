@@ -87,7 +87,7 @@ sed 's/^\(mmap8,x86-24,24,1,40,500,nested=v2,1,1\),[0-9]*/\1,7/' j1.csv >k.csv
 grep -q '^mmap8,x86-24,24,1,40,500,nested=v2,1,1,7,' k.csv || failmsg "resume ran a row again"
 
 # a sweep stopped by --time-limit writes complete rows; resuming completes it
-B=(mmap8 --iters 20000 --grid threads=1,2,4,8,16 -j 1)
+B=(mmap8 --iters 40000 --grid threads=1,2,4,8,16 -j 1)
 "$bin" sweep "${B[@]}" --time-limit 1 -o t.csv 2>et
 rc=$?
 [ $rc = 0 ] || failmsg "time-limited sweep exit $rc"

@@ -327,6 +327,39 @@ static void test_jitter_not_in_check_mode(void **state)
 	tsim_free(s);
 }
 
+/* sim_jit_amp's one-multiply range gives ns * pct / 100 (64-bit, wrapping
+ * as the division always did) for every pct and ns: the range's ends, both
+ * sides of them, the largest values and a spread of others. */
+static void test_jitter_amp_exact(void **state)
+{
+	(void)state;
+	const int64_t ov[] = {P_jitter, 5, -1};
+	struct sim *s = tsim_new_p("x86-24", 1, NESTED_FULLMM, ov);
+	const uint32_t pcts[] = {0, 1, 2, 3, 5, 7, 10, 33, 49, 50, 51, 97, 99, 100, 101, 250,
+				 UINT32_MAX};
+	uint64_t x = 88172645463325252ull;
+	for (size_t pi = 0; pi < sizeof(pcts) / sizeof(pcts[0]); pi++) {
+		s->jitter_pct = pcts[pi];
+		sim_set_explore(s, NULL);	/* jit_pct and the range from jitter_pct */
+		uint64_t p = pcts[pi];
+		const uint64_t edges[] = {0, 1, 2, p ? 100 / p : 0, s->jit_lim, UINT64_MAX / 100,
+					  UINT64_MAX / 99, UINT64_MAX / (p ? p : 1), UINT64_MAX};
+		for (size_t e = 0; e < sizeof(edges) / sizeof(edges[0]); e++)
+			for (int d = -3; d <= 3; d++) {
+				uint64_t ns = edges[e] + (uint64_t)(int64_t)d;
+				assert_true(sim_jit_amp(s, ns) == ns * p / 100);
+			}
+		for (int i = 0; i < 200000; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			uint64_t ns = x >> (x % 64);	/* every magnitude */
+			assert_true(sim_jit_amp(s, ns) == ns * p / 100);
+		}
+	}
+	tsim_free(s);
+}
+
 struct st {
 	struct sim_thread *spinner;
 	uint64_t spin_at, resume_at, steal_at, wake_at;
@@ -1042,6 +1075,7 @@ int main(void)
 		cmocka_unit_test(test_steal_from_spinner),
 		cmocka_unit_test(test_jitter_bounds),
 		cmocka_unit_test(test_jitter_not_in_check_mode),
+		cmocka_unit_test(test_jitter_amp_exact),
 		cmocka_unit_test(test_cond_resched_none_no_preemption),
 		cmocka_unit_test(test_cond_resched_new_thread_waits),
 		cmocka_unit_test(test_time_slice_determinism),

@@ -7,7 +7,8 @@
  *  - top_time is always the time of the next event, and UINT64_MAX when
  *    the queue is empty (the step fast path compares with it alone), after
  *    pushes, pops and a replacement of the resume heap's root (what
- *    yield_to_next does: EVQ_SIFT_DOWN + evq_retop);
+ *    yield_to_next does: evq_resume_replace_top, which is EVQ_SIFT_DOWN +
+ *    evq_retop);
  *  - both arrays stay binary min-heaps on (time, seq).
  */
 #include "test_util.h"
@@ -53,6 +54,48 @@ static void check_queue(const struct evq *q)
 		assert_true(evq_top_time(q) == min);
 }
 
+/* evq_resume_sift_down and evq_resume_push make the moves EVQ_SIFT_DOWN and
+ * EVQ_SIFT_UP make: the same array after every sift, ties in time (few
+ * distinct times) included */
+static void test_resume_sift_same_layout(void **state)
+{
+	(void)state;
+	uint64_t x = 0x9E3779B97F4A7C15ull, seq = 0;
+	struct evq_node a[32], b[32];
+	for (int round = 0; round < 20000; round++) {
+		uint32_t n = (uint32_t)(next_rand(&x) % 32);
+		uint64_t spread = next_rand(&x) & 1 ? 4 : 1000;
+		/* a valid heap: sorted keys are one */
+		for (uint32_t i = 0; i < n; i++)
+			a[i] = (struct evq_node){.time = next_rand(&x) % spread, .seq = seq++};
+		for (uint32_t i = 1; i < n; i++)
+			for (uint32_t j = i; j > 0 && EVQ_BEFORE(&a[j], &a[j - 1]); j--) {
+				struct evq_node tmp = a[j];
+				a[j] = a[j - 1];
+				a[j - 1] = tmp;
+			}
+		/* a random heap from it: sift-ups in a shuffled order, which
+		 * evq_resume_push does with the same moves */
+		uint32_t m = 0;
+		struct evq q = {0};
+		evq_init(&q);
+		for (uint32_t i = 0; i < n; i++) {
+			struct evq_node v = a[(i * 7 + round) % n];
+			uint32_t k = m++;
+			EVQ_SIFT_UP(b, k, v);
+			assert_int_equal(evq_resume_push(&q, v.time, v.seq, v.t), 0);
+		}
+		if (n)
+			assert_memory_equal(q.heap, b, n * sizeof(b[0]));
+		evq_free(&q);
+		memcpy(a, b, sizeof(a));
+		struct evq_node v = {.time = next_rand(&x) % spread, .seq = seq++};
+		EVQ_SIFT_DOWN(a, n, v);
+		evq_resume_sift_down(b, n, v);
+		assert_memory_equal(a, b, n * sizeof(a[0]));
+	}
+}
+
 static void test_evq_order_and_top(void **state)
 {
 	(void)state;
@@ -77,10 +120,8 @@ static void test_evq_order_and_top(void **state)
 			   (!q.ncalls || !EVQ_BEFORE(&q.calls[0], &q.heap[0])) &&
 			   q.heap[0].time <= time) {
 			/* yield_to_next: a resume at `time` replaces the root */
-			struct evq_node mine = {.time = time, .seq = seq++, .t = NULL};
 			struct evq_node top = q.heap[0];
-			EVQ_SIFT_DOWN(q.heap, q.nheap, mine);
-			evq_retop(&q);
+			evq_resume_replace_top(&q, time, seq++, NULL);
 			struct key k = {top.time, top.seq};
 			if (popped)
 				assert_true(key_before(last, k));
@@ -114,6 +155,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_evq_order_and_top),
+		cmocka_unit_test(test_resume_sift_same_layout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,12 @@ struct mig {
 	int step;
 };
 
+/* a charge's counter follows the thread's CPU and mode (t->acct) */
+static void assert_acct(struct sim *s, const struct sim_thread *t)
+{
+	assert_ptr_equal(t->acct, &s->cpus[t->cpu].mode_ns[t->mode]);
+}
+
 static void self_mover(struct sim *s, struct sim_thread *t)
 {
 	struct mig *m = t->arg;
@@ -28,6 +34,7 @@ static void self_mover(struct sim *s, struct sim_thread *t)
 	m->cpu_after = cur_cpu(s);
 	assert_int_equal(t->cpu, 3);
 	assert_ptr_equal(s->cpus[3].curr, t);
+	assert_acct(s, t);
 }
 
 static void test_self_migration(void **state)
@@ -47,8 +54,10 @@ static void sleeper(struct sim *s, struct sim_thread *t)
 {
 	struct mig *m = t->arg;
 	m->cpu_before = cur_cpu(s);
+	assert_acct(s, t);
 	sim_sleep(s);
 	m->cpu_after = cur_cpu(s);
+	assert_acct(s, t);
 }
 
 static void mover_of_sleeper(struct sim *s, struct sim_thread *t)
@@ -79,12 +88,19 @@ static void busy_kernel(struct sim *s, struct sim_thread *t)
 {
 	struct mig *m = t->arg;
 	sim_set_mode(s, MODE_SYS);
+	assert_acct(s, t);
 	sim_step(s, YP_THREAD, 1000);
 	m->step = 1;
 	sim_step(s, YP_THREAD, 100000);		/* the request arrives meanwhile */
 	m->cpu_mid = cur_cpu(s);		/* no preemption point yet */
 	sim_set_mode(s, MODE_USER);		/* return to user: moves */
 	m->cpu_after = cur_cpu(s);
+	assert_acct(s, t);
+	sim_set_mode(s, MODE_SYS);
+	sim_set_mode(s, MODE_SYS);		/* no change: stays */
+	assert_acct(s, t);
+	sim_set_mode(s, MODE_USER);
+	assert_acct(s, t);
 }
 
 static void requester(struct sim *s, struct sim_thread *t)
