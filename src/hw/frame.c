@@ -15,12 +15,15 @@
 
 /*
  * The frame table is one array that never moves (hw.h), so frame_of() is a
- * single index instead of a chunk lookup. hw_init reserves address space for
- * every frame number below NO_FRAME (160 GiB of it, inaccessible, so neither
- * memory nor commit charge); frame_alloc makes FRAME_CHUNK frames at a time
- * accessible, charged to the host budget as the chunks were. Under an
- * address-space limit the reservation takes at most a quarter of it, and where
- * it is refused a halved one is tried.
+ * single index instead of a chunk lookup. The first frame_alloc reserves
+ * address space for every frame number below NO_FRAME (160 GiB of it,
+ * inaccessible, so neither memory nor commit charge) and makes FRAME_CHUNK
+ * frames at a time accessible, charged to the host budget as the chunks were.
+ * Under an address-space limit the reservation takes at most a quarter of it,
+ * and where it is refused a halved one is tried. With a stack pool (the
+ * checker's thousands of short simulations) the range is taken from the pool
+ * and given back to it, its written part cleared, since unmapping touched
+ * pages costs the host a TLB shootdown (sim.h, struct sim_stack_pool).
  */
 static int frames_reserve(struct hw *hw)
 {
@@ -37,25 +40,46 @@ static int frames_reserve(struct hw *hw)
 		if (p != MAP_FAILED) {
 			hw->frames = p;
 			hw->frames_cap = cap;
+			hw->frames_mapped = 0;
 			return 0;
 		}
 	}
 	return -1;
 }
 
-/* Make frames [frames_ready, frames_ready + FRAME_CHUNK) accessible (zeroed
+/* The frame range: the pool's, else a new reservation. */
+static int frames_acquire(struct hw *hw)
+{
+	struct sim_stack_pool *pool = hw->sim ? hw->sim->stack_pool : NULL;
+	if (!pool || !pool->frames.base)
+		return frames_reserve(hw);
+	hw->frames = pool->frames.base;
+	hw->frames_cap = pool->frames.cap;
+	hw->frames_mapped = pool->frames.mapped;
+	/* zeroed descriptors, as a fresh reservation's */
+	memset(hw->frames, 0, pool->frames.dirty * sizeof(struct frame));
+	pool->frames.base = NULL;
+	return 0;
+}
+
+/* Make frames [frames_ready, frames_ready + FRAME_CHUNK) usable (zeroed
  * pages, as the kernel hands them out) */
 static int frames_extend(struct hw *hw)
 {
+	if (!hw->frames && frames_acquire(hw))
+		return -1;
 	if (hw->frames_ready + FRAME_CHUNK > hw->frames_cap)
 		return -1;
-	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t lo = (uintptr_t)(hw->frames + hw->frames_ready);
-	uintptr_t hi = (uintptr_t)(hw->frames + hw->frames_ready + FRAME_CHUNK);
-	lo &= ~(pg - 1);
-	hi = (hi + pg - 1) & ~(pg - 1);
-	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE))
-		return -1;
+	if (hw->frames_ready + FRAME_CHUNK > hw->frames_mapped) {
+		uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+		uintptr_t lo = (uintptr_t)(hw->frames + hw->frames_ready);
+		uintptr_t hi = (uintptr_t)(hw->frames + hw->frames_ready + FRAME_CHUNK);
+		lo &= ~(pg - 1);
+		hi = (hi + pg - 1) & ~(pg - 1);
+		if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE))
+			return -1;
+		hw->frames_mapped = hw->frames_ready + FRAME_CHUNK;
+	}
 	hw->frames_ready += FRAME_CHUNK;
 	return 0;
 }
@@ -77,7 +101,7 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 	hw->tlb_tagcpus = calloc((size_t)TC_TAGCNT * hw->cpu_words, sizeof(uint64_t));
 	hw->wc_tagcpus = calloc((size_t)TC_TAGCNT * hw->cpu_words, sizeof(uint64_t));
 	hw->tlb_regcpus = calloc((size_t)TC_NREGIONS * hw->cpu_words, sizeof(uint64_t));
-	if (frames_reserve(hw) || !hw->cpu || !hw->tlb_busy || !hw->tlb_tagcpus || !hw->wc_tagcpus || !hw->tlb_regcpus)
+	if (!hw->cpu || !hw->tlb_busy || !hw->tlb_tagcpus || !hw->wc_tagcpus || !hw->tlb_regcpus)
 		return TLBSIM_ENOMEM;
 	for (int i = 0; i < nr_cpus; i++) {
 		if (tcache_init(&hw->cpu[i].tlb, cg->tlb_sets, cg->tlb_ways) ||
@@ -107,7 +131,14 @@ void hw_destroy(struct hw *hw)
 {
 	for (uint32_t f = 0; f < hw->nframes; f++)
 		free(frame_of(hw, f)->table);
-	if (hw->frames)
+	struct sim_stack_pool *pool = hw->sim ? hw->sim->stack_pool : NULL;
+	if (hw->frames && pool && !pool->frames.base) {
+		pool->frames.base = hw->frames;
+		pool->frames.bytes = hw->frames_cap * sizeof(struct frame);
+		pool->frames.cap = hw->frames_cap;
+		pool->frames.mapped = hw->frames_mapped;
+		pool->frames.dirty = hw->nframes;
+	} else if (hw->frames)
 		munmap(hw->frames, hw->frames_cap * sizeof(struct frame));
 	while (hw->table_pool) {
 		pte_t *t = hw->table_pool;

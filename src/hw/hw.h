@@ -378,7 +378,8 @@ struct hw {
 	 * across yields (grow.h), and frame_of is one index */
 	struct frame *frames;
 	uint64_t frames_cap;	/* frames the reservation holds */
-	uint64_t frames_ready;	/* frames made accessible (FRAME_CHUNK multiple) */
+	uint64_t frames_ready;	/* frames usable and charged (FRAME_CHUNK multiple) */
+	uint64_t frames_mapped;	/* frames accessible (>= frames_ready when reused) */
 	uint32_t nframes;
 	uint32_t free_head;
 	pte_t *table_pool;	/* recycled table buffers (linked through entry 0) */

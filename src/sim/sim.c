@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "sim/explore.h"
@@ -935,6 +936,9 @@ void sim_stack_pool_free(struct sim_stack_pool *p)
 {
 	while (p->n)
 		coro_stack_unmap(&p->st[--p->n]);
+	if (p->frames.base)
+		munmap(p->frames.base, p->frames.bytes);
+	p->frames.base = NULL;
 }
 
 /* ---- main loop ---- */

@@ -219,7 +219,16 @@ struct sim_stack_pool {
 	struct coro_stack st[SIM_STACK_POOL_MAX];
 	uint32_t n;
 	size_t stack_size;		/* the size the pooled stacks were mapped for */
+	/* the frame table's reserved address range (hw/frame.c), kept for the
+	 * same reason: base NULL, or `bytes` mapped at base, `mapped` frames of
+	 * it accessible and the first `dirty` of them written */
+	struct {
+		void *base;
+		size_t bytes;
+		uint64_t cap, mapped, dirty;
+	} frames;
 };
+/* Unmap the pooled stacks and frame range. */
 void sim_stack_pool_free(struct sim_stack_pool *p);
 
 /* ---- lifecycle ---- */
