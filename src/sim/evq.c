@@ -37,4 +37,5 @@ void evq_free(struct evq *q)
 	q->nheap = q->nready = q->ncalls = 0;
 	q->cap_heap = q->cap_ready = q->cap_calls = 0;
 	q->top_time = UINT64_MAX;
+	q->calls_top = UINT64_MAX;
 }

@@ -54,6 +54,9 @@ struct evq {
 	/* the earlier of the two tops' times, UINT64_MAX when both heaps are
 	 * empty (evq_init): a step's fast path compares with it alone */
 	uint64_t top_time;
+	/* calls[0].time, UINT64_MAX when there is no callback: whether a
+	 * resume is next is then one compare of times (evq_resume_next) */
+	uint64_t calls_top;
 };
 
 /* (time, seq) as one 128-bit key: the same lexicographic order, compared
@@ -81,12 +84,24 @@ static inline uint64_t evq_top_time(const struct evq *q)
 static inline void evq_retop(struct evq *q)
 {
 	uint64_t h = q->nheap ? q->heap[0].time : UINT64_MAX;
-	uint64_t c = q->ncalls ? q->calls[0].time : UINT64_MAX;
+	uint64_t c = q->calls_top;
 	q->top_time = h < c ? h : c;
 }
 static inline void evq_init(struct evq *q)
 {
 	q->top_time = UINT64_MAX;
+	q->calls_top = UINT64_MAX;
+}
+/* Is the next event the resume heap's top? In (time, seq) order: a
+ * callback before it, or none queued, says no. A top strictly before
+ * calls_top is before every callback; only a tie needs the seqs. */
+static inline bool evq_resume_next(const struct evq *q)
+{
+	if (!q->nheap)
+		return false;
+	if (q->heap[0].time < q->calls_top)
+		return true;
+	return !q->ncalls || !EVQ_BEFORE(&q->calls[0], &q->heap[0]);
 }
 /* Pending event i (0 <= i < evq_count()), in no particular order. */
 static inline struct event evq_at(const struct evq *q, uint32_t i)
@@ -159,6 +174,8 @@ static inline int evq_heap_push(struct evq *q, const struct event *evp)
 		struct event ev = *evp;
 		uint32_t i = q->ncalls++;
 		EVQ_SIFT_UP(q->calls, i, ev);
+		if (ev.time < q->calls_top)	/* the root is the earliest */
+			q->calls_top = ev.time;
 		if (ev.time < q->top_time)
 			q->top_time = ev.time;
 		return 0;
@@ -202,7 +219,7 @@ static inline void evq_resume_replace_top(struct evq *q, uint64_t time, uint64_t
 {
 	evq_resume_sift_down(q->heap, q->nheap,
 			     (struct evq_node){.time = time, .seq = seq, .t = t});
-	uint64_t c = q->ncalls ? q->calls[0].time : UINT64_MAX;	/* evq_retop, nheap > 0 */
+	uint64_t c = q->calls_top;	/* evq_retop, nheap > 0 */
 	q->top_time = q->heap[0].time < c ? q->heap[0].time : c;
 }
 
@@ -219,10 +236,11 @@ static inline struct evq_node evq_resume_pop(struct evq *q)
 /* The next event, removed (the queue is not empty). */
 static inline struct event evq_heap_pop(struct evq *q)
 {
-	if (q->ncalls && (!q->nheap || EVQ_BEFORE(&q->calls[0], &q->heap[0]))) {
+	if (!evq_resume_next(q)) {
 		struct event top = q->calls[0];
 		struct event last = q->calls[--q->ncalls];
 		EVQ_SIFT_DOWN(q->calls, q->ncalls, last);
+		q->calls_top = q->ncalls ? q->calls[0].time : UINT64_MAX;
 		evq_retop(q);
 		return top;
 	}

@@ -182,8 +182,7 @@ static void switch_away(struct sim *s)
 		goto sched;
 	}
 	struct evq *q = &s->q;
-	if ((s->error | (int)s->stopped) || !q->nheap ||
-	    (q->ncalls && EVQ_BEFORE(&q->calls[0], &q->heap[0])))
+	if ((s->error | (int)s->stopped) || !evq_resume_next(q))
 		goto sched;
 	struct evq_node n = evq_resume_pop(q);
 	hand_off(s, t, n.t, n.time);
@@ -206,7 +205,7 @@ static void yield_to_next(struct sim *s, struct sim_thread *t, uint64_t at)
 	 * q->top_time: if the next event is a resume, it is not after at.
 	 * The queue is not empty: with no callback queued, a resume is next. */
 	if ((s->m.events & SIM_POLL_MASK) == 0 || (s->error | (int)s->stopped) ||
-	    (q->ncalls && (!q->nheap || EVQ_BEFORE(&q->calls[0], &q->heap[0])))) {
+	    !evq_resume_next(q)) {
 		queue_resume(s, t, at);
 		t->pending_ns = 0;
 		t->state = TS_RUNNABLE;
@@ -412,8 +411,7 @@ static void trace_window_open(struct sim *s, void *arg, uint64_t data)
 	 * it is earlier than every other): the dispatch that resumes it would
 	 * not have happened untraced, and is not counted either. */
 	const struct evq *q = &s->q;
-	if (q->nheap && s->last_ran && q->heap[0].t == s->last_ran &&
-	    (!q->ncalls || !EVQ_BEFORE(&q->calls[0], &q->heap[0])))
+	if (q->nheap && s->last_ran && q->heap[0].t == s->last_ran && evq_resume_next(q))
 		s->m.events--;
 	if (s->slow_countdown > 1) {
 		s->steps -= s->slow_countdown - 1;

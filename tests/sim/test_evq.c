@@ -50,6 +50,10 @@ static void check_queue(const struct evq *q)
 			assert_false(EVQ_BEFORE(&q->calls[i], &q->calls[(i - 1) / 2]));
 	}
 	assert_true(q->top_time == min);
+	assert_true(q->calls_top == (q->ncalls ? q->calls[0].time : UINT64_MAX));
+	/* evq_resume_next: the resume heap's top is next in (time, seq) order */
+	assert_true(evq_resume_next(q) ==
+		    (q->nheap && (!q->ncalls || !EVQ_BEFORE(&q->calls[0], &q->heap[0]))));
 	if (!evq_empty(q))
 		assert_true(evq_top_time(q) == min);
 }
@@ -116,8 +120,7 @@ static void test_evq_order_and_top(void **state)
 					   .kind = (r & 0x30) ? EV_RESUME : EV_CALL,
 					   .ptr = &threads[(r >> 40) % 8]};
 			assert_int_equal(evq_heap_push(&q, &ev), 0);
-		} else if (!evq_empty(&q) && (r & 4) && q.nheap &&
-			   (!q.ncalls || !EVQ_BEFORE(&q.calls[0], &q.heap[0])) &&
+		} else if (!evq_empty(&q) && (r & 4) && evq_resume_next(&q) &&
 			   q.heap[0].time <= time) {
 			/* yield_to_next: a resume at `time` replaces the root */
 			struct evq_node top = q.heap[0];
@@ -149,6 +152,7 @@ static void test_evq_order_and_top(void **state)
 	assert_true(q.top_time == UINT64_MAX);
 	evq_free(&q);
 	assert_true(q.top_time == UINT64_MAX);
+	assert_true(q.calls_top == UINT64_MAX);
 }
 
 int main(void)
