@@ -651,7 +651,8 @@ void down_write_wait(struct sim *s, struct rw_semaphore *sem);
 void up_write_wake(struct sim *s, struct rw_semaphore *sem);
 void down_read(struct sim *s, struct rw_semaphore *sem);
 void up_read(struct sim *s, struct rw_semaphore *sem);
-/* down_write() */
+/* down_write() (kernel/locking/rwsem.c and rwsem-xadd.c, v5.1: the fast path,
+ * else rwsem_down_write_failed in rwsem.c's down_write_wait) */
 static inline void down_write(struct sim *s, struct rw_semaphore *sem)
 {
 	rwsem_step(s, sem, LOCK_DOWN_WRITE);
@@ -660,8 +661,8 @@ static inline void down_write(struct sim *s, struct rw_semaphore *sem)
 	else
 		down_write_wait(s, sem);
 }
-/* up_write(): a spinning writer takes the lock first; otherwise wake the
- * queue front */
+/* up_write() (kernel/locking/rwsem.c and rwsem-xadd.c, v5.1): a spinning
+ * writer takes the lock first; otherwise wake the queue front (rwsem_wake) */
 static inline void up_write(struct sim *s, struct rw_semaphore *sem)
 {
 	SIM_BUG_ON(s, !sem->writer);
