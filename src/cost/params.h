@@ -266,7 +266,7 @@
     "that has not scheduled for 2 x watchdog_thresh while in kernel mode; 0: off") \
   X(jitter, "percent", 5, 5,                                                     \
     "first principles: every charged operation cost and wake-up delay is drawn " \
-    "uniformly within +-jitter percent of its value (cache and TLB state, "      \
+    "within +-jitter percent of its value (256 even levels; cache and TLB state, " \
     "interrupts, SMT and frequency make a real operation's time vary by a few "  \
     "percent), so that no run phase-locks on exact costs; 0: exact mode "        \
     "(run mode only; check explores orders, not times)")                      \

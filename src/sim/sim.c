@@ -963,6 +963,42 @@ static void sim_jit_setup(struct sim *s)
 		s->jit_mul = 0;
 		s->jit_lim = 0;
 	}
+	/*
+	 * The draw's levels: A = floor(p 2^32 / 100), level i of L =
+	 * SIM_JIT_LEVELS is -A + 2 A i / (L - 1) (rounded toward zero), so
+	 * level 0 is -A and level L - 1 is +A. For p <= 100, |f_i| <= 2^32,
+	 * and ns < 2^31 gives |ns f_i| < 2^63. Costs below jit_min = ceil(100
+	 * / p) would move by less than 1 ns: exact, as sim_jit_amp's 0 says.
+	 * Larger p (not accepted from the command line) and p 0 (exact and
+	 * check mode): no fast path.
+	 */
+	if (p == 0) {
+		s->jit_min = UINT64_MAX;
+		s->jit_span = 0;
+		return;
+	}
+	if (p > 100) {
+		s->jit_min = 1;
+		s->jit_span = 0;
+		return;
+	}
+	s->jit_min = (100 + p - 1) / p;
+	s->jit_span = (1ull << 31) - s->jit_min;
+	int64_t a = (int64_t)((p << 32) / 100);
+	for (int i = 0; i < SIM_JIT_LEVELS; i++)
+		s->jit_tab[i] = -a + (2 * a * i) / (SIM_JIT_LEVELS - 1);
+}
+
+/* Costs from 2^31 ns on (and every cost for p > 100): uniform in [ns -
+ * amp, ns + amp], amp = ns p / 100, from 32 bits of the jitter stream. */
+uint64_t sim_jittered_slow(struct sim *s, uint64_t ns)
+{
+	uint64_t amp = sim_jit_amp(s, ns);
+	if (!amp)
+		return ns;
+	uint64_t r = sim_jit_next(s) >> 32;
+	uint64_t off = (uint64_t)(((unsigned __int128)(2 * amp + 1) * r) >> 32);
+	return ns - amp + off;
 }
 
 void sim_set_explore(struct sim *s, struct explore *ex)

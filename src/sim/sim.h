@@ -176,6 +176,13 @@ struct sim {
 	/* ns * jit_pct / 100 as one multiply for ns < jit_lim, where that is
 	 * exact (sim_jit_amp) */
 	uint64_t jit_lim, jit_mul;
+	/* the draw (sim_jittered): costs below jit_min are exact (jit_min is
+	 * UINT64_MAX when jit_pct is 0); those in [jit_min, jit_min +
+	 * jit_span) take one of SIM_JIT_LEVELS factors, jit_tab[i] = f_i 2^32,
+	 * f_i spread evenly over [-jit_pct/100, +jit_pct/100]; larger ones
+	 * sim_jittered_slow (sim.c: sim_jit_setup) */
+	uint64_t jit_min, jit_span;
+	int64_t jit_tab[256];
 	size_t stack_size;
 	struct sim_stack_pool *stack_pool;	/* NULL: map and unmap each stack */
 	uint64_t exit_at;		/* latest thread exit, its charged time included */
@@ -290,26 +297,37 @@ static inline uint64_t sim_jit_amp(const struct sim *s, uint64_t ns)
 		return (uint64_t)(((unsigned __int128)ns * s->jit_mul) >> 64);
 	return ns * s->jit_pct / 100;
 }
-/* An operation's cost or a wake-up delay drawn uniformly in
- * [ns - a, ns + a], a = ns x jitter / 100 (the jitter parameter; run mode
- * only: check mode explores orders and keeps exact times). xorshift64* on
- * the sim's own jitter stream. Inline: charges are the engine's most
- * frequent call. */
+/* sim_jittered's draw for costs from jit_fast on (sim.c) */
+uint64_t sim_jittered_slow(struct sim *s, uint64_t ns);
+#define SIM_JIT_LEVELS 256
+/* The jitter stream's step: a 64-bit LCG (Knuth's MMIX multiplier and
+ * increment). Only its top byte is used, the LCG's best bits. */
+static inline uint64_t sim_jit_next(struct sim *s)
+{
+	uint64_t x = s->jit_state * 6364136223846793005ull + 1442695040888963407ull;
+	s->jit_state = x;
+	return x;
+}
+/* An operation's cost or a wake-up delay with jitter: ns (1 + f), f drawn
+ * from SIM_JIT_LEVELS levels spread evenly over [-J, +J], J = jitter / 100
+ * (the jitter parameter; run mode only: check mode explores orders and
+ * keeps exact times). The result lies in [ns - ceil(ns J), ns + floor(ns J)].
+ * A cost too small to move (ns J < 1) is exact and draws nothing. The level
+ * is the top byte of the sim's own jitter stream; a table of the levels'
+ * fixed-point factors makes the draw one multiply of ns. Inline: charges
+ * are the engine's most frequent call. */
 static inline uint64_t sim_jittered(struct sim *s, uint64_t ns)
 {
-	/* jit_pct is 0 in exact and in check mode, so amp is 0 there, as it
-	 * is for ns 0: one test says "no draw" for all three */
-	uint64_t amp = sim_jit_amp(s, ns);
-	if (!amp)
-		return ns;
-	uint64_t x = s->jit_state;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	s->jit_state = x;
-	uint64_t r = (x * 0x2545F4914F6CDD1Dull) >> 32;	/* 32 random bits */
-	uint64_t off = (uint64_t)(((unsigned __int128)(2 * amp + 1) * r) >> 32);
-	return ns - amp + off;
+	/* one compare takes ns in [jit_min, jit_min + jit_span) */
+	if (__builtin_expect(ns - s->jit_min >= s->jit_span, 0)) {
+		if (ns < s->jit_min)
+			return ns;
+		return sim_jittered_slow(s, ns);
+	}
+	int64_t f = s->jit_tab[sim_jit_next(s) >> 56];
+	/* arithmetic shift: the floor of ns f; ns < 2^31 and |f| <= 2^32 keep
+	 * the product inside int64 */
+	return ns + (uint64_t)(((int64_t)ns * f) >> 32);
 }
 /* Charge ns of CPU time in the current mode to the current thread's CPU. */
 static inline void sim_charge(struct sim *s, uint64_t ns)

@@ -360,6 +360,63 @@ static void test_jitter_amp_exact(void **state)
 	tsim_free(s);
 }
 
+/* The draw's ranges (sim_jittered): for jitter J = p/100, a cost ns below
+ * ceil(100/p) is charged exactly and draws nothing; from there to 2^31 ns
+ * it lands in [ns - ceil(ns J), ns + floor(ns J)] on one of 256 evenly
+ * spread levels, the ends of the range among them (to 1 ns); from 2^31 ns on in
+ * [ns - floor(ns J), ns + floor(ns J)]. */
+static void test_jitter_ranges(void **state)
+{
+	(void)state;
+	const int64_t ov[] = {P_jitter, 5, -1};
+	struct sim *s = tsim_new_p("x86-24", 1, NESTED_FULLMM, ov);
+	const uint64_t pcts[] = {1, 2, 3, 5, 7, 10, 33, 50, 100};
+	for (size_t pi = 0; pi < sizeof(pcts) / sizeof(pcts[0]); pi++) {
+		uint64_t p = pcts[pi];
+		s->jitter_pct = (uint32_t)p;
+		sim_set_explore(s, NULL);
+		uint64_t small = (100 + p - 1) / p;
+		for (uint64_t ns = 0; ns < small; ns++) {
+			uint64_t st = s->jit_state;
+			assert_true(sim_jittered(s, ns) == ns);
+			assert_true(s->jit_state == st);
+		}
+		const uint64_t nss[] = {small, small + 1, 10000, 123457, (1ull << 30) + 7,
+					(1ull << 31) - 1, 1ull << 31, (1ull << 31) + 1, 1ull << 40,
+					UINT64_MAX / 200};
+		for (size_t k = 0; k < sizeof(nss) / sizeof(nss[0]); k++) {
+			uint64_t ns = nss[k];
+			bool fast = ns < (1ull << 31);
+			uint64_t up = ns * p / 100;
+			uint64_t down = fast ? (ns * p + 99) / 100 : up;
+			uint64_t lo = UINT64_MAX, hi = 0, seen = 0;
+			uint64_t levels[4] = {0};
+			for (int i = 0; i < 20000; i++) {
+				uint64_t d = sim_jittered(s, ns);
+				assert_true(d >= ns - down && d <= ns + up);
+				lo = d < lo ? d : lo;
+				hi = d > hi ? d : hi;
+				if (ns == (1ull << 30) + 7) {
+					/* the level of d: (d - lo_end) spread over 255 steps */
+					uint64_t lv = (uint64_t)(((unsigned __int128)(d - (ns - down)) *
+								  255 + (down + up) / 2) / (down + up));
+					levels[lv / 64] |= 1ull << (lv % 64);
+				}
+			}
+			/* the ends: level 0 and 255 are -A and +A, A = floor(p 2^32
+			 * / 100), so ns A / 2^32 may fall short of ns J by < 1 ns */
+			if (fast)
+				assert_true(lo <= ns - down + 1 && hi + 1 >= ns + up);
+			if (ns == (1ull << 30) + 7) {
+				for (int w = 0; w < 4; w++)
+					seen += (uint64_t)__builtin_popcountll(levels[w]);
+				assert_int_equal(seen, 256);
+			}
+		}
+	}
+	tsim_free(s);
+}
+
 struct st {
 	struct sim_thread *spinner;
 	uint64_t spin_at, resume_at, steal_at, wake_at;
@@ -1076,6 +1133,7 @@ int main(void)
 		cmocka_unit_test(test_jitter_bounds),
 		cmocka_unit_test(test_jitter_not_in_check_mode),
 		cmocka_unit_test(test_jitter_amp_exact),
+		cmocka_unit_test(test_jitter_ranges),
 		cmocka_unit_test(test_cond_resched_none_no_preemption),
 		cmocka_unit_test(test_cond_resched_new_thread_waits),
 		cmocka_unit_test(test_time_slice_determinism),
