@@ -1621,9 +1621,12 @@ def meta_of(cfg, cat):
                 M["overrides"].get("sched_slice_ns") == 0 and tasks > cpus:
             # tasks that loop until all have run: a queued one never would
             bad.append("sched_slice_ns=0 with %d tasks on %d CPUs" % (tasks, cpus))
+        # compare runs every column under its 5 default seeds: that many
+        # runs of the workload in one command
+        runs = 5 * max(len(M["policies"]), 1) if cmd == "compare" else 1
         if wdesc.get("timed") and cmd != "check" and M["duration"] is None and \
-                (M["iters"] or 1) * tasks > 64:
-            M["hazard"].append("time: will-it-scale %d tasks" % tasks)
+                (M["iters"] or 1) * tasks * runs > 64:
+            M["hazard"].append("time: will-it-scale %d tasks x %d runs" % (tasks, runs))
         big = [n for n, x in M["overrides"].items()
                if cat["params"][n]["unit"] == "ns" and x >= 1000000]
         if wdesc.get("timed") and cmd != "check" and big:
