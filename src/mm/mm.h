@@ -541,6 +541,9 @@ struct task *task_create(struct sim *s, size_t size, thread_fn fn, void *arg,
 /* A zeroed kernel object owned by the kernel (freed by kernel_destroy). On
  * host memory exhaustion the run stops with TLBSIM_ENOMEM (sim_fatal). */
 void *kernel_obj_alloc(struct sim *s, size_t size);
+/* The same, not zeroed: for a large buffer its user fills before it reads
+ * (calloc's memset of it is host work the simulation does not need). */
+void *kernel_obj_alloc_uninit(struct sim *s, size_t size);
 /* frame_alloc() for kernel callers: never NO_FRAME (the run stops instead). */
 uint32_t alloc_frame(struct sim *s, enum frame_state st, int depth);
 /* Make mm the active_mm of the current CPU: switch_mm() to it and move the
