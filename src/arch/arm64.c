@@ -160,7 +160,10 @@ static void arm64_tlbi_issue(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 	/* the issuer's latency is ntlbi x per (+ the range ops'); the shared
 	 * DVM path is held for dvm_occupancy_pct of it (100: fully serial) */
 	uint64_t busy = ntlbi * per + nrtlbi * (uint64_t)P(s, P_tlbi_range_op_ns);
-	mc->dvm_free_at = start + busy * (uint64_t)P(s, P_dvm_occupancy_pct) / 100;
+	uint64_t pct = (uint64_t)P(s, P_dvm_occupancy_pct);
+	/* pct 100 (the default) skips the divide: the same value, as busy x
+	 * 100 cannot wrap (2^64 / 100 ns is 5.8 years of TLBIs) */
+	mc->dvm_free_at = start + (pct == 100 ? busy : busy * pct / 100);
 	uint64_t done = start + busy + (uint64_t)P(s, P_dsb_ns) * (1 + extra_dsb);
 	sim_charge_sys(s, done - t0);
 	uint64_t recv = (uint64_t)P(s, P_tlbi_recv_ns);
