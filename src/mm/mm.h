@@ -209,8 +209,10 @@ struct mm_struct {
 	int gap_idx;
 	/* find_vma's cache (the kernel's per-task vmacache, here per mm, by
 	 * 16 MiB window of the address): a hit is used only if still linked
-	 * and covering the address, so it is exact */
-#define VMACACHE_SIZE 16
+	 * and covering the address, so it is exact. 64 windows (1 GiB before
+	 * two share a slot): mmap8's sixteen 16 MiB mappings and their
+	 * threads' stacks fit without evicting each other, which 16 did not */
+#define VMACACHE_SIZE 64
 	struct vm_area_struct *vmacache[VMACACHE_SIZE];
 	int users;			/* mm_users */
 	/* mm_users' share from the threads (CLONE_VM) still running, which
