@@ -20,25 +20,34 @@
  * the CPUs are running, and a local full TLB flush on every CPU before it
  * switches into the new generation.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "arch/points.h"
 #include "arch/tlb.h"
 
+/* The metrics' tlbi counters are laid out in enum tlbi_kind's order
+ * (TLBSIM_TLBI_KINDS): the counter of kind k is the k-th, an index instead of
+ * a compare chain on every batch */
+#define TLBI_COUNTER_AT(k, f)                                                          \
+	_Static_assert(offsetof(struct tlbsim_metrics, tlbi.f) ==                     \
+			       offsetof(struct tlbsim_metrics, tlbi) + (k) * sizeof(uint64_t), \
+		       "tlbi counter " #f " out of enum tlbi_kind order");
+TLBI_COUNTER_AT(TLBI_VALE1IS, vale1is)
+TLBI_COUNTER_AT(TLBI_VAE1IS, vae1is)
+TLBI_COUNTER_AT(TLBI_ASIDE1IS, aside1is)
+TLBI_COUNTER_AT(TLBI_VAALE1IS, vaale1is)
+TLBI_COUNTER_AT(TLBI_VMALLE1IS, vmalle1is)
+TLBI_COUNTER_AT(TLBI_LOCAL, local)
+TLBI_COUNTER_AT(TLBI_RVALE1IS, rvale1is)
+TLBI_COUNTER_AT(TLBI_RVAE1IS, rvae1is)
+#undef TLBI_COUNTER_AT
+
 static uint64_t *tlbi_counter(struct sim *s, enum tlbi_kind k)
 {
-	switch (k) {
-	case TLBI_VALE1IS: return &s->m.tlbi.vale1is;
-	case TLBI_VAE1IS: return &s->m.tlbi.vae1is;
-	case TLBI_ASIDE1IS: return &s->m.tlbi.aside1is;
-	case TLBI_VAALE1IS: return &s->m.tlbi.vaale1is;
-	case TLBI_VMALLE1IS: return &s->m.tlbi.vmalle1is;
-	case TLBI_RVALE1IS: return &s->m.tlbi.rvale1is;
-	case TLBI_RVAE1IS: return &s->m.tlbi.rvae1is;
-	case TLBI_LOCAL:
-	case TLBI_KIND_COUNT: break;
-	}
-	return &s->m.tlbi.local;
+	if ((unsigned)k >= TLBI_KIND_COUNT)
+		return &s->m.tlbi.local;
+	return (uint64_t *)((char *)&s->m.tlbi + (size_t)k * sizeof(uint64_t));
 }
 
 /*
@@ -151,7 +160,10 @@ static void arm64_tlbi_issue(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 	/* the issuer's latency is ntlbi x per (+ the range ops'); the shared
 	 * DVM path is held for dvm_occupancy_pct of it (100: fully serial) */
 	uint64_t busy = ntlbi * per + nrtlbi * (uint64_t)P(s, P_tlbi_range_op_ns);
-	mc->dvm_free_at = start + busy * (uint64_t)P(s, P_dvm_occupancy_pct) / 100;
+	uint64_t pct = (uint64_t)P(s, P_dvm_occupancy_pct);
+	/* pct 100 (the default) skips the divide: the same value, as busy x
+	 * 100 cannot wrap (2^64 / 100 ns is 5.8 years of TLBIs) */
+	mc->dvm_free_at = start + (pct == 100 ? busy : busy * pct / 100);
 	uint64_t done = start + busy + (uint64_t)P(s, P_dsb_ns) * (1 + extra_dsb);
 	sim_charge_sys(s, done - t0);
 	uint64_t recv = (uint64_t)P(s, P_tlbi_recv_ns);

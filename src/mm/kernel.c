@@ -120,7 +120,7 @@ void kernel_destroy(struct kernel *k)
 	memset(k, 0, sizeof(*k));
 }
 
-void *kernel_obj_alloc(struct sim *s, size_t size)
+static void *kernel_obj_alloc_mem(struct sim *s, size_t size, bool zero)
 {
 	struct kernel *k = kernel_of(s);
 	if (sim_host_charge(s, size) ||
@@ -128,13 +128,23 @@ void *kernel_obj_alloc(struct sim *s, size_t size)
 		sim_oom(s, "kernel objects");
 		return NULL;
 	}
-	void *p = calloc(1, size);
+	void *p = zero ? calloc(1, size) : malloc(size);
 	if (!p) {
 		sim_oom(s, "kernel objects");
 		return NULL;
 	}
 	k->objs[k->nobjs++] = p;
 	return p;
+}
+
+void *kernel_obj_alloc(struct sim *s, size_t size)
+{
+	return kernel_obj_alloc_mem(s, size, true);
+}
+
+void *kernel_obj_alloc_uninit(struct sim *s, size_t size)
+{
+	return kernel_obj_alloc_mem(s, size, false);
 }
 
 uint32_t alloc_frame(struct sim *s, enum frame_state st, int depth)

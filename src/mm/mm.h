@@ -209,8 +209,10 @@ struct mm_struct {
 	int gap_idx;
 	/* find_vma's cache (the kernel's per-task vmacache, here per mm, by
 	 * 16 MiB window of the address): a hit is used only if still linked
-	 * and covering the address, so it is exact */
-#define VMACACHE_SIZE 16
+	 * and covering the address, so it is exact. 64 windows (1 GiB before
+	 * two share a slot): mmap8's sixteen 16 MiB mappings and their
+	 * threads' stacks fit without evicting each other, which 16 did not */
+#define VMACACHE_SIZE 64
 	struct vm_area_struct *vmacache[VMACACHE_SIZE];
 	int users;			/* mm_users */
 	/* mm_users' share from the threads (CLONE_VM) still running, which
@@ -541,6 +543,9 @@ struct task *task_create(struct sim *s, size_t size, thread_fn fn, void *arg,
 /* A zeroed kernel object owned by the kernel (freed by kernel_destroy). On
  * host memory exhaustion the run stops with TLBSIM_ENOMEM (sim_fatal). */
 void *kernel_obj_alloc(struct sim *s, size_t size);
+/* The same, not zeroed: for a large buffer its user fills before it reads
+ * (calloc's memset of it is host work the simulation does not need). */
+void *kernel_obj_alloc_uninit(struct sim *s, size_t size);
 /* frame_alloc() for kernel callers: never NO_FRAME (the run stops instead). */
 uint32_t alloc_frame(struct sim *s, enum frame_state st, int depth);
 /* Make mm the active_mm of the current CPU: switch_mm() to it and move the

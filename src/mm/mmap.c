@@ -150,8 +150,11 @@ static uint64_t unmapped_area_topdown(struct sim *s, struct mm_struct *mm, uint6
 			high = mm->vmas[i]->vm_start;
 		j = i - 1;
 	}
-	for (; j >= -1; j--) {
-		uint64_t low = j >= 0 ? mm->vmas[j]->vm_end : hw_of(s)->geom.page_size;
+	/* the gaps below VMAs j+1, j, ..., 0, then the one below VMA 0 (its
+	 * floor the first page), tested by the same rule */
+	struct vm_area_struct *const *vmas = mm->vmas;
+	for (;; j--) {
+		uint64_t low = j >= 0 ? vmas[j]->vm_end : hw_of(s)->geom.page_size;
 		if (high >= low && high - low >= len) {
 			/* every gap above this one is shorter than len */
 			mm->gap_len = len;
@@ -163,8 +166,9 @@ static uint64_t unmapped_area_topdown(struct sim *s, struct mm_struct *mm, uint6
 			*pos = j + 1;
 			return high - len;
 		}
-		if (j >= 0)
-			high = mm->vmas[j]->vm_start;
+		if (j < 0)
+			break;
+		high = vmas[j]->vm_start;
 	}
 	mm->gap_len = len;
 	mm->gap_top = 0;

@@ -199,8 +199,11 @@ static void tlb_remove_table(struct sim *s, struct mmu_gather *tlb, uint32_t tab
 		if (b) {
 			k->tbatch_free = b->next_free;
 		} else {
-			b = kernel_obj_alloc(s, sizeof(*b) + cap * sizeof(uint32_t));
+			/* not zeroed: tables[] is read only below nr, and
+			 * every header field is set here */
+			b = kernel_obj_alloc_uninit(s, sizeof(*b) + cap * sizeof(uint32_t));
 			b->tables = (uint32_t *)(b + 1);
+			b->next_free = NULL;
 			b->cap = cap;
 		}
 		b->nr = 0;
