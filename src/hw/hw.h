@@ -279,10 +279,16 @@ void *hw_zalloc(size_t bytes);
 void hw_zfree(void *p, size_t bytes);
 /* Turn the counting filter on (an empty cache only). 0 or -1. */
 int tcache_enable_filter(struct tcache *tc);
-static inline uint32_t tc_filt_slot(const struct tcache *tc, uint64_t key, uint32_t tag)
+/* tc_filt_slot of a filter of mask + 1 slots (for loops that keep the
+ * mask in a local) */
+static inline uint32_t tc_filt_hash(uint64_t key, uint32_t tag, uint32_t mask)
 {
 	uint64_t h = (key ^ ((uint64_t)tag << 40)) * 0x9e3779b97f4a7c15ull;
-	return (uint32_t)(h >> 32) & tc->filt_mask;
+	return (uint32_t)(h >> 32) & mask;
+}
+static inline uint32_t tc_filt_slot(const struct tcache *tc, uint64_t key, uint32_t tag)
+{
+	return tc_filt_hash(key, tag, tc->filt_mask);
 }
 /* false: no entry (key, tag) is in the cache; true: there may be one */
 static inline bool tc_filt_maybe(const struct tcache *tc, uint64_t key, uint32_t tag)

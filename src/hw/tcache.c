@@ -109,6 +109,10 @@ remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 	struct tc_entry *ents = tc->e;
 	uint64_t *reg_word = tc->reg_word, *slot_word = tc->slot_word;
 	uint8_t *filt = tc->filt;
+	/* in locals: the byte stores below (valid, filter counters) may alias
+	 * any field, so fields read in the loop would be reloaded per entry */
+	struct frame *frames = hw->frames;
+	const uint32_t fmask = tc->filt_mask;
 	const uint64_t bit = tc->busy_bit;
 	const uint32_t stride = tc->tag_stride;
 	const bool regs = TC_HAS_REG(kind, tc);
@@ -119,23 +123,29 @@ remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 		if (e->tag != tag)
 			continue;
 		SIM_BUG_ON(hw->sim, !e->valid);
-		frame_of(hw, e->frame)->tlb_refs--;
+		const uint64_t key = e->key;
+		frames[e->frame].tlb_refs--;
 		e->valid = 0;
 		if (regs) {
-			uint32_t r = tc_region(e->key);
+			uint32_t r = tc_region(key);
 			if (--tc->regcnt[r] == 0)
 				reg_word[(size_t)r * stride] &= ~bit;
 		}
 		if (filter) {
-			uint32_t k = tc_filt_slot(tc, e->key, tag);
+			uint32_t k = tc_filt_hash(key, tag, fmask);
 			uint8_t *c = &filt[k];
 			if (*c != UINT8_MAX && --(*c) == 0 && TC_HAS_SLOT(kind, tc))
 				slot_word[(size_t)k * stride] &= ~bit;
 		}
-		uint32_t di = e->dense;
-		uint32_t last = dense[--n];
-		dense[di] = last;
-		ents[last].dense = di;
+		/* e's dense index is i (dense[e->dense] == e). The last entry
+		 * moves into it; when e is the last (every entry behind it was
+		 * removed too: a whole-tag flush of a cache holding that tag
+		 * only) the move is a no-op and skipped */
+		if (--n != i) {
+			uint32_t last = dense[n];
+			dense[i] = last;
+			ents[last].dense = i;
+		}
 		removed++;
 	}
 	if (!removed)
