@@ -19,6 +19,8 @@
  */
 #include "hw/hw.h"
 
+/* the descriptors of table frame f, or NULL when f is no page table (a
+ * PGTABLE frame always has its buffer: frame_alloc) */
 static inline const pte_t *frame_table_or_null(const struct hw *hw, uint32_t f)
 {
 	const struct frame *fr = frame_of(hw, f);
@@ -151,28 +153,36 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 	}
 	hw->m->page_walks++;
 	out->levels_read = g->levels - depth;
-	for (int d = depth; d < g->levels; d++) {
+	/* the table levels above the leaf, then the leaf level */
+	for (int d = depth; d < leaf; d++) {
 		tab = frame_table_or_null(hw, table);
+		if (!tab)
+			goto fault;
 		uint64_t idx = pt_index(g, d, va);
-		pte_t e = tab ? tab[idx] : 0;
+		pte_t e = tab[idx];
 		if (!pte_present(e))
 			goto fault;
-		if (d < leaf) {
-			/* present here: pmd_trans_huge_entry(e) is e & PTE_HUGE;
-			 * a PROT_NONE block faulted above */
-			if (__builtin_expect((e & PTE_HUGE) != 0, 0)) {
-				out->levels_read--;	/* no PTE table read */
-				if (access_block(hw, cpu, (pte_t *)tab, idx, e, va, tag, write))
-					goto fault;
-				return;
-			}
-			/* every depth below the deepest walk-cache hit missed
-			 * its lookup above */
-			tc_fill_miss_k(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0, TC_WALK);
-			table = pte_pfn(e);
-			continue;
+		/* present here: pmd_trans_huge_entry(e) is e & PTE_HUGE; a
+		 * PROT_NONE block faulted above */
+		if (__builtin_expect((e & PTE_HUGE) != 0, 0)) {
+			out->levels_read--;	/* no PTE table read */
+			if (access_block(hw, cpu, (pte_t *)tab, idx, e, va, tag, write))
+				goto fault;
+			return;
 		}
-		/* leaf */
+		/* every depth below the deepest walk-cache hit missed its
+		 * lookup above */
+		tc_fill_miss_k(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0, TC_WALK);
+		table = pte_pfn(e);
+	}
+	{
+		tab = frame_table_or_null(hw, table);
+		if (!tab)
+			goto fault;
+		uint64_t idx = pt_index(g, leaf, va);
+		pte_t e = tab[idx];
+		if (!pte_present(e))
+			goto fault;
 		if (fmt->hw_sets_ad) {
 			if (write && !(e & PTE_WRITE))
 				goto fault;
