@@ -577,10 +577,11 @@ tc_install_k(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key,
 	if (TC_HAS_FILT(kind, tc)) {
 		uint32_t k = tc_filt_slot(tc, key, tag);
 		uint8_t *c = &tc->filt[k];
-		if (*c == 0 && TC_HAS_SLOT(kind, tc))
+		const uint8_t cv = *c;	/* once: the word store may alias it */
+		if (cv == 0 && TC_HAS_SLOT(kind, tc))
 			tc->slot_word[(size_t)k * tc->tag_stride] |= tc->busy_bit;
-		if (*c != UINT8_MAX)
-			(*c)++;
+		if (cv != UINT8_MAX)
+			*c = (uint8_t)(cv + 1);
 	}
 	fr->tlb_refs++;
 }
@@ -598,9 +599,9 @@ static inline __attribute__((always_inline)) void
 tc_fill_miss_k(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 	       uint32_t frame, uint8_t perm, enum tc_kind kind)
 {
-	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
-	/* tc_victim's first choice, the lowest invalid way, inline */
 	const uint32_t ways = tc->ways;
+	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * ways];
+	/* tc_victim's first choice, the lowest invalid way, inline */
 	for (uint32_t w = 0; w < ways; w++)
 		if (!set[w].valid) {
 			tc_install_k(hw, tc, &set[w], key, depth, tag, frame, perm, kind);

@@ -176,9 +176,10 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 		table = pte_pfn(e);
 	}
 	{
-		tab = frame_table_or_null(hw, table);
-		if (!tab)
-			goto fault;
+		const struct frame *tf = frame_of(hw, table);
+		if (tf->state != FRAME_PGTABLE)
+			goto fault;	/* reads as a none descriptor */
+		tab = tf->table;	/* a PGTABLE frame has its buffer: frame_alloc */
 		uint64_t idx = pt_index(g, leaf, va);
 		pte_t e = tab[idx];
 		if (!pte_present(e))
