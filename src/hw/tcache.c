@@ -113,11 +113,13 @@ remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 	 * any field, so fields read in the loop would be reloaded per entry */
 	struct frame *frames = hw->frames;
 	const uint32_t fmask = tc->filt_mask;
-	const uint64_t bit = tc->busy_bit;
+	const uint64_t bit = tc->busy_bit, nbit = ~bit;
 	const uint32_t stride = tc->tag_stride;
 	const bool regs = TC_HAS_REG(kind, tc);
 	const bool filter = TC_HAS_FILT(kind, tc);
-	uint32_t n = tc->ndense, removed = 0;
+	/* each removal shrinks the dense list by one: removed = n0 - n */
+	const uint32_t n0 = tc->ndense;
+	uint32_t n = n0;
 	for (uint32_t i = n; i-- > 0;) {
 		struct tc_entry *e = &ents[dense[i]];
 		if (e->tag != tag)
@@ -129,13 +131,13 @@ remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 		if (regs) {
 			uint32_t r = tc_region(key);
 			if (--tc->regcnt[r] == 0)
-				reg_word[(size_t)r * stride] &= ~bit;
+				reg_word[(size_t)r * stride] &= nbit;
 		}
 		if (filter) {
 			uint32_t k = tc_filt_hash(key, tag, fmask);
 			uint8_t *c = &filt[k];
 			if (*c != UINT8_MAX && --(*c) == 0 && TC_HAS_SLOT(kind, tc))
-				slot_word[(size_t)k * stride] &= ~bit;
+				slot_word[(size_t)k * stride] &= nbit;
 		}
 		/* e's dense index is i (dense[e->dense] == e). The last entry
 		 * moves into it; when e is the last (every entry behind it was
@@ -146,16 +148,16 @@ remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 			dense[i] = last;
 			ents[last].dense = i;
 		}
-		removed++;
 	}
+	const uint32_t removed = n0 - n;
 	if (!removed)
 		return 0;
 	tc->ndense = n;
 	uint32_t h = tag & (TC_TAGCNT - 1);
 	if ((tc->tagcnt[h] -= removed) == 0 && tc->tag_word)
-		tc->tag_word[(size_t)h * stride] &= ~bit;
+		tc->tag_word[(size_t)h * stride] &= nbit;
 	if (!n && tc->busy_word)
-		*tc->busy_word &= ~bit;
+		*tc->busy_word &= nbit;
 	return removed;
 }
 
