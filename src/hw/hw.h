@@ -527,8 +527,10 @@ tc_lookup_k(struct tcache *tc, uint64_t key, int depth, uint32_t tag, enum tc_ki
 	for (uint32_t w = 0; w < tc->ways; w++) {
 		struct tc_entry *e = &set[w];
 		/* the key first: it differs in almost every way scanned */
+		/* then the tag: the exact one is the common match, a
+		 * global entry the rare one (GCC otherwise tests it first) */
 		if (e->key == key && e->valid && e->depth == depth &&
-		    (e->tag == tag || e->tag == TC_TAG_GLOBAL)) {
+		    (__builtin_expect(e->tag == tag, 1) || e->tag == TC_TAG_GLOBAL)) {
 			e->stamp = ++tc->clock;
 			return e;
 		}
