@@ -98,7 +98,9 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 	out->levels_read = 0;
 	out->live_pte = 0;
 	/* hc->tlb and hc->wc are hw_init's TC_LEAF and TC_WALK caches */
-	struct tc_entry *te = tc_lookup_k(&hc->tlb, vpn, leaf, tag, TC_LEAF);
+	/* the leaf filter slot of (vpn, tag), for the lookup and the fill */
+	const uint32_t fslot = tc_filt_slot(&hc->tlb, vpn, tag);
+	struct tc_entry *te = tc_lookup_slot_k(&hc->tlb, vpn, leaf, tag, fslot, TC_LEAF);
 	/* no leaf entry (vpn, tag) is held: the leaf fill below needs no
 	 * search for one to replace (tc_fill_miss) */
 	const bool leaf_miss = !te;
@@ -172,7 +174,7 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 		}
 		/* every depth below the deepest walk-cache hit missed its
 		 * lookup above */
-		tc_fill_miss_k(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0, TC_WALK);
+		tc_fill_miss_k(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0, 0, TC_WALK);
 		table = pte_pfn(e);
 	}
 	{
@@ -212,7 +214,8 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 			hw->hooks->pte_dirtied(hw->hooks_ctx, pte_pfn(e));
 		if (leaf_miss)
 			tc_fill_miss_k(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
-				       (uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)), TC_LEAF);
+				       (uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)), fslot,
+				       TC_LEAF);
 		else
 			tc_fill(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
 				(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)));

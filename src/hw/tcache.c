@@ -235,7 +235,8 @@ __attribute__((noinline)) void tc_fill_evict(struct hw *hw, struct tcache *tc, s
 void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 		  uint32_t frame, uint8_t perm)
 {
-	tc_fill_miss_k(hw, tc, key, depth, tag, frame, perm, TC_ANY);
+	uint32_t fslot = tc->filt ? tc_filt_slot(tc, key, tag) : 0;
+	tc_fill_miss_k(hw, tc, key, depth, tag, frame, perm, fslot, TC_ANY);
 }
 
 
