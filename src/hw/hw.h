@@ -279,10 +279,16 @@ void *hw_zalloc(size_t bytes);
 void hw_zfree(void *p, size_t bytes);
 /* Turn the counting filter on (an empty cache only). 0 or -1. */
 int tcache_enable_filter(struct tcache *tc);
-static inline uint32_t tc_filt_slot(const struct tcache *tc, uint64_t key, uint32_t tag)
+/* tc_filt_slot of a filter of mask + 1 slots (for loops that keep the
+ * mask in a local) */
+static inline uint32_t tc_filt_hash(uint64_t key, uint32_t tag, uint32_t mask)
 {
 	uint64_t h = (key ^ ((uint64_t)tag << 40)) * 0x9e3779b97f4a7c15ull;
-	return (uint32_t)(h >> 32) & tc->filt_mask;
+	return (uint32_t)(h >> 32) & mask;
+}
+static inline uint32_t tc_filt_slot(const struct tcache *tc, uint64_t key, uint32_t tag)
+{
+	return tc_filt_hash(key, tag, tc->filt_mask);
 }
 /* false: no entry (key, tag) is in the cache; true: there may be one */
 static inline bool tc_filt_maybe(const struct tcache *tc, uint64_t key, uint32_t tag)
@@ -505,8 +511,12 @@ enum tc_kind { TC_ANY, TC_LEAF, TC_WALK };
 #define TC_HAS_FILT(kind, tc) ((kind) == TC_LEAF || ((kind) == TC_ANY && (tc)->filt))
 #define TC_HAS_SLOT(kind, tc) ((kind) == TC_LEAF || ((kind) == TC_ANY && (tc)->slot_word))
 
+/* tc_lookup_k with fslot = tc_filt_slot(tc, key, tag) computed by the
+ * caller (ignored without a filter), which fills with the same slot after a
+ * miss: one hash for both */
 static inline __attribute__((always_inline)) struct tc_entry *
-tc_lookup_k(struct tcache *tc, uint64_t key, int depth, uint32_t tag, enum tc_kind kind)
+tc_lookup_slot_k(struct tcache *tc, uint64_t key, int depth, uint32_t tag, uint32_t fslot,
+		 enum tc_kind kind)
 {
 	/* exact shortcuts for a miss: no entry of the tag (nor a global one),
 	 * or the leaf filter holds neither (key, tag) nor (key, global) */
@@ -514,20 +524,28 @@ tc_lookup_k(struct tcache *tc, uint64_t key, int depth, uint32_t tag, enum tc_ki
 	bool globals = tc->tagcnt[hg] != 0;
 	if (!tc->tagcnt[tag & (TC_TAGCNT - 1)] && !globals)
 		return NULL;
-	if (TC_HAS_FILT(kind, tc) && !tc->filt[tc_filt_slot(tc, key, tag)] &&
+	if (TC_HAS_FILT(kind, tc) && !tc->filt[fslot] &&
 	    (!globals || !tc->filt[tc_filt_slot(tc, key, TC_TAG_GLOBAL)]))
 		return NULL;
 	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
 	for (uint32_t w = 0; w < tc->ways; w++) {
 		struct tc_entry *e = &set[w];
 		/* the key first: it differs in almost every way scanned */
+		/* then the tag: the exact one is the common match, a
+		 * global entry the rare one (GCC otherwise tests it first) */
 		if (e->key == key && e->valid && e->depth == depth &&
-		    (e->tag == tag || e->tag == TC_TAG_GLOBAL)) {
+		    (__builtin_expect(e->tag == tag, 1) || e->tag == TC_TAG_GLOBAL)) {
 			e->stamp = ++tc->clock;
 			return e;
 		}
 	}
 	return NULL;
+}
+static inline __attribute__((always_inline)) struct tc_entry *
+tc_lookup_k(struct tcache *tc, uint64_t key, int depth, uint32_t tag, enum tc_kind kind)
+{
+	uint32_t fslot = TC_HAS_FILT(kind, tc) ? tc_filt_slot(tc, key, tag) : 0;
+	return tc_lookup_slot_k(tc, key, depth, tag, fslot, kind);
 }
 static inline struct tc_entry *tc_lookup(struct tcache *tc, uint64_t key, int depth, uint32_t tag)
 {
@@ -540,10 +558,11 @@ void tc_fill(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t
  * an entry to replace. */
 void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 		  uint32_t frame, uint8_t perm);
-/* Fill the invalid entry e with (key, depth, tag) -> frame and count it. */
+/* Fill the invalid entry e with (key, depth, tag) -> frame and count it
+ * (fslot: tc_filt_slot(tc, key, tag) when the cache has a filter). */
 static inline __attribute__((always_inline)) void
 tc_install_k(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key, int depth,
-	     uint32_t tag, uint32_t frame, uint8_t perm, enum tc_kind kind)
+	     uint32_t tag, uint32_t frame, uint8_t perm, uint32_t fslot, enum tc_kind kind)
 {
 	struct frame *fr = frame_of(hw, frame);
 	uint32_t n = tc->ndense;
@@ -569,19 +588,21 @@ tc_install_k(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key,
 			tc->reg_word[(size_t)r * tc->tag_stride] |= tc->busy_bit;
 	}
 	if (TC_HAS_FILT(kind, tc)) {
-		uint32_t k = tc_filt_slot(tc, key, tag);
+		uint32_t k = fslot;
 		uint8_t *c = &tc->filt[k];
-		if (*c == 0 && TC_HAS_SLOT(kind, tc))
+		const uint8_t cv = *c;	/* once: the word store may alias it */
+		if (cv == 0 && TC_HAS_SLOT(kind, tc))
 			tc->slot_word[(size_t)k * tc->tag_stride] |= tc->busy_bit;
-		if (*c != UINT8_MAX)
-			(*c)++;
+		if (cv != UINT8_MAX)
+			*c = (uint8_t)(cv + 1);
 	}
 	fr->tlb_refs++;
 }
 static inline void tc_install(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key,
 			      int depth, uint32_t tag, uint32_t frame, uint8_t perm)
 {
-	tc_install_k(hw, tc, e, key, depth, tag, frame, perm, TC_ANY);
+	tc_install_k(hw, tc, e, key, depth, tag, frame, perm,
+		     tc->filt ? tc_filt_slot(tc, key, tag) : 0, TC_ANY);
 }
 
 /* tc_fill_miss of a full set: evict a victim, install */
@@ -590,14 +611,14 @@ void tc_fill_evict(struct hw *hw, struct tcache *tc, struct tc_entry *set, uint6
 /* tc_fill_miss's body, for hw_access's walk */
 static inline __attribute__((always_inline)) void
 tc_fill_miss_k(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
-	       uint32_t frame, uint8_t perm, enum tc_kind kind)
+	       uint32_t frame, uint8_t perm, uint32_t fslot, enum tc_kind kind)
 {
-	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * tc->ways];
-	/* tc_victim's first choice, the lowest invalid way, inline */
 	const uint32_t ways = tc->ways;
+	struct tc_entry *set = &tc->e[(size_t)tc_set(tc, key, depth) * ways];
+	/* tc_victim's first choice, the lowest invalid way, inline */
 	for (uint32_t w = 0; w < ways; w++)
 		if (!set[w].valid) {
-			tc_install_k(hw, tc, &set[w], key, depth, tag, frame, perm, kind);
+			tc_install_k(hw, tc, &set[w], key, depth, tag, frame, perm, fslot, kind);
 			return;
 		}
 	tc_fill_evict(hw, tc, set, key, depth, tag, frame, perm);

@@ -19,6 +19,8 @@
  */
 #include "hw/hw.h"
 
+/* the descriptors of table frame f, or NULL when f is no page table (a
+ * PGTABLE frame always has its buffer: frame_alloc) */
 static inline const pte_t *frame_table_or_null(const struct hw *hw, uint32_t f)
 {
 	const struct frame *fr = frame_of(hw, f);
@@ -96,7 +98,9 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 	out->levels_read = 0;
 	out->live_pte = 0;
 	/* hc->tlb and hc->wc are hw_init's TC_LEAF and TC_WALK caches */
-	struct tc_entry *te = tc_lookup_k(&hc->tlb, vpn, leaf, tag, TC_LEAF);
+	/* the leaf filter slot of (vpn, tag), for the lookup and the fill */
+	const uint32_t fslot = tc_filt_slot(&hc->tlb, vpn, tag);
+	struct tc_entry *te = tc_lookup_slot_k(&hc->tlb, vpn, leaf, tag, fslot, TC_LEAF);
 	/* no leaf entry (vpn, tag) is held: the leaf fill below needs no
 	 * search for one to replace (tc_fill_miss) */
 	const bool leaf_miss = !te;
@@ -151,28 +155,37 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 	}
 	hw->m->page_walks++;
 	out->levels_read = g->levels - depth;
-	for (int d = depth; d < g->levels; d++) {
+	/* the table levels above the leaf, then the leaf level */
+	for (int d = depth; d < leaf; d++) {
 		tab = frame_table_or_null(hw, table);
+		if (!tab)
+			goto fault;
 		uint64_t idx = pt_index(g, d, va);
-		pte_t e = tab ? tab[idx] : 0;
+		pte_t e = tab[idx];
 		if (!pte_present(e))
 			goto fault;
-		if (d < leaf) {
-			/* present here: pmd_trans_huge_entry(e) is e & PTE_HUGE;
-			 * a PROT_NONE block faulted above */
-			if (__builtin_expect((e & PTE_HUGE) != 0, 0)) {
-				out->levels_read--;	/* no PTE table read */
-				if (access_block(hw, cpu, (pte_t *)tab, idx, e, va, tag, write))
-					goto fault;
-				return;
-			}
-			/* every depth below the deepest walk-cache hit missed
-			 * its lookup above */
-			tc_fill_miss_k(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0, TC_WALK);
-			table = pte_pfn(e);
-			continue;
+		/* present here: pmd_trans_huge_entry(e) is e & PTE_HUGE; a
+		 * PROT_NONE block faulted above */
+		if (__builtin_expect((e & PTE_HUGE) != 0, 0)) {
+			out->levels_read--;	/* no PTE table read */
+			if (access_block(hw, cpu, (pte_t *)tab, idx, e, va, tag, write))
+				goto fault;
+			return;
 		}
-		/* leaf */
+		/* every depth below the deepest walk-cache hit missed its
+		 * lookup above */
+		tc_fill_miss_k(hw, &hc->wc, va >> g->shift[d], d, tag, pte_pfn(e), 0, 0, TC_WALK);
+		table = pte_pfn(e);
+	}
+	{
+		const struct frame *tf = frame_of(hw, table);
+		if (tf->state != FRAME_PGTABLE)
+			goto fault;	/* reads as a none descriptor */
+		tab = tf->table;	/* a PGTABLE frame has its buffer: frame_alloc */
+		uint64_t idx = pt_index(g, leaf, va);
+		pte_t e = tab[idx];
+		if (!pte_present(e))
+			goto fault;
 		if (fmt->hw_sets_ad) {
 			if (write && !(e & PTE_WRITE))
 				goto fault;
@@ -201,7 +214,8 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 			hw->hooks->pte_dirtied(hw->hooks_ctx, pte_pfn(e));
 		if (leaf_miss)
 			tc_fill_miss_k(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
-				       (uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)), TC_LEAF);
+				       (uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)), fslot,
+				       TC_LEAF);
 		else
 			tc_fill(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
 				(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY | PTE_RDONLY)));

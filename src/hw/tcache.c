@@ -109,43 +109,55 @@ remove_tag(struct hw *hw, struct tcache *tc, uint32_t tag, enum tc_kind kind)
 	struct tc_entry *ents = tc->e;
 	uint64_t *reg_word = tc->reg_word, *slot_word = tc->slot_word;
 	uint8_t *filt = tc->filt;
-	const uint64_t bit = tc->busy_bit;
+	/* in locals: the byte stores below (valid, filter counters) may alias
+	 * any field, so fields read in the loop would be reloaded per entry */
+	struct frame *frames = hw->frames;
+	const uint32_t fmask = tc->filt_mask;
+	const uint64_t bit = tc->busy_bit, nbit = ~bit;
 	const uint32_t stride = tc->tag_stride;
 	const bool regs = TC_HAS_REG(kind, tc);
 	const bool filter = TC_HAS_FILT(kind, tc);
-	uint32_t n = tc->ndense, removed = 0;
+	/* each removal shrinks the dense list by one: removed = n0 - n */
+	const uint32_t n0 = tc->ndense;
+	uint32_t n = n0;
 	for (uint32_t i = n; i-- > 0;) {
 		struct tc_entry *e = &ents[dense[i]];
 		if (e->tag != tag)
 			continue;
 		SIM_BUG_ON(hw->sim, !e->valid);
-		frame_of(hw, e->frame)->tlb_refs--;
+		const uint64_t key = e->key;
+		frames[e->frame].tlb_refs--;
 		e->valid = 0;
 		if (regs) {
-			uint32_t r = tc_region(e->key);
+			uint32_t r = tc_region(key);
 			if (--tc->regcnt[r] == 0)
-				reg_word[(size_t)r * stride] &= ~bit;
+				reg_word[(size_t)r * stride] &= nbit;
 		}
 		if (filter) {
-			uint32_t k = tc_filt_slot(tc, e->key, tag);
+			uint32_t k = tc_filt_hash(key, tag, fmask);
 			uint8_t *c = &filt[k];
 			if (*c != UINT8_MAX && --(*c) == 0 && TC_HAS_SLOT(kind, tc))
-				slot_word[(size_t)k * stride] &= ~bit;
+				slot_word[(size_t)k * stride] &= nbit;
 		}
-		uint32_t di = e->dense;
-		uint32_t last = dense[--n];
-		dense[di] = last;
-		ents[last].dense = di;
-		removed++;
+		/* e's dense index is i (dense[e->dense] == e). The last entry
+		 * moves into it; when e is the last (every entry behind it was
+		 * removed too: a whole-tag flush of a cache holding that tag
+		 * only) the move is a no-op and skipped */
+		if (--n != i) {
+			uint32_t last = dense[n];
+			dense[i] = last;
+			ents[last].dense = i;
+		}
 	}
+	const uint32_t removed = n0 - n;
 	if (!removed)
 		return 0;
 	tc->ndense = n;
 	uint32_t h = tag & (TC_TAGCNT - 1);
 	if ((tc->tagcnt[h] -= removed) == 0 && tc->tag_word)
-		tc->tag_word[(size_t)h * stride] &= ~bit;
+		tc->tag_word[(size_t)h * stride] &= nbit;
 	if (!n && tc->busy_word)
-		*tc->busy_word &= ~bit;
+		*tc->busy_word &= nbit;
 	return removed;
 }
 
@@ -223,7 +235,8 @@ __attribute__((noinline)) void tc_fill_evict(struct hw *hw, struct tcache *tc, s
 void tc_fill_miss(struct hw *hw, struct tcache *tc, uint64_t key, int depth, uint32_t tag,
 		  uint32_t frame, uint8_t perm)
 {
-	tc_fill_miss_k(hw, tc, key, depth, tag, frame, perm, TC_ANY);
+	uint32_t fslot = tc->filt ? tc_filt_slot(tc, key, tag) : 0;
+	tc_fill_miss_k(hw, tc, key, depth, tag, frame, perm, fslot, TC_ANY);
 }
 
 
