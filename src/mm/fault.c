@@ -690,3 +690,47 @@ int user_access(struct sim *s, uint64_t va, bool write)
 			return -1;
 	}
 }
+
+/*
+ * user_access() over n pages that a stretch of user code touches without a
+ * system call between them (a loop's text, its libc and stack pages): the
+ * same translations, fills and walks, page by page, but one user-mode step
+ * for the stretch - its walks charged together, then n x user_access_ns -
+ * instead of one per page. Nothing of the model happens between two such
+ * touches (they are nanoseconds apart), and a step per page made the
+ * working set the run's most frequent yield point. A page that faults ends
+ * the stretch so far and is then taken as user_access() takes it.
+ */
+int user_access_many(struct sim *s, const uint64_t *va, int n, bool write)
+{
+	struct sim_thread *t = sim_current(s);
+	struct mm_struct *mm = task_of(t)->mm;
+	struct machine *mc = machine_of(s);
+	int i = 0;
+	while (i < n) {
+		/* no yield inside a stretch: the CPU and the tag stay */
+		uint32_t tag = arch_user_tag(s, t->cpu);
+		uint64_t levels = 0;
+		int first = i;
+		struct hw_access acc = {0};
+		for (; i < n; i++) {
+			hw_access(&mc->hw, t->cpu, mm->pgd, tag, va[i], write, &acc);
+			levels += (uint64_t)acc.levels_read;	/* a faulting walk too */
+			if (acc.fault)
+				break;
+		}
+		if (levels)
+			sim_charge(s, levels * (uint64_t)P(s, P_walk_level_ns));
+		if (i > first)
+			sim_step_arg(s, YP_USER, (uint64_t)(i - first) * (uint64_t)P(s, P_user_access_ns),
+				     va[first], write);
+		if (i == n)
+			break;
+		/* va[i] faulted: the kernel, then the access again (user_access) */
+		if (user_access_fault(s, t, mm, va[i], write, acc.live_pte) ||
+		    user_access(s, va[i], write))
+			return -1;
+		i++;
+	}
+	return 0;
+}

@@ -641,6 +641,8 @@ pte_t *pte_lookup(struct sim *s, struct mm_struct *mm, uint64_t addr);
  * write to a VMA without VM_WRITE): the SIGSEGV, which is not modelled
  * further - the caller decides (workloads fail the run). */
 int user_access(struct sim *s, uint64_t va, bool write);
+/* user_access() of n pages as one user-mode step (fault.c); 0, or -1 as user_access */
+int user_access_many(struct sim *s, const uint64_t *va, int n, bool write);
 
 /* rwsem (kernel/locking/rwsem.c, v5.1 semantics, see docs/design.md) */
 /* The lock operations' uncontended paths are inline (rwsem.c has the

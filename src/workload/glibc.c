@@ -175,12 +175,21 @@ void glibc_user_work(struct sim *s, uint64_t pages)
 	struct uthread *u = uthread_of(sim_current(s));
 	struct glibc_proc *g = u->proc;
 	uint64_t ps = hw_of(s)->geom.page_size;
-	/* page i % image_pages, the index kept by a wrapping counter */
+	/* page i % image_pages, the index kept by a wrapping counter; the
+	 * reads in stretches of up to 16 pages, each one user-mode step */
+	uint64_t va[16];
+	int n = 0;
 	for (uint64_t i = 0, pg = 0; i + 1 < pages && g->image; i++) {
-		user_access(s, g->image + pg * ps, false);
+		va[n++] = g->image + pg * ps;
+		if (n == 16) {
+			user_access_many(s, va, n, false);
+			n = 0;
+		}
 		if (++pg == g->image_pages)
 			pg = 0;
 	}
+	if (n)
+		user_access_many(s, va, n, false);
 	if (u->stack_hi)
 		user_access(s, u->stack_hi - 64, true);
 }

@@ -11,7 +11,10 @@
  *    it, and dirties the page; writeback cleans the page and write-protects
  *    its PTEs, so the next write calls it again;
  *  - an anonymous read fault maps the shared zero page read-only; a write
- *    to it copies into a new page with one flush.
+ *    to it copies into a new page with one flush;
+ *  - user_access_many() of n pages makes the same faults, walks and TLB
+ *    fills as n user_access() calls and charges the same time, as one
+ *    yield point for each stretch between faults instead of one per page.
  */
 #include "test_util.h"
 
@@ -85,6 +88,97 @@ static void run(struct fctx *c, thread_fn fn)
 	assert_int_equal(c->ran, 1);
 	assert_int_equal(s->m.violations, 0);
 	tsim_free(s);
+}
+
+/* ---- user_access_many: one step per stretch ---- */
+
+struct many {
+	int many;			/* 1: user_access_many, 0: user_access each page */
+	int ret[3];
+	uint64_t steps[3], ns[3], misses[3], walks[3], faults[3];
+	int ran;
+};
+
+static void many_main(struct sim *s, struct sim_thread *t)
+{
+	struct many *x = t->arg;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	uint64_t a = sys_mmap(s, 0, PAGES * ps, TLBSIM_MAP_PRIVATE);
+	assert_true(a != TLBSIM_EINVAL_VA);
+	uint64_t va[PAGES];
+	for (int i = 0; i < PAGES; i++)
+		va[i] = a + (uint64_t)i * ps;
+	/* round 0: pages 0-3 written before, so the stretch faults at page 4;
+	 * round 1: every page present, not in the TLB after a full flush;
+	 * round 2: every page in the TLB */
+	for (int i = 0; i < 4; i++)
+		user_access(s, va[i], true);
+	for (int r = 0; r < 3; r++) {
+		if (r == 1)
+			machine_of(s)->arch->flush_tlb_mm(s, &task_of(t)->mm->context);
+		/* yield points: run mode counts them down to its next slow step
+		 * (s->steps is exact only while tracing); the test asserts that
+		 * no slow step came between */
+		uint32_t st = s->slow_countdown;
+		uint64_t t0 = s->now + t->pending_ns;
+		uint64_t mi = s->m.tlb_misses, wa = s->m.page_walks, fa = s->m.page_faults;
+		x->ret[r] = 0;
+		if (x->many) {
+			x->ret[r] = user_access_many(s, va, PAGES, true);
+		} else {
+			for (int i = 0; i < PAGES; i++)
+				x->ret[r] |= user_access(s, va[i], true);
+		}
+		assert_true(s->slow_countdown <= st);
+		x->steps[r] = st - s->slow_countdown;
+		x->ns[r] = s->now + t->pending_ns - t0;
+		x->misses[r] = s->m.tlb_misses - mi;
+		x->walks[r] = s->m.page_walks - wa;
+		x->faults[r] = s->m.page_faults - fa;
+	}
+	x->ran = 1;
+}
+
+/* Rule (the model's, src/mm/fault.c user_access_many): a stretch of user
+ * accesses is the same translations as the accesses one by one - the same
+ * faults, TLB misses, walks and time (exact mode) - with one yield point per
+ * stretch instead of one per page; a fault ends the stretch before it. */
+static void test_user_access_many(void **state)
+{
+	(void)state;
+	for (int x86 = 0; x86 <= 1; x86++) {
+		struct many one = {.many = 0}, many = {.many = 1};
+		struct fctx c = {.profile_x86 = x86};
+		struct sim *s = new_sim(&c);
+		tsim_spawn(s, many_main, &one, 0);
+		tsim_run(s);
+		tsim_free(s);
+		s = new_sim(&c);
+		tsim_spawn(s, many_main, &many, 0);
+		tsim_run(s);
+		tsim_free(s);
+		assert_int_equal(one.ran, 1);
+		assert_int_equal(many.ran, 1);
+		for (int r = 0; r < 3; r++) {
+			assert_int_equal(many.ret[r], 0);
+			assert_int_equal(one.ret[r], 0);
+			assert_int_equal(many.faults[r], one.faults[r]);
+			assert_int_equal(many.misses[r], one.misses[r]);
+			assert_int_equal(many.walks[r], one.walks[r]);
+			if (many.ns[r] != one.ns[r])
+				fail_msg("x86 %d round %d: %llu ns vs %llu", x86, r, (unsigned long long)many.ns[r], (unsigned long long)one.ns[r]);
+		}
+		/* round 0: 4 faults; rounds 1 and 2: no fault, all miss / all hit */
+		assert_int_equal(many.faults[0], 4);
+		assert_int_equal(many.faults[1], 0);
+		assert_int_equal(many.misses[1], PAGES);
+		assert_int_equal(many.misses[2], 0);
+		/* one step per page one by one; one per stretch together */
+		assert_int_equal(one.steps[1], PAGES);
+		assert_int_equal(one.steps[2], PAGES);
+		assert_int_equal(many.steps[1], 1);
+		assert_int_equal(many.steps[2], 1);
+	}
 }
 
 /* Rule (89b15332af7c; maybe_unlock_mmap_for_io, mm/internal.h): a write fault
@@ -378,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_young_dirty_after_write_fault),
 		cmocka_unit_test(test_page_mkwrite_per_clean_page),
 		cmocka_unit_test(test_zero_page),
+		cmocka_unit_test(test_user_access_many),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
