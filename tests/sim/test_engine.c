@@ -362,9 +362,10 @@ static void test_jitter_amp_exact(void **state)
 
 /* The draw's ranges (sim_jittered): for jitter J = p/100, a cost ns below
  * ceil(100/p) is charged exactly and draws nothing; from there to 2^31 ns
- * it lands in [ns - ceil(ns J), ns + floor(ns J)] on one of 256 evenly
- * spread levels, the ends of the range among them (to 1 ns); from 2^31 ns on in
- * [ns - floor(ns J), ns + floor(ns J)]. */
+ * it lands in [ns - ceil(ns J), ns + ceil(ns J)] on one of 256 evenly
+ * spread levels, the ends of the range among them (to 1 ns), rounded to the
+ * nearest ns so that the mean stays ns even where ns J is a nanosecond or
+ * two; from 2^31 ns on in [ns - floor(ns J), ns + floor(ns J)]. */
 static void test_jitter_ranges(void **state)
 {
 	(void)state;
@@ -387,8 +388,8 @@ static void test_jitter_ranges(void **state)
 		for (size_t k = 0; k < sizeof(nss) / sizeof(nss[0]); k++) {
 			uint64_t ns = nss[k];
 			bool fast = ns < (1ull << 31);
-			uint64_t up = ns * p / 100;
-			uint64_t down = fast ? (ns * p + 99) / 100 : up;
+			uint64_t up = fast ? (ns * p + 99) / 100 : ns * p / 100;
+			uint64_t down = up;
 			uint64_t lo = UINT64_MAX, hi = 0, seen = 0;
 			uint64_t levels[4] = {0};
 			for (int i = 0; i < 20000; i++) {
@@ -414,6 +415,14 @@ static void test_jitter_ranges(void **state)
 			}
 		}
 	}
+	/* the mean: 200000 draws of 25 ns at 5 % (a +-1.25 ns range) average
+	 * 25 ns to 0.01 ns; a truncating draw would average 24.5 */
+	s->jitter_pct = 5;
+	sim_set_explore(s, NULL);
+	uint64_t sum = 0;
+	for (int i = 0; i < 200000; i++)
+		sum += sim_jittered(s, 25);
+	assert_true(sum >= 200000 * 25 - 2000 && sum <= 200000 * 25 + 2000);
 	tsim_free(s);
 }
 
