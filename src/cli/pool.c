@@ -85,7 +85,8 @@ int pool_run_opts(struct seed_pool *p, const struct cli_opts *o, char *err, size
 	return 0;
 }
 
-/* each metric's mean over the seeds that ran, rounded (integer metrics) */
+/* each metric's mean over the seeds that ran, rounded (integer metrics);
+ * violations their total */
 void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -109,6 +110,12 @@ void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *
 	}
 	TLBSIM_TLBI_KINDS(X)
 #undef X
+	/* violations: the total over the seeds, not the mean - one violation
+	 * in one seed of five would round to 0, and the note, the exit status
+	 * of --fail-on-violation and first_violation all rest on this count */
+	m->violations = 0;
+	for (int k = 0; k < n; k++)
+		m->violations += v[k].violations;
 	memcpy(m->notes, v[0].notes, sizeof(m->notes));
 	for (int k = 0; k < n; k++)
 		if (v[k].first_violation[0]) {

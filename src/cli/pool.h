@@ -59,7 +59,8 @@ struct pool_progress {
 };
 void pool_progress_tty(struct seed_pool *p, struct pool_progress *pg);
 void pool_progress_end(struct seed_pool *p);
-/* each metric's mean over v[0..n), rounded; the first violation text */
+/* each metric's mean over v[0..n), rounded; violations their total (a
+ * violation in any seed counts); the first violation text */
 void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *m);
 
 #endif

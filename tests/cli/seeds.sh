@@ -7,7 +7,9 @@
 #   * -D jitter=0 is the exact mode: every seed gives the same numbers (a
 #     zero interval), and jitter > 0 makes seeds differ;
 #   * compare's ratio is per seed and paired;
-#   * compare runs 5 seeds unless --seeds is given; run runs one.
+#   * compare runs 5 seeds unless --seeds is given; run runs one;
+#   * metrics.violations is the total over the seeds, and
+#     --fail-on-violation fails when any seed saw one.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -98,6 +100,32 @@ if len(set(j5["stats"]["wall_ns"]["values"])) == 1:
     print("seeds: FAIL: %s: the default jitter left every seed equal" % sys.argv[3]); sys.exit(1)
 PY
 done
+
+# violations over seeds: metrics.violations is their total (one violation in
+# one seed of five must not round to 0 as a mean would), first_violation is
+# set when any seed saw one, and --fail-on-violation exits 1 (nested=prefix
+# is the pre-fix kernel of seed 000; its seeds see a few violations each)
+"$bin" compare mmap8 --iters 5 --policy nested=prefix --policy nested=need_flush_all --json \
+	--fail-on-violation >"$tmp/v" 2>"$tmp/ve"
+python3 - "$tmp/v" "$?" <<'PY' || fail=1
+import json, sys
+j = json.load(open(sys.argv[1]))
+rc = int(sys.argv[2])
+tot, bad = 0, 0
+for i, r in enumerate(j["runs"]):
+    vals = r["stats"]["violations"]["values"]
+    if r["metrics"]["violations"] != sum(vals):
+        print("seeds: FAIL: column %d: metrics.violations %d, seeds %r" %
+              (i + 1, r["metrics"]["violations"], vals)); bad = 1
+    if sum(vals) and not r["first_violation"]:
+        print("seeds: FAIL: column %d: violations but no first_violation" % (i + 1)); bad = 1
+    tot += sum(vals)
+if tot == 0:
+    print("seeds: FAIL: no seed saw a violation; the test needs a command whose seeds do"); bad = 1
+if rc != 1:
+    print("seeds: FAIL: --fail-on-violation exit %d with %d violations" % (rc, tot)); bad = 1
+sys.exit(bad)
+PY
 
 # bad input: one line, exit 2
 for a in "--seeds 0" "--seeds 1001" "--seeds x" "-j 0" "--jobs 1025"; do
