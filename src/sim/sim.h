@@ -144,6 +144,10 @@ enum sim_stop {
 
 struct explore;
 
+/* the jitter draw's factor levels (sim_jittered): the top
+ * SIM_JIT_LEVEL_BITS bits of the jitter stream pick one */
+#define SIM_JIT_LEVEL_BITS 8
+#define SIM_JIT_LEVELS (1 << SIM_JIT_LEVEL_BITS)
 struct sim {
 	/* time and events */
 	uint64_t now;
@@ -182,7 +186,7 @@ struct sim {
 	 * f_i spread evenly over [-jit_pct/100, +jit_pct/100]; larger ones
 	 * sim_jittered_slow (sim.c: sim_jit_setup) */
 	uint64_t jit_min, jit_span;
-	int64_t jit_tab[256];
+	int64_t jit_tab[SIM_JIT_LEVELS];
 	size_t stack_size;
 	struct sim_stack_pool *stack_pool;	/* NULL: map and unmap each stack */
 	uint64_t exit_at;		/* latest thread exit, its charged time included */
@@ -297,9 +301,9 @@ static inline uint64_t sim_jit_amp(const struct sim *s, uint64_t ns)
 		return (uint64_t)(((unsigned __int128)ns * s->jit_mul) >> 64);
 	return ns * s->jit_pct / 100;
 }
-/* sim_jittered's draw for costs from jit_fast on (sim.c) */
+/* sim_jittered's draw for costs from 2^31 ns on, and for every cost when
+ * jit_pct is above 100 (sim.c) */
 uint64_t sim_jittered_slow(struct sim *s, uint64_t ns);
-#define SIM_JIT_LEVELS 256
 /* The jitter stream's step: a 64-bit LCG (Knuth's MMIX multiplier and
  * increment). Only its top byte is used, the LCG's best bits. */
 static inline uint64_t sim_jit_next(struct sim *s)
@@ -325,7 +329,7 @@ static inline uint64_t sim_jittered(struct sim *s, uint64_t ns)
 			return ns;
 		return sim_jittered_slow(s, ns);
 	}
-	int64_t f = s->jit_tab[sim_jit_next(s) >> 56];
+	int64_t f = s->jit_tab[sim_jit_next(s) >> (64 - SIM_JIT_LEVEL_BITS)];
 	/* ns f rounded to the nearest ns (plus 2^31, then an arithmetic shift:
 	 * a floor alone would take half a nanosecond off every draw on
 	 * average); ns < 2^31 and |f| <= 2^32 keep the sum inside int64 */
