@@ -1627,6 +1627,16 @@ def meta_of(cfg, cat):
         if wdesc.get("timed") and cmd != "check" and M["duration"] is None and \
                 (M["iters"] or 1) * tasks * runs > 64:
             M["hazard"].append("time: will-it-scale %d tasks x %d runs" % (tasks, runs))
+        if wl == "mmap8" and cmd != "check":
+            # every iteration of every thread faults `touch` pages in, and
+            # costs about two more of them (mmap, madvise, munmap): ASan
+            # does ~150 K such pages/s (config 9700: 3.3 M pages in a
+            # 10-run compare timed out at 20 s)
+            t = c_u64(wp.get("touch", "1"))
+            its = M["iters"] or wdesc.get("iters") or 1
+            if t is not None and (t + 2) * tasks * its * runs > 1000000:
+                M["hazard"].append("time: mmap8 touch=%d x %d threads x %d iters x %d runs" % (
+                    t, tasks, its, runs))
         big = [n for n, x in M["overrides"].items()
                if cat["params"][n]["unit"] == "ns" and x >= 1000000]
         if wdesc.get("timed") and cmd != "check" and big:
@@ -2584,6 +2594,8 @@ def main():
         m = meta_of(cfg, cat)
         print(shell_cmd(binary, argv_of(cfg, opts)))
         print("expect:", m["expect"], m["bad"], m["noncanon"], m["unk"])
+        if m["hazard"]:
+            print("hazard:", "; ".join(m["hazard"]))
         return 0
 
     t0 = time.monotonic()
