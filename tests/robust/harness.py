@@ -1630,8 +1630,8 @@ def meta_of(cfg, cat):
         if wl == "mmap8" and cmd != "check":
             # every iteration of every thread faults `touch` pages in, and
             # costs about two more of them (mmap, madvise, munmap): ASan
-            # does ~150 K such pages/s (config 9700: 3.3 M pages in a
-            # 10-run compare timed out at 20 s)
+            # does ~150 K such pages/s (config 9700, a 4-column compare of
+            # touch=4096: 20 runs, 6.5 M pages, past the 20 s cap)
             t = c_u64(wp.get("touch", "1"))
             its = M["iters"] or wdesc.get("iters") or 1
             if t is not None and (t + 2) * tasks * its * runs > 1000000:
