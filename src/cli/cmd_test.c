@@ -286,7 +286,8 @@ static void test_help(FILE *f)
 		   "file - ok, FAIL (the clause and the first violation, or nothing found) or\n"
 		   "ERROR (the first parse error) - and `N passed, N failed`. Exit 0 if all passed,\n"
 		   "1 if any failed, 2 on bad usage.\n\noptions:\n"
-		   "  --time-limit S   host-time budget per expect clause in seconds (default: the\n"
+		   "  --time-limit S   host-time budget per expect clause in seconds, decimals\n"
+		   "                   allowed (0.001..86400; default: the\n"
 		   "                   file's time_limit, else 2); an expect violation clause,\n"
 		   "                   which stops when it finds the violation, gets 10 x S\n"
 		   "  --junit FILE     also write the results as JUnit XML to FILE\n"
@@ -324,14 +325,8 @@ int cmd_test(int argc, char **argv)
 				junit = v;
 				continue;
 			}
-			char *end;
-			errno = 0;
-			unsigned long long s = strtoull(v, &end, 10);
-			if (errno || *end || !*v || v[0] == '-' || s < 1 || s > 86400) {
-				rc = cli_error("--time-limit %s: want 1..86400 seconds", v);
+			if ((rc = cli_parse_time_limit(v, &ms)))
 				goto out;
-			}
-			ms = s * 1000;
 			ms_given = true;
 			continue;
 		}

@@ -84,8 +84,10 @@ static const struct opt_def opts[] = {
 	 "override a cost/hardware parameter (tlbsim list params)"},
 	{"json", 0, 0, O_JSON, C_ALL | C_NATIVE, NULL, "print JSON (schema: docs/output.md) instead of text"},
 	{"time-limit", 0, 1, O_TIME_LIMIT, C_RUN | C_COMPARE | C_SENS, "S",
-	 "stop after S host seconds (1..86400) and print what was measured, marked partial"},
-	{"time-limit", 0, 1, O_TIME_LIMIT, C_CHECK, "S", "host-time budget in seconds (default 10)"},
+	 "stop after S host seconds (0.001..86400, decimals allowed) and print what was measured, "
+	 "marked partial"},
+	{"time-limit", 0, 1, O_TIME_LIMIT, C_CHECK, "S",
+	 "host-time budget in seconds (0.001..86400, decimals allowed; default 10)"},
 	{"max-memory", 0, 1, O_MAX_MEMORY, C_ALL, "SIZE",
 	 "host memory the simulation may use (default: half the machine's)"},
 	{"fail-on-violation", 0, 0, O_FAIL_ON_VIOLATION, C_RUN | C_COMPARE, NULL,
@@ -122,7 +124,8 @@ static const struct opt_def opts[] = {
 	 "simulate at most J runs at once on host threads (default: the host's CPUs); the "
 	 "output does not depend on J"},
 	{"time-limit", 0, 1, O_TIME_LIMIT, C_SWEEP, "S",
-	 "stop after S host seconds; the rows complete so far are written (run again to resume)"},
+	 "stop after S host seconds (0.001..86400); the rows complete so far are written (run "
+	 "again to resume)"},
 	{"output", 'o', 1, O_OUTPUT, C_SWEEP, "FILE",
 	 "write the CSV there (atomically: a temporary file renamed at the end); rows already in "
 	 "FILE are kept and their configurations not run again (resume)"},
@@ -332,6 +335,18 @@ static int parse_seconds_ns(const char *txt, uint64_t *ns)
 	while (fdigits++ < 9)
 		frac *= 10;
 	*ns = whole * 1000000000ull + frac;
+	return 0;
+}
+
+/* --time-limit S: host seconds, decimals allowed ("0.5", "90", "1.25"),
+ * from 1 ms to one day; milliseconds, rounded up (a limit of 0.0004 s is
+ * refused, not turned into "none"). 0, or an error printed (exit 2). */
+int cli_parse_time_limit(const char *v, uint64_t *ms)
+{
+	uint64_t ns;
+	if (parse_seconds_ns(v, &ns) || ns < 1000000u || ns > 86400ull * 1000000000u)
+		return cli_error("--time-limit %s: want host seconds from 0.001 to 86400", v);
+	*ms = (ns + 999999u) / 1000000u;
 	return 0;
 }
 
@@ -811,9 +826,8 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			}
 			break;
 		case O_TIME_LIMIT:
-			if (parse_uint("--time-limit", optarg, 1, 86400, &v))
+			if (cli_parse_time_limit(optarg, &o->time_limit_ms))
 				return EXIT_USAGE;
-			o->time_limit_ms = v * 1000u;
 			o->time_limit_given = true;
 			break;
 		case O_MAX_MEMORY:

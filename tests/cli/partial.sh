@@ -9,6 +9,10 @@
 #  4. SIGINT during a long check: exit 130 and the summary is printed.
 #  5. compare --time-limit 1: the column that was running is marked partial
 #     and the columns never started are not printed.
+#  6. --time-limit takes decimal seconds: 0.3 stops a run (partial) and a
+#     check (its summary); the limit is 1 ms to one day, and 0, 0.0004,
+#     86401, "1e3" or ".5" is refused with one line and exit 2 (run, check
+#     and test alike).
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -61,6 +65,31 @@ runs = json.load(open(sys.argv[1]))["runs"]
 assert len(runs) == 1, len(runs)
 assert runs[0]["partial"] == "time limit"
 PY
+start=$(date +%s)
+"$bin" "${long[@]}" --time-limit 0.3 --json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 0 ] || failmsg "time limit 0.3: exit $rc, want 0"
+[ $(( $(date +%s) - start )) -le 20 ] || failmsg "time limit 0.3: took more than 20 s"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['partial']=='time limit', d['partial']" \
+	"$tmp/out" || failmsg "time limit 0.3: JSON not marked partial"
+"$bin" check mmap5 --policy nested=fullmm --runs 100000000 --time-limit 0.3 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 0 ] || failmsg "check --time-limit 0.3: exit $rc, want 0"
+grep -q "^no violation: [0-9]* schedules" "$tmp/out" || failmsg "check --time-limit 0.3: no summary"
+for bad in 0 0.0004 86401 1e3 .5 2. -1; do
+	for cmd in run check test; do
+		case $cmd in
+		run) args=(run mmap8 --time-limit "$bad") ;;
+		check) args=(check mmap5 --time-limit "$bad") ;;
+		test) args=(test --time-limit "$bad" /nonexistent) ;;	# paths are read as parsed
+		esac
+		"$bin" "${args[@]}" >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		[ "$rc" = 2 ] || failmsg "$cmd --time-limit $bad: exit $rc, want 2"
+		[ "$(wc -l <"$tmp/err")" = 1 ] && grep -q -- "--time-limit $bad: want host seconds" "$tmp/err" ||
+			failmsg "$cmd --time-limit $bad: stderr is not the one-line error: $(head -c 200 "$tmp/err")"
+	done
+done
 if [ $fail = 0 ]; then
 	echo "partial: PASS"
 	exit 0

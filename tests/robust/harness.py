@@ -866,7 +866,9 @@ class Gen:
                 groups.append(self.opt_group("tlimit", "time-limit", self.ch(["1", "2", "5"]),
                                              ("time", "ti"), keep=True))
         else:
-            v = self.int_value([1, 1, 1, 2], [0, 86401])
+            # decimals are valid (0.001..86400 s); "1.5" among BAD_INTS is then
+            # a valid limit too, checked by c_seconds below
+            v = self.int_value(["1", "0.5", "1", "2"], [0, 86401])
             if re.fullmatch(r"[0-9]+", v) and int(v) > 3:
                 v = "1"
             groups.append(self.opt_group("tlimit", "time-limit", v, ("time", "ti"), keep=True))
@@ -1397,9 +1399,16 @@ def meta_of(cfg, cat):
             M["workload"] = v
         elif k == "profile":
             M["profile"] = v
-        elif k in ("cpus", "threads", "iters", "seed", "runs", "tlimit", "depth", "maxsteps"):
+        elif k == "tlimit":
+            # cli_parse_time_limit: parse_seconds_ns, 1 ms .. 86400 s
+            ns = c_seconds(v)
+            if ns is None or ns < 10**6 or ns > 86400 * 10**9:
+                bad.append("--time-limit %r" % v)
+            else:
+                M["tlimit"] = ns / 1e9
+        elif k in ("cpus", "threads", "iters", "seed", "runs", "depth", "maxsteps"):
             lo, hi = {"cpus": (1, 1024), "threads": (1, 4096), "iters": (1, 1000000000),
-                      "seed": (0, INT64_MAX), "runs": (1, 1000000000), "tlimit": (1, 86400),
+                      "seed": (0, INT64_MAX), "runs": (1, 1000000000),
                       "depth": (1, 16), "maxsteps": (100, 1000000000)}[k]
             st, x = c_int(v, lo, hi)
             if st == "bad":
