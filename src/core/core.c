@@ -277,8 +277,10 @@ static void finish_metrics(struct sim *s, int tasks)
 	 * resume after time already charged to their CPUs: the partial run's
 	 * wall time reaches that far, so user + sys + idle = wall x cpus holds */
 	/* a thread's time charged before it exited has elapsed too: the last
-	 * exit can lie past the last event (user + sys + idle = wall x cpus) */
-	uint64_t wall = s->stopped ? sim_charged_until(s) : s->now > s->exit_at ? s->now : s->exit_at;
+	 * exit can lie past the last event; so has an interrupt handler's on an
+	 * idle CPU, which can end after the last exit (a 1 ms IPI handler:
+	 * -D ipi_handler_ns=1000000). user + sys + idle = wall x cpus */
+	uint64_t wall = s->stopped ? sim_charged_until(s) : sim_elapsed_until(s);
 	m->wall_ns = wall;
 	if (!m->window_ns && wall) {
 		m->window_ns = wall;

@@ -319,6 +319,8 @@ void sim_steal_at(struct sim *s, int cpu, uint64_t at, uint64_t ns)
 		c->sys_ns += ns;
 		uint64_t from = c->idle_at > at ? c->idle_at : at;
 		c->idle_at = from + ns;
+		if (c->idle_at > s->steal_until)
+			s->steal_until = c->idle_at;
 		return;
 	}
 	sim_steal(s, cpu, ns);
@@ -1062,9 +1064,15 @@ int sim_run(struct sim *s)
 	return 0;
 }
 
-uint64_t sim_charged_until(const struct sim *s)
+uint64_t sim_elapsed_until(const struct sim *s)
 {
 	uint64_t t = s->now > s->exit_at ? s->now : s->exit_at;
+	return t > s->steal_until ? t : s->steal_until;
+}
+
+uint64_t sim_charged_until(const struct sim *s)
+{
+	uint64_t t = sim_elapsed_until(s);
 	for (uint32_t i = 0; i < evq_count(&s->q); i++) {
 		struct event ev = evq_at(&s->q, i);
 		if (ev.kind != EV_RESUME)

@@ -190,6 +190,9 @@ struct sim {
 	size_t stack_size;
 	struct sim_stack_pool *stack_pool;	/* NULL: map and unmap each stack */
 	uint64_t exit_at;		/* latest thread exit, its charged time included */
+	/* latest end of a handler run on an idle CPU (sim_steal_at): its sys
+	 * time has elapsed by then, so the run lasts at least that long */
+	uint64_t steal_until;
 	int error;			/* enum tlbsim_err */
 	char errmsg[TLBSIM_ERRLEN];
 	/* the caller's way to interrupt a run: a host-time deadline and a
@@ -249,9 +252,14 @@ void sim_destroy(struct sim *s);
 void sim_set_explore(struct sim *s, struct explore *ex);
 /* Run until all threads finished (or the run is stopped). 0 or an enum tlbsim_err. */
 int sim_run(struct sim *s);
-/* The time up to which charged work extends: s->now, or later for threads
- * queued to resume after time they were charged (a run stopped early has
- * them; sim_run run to its end has none). */
+/* The time a run to its end lasted: the last event, the last thread exit
+ * (its charged time included) or the end of the last interrupt handler run
+ * on an idle CPU, whichever is latest - every CPU's charged time has elapsed
+ * by then, so user + sys + idle = that x cpus. */
+uint64_t sim_elapsed_until(const struct sim *s);
+/* The time up to which charged work extends: sim_elapsed_until, or later
+ * for threads queued to resume after time they were charged (a run stopped
+ * early has them; sim_run run to its end has none). */
 uint64_t sim_charged_until(const struct sim *s);
 /* Run one event (engine internal, shared with the explore loop). */
 void sim_dispatch(struct sim *s, const struct event *ev);

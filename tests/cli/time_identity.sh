@@ -64,6 +64,13 @@ check run test_vmalloc --cpus 8 -w nr_threads=2 -w nr_pages=2 -w test_loop_count
 check run test_vmalloc --profile arm64-128 --cpus 8 -w nr_threads=4 -w run_test_mask=1 \
 	-w test_loop_count=2000 --policy vmap_purge=global
 check run kbuild --cpus 16 -w jobs=40 -w ws_pages=4
+# a 1 ms IPI handler on an idle CPU that ends after the last thread exited
+# (seeds 4 and 8): its sys time had not elapsed by the old wall time
+for seed in 4 8; do
+	check run lazy_tables -D ipi_handler_ns=1000000 --seed $seed
+done
+check compare lazy_tables --seed 4 --seeds 1 -D ipi_handler_ns=1000000 --policy ksm_wp=pending \
+	--policy ksm_wp=pte
 
 if [ $fail = 0 ]; then
 	echo "time_identity: PASS"

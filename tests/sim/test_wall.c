@@ -10,7 +10,11 @@
  *  - an interrupt handler on an idle CPU (sim_steal_at) occupies it from the
  *    interrupt's arrival: a thread woken there meanwhile starts when the
  *    handler is done, without an idle exit, so the handler's sys time and
- *    the thread's never overlap.
+ *    the thread's never overlap;
+ *  - such a handler that ends after the last thread exited has elapsed as
+ *    well: the run lasts until it ends (sim_elapsed_until; before, its sys
+ *    time could exceed the run's wall time: lazy_tables with a 1 ms IPI
+ *    handler, -D ipi_handler_ns=1000000, seeds 4 and 8).
  */
 #include "test_util.h"
 
@@ -75,11 +79,38 @@ static void test_idle_handler_blocks_wakeup(void **state)
 	tsim_free(s);
 }
 
+/* a 1 ms handler on idle CPU 1, then the only thread exits at once */
+static void steal_and_exit(struct sim *s, struct sim_thread *t)
+{
+	uint64_t *end = t->arg;
+	sim_step(s, YP_THREAD, 20000);		/* CPU 1 is idle, past its idle entry */
+	assert_null(s->cpus[1].curr);
+	uint64_t now = s->now + t->pending_ns;
+	sim_steal_at(s, 1, now, 1000000);
+	*end = now + 1000000;
+}
+
+static void test_idle_handler_elapses(void **state)
+{
+	(void)state;
+	struct sim *s = tsim_new("x86-24", 2, NESTED_FULLMM);
+	uint64_t end = 0;
+	tsim_spawn(s, steal_and_exit, &end, 0);
+	tsim_run(s);
+	assert_true(s->exit_at < end);		/* the case the rule is about */
+	uint64_t wall = sim_elapsed_until(s);
+	assert_int_equal(wall, end);
+	for (int c = 0; c < s->nr_cpus; c++)
+		assert_true(s->cpus[c].user_ns + s->cpus[c].sys_ns <= wall);
+	tsim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_last_charge_elapses),
 		cmocka_unit_test(test_idle_handler_blocks_wakeup),
+		cmocka_unit_test(test_idle_handler_elapses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
