@@ -36,6 +36,7 @@ void explore_free(struct explore *ex)
 	free(ex->cand_key);
 	free(ex->cand_prio);
 	free(ex->cand_w);
+	free(ex->cand_tmp);
 	memset(ex, 0, sizeof(*ex));
 }
 
@@ -82,6 +83,18 @@ static int entity_prio(const struct explore *ex, uint64_t seq)
 	return ex->depth + 1 + (int)(mix64(seq ^ mix64(ex->salt)) & ((1u << 20) - 1));
 }
 
+/* Above this many pending entries build_cands sorts with qsort instead of
+ * inserting each in place (quadratic: 18 000 entities pending after IPI
+ * rounds to 1024 CPUs took seconds per step). Keys are unique, so both give
+ * the same order. */
+#define EXPLORE_SORT_MIN 64
+
+static int cand_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct explore_cand *)a)->key, y = ((const struct explore_cand *)b)->key;
+	return (x > y) - (x < y);
+}
+
 /* Candidate list in canonical order. cand_seq[i] = seq of the ready entry, or
  * 0 for the current thread (always first when present). */
 static uint32_t build_cands(struct sim *s, struct sim_thread *cur)
@@ -109,6 +122,11 @@ static uint32_t build_cands(struct sim *s, struct sim_thread *cur)
 	 * for a TLBI or an IPI: with nothing current, 0 lets it progress),
 	 * threads by id, then timed callbacks by seq (insertion sort on key) */
 	uint32_t first = n;
+	const bool sort = s->q.nready > EXPLORE_SORT_MIN;
+	if (sort && GROW(&ex->cand_tmp, &ex->cap_cand_tmp, 0, s->q.nready, 64)) {
+		sim_oom(s, "exploration state");
+		return 0;
+	}
 	for (uint32_t i = 0; i < s->q.nready; i++) {
 		const struct event *e = &s->q.ready[i];
 		bool thread = e->kind == EV_RESUME;
@@ -123,7 +141,13 @@ static uint32_t build_cands(struct sim *s, struct sim_thread *cur)
 		uint32_t wt = e->entity == ENTITY_LATE	   ? 1u
 			    : e->entity == ENTITY_PROMPT ? EXPLORE_RANDOM_WEIGHT * ENTITY_PROMPT_WEIGHT
 							 : EXPLORE_RANDOM_WEIGHT;
+		if (sort) {
+			ex->cand_tmp[i] = (struct explore_cand){.key = k, .seq = e->seq, .prio = p,
+								.w = wt};
+			continue;
+		}
 		uint32_t j = n++;
+		uint32_t j0 = j;
 		while (j > first && key[j - 1] > k) {
 			key[j] = key[j - 1];
 			cands[j] = cands[j - 1];
@@ -135,8 +159,44 @@ static uint32_t build_cands(struct sim *s, struct sim_thread *cur)
 		cands[j] = e->seq;
 		prio[j] = p;
 		w[j] = wt;
+		ex->poll_work += 1 + (j0 - j);
+	}
+	if (sort) {
+		const uint32_t m = s->q.nready;
+		qsort(ex->cand_tmp, m, sizeof(*ex->cand_tmp), cand_cmp);
+		for (uint32_t i = 0; i < m; i++, n++) {
+			const struct explore_cand *c = &ex->cand_tmp[i];
+			key[n] = c->key;
+			cands[n] = c->seq;
+			prio[n] = c->prio;
+			w[n] = c->w;
+		}
+		/* about m log2 m compares */
+		ex->poll_work += (uint64_t)m * (uint64_t)(64 - __builtin_clzll(m));
 	}
 	return n;
+}
+
+/* About 10-50 ms of candidate-list work on this machine class */
+#define EXPLORE_POLL_WORK (1ull << 24)
+
+/* The host-time budget of the search and SIGINT/SIGTERM: true (and
+ * ex->stop set) when either says stop. Looked at every 4096 steps and after
+ * EXPLORE_POLL_WORK of candidate-list work, so that neither one long
+ * schedule nor steps made slow by many pending entities outlast them (a
+ * check of tlb_flush2 on 1024 CPUs ran past --time-limit and SIGTERM: its
+ * IPI rounds left ~1000 entities pending, and each step sorted them). */
+static bool explore_poll(struct sim *s)
+{
+	struct explore *ex = s->ex;
+	ex->poll_work = 0;
+	if (ex->interrupted && (ex->stop_signal = ex->interrupted(ex->interrupted_ctx))) {
+		ex->stop = true;
+	} else if (ex->deadline_host_ns && sim_host_ns() >= ex->deadline_host_ns) {
+		ex->stop = true;
+		ex->timed_out = true;
+	}
+	return ex->stop;
 }
 
 static uint32_t decide(struct sim *s, struct sim_thread *cur, uint32_t n)
@@ -203,16 +263,8 @@ bool explore_yield(struct sim *s, struct sim_thread *t, const struct sim_point *
 		ex->stop = true;
 		ex->cut = true;
 	}
-	/* the host-time budget of the search and SIGINT/SIGTERM, looked at
-	 * every 4096 steps: one long schedule must not outlast them */
-	if (!ex->stop && (s->steps & 4095u) == 0) {
-		if (ex->interrupted && (ex->stop_signal = ex->interrupted(ex->interrupted_ctx))) {
-			ex->stop = true;
-		} else if (ex->deadline_host_ns && sim_host_ns() >= ex->deadline_host_ns) {
-			ex->stop = true;
-			ex->timed_out = true;
-		}
-	}
+	if (!ex->stop && ((s->steps & 4095u) == 0 || ex->poll_work >= EXPLORE_POLL_WORK))
+		explore_poll(s);
 	if (ex->stop)
 		return true;
 	uint32_t n = build_cands(s, t);
@@ -227,6 +279,9 @@ int explore_run(struct sim *s)
 {
 	struct explore *ex = s->ex;
 	while (s->q.nready > 0 && !s->error && !ex->stop) {
+		/* entities run here without a thread's step: the same look */
+		if (ex->poll_work >= EXPLORE_POLL_WORK && explore_poll(s))
+			break;
 		uint32_t pick = 0;
 		if (ex->forced_seq) {
 			for (pick = 0; pick < s->q.nready; pick++)

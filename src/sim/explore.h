@@ -40,6 +40,13 @@ enum explore_strategy { EX_REPLAY, EX_RANDOM, EX_PCT, EX_DFS };
 #define ENTITY_PROMPT_WEIGHT 4u
 #endif
 
+/* one candidate while build_cands sorts a long list (explore.c) */
+struct explore_cand {
+	uint64_t key, seq;
+	int prio;
+	uint32_t w;
+};
+
 struct explore {
 	enum explore_strategy strategy;
 	struct rng rng;
@@ -65,6 +72,8 @@ struct explore {
 	int *cand_prio;
 	uint32_t *cand_w;		/* random: weights */
 	size_t cap_cand, cap_cand_key, cap_cand_prio, cap_cand_w;
+	struct explore_cand *cand_tmp;	/* build_cands' sort of a long list */
+	size_t cap_cand_tmp;
 	/* limits and state */
 	uint64_t max_steps;
 	uint64_t deadline_host_ns;	/* stop the schedule at this sim_host_ns() (0: never) */
@@ -74,6 +83,11 @@ struct explore {
 	bool cut;			/* stopped because max_steps was reached */
 	bool timed_out;			/* stopped at deadline_host_ns */
 	int stop_signal;		/* stopped because interrupted() returned this */
+	/* candidate-list work (entries placed and moved) since the last look at
+	 * the deadline and interrupted(): with many pending entities (an IPI
+	 * round to 1024 CPUs) one step costs that much more, so the look comes
+	 * after EXPLORE_POLL_WORK of it as well as every 4096 steps */
+	uint64_t poll_work;
 	uint64_t forced_seq;		/* entity the scheduler must run next */
 };
 

@@ -13,6 +13,10 @@
 #     check (its summary); the limit is 1 ms to one day, and 0, 0.0004,
 #     86401, "1e3" or ".5" is refused with one line and exit 2 (run, check
 #     and test alike).
+#  7. a check whose schedules leave thousands of entities pending (IPI rounds
+#     to 1024 CPUs) stops at --time-limit and at SIGINT: the limit used to be
+#     looked at only on threads' steps, and entities ran between them for
+#     minutes.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -90,6 +94,17 @@ for bad in 0 0.0004 86401 1e3 .5 2. -1; do
 			failmsg "$cmd --time-limit $bad: stderr is not the one-line error: $(head -c 200 "$tmp/err")"
 	done
 done
+wide=(check tlb_flush2 --profile x86-256 --cpus 1024 -w mode=threads --strategy pct --seed 7
+	--runs 100000 -D dirty_account_ns=100 --policy x86_invlpg_miss=ignore)
+start=$(date +%s)
+timeout -s KILL 60 "$bin" "${wide[@]}" --time-limit 1 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 0 ] || failmsg "wide check --time-limit 1: exit $rc, want 0"
+[ $(( $(date +%s) - start )) -le 20 ] || failmsg "wide check --time-limit 1: took more than 20 s"
+grep -q "time-limit) ended the search" "$tmp/out" || failmsg "wide check: the summary does not say the limit ended it"
+start=$(date +%s)
+signal_run INT 130 table "${wide[@]}" --time-limit 600
+[ $(( $(date +%s) - start )) -le 20 ] || failmsg "wide check SIGINT: took more than 20 s"
 if [ $fail = 0 ]; then
 	echo "partial: PASS"
 	exit 0
