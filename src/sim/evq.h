@@ -28,6 +28,8 @@ struct event {
 	ev_fn drop;		/* called instead of fn if the sim is destroyed first */
 	uint64_t data;
 	uint8_t entity;		/* check mode: sim_call_entity's weight class (0: not one) */
+	int32_t prio;		/* check mode, an entity: its pct priority, drawn once
+				 * when queued (explore_entity_prio) */
 };
 
 /* A resume: 24 bytes, so a sift moves little (thread events are the bulk). */

@@ -8,13 +8,22 @@
 #include "sim/explore.h"
 #include "sim/grow.h"
 
+/* splitmix64 finaliser */
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 void explore_init(struct explore *ex, enum explore_strategy st, uint64_t seed, int depth,
 		  uint64_t pct_k, const uint32_t *prefix, uint32_t nprefix)
 {
 	memset(ex, 0, sizeof(*ex));
 	ex->strategy = st;
 	rng_seed(&ex->rng, seed);
-	ex->salt = seed;
+	ex->salt = mix64(seed);
 	ex->prefix = prefix;
 	ex->nprefix = nprefix;
 	ex->depth = depth < 1 ? 1 : depth > 16 ? 16 : depth;
@@ -32,11 +41,7 @@ void explore_free(struct explore *ex)
 	free(ex->dec);
 	free(ex->nopt);
 	free(ex->prio);
-	free(ex->cand_seq);
-	free(ex->cand_key);
-	free(ex->cand_prio);
-	free(ex->cand_w);
-	free(ex->cand_tmp);
+	free(ex->cand);
 	memset(ex, 0, sizeof(*ex));
 }
 
@@ -68,26 +73,67 @@ static void record(struct sim *s, uint32_t idx, uint32_t nopt)
 /* candidate keys below this are completion entities (their seq) */
 #define ENTITY_KEY_END (1ull << 62)
 
-/* splitmix64 finaliser */
-static uint64_t mix64(uint64_t x)
+int explore_entity_prio(const struct explore *ex, uint64_t seq)
 {
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
+	return ex->depth + 1 + (int)(mix64(seq ^ ex->salt) & ((1u << 20) - 1));
 }
 
-/* pct: an entity's priority, above the change levels like a thread's */
-static int entity_prio(const struct explore *ex, uint64_t seq)
+/* A pending entry's place in the canonical order (explore.h): completion
+ * entities by seq (the natural next step of a CPU waiting for a TLBI or an
+ * IPI: with nothing current, 0 lets it progress), threads by id, then timed
+ * callbacks by seq. Keys are unique. */
+static inline uint64_t cand_key(const struct event *e)
 {
-	return ex->depth + 1 + (int)(mix64(seq ^ mix64(ex->salt)) & ((1u << 20) - 1));
+	if (e->kind == EV_RESUME)
+		return ENTITY_KEY_END + (uint64_t)((const struct sim_thread *)e->ptr)->id;
+	return e->entity ? e->seq : (1ull << 63) + e->seq;
 }
 
-/* Above this many pending entries build_cands sorts with qsort instead of
- * inserting each in place (quadratic: 18 000 entities pending after IPI
- * rounds to 1024 CPUs took seconds per step). Keys are unique, so both give
- * the same order. */
-#define EXPLORE_SORT_MIN 64
+/* random: a candidate's weight (explore.h) */
+static inline uint32_t cand_weight(const struct event *e)
+{
+	return e->entity == ENTITY_LATE	    ? 1u
+	       : e->entity == ENTITY_PROMPT ? EXPLORE_RANDOM_WEIGHT * ENTITY_PROMPT_WEIGHT
+					    : EXPLORE_RANDOM_WEIGHT;
+}
+
+/* pct: a pending entry's priority. Timed callbacks run when nothing else
+ * can; an entity (a TLBI or IPI completing on another CPU) is ranked like a
+ * thread, by a priority fixed by its seq and the seed, so its completion is
+ * neither always early nor always late. */
+static inline int cand_prio(const struct explore *ex, const struct event *e)
+{
+	if (e->kind == EV_RESUME)
+		return ex->prio[((const struct sim_thread *)e->ptr)->id];
+	return e->entity ? e->prio : -1;
+}
+
+/* The ready entries as candidates, in s->q.ready's order (unsorted): key,
+ * index in the ready list, and weight (random's, or 1 when !weights).
+ * Returns false when out of host memory. */
+static bool gather(struct sim *s, bool weights)
+{
+	struct explore *ex = s->ex;
+	const uint32_t m = s->q.nready;
+	if (GROW(&ex->cand, &ex->cap_cand, 0, m, 64)) {
+		sim_oom(s, "exploration state");
+		return false;
+	}
+	for (uint32_t i = 0; i < m; i++) {
+		const struct event *e = &s->q.ready[i];
+		ex->cand[i] = (struct explore_cand){
+			.key = cand_key(e), .pos = i, .w = weights ? cand_weight(e) : 1u};
+	}
+	ex->poll_work += m;
+	return true;
+}
+
+static inline void cand_swap(struct explore_cand *a, uint32_t i, uint32_t j)
+{
+	struct explore_cand t = a[i];
+	a[i] = a[j];
+	a[j] = t;
+}
 
 static int cand_cmp(const void *a, const void *b)
 {
@@ -95,87 +141,154 @@ static int cand_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Candidate list in canonical order. cand_seq[i] = seq of the ready entry, or
- * 0 for the current thread (always first when present). */
-static uint32_t build_cands(struct sim *s, struct sim_thread *cur)
+/* Of a[0..m) taken in key order, the entry at weighted position r (r below
+ * the sum of the weights): the first whose running sum of weights passes r.
+ * Returns its rank (its index in key order) and leaves it at a[rank]. A
+ * quickselect: O(m) expected instead of a sort, which with 18 000 entities
+ * pending after IPI rounds to 1024 CPUs took milliseconds per decision. The
+ * keys are unique, so the answer does not depend on the pivots; a run of
+ * bad pivots falls back to sorting what is left. Reorders a. */
+static uint32_t cand_select(struct explore *ex, struct explore_cand *a, uint32_t m, uint64_t r)
+{
+	uint32_t lo = 0, hi = m;
+	for (int round = 0; hi - lo > 1; round++) {
+		if (round == 64) {
+			qsort(a + lo, hi - lo, sizeof(*a), cand_cmp);
+			ex->poll_work += (uint64_t)(hi - lo) * (uint64_t)(64 - __builtin_clzll(hi - lo));
+			for (; lo + 1 < hi && r >= a[lo].w; lo++)
+				r -= a[lo].w;
+			return lo;
+		}
+		/* the median of the first, middle and last keys, as the pivot
+		 * at hi - 1 */
+		const uint32_t mid = lo + (hi - lo) / 2, last = hi - 1;
+		const uint64_t k0 = a[lo].key, k1 = a[mid].key, k2 = a[last].key;
+		const uint32_t med = (k0 < k1) == (k1 < k2) ? mid : (k1 < k0) == (k0 < k2) ? lo : last;
+		cand_swap(a, med, last);
+		const uint64_t pk = a[last].key;
+		/* the keys below the pivot's to [lo, p), their weight lw */
+		uint32_t p = lo;
+		uint64_t lw = 0;
+		for (uint32_t i = lo; i < last; i++)
+			if (a[i].key < pk) {
+				lw += a[i].w;
+				cand_swap(a, i, p++);
+			}
+		cand_swap(a, p, last);
+		ex->poll_work += hi - lo;
+		if (r < lw) {
+			hi = p;
+		} else if (r - lw < a[p].w) {
+			return p;
+		} else {
+			r -= lw + a[p].w;
+			lo = p + 1;
+		}
+	}
+	return lo;
+}
+
+/* The decision at a yield point of cur, or between entities (cur NULL). The
+ * candidates, in canonical order, are cur (index 0 when there is one) and
+ * the ready entries by key; the decision is the chosen one's index in that
+ * order, recorded when there are two or more. Returns it, and in *pos the
+ * chosen ready entry's index in s->q.ready (when it is not cur). No list
+ * is sorted: each strategy needs one candidate and its rank, found in
+ * O(n). 0 with s->error set when out of host memory. */
+static uint32_t decide(struct sim *s, struct sim_thread *cur, uint32_t *pos)
 {
 	struct explore *ex = s->ex;
-	size_t need = (size_t)s->q.nready + 1;
-	if (GROW(&ex->cand_seq, &ex->cap_cand, 0, need, 64) ||
-	    GROW(&ex->cand_key, &ex->cap_cand_key, 0, need, 64) ||
-	    GROW(&ex->cand_prio, &ex->cap_cand_prio, 0, need, 64) ||
-	    GROW(&ex->cand_w, &ex->cap_cand_w, 0, need, 64)) {
-		sim_oom(s, "exploration state");
+	const uint32_t m = s->q.nready, c = cur ? 1u : 0u, n = m + c;
+	*pos = 0;
+	if (n <= 1)
 		return 0;
-	}
-	uint64_t *cands = ex->cand_seq, *key = ex->cand_key;
-	int *prio = ex->cand_prio;
-	uint32_t *w = ex->cand_w;
-	uint32_t n = 0;
-	if (cur) {
-		prio[n] = ex->prio[cur->id];
-		key[n] = 0;
-		w[n] = EXPLORE_RANDOM_WEIGHT;
-		cands[n++] = 0;
-	}
-	/* completion entities by seq (the natural next step of a CPU waiting
-	 * for a TLBI or an IPI: with nothing current, 0 lets it progress),
-	 * threads by id, then timed callbacks by seq (sorted on key: by
-	 * insertion, or by qsort above EXPLORE_SORT_MIN entries) */
-	uint32_t first = n;
-	const bool sort = s->q.nready > EXPLORE_SORT_MIN;
-	if (sort && GROW(&ex->cand_tmp, &ex->cap_cand_tmp, 0, s->q.nready, 64)) {
-		sim_oom(s, "exploration state");
-		return 0;
-	}
-	for (uint32_t i = 0; i < s->q.nready; i++) {
-		const struct event *e = &s->q.ready[i];
-		bool thread = e->kind == EV_RESUME;
-		const struct sim_thread *t = thread ? e->ptr : NULL;
-		uint64_t k = thread ? ENTITY_KEY_END + (uint64_t)t->id
-			   : e->entity ? e->seq : (1ull << 63) + e->seq;
-		/* pct: timed callbacks run when nothing else can; an entity (a
-		 * TLBI or IPI completing on another CPU) is ranked like a thread,
-		 * by a priority fixed by its seq and the seed, so its completion
-		 * is neither always early nor always late */
-		int p = thread ? ex->prio[t->id] : e->entity ? entity_prio(ex, e->seq) : -1;
-		uint32_t wt = e->entity == ENTITY_LATE	   ? 1u
-			    : e->entity == ENTITY_PROMPT ? EXPLORE_RANDOM_WEIGHT * ENTITY_PROMPT_WEIGHT
-							 : EXPLORE_RANDOM_WEIGHT;
-		if (sort) {
-			ex->cand_tmp[i] = (struct explore_cand){.key = k, .seq = e->seq, .prio = p,
-								.w = wt};
-			continue;
+	uint32_t idx = 0;
+	switch (ex->strategy) {
+	case EX_REPLAY:
+	case EX_DFS:
+		if (ex->ndec < ex->nprefix) {
+			idx = ex->prefix[ex->ndec];
+			if (idx >= n) {
+				idx = n - 1;	/* the token does not fit this run */
+				ex->diverged = true;
+			}
 		}
-		uint32_t j = n++;
-		uint32_t j0 = j;
-		while (j > first && key[j - 1] > k) {
-			key[j] = key[j - 1];
-			cands[j] = cands[j - 1];
-			prio[j] = prio[j - 1];
-			w[j] = w[j - 1];
-			j--;
+		if (idx >= c) {
+			if (!gather(s, false))
+				return 0;
+			idx = c + cand_select(ex, ex->cand, m, idx - c);
+			*pos = ex->cand[idx - c].pos;
 		}
-		key[j] = k;
-		cands[j] = e->seq;
-		prio[j] = p;
-		w[j] = wt;
-		ex->poll_work += 1 + (j0 - j);
-	}
-	if (sort) {
-		const uint32_t m = s->q.nready;
-		qsort(ex->cand_tmp, m, sizeof(*ex->cand_tmp), cand_cmp);
-		for (uint32_t i = 0; i < m; i++, n++) {
-			const struct explore_cand *c = &ex->cand_tmp[i];
-			key[n] = c->key;
-			cands[n] = c->seq;
-			prio[n] = c->prio;
-			w[n] = c->w;
+		break;
+	case EX_RANDOM: {
+		/* a completion entity weighs 1, any other candidate
+		 * EXPLORE_RANDOM_WEIGHT: a pending TLBI or IPI completes soon,
+		 * but seldom at the first chance (a stale-entry race needs it
+		 * late); with no entity among them, uniform as always */
+		if (!gather(s, true))
+			return 0;
+		uint64_t total = (uint64_t)c * EXPLORE_RANDOM_WEIGHT;
+		bool any = false;
+		for (uint32_t i = 0; i < m; i++) {
+			total += ex->cand[i].w;
+			any |= ex->cand[i].w != EXPLORE_RANDOM_WEIGHT;
 		}
-		/* about m log2 m compares */
-		ex->poll_work += (uint64_t)m * (uint64_t)(64 - __builtin_clzll(m));
+		uint64_t r;
+		if (!any) {
+			/* every weight is EXPLORE_RANDOM_WEIGHT: rank k covers
+			 * [k W, (k + 1) W) */
+			idx = (uint32_t)rng_below(&ex->rng, (uint64_t)n);
+			if (idx < c)
+				break;
+			r = (uint64_t)(idx - c) * EXPLORE_RANDOM_WEIGHT;
+		} else {
+			r = rng_below(&ex->rng, total);
+			if (c && r < EXPLORE_RANDOM_WEIGHT) {
+				idx = 0;
+				break;
+			}
+			r -= (uint64_t)c * EXPLORE_RANDOM_WEIGHT;
+		}
+		idx = c + cand_select(ex, ex->cand, m, r);
+		*pos = ex->cand[idx - c].pos;
+		break;
 	}
-	return n;
+	case EX_PCT: {
+		for (int i = 0; i < ex->nchange; i++)
+			if (cur && ex->change_at[i] == s->steps)
+				ex->prio[cur->id] = i + 1;
+		/* the highest priority, the earliest in canonical order among
+		 * equals: cur first, then the lowest key */
+		bool have = cur != NULL, best_cur = have;
+		int bp = cur ? ex->prio[cur->id] : 0;
+		uint64_t bk = 0;
+		uint32_t bi = 0;
+		for (uint32_t i = 0; i < m; i++) {
+			const struct event *e = &s->q.ready[i];
+			const int p = cand_prio(ex, e);
+			const uint64_t k = cand_key(e);
+			if (!have || p > bp || (p == bp && !best_cur && k < bk)) {
+				have = true;
+				best_cur = false;
+				bp = p;
+				bk = k;
+				bi = i;
+			}
+		}
+		if (best_cur)
+			break;
+		/* its rank: the ready entries before it */
+		uint32_t before = 0;
+		for (uint32_t i = 0; i < m; i++)
+			before += cand_key(&s->q.ready[i]) < bk;
+		ex->poll_work += 2 * (uint64_t)m;
+		idx = c + before;
+		*pos = bi;
+		break;
+	}
+	}
+	record(s, idx, n);
+	return idx;
 }
 
 /* About 10-50 ms of candidate-list work on this machine class */
@@ -201,59 +314,6 @@ static bool explore_poll(struct sim *s)
 	return ex->stop;
 }
 
-static uint32_t decide(struct sim *s, struct sim_thread *cur, uint32_t n)
-{
-	struct explore *ex = s->ex;
-	int *prio = ex->cand_prio;
-	if (n <= 1)
-		return 0;
-	uint32_t idx = 0;
-	switch (ex->strategy) {
-	case EX_REPLAY:
-	case EX_DFS:
-		if (ex->ndec < ex->nprefix) {
-			idx = ex->prefix[ex->ndec];
-			if (idx >= n) {
-				idx = n - 1;	/* the token does not fit this run */
-				ex->diverged = true;
-			}
-		}
-		break;
-	case EX_RANDOM: {
-		/* a completion entity weighs 1, any other candidate
-		 * EXPLORE_RANDOM_WEIGHT: a pending TLBI or IPI completes soon,
-		 * but seldom at the first chance (a stale-entry race needs it
-		 * late); with no entity among them, uniform as always */
-		uint64_t total = 0;
-		bool any = false;
-		for (uint32_t i = 0; i < n; i++) {
-			total += ex->cand_w[i];
-			any |= ex->cand_w[i] != EXPLORE_RANDOM_WEIGHT;
-		}
-		if (!any) {
-			idx = (uint32_t)rng_below(&ex->rng, (uint64_t)n);
-			break;
-		}
-		uint64_t r = rng_below(&ex->rng, total);
-		for (idx = 0; idx + 1 < n && r >= ex->cand_w[idx]; idx++)
-			r -= ex->cand_w[idx];
-		break;
-	}
-	case EX_PCT:
-		for (int i = 0; i < ex->nchange; i++)
-			if (cur && ex->change_at[i] == s->steps)
-				ex->prio[cur->id] = i + 1;
-		if (cur)
-			prio[0] = ex->prio[cur->id];
-		for (uint32_t i = 1; i < n; i++)
-			if (prio[i] > prio[idx])
-				idx = i;
-		break;
-	}
-	record(s, idx, n);
-	return idx;
-}
-
 /* A yield point of the running thread t. Returns true if t must switch away
  * (then ex->forced_seq names the entity to run, or the run stops). */
 bool explore_yield(struct sim *s, struct sim_thread *t, const struct sim_point *yp)
@@ -269,11 +329,10 @@ bool explore_yield(struct sim *s, struct sim_thread *t, const struct sim_point *
 		explore_poll(s);
 	if (ex->stop)
 		return true;
-	uint32_t n = build_cands(s, t);
-	uint32_t idx = decide(s, t, n);
-	if (idx == 0)
+	uint32_t pos;
+	if (decide(s, t, &pos) == 0)
 		return false;
-	ex->forced_seq = ex->cand_seq[idx];
+	ex->forced_seq = s->q.ready[pos].seq;
 	return true;
 }
 
@@ -292,11 +351,9 @@ int explore_run(struct sim *s)
 			SIM_BUG_ON(s, pick == s->q.nready);
 			ex->forced_seq = 0;
 		} else {
-			uint32_t n = build_cands(s, NULL);
-			uint32_t idx = decide(s, NULL, n);
-			for (pick = 0; pick < s->q.nready; pick++)
-				if (s->q.ready[pick].seq == ex->cand_seq[idx])
-					break;
+			decide(s, NULL, &pick);
+			if (s->error)
+				break;
 		}
 		struct event ev = s->q.ready[pick];
 		evq_ready_remove(&s->q, pick);

@@ -40,11 +40,11 @@ enum explore_strategy { EX_REPLAY, EX_RANDOM, EX_PCT, EX_DFS };
 #define ENTITY_PROMPT_WEIGHT 4u
 #endif
 
-/* one candidate while build_cands sorts a long list (explore.c) */
+/* a ready entry as a candidate of a decision (explore.c) */
 struct explore_cand {
-	uint64_t key, seq;
-	int prio;
-	uint32_t w;
+	uint64_t key;		/* its place in the canonical order */
+	uint32_t pos;		/* its index in the ready list */
+	uint32_t w;		/* random: its weight (else 1) */
 };
 
 struct explore {
@@ -65,15 +65,11 @@ struct explore {
 	uint64_t change_at[16];
 	int nchange;
 	int *prio;			/* by thread id; grown as threads appear */
-	uint64_t salt;			/* the seed: entity priorities (pct) */
+	uint64_t salt;			/* the seed's mix: entity priorities (pct) */
 	size_t cap_prio;
-	/* candidates of the current decision (grown, never capped) */
-	uint64_t *cand_seq, *cand_key;
-	int *cand_prio;
-	uint32_t *cand_w;		/* random: weights */
-	size_t cap_cand, cap_cand_key, cap_cand_prio, cap_cand_w;
-	struct explore_cand *cand_tmp;	/* build_cands' sort of a long list */
-	size_t cap_cand_tmp;
+	/* the ready entries of the current decision (grown, never capped) */
+	struct explore_cand *cand;
+	size_t cap_cand;
 	/* limits and state */
 	uint64_t max_steps;
 	uint64_t deadline_host_ns;	/* stop the schedule at this sim_host_ns() (0: never) */
@@ -95,6 +91,9 @@ void explore_init(struct explore *ex, enum explore_strategy st, uint64_t seed, i
 		  uint64_t pct_k, const uint32_t *prefix, uint32_t nprefix);
 void explore_free(struct explore *ex);
 void explore_add_thread(struct sim *s, struct sim_thread *t);
+/* pct: the priority of the completion entity queued with seq (fixed by seq
+ * and the seed, above the change levels like a thread's) */
+int explore_entity_prio(const struct explore *ex, uint64_t seq);
 
 /* Engine hooks (sim.c) */
 bool explore_yield(struct sim *s, struct sim_thread *t, const struct sim_point *yp);

@@ -45,6 +45,8 @@ static void heap_push(struct sim *s, struct event ev)
 static uint64_t ready_push(struct sim *s, struct event ev)
 {
 	ev.seq = ++s->seq;
+	if (ev.entity)
+		ev.prio = explore_entity_prio(s->ex, ev.seq);
 	if (evq_ready_push(&s->q, &ev))
 		sim_oom(s, "the ready list");
 	return ev.seq;

@@ -37,6 +37,12 @@
  *    Check mode never slices. context_switches counts every hand-over of a
  *    CPU from one thread to another. An oversubscribed workload with short
  *    slices is preempted and still reproducible.
+ *  - check mode (explore.h): a decision's index is the chosen candidate's
+ *    rank in the canonical order (the current thread, completion entities
+ *    and timed callbacks by queueing order, threads by id between them),
+ *    whatever the order of the ready list and however long it is; random
+ *    weighs the candidates (entities 1 or 16, others 4) and pct takes the
+ *    highest priority, the earliest among equals.
  */
 #include "test_util.h"
 
@@ -839,6 +845,215 @@ static void test_time_slice_not_in_check_mode(void **state)
 	tsim_free(s);
 }
 
+/* ---- check mode: which candidate a decision runs ---- */
+
+/* Labels of what runs first after thread A's decision: an entity's queue
+ * index, a timed callback 200000 + its index, thread B, or A itself. */
+#define DEC_B 100000u
+#define DEC_A 100001u
+#define DEC_CALL 200000u
+#define DEC_MAXE 400
+
+struct dec_case {
+	int nent, ncalls;
+	uint32_t prefix[64];	/* replay: A writes its decision's index here */
+	uint32_t k;		/* replay: the index A's decision is given */
+	uint64_t eseq[DEC_MAXE];
+	bool cancelled[DEC_MAXE];
+	bool armed, first_set, b_done;
+	bool b_in;		/* B was a candidate of A's decision (not ended) */
+	uint32_t first;		/* the label that ran first after the decision */
+	uint32_t ndec;		/* A's decision: its number in the schedule */
+	struct rng rng;		/* random: the stream before A's decision */
+	int prio_a, prio_b;
+	uint32_t calls_ran[64];	/* the callbacks in the order they ran */
+	int ncalls_ran;
+};
+
+static void dec_log(struct dec_case *c, uint32_t label)
+{
+	if (c->armed && !c->first_set) {
+		c->first = label;
+		c->first_set = true;
+	}
+}
+
+static void dec_entity(struct sim *s, void *arg, uint64_t data)
+{
+	(void)s;
+	dec_log(arg, (uint32_t)data);
+}
+
+static void dec_call(struct sim *s, void *arg, uint64_t data)
+{
+	(void)s;
+	struct dec_case *c = arg;
+	dec_log(c, DEC_CALL + (uint32_t)data);
+	if (c->ncalls_ran < 64)
+		c->calls_ran[c->ncalls_ran++] = (uint32_t)data;
+}
+
+/* A queues entities of both kinds, withdraws every third (the ready list,
+ * which removes by moving its last entry, is then out of queueing order)
+ * and queues timed callbacks; then one step: the decision. */
+static void dec_thread_a(struct sim *s, struct sim_thread *t)
+{
+	struct dec_case *c = t->arg;
+	for (int i = 0; i < c->nent; i++)
+		c->eseq[i] = sim_call_entity(s, dec_entity, c, (uint64_t)i,
+					     i % 2 ? ENTITY_PROMPT : ENTITY_LATE);
+	for (int i = 0; i < c->nent; i += 3)
+		c->cancelled[i] = sim_call_cancel(s, c->eseq[i]);
+	for (int j = 0; j < c->ncalls; j++)
+		sim_call_at(s, s->now + 1000 + (uint64_t)j, dec_call, NULL, c, (uint64_t)j);
+	c->ndec = s->ex->ndec;
+	c->prefix[c->ndec] = c->k;
+	c->rng = s->ex->rng;
+	c->prio_a = s->ex->prio[t->id];
+	c->b_in = !c->b_done;
+	c->armed = true;
+	sim_step(s, YP_USER, 10);
+	dec_log(c, DEC_A);
+}
+
+static void dec_thread_b(struct sim *s, struct sim_thread *t)
+{
+	struct dec_case *c = t->arg;
+	c->prio_b = s->ex->prio[t->id];
+	sim_step(s, YP_USER, 10);
+	dec_log(c, DEC_B);
+	c->b_done = true;
+}
+
+/* The candidates of A's decision in canonical order (explore.h): A, the
+ * entities still queued by queueing order, B unless it has ended, then the
+ * callbacks by queueing order. Returns their number. */
+static int dec_canon(const struct dec_case *c, uint32_t *label, bool b_in)
+{
+	int n = 0;
+	label[n++] = DEC_A;
+	for (int i = 0; i < c->nent; i++)
+		if (!c->cancelled[i])
+			label[n++] = (uint32_t)i;
+	if (b_in)
+		label[n++] = DEC_B;
+	for (int j = 0; j < c->ncalls; j++)
+		label[n++] = DEC_CALL + (uint32_t)j;
+	return n;
+}
+
+static void dec_run(struct dec_case *c, enum explore_strategy st, uint64_t seed)
+{
+	struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, NULL);
+	struct explore ex;
+	explore_init(&ex, st, seed, 1, 0, c->prefix, 64);
+	sim_set_explore(s, &ex);
+	tsim_spawn(s, dec_thread_a, c, 0);
+	tsim_spawn(s, dec_thread_b, c, 1);
+	tsim_run(s);
+	assert_true(c->first_set);
+	sim_set_explore(s, NULL);
+	explore_free(&ex);
+	tsim_free(s);
+}
+
+/* A decision's index is the rank in the canonical order: given index k
+ * (replay, dfs), the k-th candidate runs, in short candidate lists and in
+ * long ones (more than 64 entries, once sorted another way). */
+static void test_decision_index_is_canonical_rank(void **state)
+{
+	(void)state;
+	static const int sizes[][2] = {{5, 3}, {300, 40}};
+	for (int z = 0; z < 2; z++) {
+		struct dec_case probe = {.nent = sizes[z][0], .ncalls = sizes[z][1]};
+		uint32_t label[DEC_MAXE + 64];
+		dec_run(&probe, EX_REPLAY, 1);	/* k = 0: A continues */
+		assert_int_equal(probe.first, DEC_A);
+		int n = dec_canon(&probe, label, probe.b_in);
+		const int ks[] = {1, 2, n / 2, n - 41, n - 3, n - 2, n - 1};
+		for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+			if (ks[i] < 1 || ks[i] >= n)
+				continue;
+			struct dec_case c = {.nent = sizes[z][0], .ncalls = sizes[z][1],
+					     .k = (uint32_t)ks[i]};
+			dec_run(&c, EX_REPLAY, 1);
+			assert_true(c.b_in == probe.b_in);
+			assert_int_equal(c.first, label[ks[i]]);
+		}
+	}
+}
+
+/* random: a completion entity weighs 1 (ENTITY_LATE) or
+ * EXPLORE_RANDOM_WEIGHT x ENTITY_PROMPT_WEIGHT (ENTITY_PROMPT), any other
+ * candidate EXPLORE_RANDOM_WEIGHT; the draw r below the total picks the
+ * first candidate in canonical order whose running sum of weights passes r
+ * (uniform, one draw below n, when no entity is a candidate). pct: the
+ * highest priority runs, the earliest in canonical order among equals
+ * (timed callbacks -1, entities their explore_entity_prio): the callbacks
+ * run last, in queueing order. */
+static void test_decision_random_and_pct_rules(void **state)
+{
+	(void)state;
+	static const int sizes[][2] = {{0, 30}, {7, 2}, {300, 40}};
+	for (int z = 0; z < 3; z++) {
+		for (uint64_t seed = 1; seed <= 6; seed++) {
+			struct dec_case c = {.nent = sizes[z][0], .ncalls = sizes[z][1]};
+			dec_run(&c, EX_RANDOM, seed);
+			uint32_t label[DEC_MAXE + 64];
+			int n = dec_canon(&c, label, c.b_in);
+			uint64_t w[DEC_MAXE + 64], total = 0;
+			bool any = false;
+			for (int i = 0; i < n; i++) {
+				uint32_t l = label[i];
+				w[i] = l >= DEC_B ? EXPLORE_RANDOM_WEIGHT
+				       : l % 2	  ? EXPLORE_RANDOM_WEIGHT * ENTITY_PROMPT_WEIGHT
+						  : 1;
+				total += w[i];
+				any |= w[i] != EXPLORE_RANDOM_WEIGHT;
+			}
+			int idx;
+			if (!any) {
+				idx = (int)rng_below(&c.rng, (uint64_t)n);
+			} else {
+				uint64_t r = rng_below(&c.rng, total);
+				for (idx = 0; r >= w[idx]; idx++)
+					r -= w[idx];
+			}
+			assert_int_equal(c.first, label[idx]);
+
+			struct dec_case p = {.nent = sizes[z][0], .ncalls = sizes[z][1]};
+			struct sim *s = tsim_new_p("x86-24", 2, NESTED_FULLMM, NULL);
+			struct explore ex;
+			explore_init(&ex, EX_PCT, seed, 1, 0, NULL, 0);
+			sim_set_explore(s, &ex);
+			tsim_spawn(s, dec_thread_a, &p, 0);
+			tsim_spawn(s, dec_thread_b, &p, 1);
+			tsim_run(s);
+			n = dec_canon(&p, label, p.b_in);
+			int best = 0, bp = p.prio_a;
+			for (int i = 1; i < n; i++) {
+				uint32_t l = label[i];
+				int pr = l == DEC_B ? p.prio_b
+					 : l >= DEC_CALL ? -1
+							 : explore_entity_prio(&ex, p.eseq[l]);
+				if (pr > bp) {
+					bp = pr;
+					best = i;
+				}
+			}
+			assert_int_equal(p.first, label[best]);
+			/* the callbacks (priority -1, below any thread's or
+			 * entity's) ran last, tied: in canonical order */
+			assert_int_equal(p.ncalls_ran, p.ncalls);
+			for (int j = 0; j < p.ncalls_ran; j++)
+				assert_int_equal(p.calls_ran[j], j);
+			sim_set_explore(s, NULL);
+			explore_free(&ex);
+			tsim_free(s);
+		}
+	}
+}
+
 /* ---- accounting ---- */
 
 static void acct_thread(struct sim *s, struct sim_thread *t)
@@ -1148,6 +1363,8 @@ int main(void)
 		cmocka_unit_test(test_time_slice_determinism),
 		cmocka_unit_test(test_time_slice_workload_determinism),
 		cmocka_unit_test(test_time_slice_not_in_check_mode),
+		cmocka_unit_test(test_decision_index_is_canonical_rank),
+		cmocka_unit_test(test_decision_random_and_pct_rules),
 		cmocka_unit_test(test_accounting_harness),
 		cmocka_unit_test(test_accounting_tlbsim_run),
 		cmocka_unit_test(test_determinism),
