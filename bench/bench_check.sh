@@ -22,3 +22,11 @@ for args in "mmap5 --profile falkor-46 --policy nested=fullmm" \
 	# shellcheck disable=SC2086
 	"$T" check $args --time-limit 3 --runs 1000000000 | grep "schedules/s" | sed "s/^/$args: /"
 done
+echo "== wide machines: tlb_flush2 -w mode=threads on x86-256, 5 s budget (steps/s: a schedule"
+echo "   outlasts --max-steps, every thread's MADV_DONTNEED sends an IPI to every other CPU)"
+for c in 256 1024; do
+	for st in random pct dfs; do
+		"$T" check tlb_flush2 --profile x86-256 --cpus $c -w mode=threads --strategy $st \
+			--seed 7 --time-limit 5 | grep "schedules/s" | sed "s/^/--cpus $c --strategy $st: /"
+	done
+done

@@ -213,7 +213,20 @@ static uint32_t decide(struct sim *s, struct sim_thread *cur, uint32_t *pos)
 				ex->diverged = true;
 			}
 		}
-		if (idx >= c) {
+		if (idx == c) {
+			/* the first ready entry (with no thread current: let
+			 * the oldest pending TLBI or IPI progress, dfs's most
+			 * frequent decision): one scan for the lowest key */
+			uint64_t bk = UINT64_MAX;
+			for (uint32_t i = 0; i < m; i++) {
+				const uint64_t k = cand_key(&s->q.ready[i]);
+				if (k < bk) {
+					bk = k;
+					*pos = i;
+				}
+			}
+			ex->poll_work += m;
+		} else if (idx > c) {
 			if (!gather(s, false))
 				return 0;
 			idx = c + cand_select(ex, ex->cand, m, idx - c);
