@@ -1636,6 +1636,14 @@ def meta_of(cfg, cat):
         if wdesc.get("timed") and cmd != "check" and M["duration"] is None and \
                 (M["iters"] or 1) * tasks * runs > 64:
             M["hazard"].append("time: will-it-scale %d tasks x %d runs" % (tasks, runs))
+        elif wdesc.get("timed") and cmd != "check" and M["duration"] is None and \
+                tasks > cpus and (M["iters"] or 1) * tasks * runs * tasks // cpus > 64:
+            # more tasks than CPUs: each task keeps looping over its pages
+            # until the others have had their turn, so the work grows with
+            # tasks / cpus too (config 22764: 16 tasks x 3 rounds on 2 CPUs,
+            # 546 K ops, 0.6 s release, past the 20 s cap under ASan)
+            M["hazard"].append("time: will-it-scale %d tasks on %d CPUs x %d runs" % (
+                tasks, cpus, runs))
         if wl == "mmap8" and cmd != "check":
             # every iteration of every thread faults `touch` pages in, and
             # costs about two more of them (mmap, madvise, munmap): ASan
