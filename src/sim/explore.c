@@ -313,7 +313,7 @@ static uint32_t decide(struct sim *s, struct sim_thread *cur, uint32_t *pos)
  * schedule nor steps made slow by many pending entities outlast them (a
  * check of tlb_flush2 on 1024 CPUs ran past --time-limit and SIGTERM: its
  * IPI rounds left ~18 000 entities pending, run between threads' steps,
- * and each choice sorted them). */
+ * and each choice then sorted them; it still reads them all). */
 static bool explore_poll(struct sim *s)
 {
 	struct explore *ex = s->ex;
