@@ -127,11 +127,48 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 	return 0;
 }
 
+static size_t table_buf_bytes(const struct hw *hw)
+{
+	/* descriptors, then the occupancy bitmap (table_used_map) */
+	return (hw->geom.ptrs_per_pte + hw->geom.ptrs_per_pte / 64) * sizeof(pte_t);
+}
+
+static void table_buf_put(struct hw *hw, pte_t *t);
+
+/* Clear a table still in use by its occupancy bitmap, for reuse: every
+ * non-none descriptor has its bit (set_entry; the stores that bypass it
+ * change present descriptors, which stay non-none). Checked under ASan. */
+static void table_clear(struct hw *hw, pte_t *t)
+{
+	const struct pt_geom *g = &hw->geom;
+	uint64_t *map = table_used_map(g, t);
+	const uint64_t words = g->ptrs_per_pte / 64;
+	for (uint64_t w = 0; w < words; w++)
+		for (uint64_t b = map[w]; b; b &= b - 1)
+			t[w * 64 + (uint64_t)__builtin_ctzll(b)] = 0;
+	memset(map, 0, words * sizeof(*map));
+#ifdef HW_ASAN
+	for (uint64_t i = 0; i < g->ptrs_per_pte; i++)
+		SIM_BUG_ON(hw->sim, t[i] != 0);
+#endif
+}
+
 void hw_destroy(struct hw *hw)
 {
-	for (uint32_t f = 0; f < hw->nframes; f++)
-		free(frame_of(hw, f)->table);
 	struct sim_stack_pool *pool = hw->sim ? hw->sim->stack_pool : NULL;
+	/* tables still in use: with a pool, cleared and kept like the freed
+	 * ones (below), else freed */
+	for (uint32_t f = 0; f < hw->nframes; f++) {
+		pte_t *t = frame_of(hw, f)->table;
+		if (!t)
+			continue;
+		if (pool) {
+			table_clear(hw, t);
+			table_buf_put(hw, t);
+		} else {
+			free(t);
+		}
+	}
 	if (hw->frames && pool && !pool->frames.base) {
 		pool->frames.base = hw->frames;
 		pool->frames.bytes = hw->frames_cap * sizeof(struct frame);
@@ -140,9 +177,20 @@ void hw_destroy(struct hw *hw)
 		pool->frames.dirty = hw->nframes;
 	} else if (hw->frames)
 		munmap(hw->frames, hw->frames_cap * sizeof(struct frame));
+	/* the empty tables to the pool for the next simulation (struct
+	 * sim_stack_pool), at most SIM_TABLE_POOL_MAX of one size */
+	const size_t tbytes = table_buf_bytes(hw);
 	while (hw->table_pool) {
 		pte_t *t = hw->table_pool;
 		hw->table_pool = (pte_t *)(uintptr_t)t[0];
+		if (pool && pool->tables.n < SIM_TABLE_POOL_MAX &&
+		    (!pool->tables.head || pool->tables.bytes == tbytes)) {
+			memcpy(t, &pool->tables.head, sizeof(pool->tables.head));
+			pool->tables.head = t;
+			pool->tables.bytes = tbytes;
+			pool->tables.n++;
+			continue;
+		}
 		free(t);
 	}
 	if (hw->cpu)
@@ -159,11 +207,6 @@ void hw_destroy(struct hw *hw)
 	memset(hw, 0, sizeof(*hw));
 }
 
-static size_t table_buf_bytes(const struct hw *hw)
-{
-	/* descriptors, then the occupancy bitmap (table_used_map) */
-	return (hw->geom.ptrs_per_pte + hw->geom.ptrs_per_pte / 64) * sizeof(pte_t);
-}
 
 static pte_t *table_buf_get(struct hw *hw)
 {
@@ -176,6 +219,15 @@ static pte_t *table_buf_get(struct hw *hw)
 	size_t bytes = table_buf_bytes(hw);
 	if (sim_host_charge(hw->sim, bytes))
 		return NULL;
+	/* an empty one an earlier simulation left (charged like a new one) */
+	struct sim_stack_pool *pool = hw->sim ? hw->sim->stack_pool : NULL;
+	if (pool && pool->tables.head && pool->tables.bytes == bytes) {
+		t = pool->tables.head;
+		memcpy(&pool->tables.head, t, sizeof(pool->tables.head));
+		pool->tables.n--;
+		t[0] = 0;
+		return t;
+	}
 	t = calloc(1, bytes);
 	if (!t)
 		sim_host_release(hw->sim, bytes);

@@ -37,6 +37,16 @@
 
 #include "sim/sim.h"
 
+/* built with AddressSanitizer (gcc or clang): large zeroed arrays come from
+ * calloc (tcache.c), and recycled table buffers are checked clear (frame.c) */
+#if defined(__SANITIZE_ADDRESS__)
+#define HW_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HW_ASAN 1
+#endif
+#endif
+
 typedef uint64_t pte_t;
 
 #define PTE_VALID  (1ull << 0)

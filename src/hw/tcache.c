@@ -12,14 +12,6 @@
 
 #include "hw/hw.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HW_ZALLOC_CALLOC 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HW_ZALLOC_CALLOC 1
-#endif
-#endif
-
 /*
  * Large zeroed arrays (a CPU's TLB sets, its counting filter, the per-slot
  * CPU bitmaps) come straight from anonymous mmap: the kernel hands out zero
@@ -33,7 +25,7 @@
 
 void *hw_zalloc(size_t bytes)
 {
-#ifndef HW_ZALLOC_CALLOC
+#ifndef HW_ASAN
 	if (bytes >= HW_ZALLOC_MMAP_MIN) {
 		void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -47,7 +39,7 @@ void hw_zfree(void *p, size_t bytes)
 {
 	if (!p)
 		return;
-#ifndef HW_ZALLOC_CALLOC
+#ifndef HW_ASAN
 	if (bytes >= HW_ZALLOC_MMAP_MIN) {
 		munmap(p, bytes);
 		return;

@@ -941,6 +941,12 @@ void sim_stack_pool_free(struct sim_stack_pool *p)
 	if (p->frames.base)
 		munmap(p->frames.base, p->frames.bytes);
 	p->frames.base = NULL;
+	while (p->tables.head) {
+		void *t = p->tables.head;
+		memcpy(&p->tables.head, t, sizeof(p->tables.head));
+		free(t);
+	}
+	p->tables.n = 0;
 }
 
 /* ---- main loop ---- */

@@ -241,7 +241,16 @@ struct sim_stack_pool {
 		size_t bytes;
 		uint64_t cap, mapped, dirty;
 	} frames;
+	/* empty page-table buffers (hw/frame.c), kept so that the next
+	 * simulation need not clear new ones (a 64K-granule table is 64 KiB):
+	 * `n` of them, each `bytes` long, linked through their first word */
+	struct {
+		void *head;
+		size_t bytes;
+		uint32_t n;
+	} tables;
 };
+#define SIM_TABLE_POOL_MAX 256
 /* Unmap the pooled stacks and frame range. */
 void sim_stack_pool_free(struct sim_stack_pool *p);
 
