@@ -55,8 +55,20 @@ static inline struct sim *tsim_new_p(const char *profile, int nr_cpus, enum nest
 	return tsim_new_pol(profile, nr_cpus, &c0.policy, ov);
 }
 
+static inline struct sim *tsim_new_pool(const char *profile, int nr_cpus,
+					const struct tlbsim_policy *pol, const int64_t *ov,
+					struct sim_stack_pool *pool);
 static inline struct sim *tsim_new_pol(const char *profile, int nr_cpus,
 				       const struct tlbsim_policy *pol, const int64_t *ov)
+{
+	return tsim_new_pool(profile, nr_cpus, pol, ov, NULL);
+}
+
+/* tsim_new_pool(): with the checker's pool of what one simulation leaves the
+ * next (struct sim_stack_pool; NULL: none) */
+static inline struct sim *tsim_new_pool(const char *profile, int nr_cpus,
+					const struct tlbsim_policy *pol, const int64_t *ov,
+					struct sim_stack_pool *pool)
 {
 	const struct tlbsim_profile *prof = tlbsim_profile_find(profile);
 	assert_non_null(prof);
@@ -77,7 +89,7 @@ static inline struct sim *tsim_new_pol(const char *profile, int nr_cpus,
 	memset(&res, 0, sizeof(res));
 	res.profile = prof;
 	res.cpus = nr_cpus ? nr_cpus : prof->nr_cpus;
-	struct core_opts o = {.want_kind = -1, .no_workload = true};
+	struct core_opts o = {.want_kind = -1, .no_workload = true, .stack_pool = pool};
 	struct tlbsim_sim *ts = malloc(sizeof(*ts));
 	assert_non_null(ts);
 	char err[TLBSIM_ERRLEN];

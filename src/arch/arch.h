@@ -267,9 +267,13 @@ static inline struct arch_cpu *arch_cpu(struct sim *s, int cpu)
 	return &machine_of(s)->cpu[cpu];
 }
 
-/* Build the machine: engine, hardware, back end, per-CPU state. */
+/* Build the machine: engine, hardware, back end, per-CPU state. pool: the
+ * checker's store of what one schedule's simulation leaves to the next
+ * (thread stacks, the frame range, page tables, translation caches; NULL:
+ * none), set before the hardware is built so that it can take from it. */
 int machine_init(struct machine *mc, const struct tlbsim_profile *prof, int nr_cpus,
-		 const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed);
+		 const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed,
+		 struct sim_stack_pool *pool);
 void machine_destroy(struct machine *mc);
 
 /* init_new_context() / destroy_context() (arch mmu_context.h): x86 gets its

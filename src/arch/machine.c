@@ -10,13 +10,15 @@
 #include "sim/grow.h"
 
 int machine_init(struct machine *mc, const struct tlbsim_profile *prof, int nr_cpus,
-		 const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed)
+		 const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed,
+		 struct sim_stack_pool *pool)
 {
 	memset(mc, 0, sizeof(*mc));
 	int rc = sim_init(&mc->sim, nr_cpus, params, seed);
 	if (rc)
 		return rc;
 	struct sim *s = &mc->sim;
+	s->stack_pool = pool;
 	mc->profile = prof;
 	mc->arch = prof->arch == ARCH_X86_64 ? &arch_x86_64_ops : &arch_arm64_ops;
 	mc->policy = *pol;

@@ -346,7 +346,8 @@ int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
 	tlbsim_policy_apply_workload(&pol, cfg->workload);
 	if (cfg->workload_def)
 		tlbsim_policy_apply_desc(&pol, cfg->workload_def);
-	int rc = kernel_init(&ts->k, res->profile, res->cpus, p, &pol, cfg->seed);
+	int rc = kernel_init(&ts->k, res->profile, res->cpus, p, &pol, cfg->seed,
+			     o ? o->stack_pool : NULL);
 	struct sim *s = core_sim(ts);
 	if (rc) {
 		snprintf(err, errlen, "out of memory initialising the simulator");

@@ -84,6 +84,116 @@ static int frames_extend(struct hw *hw)
 	return 0;
 }
 
+/* The translation caches' arrays one simulation leaves to the next of the
+ * same machine (struct sim_stack_pool.caches): the per-CPU caches with every
+ * entry removed, so their counters, filters and the machine-wide bitmaps are
+ * zero again. Entries once valid keep their other fields (valid 0), as
+ * after any invalidation; nothing reads those. A schedule of a 4-CPU check
+ * cleared ~300 KiB of them on falkor-46. */
+struct hw_cache_save {
+	int nr_cpus;
+	struct hw_cache_geom cg;
+	struct hw_cpu *cpu;
+	uint64_t *tlb_busy, *tlb_tagcpus, *wc_tagcpus, *tlb_regcpus, *tlb_slotcpus;
+	size_t slotcpus_bytes;
+};
+
+static void hw_cache_save_free(void *p)
+{
+	struct hw_cache_save *sv = p;
+	for (int i = 0; i < sv->nr_cpus; i++) {
+		tcache_destroy(&sv->cpu[i].tlb);
+		tcache_destroy(&sv->cpu[i].wc);
+	}
+	free(sv->cpu);
+	free(sv->tlb_busy);
+	free(sv->tlb_tagcpus);
+	free(sv->wc_tagcpus);
+	free(sv->tlb_regcpus);
+	hw_zfree(sv->tlb_slotcpus, sv->slotcpus_bytes);
+	free(sv);
+}
+
+/* A kept cache as tcache_init (and tcache_enable_filter) leave a new one */
+static void tcache_reuse(struct tcache *tc)
+{
+	*tc = (struct tcache){.e = tc->e, .sets = tc->sets, .ways = tc->ways, .dense = tc->dense,
+			      .filt = tc->filt, .filt_mask = tc->filt_mask};
+}
+
+/* The pool's caches if they fit this machine (taken from the pool), or NULL */
+static struct hw_cache_save *cache_take(struct sim *sim, int nr_cpus,
+					const struct hw_cache_geom *cg)
+{
+	struct sim_stack_pool *pool = sim ? sim->stack_pool : NULL;
+	struct hw_cache_save *sv = pool ? pool->caches : NULL;
+	if (!sv || sv->nr_cpus != nr_cpus || sv->cg.tlb_sets != cg->tlb_sets ||
+	    sv->cg.tlb_ways != cg->tlb_ways || sv->cg.wc_sets != cg->wc_sets ||
+	    sv->cg.wc_ways != cg->wc_ways)
+		return NULL;
+	pool->caches = NULL;
+	return sv;
+}
+
+/* Remove every entry of every CPU's caches and give their arrays to the pool
+ * (when it has none). Not after an error: a thread abandoned in the middle
+ * of a fill may have left a cache inconsistent. */
+static void cache_keep(struct hw *hw)
+{
+	struct sim_stack_pool *pool = hw->sim ? hw->sim->stack_pool : NULL;
+	if (!pool || pool->caches || !hw->cpu || !hw->tlb_slotcpus || hw->sim->error)
+		return;
+	struct hw_cache_save *sv = malloc(sizeof(*sv));
+	if (!sv)
+		return;
+	bool sat = false;
+	for (int i = 0; i < hw->nr_cpus; i++) {
+		struct tcache *c[2] = {&hw->cpu[i].tlb, &hw->cpu[i].wc};
+		for (int k = 0; k < 2; k++) {
+			while (c[k]->ndense)
+				tc_remove(hw, c[k], &c[k]->e[c[k]->dense[c[k]->ndense - 1]]);
+			if (c[k]->filt_sat) {
+				memset(c[k]->filt, 0, (size_t)c[k]->filt_mask + 1);
+				sat = true;
+			}
+		}
+	}
+	if (sat)
+		memset(hw->tlb_slotcpus, 0, hw->slotcpus_bytes);
+#ifdef HW_ASAN
+	const size_t w = hw->cpu_words;
+	for (size_t j = 0; j < w; j++)
+		SIM_BUG_ON(hw->sim, hw->tlb_busy[j]);
+	for (size_t j = 0; j < TC_TAGCNT * w; j++)
+		SIM_BUG_ON(hw->sim, hw->tlb_tagcpus[j] || hw->wc_tagcpus[j]);
+	for (size_t j = 0; j < TC_NREGIONS * w; j++)
+		SIM_BUG_ON(hw->sim, hw->tlb_regcpus[j]);
+	for (size_t j = 0; j < hw->slotcpus_bytes / sizeof(uint64_t); j++)
+		SIM_BUG_ON(hw->sim, hw->tlb_slotcpus[j]);
+	for (int i = 0; i < hw->nr_cpus; i++) {
+		const struct tcache *c[2] = {&hw->cpu[i].tlb, &hw->cpu[i].wc};
+		for (int k = 0; k < 2; k++) {
+			for (size_t j = 0; j < (size_t)c[k]->sets * c[k]->ways; j++)
+				SIM_BUG_ON(hw->sim, c[k]->e[j].valid);
+			for (size_t j = 0; c[k]->filt && j <= c[k]->filt_mask; j++)
+				SIM_BUG_ON(hw->sim, c[k]->filt[j]);
+		}
+	}
+#endif
+	*sv = (struct hw_cache_save){
+		.nr_cpus = hw->nr_cpus,
+		.cg = {hw->cpu[0].tlb.sets, hw->cpu[0].tlb.ways, hw->cpu[0].wc.sets,
+		       hw->cpu[0].wc.ways},
+		.cpu = hw->cpu, .tlb_busy = hw->tlb_busy, .tlb_tagcpus = hw->tlb_tagcpus,
+		.wc_tagcpus = hw->wc_tagcpus, .tlb_regcpus = hw->tlb_regcpus,
+		.tlb_slotcpus = hw->tlb_slotcpus, .slotcpus_bytes = hw->slotcpus_bytes};
+	pool->caches = sv;
+	pool->caches_free = hw_cache_save_free;
+	hw->cpu = NULL;
+	hw->tlb_busy = hw->tlb_tagcpus = hw->wc_tagcpus = hw->tlb_regcpus = NULL;
+	hw->tlb_slotcpus = NULL;
+}
+
 int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 	    const struct pt_format *fmt, const struct hw_cache_geom *cg,
 	    struct tlbsim_metrics *m)
@@ -95,18 +205,35 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 	pt_geom_init(&hw->geom, page_shift, fmt->task_size);
 	hw->free_head = NO_FRAME;
 	hw->nr_cpus = nr_cpus;
-	hw->cpu = calloc((size_t)nr_cpus, sizeof(*hw->cpu));
 	hw->cpu_words = ((uint32_t)nr_cpus + 63) / 64;
-	hw->tlb_busy = calloc(hw->cpu_words, sizeof(uint64_t));
-	hw->tlb_tagcpus = calloc((size_t)TC_TAGCNT * hw->cpu_words, sizeof(uint64_t));
-	hw->wc_tagcpus = calloc((size_t)TC_TAGCNT * hw->cpu_words, sizeof(uint64_t));
-	hw->tlb_regcpus = calloc((size_t)TC_NREGIONS * hw->cpu_words, sizeof(uint64_t));
+	struct hw_cache_save *sv = cache_take(sim, nr_cpus, cg);
+	if (sv) {
+		hw->cpu = sv->cpu;
+		hw->tlb_busy = sv->tlb_busy;
+		hw->tlb_tagcpus = sv->tlb_tagcpus;
+		hw->wc_tagcpus = sv->wc_tagcpus;
+		hw->tlb_regcpus = sv->tlb_regcpus;
+		hw->tlb_slotcpus = sv->tlb_slotcpus;
+		hw->slotcpus_bytes = sv->slotcpus_bytes;
+		free(sv);
+		for (int i = 0; i < nr_cpus; i++) {
+			tcache_reuse(&hw->cpu[i].tlb);
+			tcache_reuse(&hw->cpu[i].wc);
+			hw->cpu[i].zeroed_kb = 0;
+		}
+	} else {
+		hw->cpu = calloc((size_t)nr_cpus, sizeof(*hw->cpu));
+		hw->tlb_busy = calloc(hw->cpu_words, sizeof(uint64_t));
+		hw->tlb_tagcpus = calloc((size_t)TC_TAGCNT * hw->cpu_words, sizeof(uint64_t));
+		hw->wc_tagcpus = calloc((size_t)TC_TAGCNT * hw->cpu_words, sizeof(uint64_t));
+		hw->tlb_regcpus = calloc((size_t)TC_NREGIONS * hw->cpu_words, sizeof(uint64_t));
+	}
 	if (!hw->cpu || !hw->tlb_busy || !hw->tlb_tagcpus || !hw->wc_tagcpus || !hw->tlb_regcpus)
 		return TLBSIM_ENOMEM;
 	for (int i = 0; i < nr_cpus; i++) {
-		if (tcache_init(&hw->cpu[i].tlb, cg->tlb_sets, cg->tlb_ways) ||
-		    tcache_enable_filter(&hw->cpu[i].tlb) ||
-		    tcache_init(&hw->cpu[i].wc, cg->wc_sets, cg->wc_ways))
+		if (!sv && (tcache_init(&hw->cpu[i].tlb, cg->tlb_sets, cg->tlb_ways) ||
+			    tcache_enable_filter(&hw->cpu[i].tlb) ||
+			    tcache_init(&hw->cpu[i].wc, cg->wc_sets, cg->wc_ways)))
 			return TLBSIM_ENOMEM;
 		hw->cpu[i].tlb.busy_word = &hw->tlb_busy[i / 64];
 		hw->cpu[i].tlb.busy_bit = 1ull << (i % 64);
@@ -155,6 +282,7 @@ static void table_clear(struct hw *hw, pte_t *t)
 
 void hw_destroy(struct hw *hw)
 {
+	cache_keep(hw);	/* first: the removals need the frame table */
 	struct sim_stack_pool *pool = hw->sim ? hw->sim->stack_pool : NULL;
 	/* tables still in use: with a pool, cleared and kept like the freed
 	 * ones (below), else freed */

@@ -265,6 +265,10 @@ struct tcache {
 	 * then on (sticky, so tc_fill and tc_remove do not count); 0 keeps
 	 * every lookup and invalidation on its 4K-only path */
 	uint32_t nblock;
+	/* 1 once a filter counter reached 255 (it sticks): the filter and the
+	 * slot bitmap are then cleared in full when the arrays are kept for
+	 * another simulation (hw_destroy) */
+	uint32_t filt_sat;
 };
 #define TC_TAGCNT 64u
 
@@ -603,8 +607,11 @@ tc_install_k(struct hw *hw, struct tcache *tc, struct tc_entry *e, uint64_t key,
 		const uint8_t cv = *c;	/* once: the word store may alias it */
 		if (cv == 0 && TC_HAS_SLOT(kind, tc))
 			tc->slot_word[(size_t)k * tc->tag_stride] |= tc->busy_bit;
-		if (cv != UINT8_MAX)
+		if (cv != UINT8_MAX) {
 			*c = (uint8_t)(cv + 1);
+			if (__builtin_expect(cv == UINT8_MAX - 1, 0))
+				tc->filt_sat = 1;
+		}
 	}
 	fr->tlb_refs++;
 }

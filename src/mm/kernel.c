@@ -60,10 +60,11 @@ static const struct sim_cpu_ops kernel_cpu_ops = {
 };
 
 int kernel_init(struct kernel *k, const struct tlbsim_profile *prof, int nr_cpus,
-		const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed)
+		const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed,
+		struct sim_stack_pool *pool)
 {
 	memset(k, 0, sizeof(*k));
-	int rc = machine_init(&k->mach, prof, nr_cpus, params, pol, seed);
+	int rc = machine_init(&k->mach, prof, nr_cpus, params, pol, seed, pool);
 	k->mach.sim.cpu_ops = &kernel_cpu_ops;
 	k->zero_frame = NO_FRAME;
 	for (int i = 0; i < GUP_PINS; i++)

@@ -532,7 +532,8 @@ static inline struct kernel *kernel_of(struct sim *s)
 
 /* kernel.c */
 int kernel_init(struct kernel *k, const struct tlbsim_profile *prof, int nr_cpus,
-		const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed);
+		const int64_t *params, const struct tlbsim_policy *pol, uint64_t seed,
+		struct sim_stack_pool *pool);
 void kernel_destroy(struct kernel *k);
 /* A new address space (mm_alloc + mm_init); NULL (and sim error) on failure. */
 struct mm_struct *mm_alloc(struct sim *s);

@@ -947,6 +947,9 @@ void sim_stack_pool_free(struct sim_stack_pool *p)
 		free(t);
 	}
 	p->tables.n = 0;
+	if (p->caches)
+		p->caches_free(p->caches);
+	p->caches = NULL;
 }
 
 /* ---- main loop ---- */

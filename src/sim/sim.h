@@ -249,6 +249,11 @@ struct sim_stack_pool {
 		size_t bytes;
 		uint32_t n;
 	} tables;
+	/* the translation caches' arrays of the last simulation, every entry
+	 * removed (hw/frame.c): the next one of the same geometry takes them
+	 * instead of clearing new ones; freed by caches_free */
+	void *caches;
+	void (*caches_free)(void *caches);
 };
 #define SIM_TABLE_POOL_MAX 256
 /* Unmap the pooled stacks and frame range. */

@@ -25,6 +25,12 @@
  *    and tc_remove of each entry of the tag (dense list from its end) do;
  *  - hw_init gives every CPU's leaf TLB all the bookkeeping (TC_LEAF) and
  *    its walk cache the tag rows only (TC_WALK), as hw_access assumes.
+ *  - with the checker's pool (struct sim_stack_pool), a simulation's
+ *    translation caches and page tables go to the next one of the same
+ *    machine: its caches hold no entry, every counter, filter slot and CPU
+ *    bitmap is zero, its tables are all none; a machine of another size
+ *    does not take them; a filter counter that reached 255 (it sticks) marks
+ *    its cache, and the kept filter is cleared in full.
  */
 #include "test_util.h"
 
@@ -439,6 +445,112 @@ static void test_cache_kinds(void **state)
 	tsim_free(s);
 }
 
+/* A CPU cache as a new one: no valid entry, every count and filter slot 0 */
+static void assert_cache_clear(const struct tcache *tc)
+{
+	assert_int_equal(tc->ndense, 0);
+	assert_int_equal(count_valid(tc), 0);
+	assert_int_equal(tc->clock, 0);
+	assert_int_equal(tc->filt_sat, 0);
+	for (int h = 0; h < 64; h++) {
+		assert_int_equal(tc->tagcnt[h], 0);
+		assert_int_equal(tc->regcnt[h], 0);
+	}
+	for (uint32_t k = 0; tc->filt && k <= tc->filt_mask; k++)
+		assert_int_equal(tc->filt[k], 0);
+}
+
+static void assert_machine_clear(const struct hw *hw)
+{
+	for (int c = 0; c < hw->nr_cpus; c++) {
+		assert_cache_clear(&hw->cpu[c].tlb);
+		assert_cache_clear(&hw->cpu[c].wc);
+	}
+	const size_t w = hw->cpu_words;
+	for (size_t j = 0; j < w; j++)
+		assert_true(hw->tlb_busy[j] == 0);
+	for (size_t j = 0; j < TC_TAGCNT * w; j++)
+		assert_true(hw->tlb_tagcpus[j] == 0 && hw->wc_tagcpus[j] == 0);
+	for (size_t j = 0; j < TC_NREGIONS * w; j++)
+		assert_true(hw->tlb_regcpus[j] == 0);
+	for (size_t j = 0; j < hw->slotcpus_bytes / sizeof(uint64_t); j++)
+		assert_true(hw->tlb_slotcpus[j] == 0);
+}
+
+static struct sim *pool_sim(int cpus, struct sim_stack_pool *pool)
+{
+	struct tlbsim_config c0;
+	tlbsim_config_init(&c0);
+	return tsim_new_pool("falkor-46", cpus, &c0.policy, NULL, pool);
+}
+
+static void kept_thread(struct sim *s, struct sim_thread *t)
+{
+	(void)t;
+	tsim_map_written(s, 3);	/* page tables and TLB entries left in use */
+}
+
+/* The checker's pool hands one simulation's caches and tables to the next
+ * of the same machine, cleared; another machine size does not take them. */
+static void test_pool_keeps_caches_cleared(void **state)
+{
+	(void)state;
+	struct sim_stack_pool pool;
+	memset(&pool, 0, sizeof(pool));
+	struct sim *s = pool_sim(4, &pool);
+	tsim_spawn(s, kept_thread, NULL, 1);
+	tsim_run(s);
+	struct hw *hw = hw_of(s);
+	const struct tc_entry *e0 = hw->cpu[1].tlb.e;
+	assert_true(hw->cpu[1].tlb.ndense > 0);
+	/* a saturated filter counter of cpu 2 (it never comes down again) */
+	struct tcache *t2 = &hw->cpu[2].tlb;
+	uint32_t f = frame_alloc(hw, FRAME_DATA, 0);
+	uint32_t k = tc_filt_slot(t2, 0x123, 7);
+	t2->filt[k] = UINT8_MAX - 1;
+	tc_fill(hw, t2, 0x123, hw->geom.levels - 1, 7, f, 0);
+	assert_int_equal(t2->filt[k], UINT8_MAX);
+	assert_int_equal(t2->filt_sat, 1);
+	tsim_free(s);
+	assert_non_null(pool.caches);
+	assert_true(pool.tables.n > 0);
+	uint32_t ntables = pool.tables.n;
+
+	/* the same machine: the same arrays, cleared; tables from the pool */
+	s = pool_sim(4, &pool);
+	hw = hw_of(s);
+	assert_null(pool.caches);
+	assert_ptr_equal(hw->cpu[1].tlb.e, e0);
+	assert_machine_clear(hw);
+	/* the new machine's own tables (its pgd) came from the pool too */
+	assert_true(pool.tables.n > 0 && pool.tables.n < ntables);
+	uint32_t before = pool.tables.n;
+	uint32_t tf = frame_alloc(hw, FRAME_PGTABLE, 1);
+	assert_int_equal(pool.tables.n, before - 1);
+	const pte_t *tab = frame_of(hw, tf)->table;
+	for (uint64_t i = 0; i < hw->geom.ptrs_per_pte; i++)
+		assert_true(tab[i] == 0);
+	for (uint64_t i = 0; i < hw->geom.ptrs_per_pte / 64; i++)
+		assert_true(table_used_map(&hw->geom, frame_of(hw, tf)->table)[i] == 0);
+	frame_free(hw, tf);
+	/* and it works as a new one */
+	tsim_spawn(s, kept_thread, NULL, 0);
+	tsim_run(s);
+	assert_true(hw->cpu[0].tlb.ndense > 0);
+	tsim_free(s);
+	assert_non_null(pool.caches);
+
+	/* another size of machine builds its own */
+	s = pool_sim(2, &pool);
+	assert_non_null(pool.caches);
+	assert_ptr_not_equal(hw_of(s)->cpu[1].tlb.e, e0);
+	assert_machine_clear(hw_of(s));
+	tsim_free(s);
+	sim_stack_pool_free(&pool);
+	assert_null(pool.caches);
+	assert_int_equal(pool.tables.n, 0);
+}
+
 /* tlb_refs counts entries on all caches (all CPUs, TLB and walk cache). */
 static void test_tlb_refs_across_caches(void **state)
 {
@@ -559,6 +671,7 @@ int main(void)
 		cmocka_unit_test(test_filter_never_hides),
 		cmocka_unit_test(test_shortcuts_match_generic),
 		cmocka_unit_test(test_cache_kinds),
+		cmocka_unit_test(test_pool_keeps_caches_cleared),
 		cmocka_unit_test(test_tag_cpus_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
