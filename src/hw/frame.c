@@ -98,10 +98,10 @@ struct hw_cache_save {
 	size_t slotcpus_bytes;
 };
 
-static void hw_cache_save_free(void *p)
+/* free the arrays of a machine's caches (hw_destroy's, or a kept set) */
+static void cache_arrays_free(const struct hw_cache_save *sv)
 {
-	struct hw_cache_save *sv = p;
-	for (int i = 0; i < sv->nr_cpus; i++) {
+	for (int i = 0; sv->cpu && i < sv->nr_cpus; i++) {
 		tcache_destroy(&sv->cpu[i].tlb);
 		tcache_destroy(&sv->cpu[i].wc);
 	}
@@ -111,7 +111,12 @@ static void hw_cache_save_free(void *p)
 	free(sv->wc_tagcpus);
 	free(sv->tlb_regcpus);
 	hw_zfree(sv->tlb_slotcpus, sv->slotcpus_bytes);
-	free(sv);
+}
+
+static void hw_cache_save_free(void *p)
+{
+	cache_arrays_free(p);
+	free(p);
 }
 
 /* A kept cache as tcache_init (and tcache_enable_filter) leave a new one */
@@ -321,17 +326,11 @@ void hw_destroy(struct hw *hw)
 		}
 		free(t);
 	}
-	if (hw->cpu)
-		for (int i = 0; i < hw->nr_cpus; i++) {
-			tcache_destroy(&hw->cpu[i].tlb);
-			tcache_destroy(&hw->cpu[i].wc);
-		}
-	free(hw->cpu);
-	free(hw->tlb_busy);
-	free(hw->tlb_tagcpus);
-	free(hw->wc_tagcpus);
-	free(hw->tlb_regcpus);
-	hw_zfree(hw->tlb_slotcpus, hw->slotcpus_bytes);
+	cache_arrays_free(&(struct hw_cache_save){
+		.nr_cpus = hw->nr_cpus, .cpu = hw->cpu, .tlb_busy = hw->tlb_busy,
+		.tlb_tagcpus = hw->tlb_tagcpus, .wc_tagcpus = hw->wc_tagcpus,
+		.tlb_regcpus = hw->tlb_regcpus, .tlb_slotcpus = hw->tlb_slotcpus,
+		.slotcpus_bytes = hw->slotcpus_bytes});
 	memset(hw, 0, sizeof(*hw));
 }
 
