@@ -84,6 +84,16 @@ static int frames_extend(struct hw *hw)
 	return 0;
 }
 
+#ifdef HW_ASAN
+/* n bytes at p all zero: one memcmp of the range against itself shifted by
+ * a byte (ASan checks a libc call's range once, not each load of a loop) */
+static bool all_zero(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	return n == 0 || (b[0] == 0 && memcmp(b, b + 1, n - 1) == 0);
+}
+#endif
+
 /* The translation caches' arrays one simulation leaves to the next of the
  * same machine (struct sim_stack_pool.caches): the per-CPU caches with every
  * entry removed, so their counters, filters and the machine-wide bitmaps are
@@ -166,23 +176,19 @@ static void cache_keep(struct hw *hw)
 	if (sat)
 		memset(hw->tlb_slotcpus, 0, hw->slotcpus_bytes);
 #ifdef HW_ASAN
-	const size_t w = hw->cpu_words;
-	for (size_t j = 0; j < w; j++)
-		SIM_BUG_ON(hw->sim, hw->tlb_busy[j]);
-	for (size_t j = 0; j < TC_TAGCNT * w; j++)
-		SIM_BUG_ON(hw->sim, hw->tlb_tagcpus[j] || hw->wc_tagcpus[j]);
-	for (size_t j = 0; j < TC_NREGIONS * w; j++)
-		SIM_BUG_ON(hw->sim, hw->tlb_regcpus[j]);
-	for (size_t j = 0; j < hw->slotcpus_bytes / sizeof(uint64_t); j++)
-		SIM_BUG_ON(hw->sim, hw->tlb_slotcpus[j]);
+	/* every count went back to 0 with the removals (the dense list being
+	 * empty, no entry is valid) */
+	const size_t w = hw->cpu_words * sizeof(uint64_t);
+	SIM_BUG_ON(hw->sim, !all_zero(hw->tlb_busy, w) || !all_zero(hw->tlb_tagcpus, TC_TAGCNT * w) ||
+				    !all_zero(hw->wc_tagcpus, TC_TAGCNT * w) ||
+				    !all_zero(hw->tlb_regcpus, TC_NREGIONS * w) ||
+				    !all_zero(hw->tlb_slotcpus, hw->slotcpus_bytes));
 	for (int i = 0; i < hw->nr_cpus; i++) {
-		const struct tcache *c[2] = {&hw->cpu[i].tlb, &hw->cpu[i].wc};
-		for (int k = 0; k < 2; k++) {
-			for (size_t j = 0; j < (size_t)c[k]->sets * c[k]->ways; j++)
-				SIM_BUG_ON(hw->sim, c[k]->e[j].valid);
-			for (size_t j = 0; c[k]->filt && j <= c[k]->filt_mask; j++)
-				SIM_BUG_ON(hw->sim, c[k]->filt[j]);
-		}
+		const struct tcache *t = &hw->cpu[i].tlb;
+		SIM_BUG_ON(hw->sim, !all_zero(t->filt, (size_t)t->filt_mask + 1) ||
+					    !all_zero(t->tagcnt, sizeof(t->tagcnt)) ||
+					    !all_zero(t->regcnt, sizeof(t->regcnt)) ||
+					    !all_zero(hw->cpu[i].wc.tagcnt, sizeof(t->tagcnt)));
 	}
 #endif
 	*sv = (struct hw_cache_save){
@@ -280,8 +286,7 @@ static void table_clear(struct hw *hw, pte_t *t)
 			t[w * 64 + (uint64_t)__builtin_ctzll(b)] = 0;
 	memset(map, 0, words * sizeof(*map));
 #ifdef HW_ASAN
-	for (uint64_t i = 0; i < g->ptrs_per_pte; i++)
-		SIM_BUG_ON(hw->sim, t[i] != 0);
+	SIM_BUG_ON(hw->sim, !all_zero(t, (g->ptrs_per_pte + words) * sizeof(*t)));
 #endif
 }
 
