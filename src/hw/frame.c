@@ -108,6 +108,27 @@ struct hw_cache_save {
 	size_t slotcpus_bytes;
 };
 
+/* hw's cache arrays as a set (cg not filled in), and the reverse */
+static struct hw_cache_save caches_get(const struct hw *hw)
+{
+	return (struct hw_cache_save){
+		.nr_cpus = hw->nr_cpus, .cpu = hw->cpu, .tlb_busy = hw->tlb_busy,
+		.tlb_tagcpus = hw->tlb_tagcpus, .wc_tagcpus = hw->wc_tagcpus,
+		.tlb_regcpus = hw->tlb_regcpus, .tlb_slotcpus = hw->tlb_slotcpus,
+		.slotcpus_bytes = hw->slotcpus_bytes};
+}
+
+static void caches_set(struct hw *hw, const struct hw_cache_save *sv)
+{
+	hw->cpu = sv->cpu;
+	hw->tlb_busy = sv->tlb_busy;
+	hw->tlb_tagcpus = sv->tlb_tagcpus;
+	hw->wc_tagcpus = sv->wc_tagcpus;
+	hw->tlb_regcpus = sv->tlb_regcpus;
+	hw->tlb_slotcpus = sv->tlb_slotcpus;
+	hw->slotcpus_bytes = sv->slotcpus_bytes;
+}
+
 /* free the arrays of a machine's caches (hw_destroy's, or a kept set) */
 static void cache_arrays_free(const struct hw_cache_save *sv)
 {
@@ -191,18 +212,12 @@ static void cache_keep(struct hw *hw)
 					    !all_zero(hw->cpu[i].wc.tagcnt, sizeof(t->tagcnt)));
 	}
 #endif
-	*sv = (struct hw_cache_save){
-		.nr_cpus = hw->nr_cpus,
-		.cg = {hw->cpu[0].tlb.sets, hw->cpu[0].tlb.ways, hw->cpu[0].wc.sets,
-		       hw->cpu[0].wc.ways},
-		.cpu = hw->cpu, .tlb_busy = hw->tlb_busy, .tlb_tagcpus = hw->tlb_tagcpus,
-		.wc_tagcpus = hw->wc_tagcpus, .tlb_regcpus = hw->tlb_regcpus,
-		.tlb_slotcpus = hw->tlb_slotcpus, .slotcpus_bytes = hw->slotcpus_bytes};
+	*sv = caches_get(hw);
+	sv->cg = (struct hw_cache_geom){hw->cpu[0].tlb.sets, hw->cpu[0].tlb.ways,
+					hw->cpu[0].wc.sets, hw->cpu[0].wc.ways};
 	pool->caches = sv;
 	pool->caches_free = hw_cache_save_free;
-	hw->cpu = NULL;
-	hw->tlb_busy = hw->tlb_tagcpus = hw->wc_tagcpus = hw->tlb_regcpus = NULL;
-	hw->tlb_slotcpus = NULL;
+	caches_set(hw, &(struct hw_cache_save){0});	/* hw_destroy frees none */
 }
 
 int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
@@ -219,13 +234,7 @@ int hw_init(struct hw *hw, struct sim *sim, int nr_cpus, int page_shift,
 	hw->cpu_words = ((uint32_t)nr_cpus + 63) / 64;
 	struct hw_cache_save *sv = cache_take(sim, nr_cpus, cg);
 	if (sv) {
-		hw->cpu = sv->cpu;
-		hw->tlb_busy = sv->tlb_busy;
-		hw->tlb_tagcpus = sv->tlb_tagcpus;
-		hw->wc_tagcpus = sv->wc_tagcpus;
-		hw->tlb_regcpus = sv->tlb_regcpus;
-		hw->tlb_slotcpus = sv->tlb_slotcpus;
-		hw->slotcpus_bytes = sv->slotcpus_bytes;
+		caches_set(hw, sv);
 		free(sv);
 		for (int i = 0; i < nr_cpus; i++) {
 			tcache_reuse(&hw->cpu[i].tlb);
@@ -331,11 +340,8 @@ void hw_destroy(struct hw *hw)
 		}
 		free(t);
 	}
-	cache_arrays_free(&(struct hw_cache_save){
-		.nr_cpus = hw->nr_cpus, .cpu = hw->cpu, .tlb_busy = hw->tlb_busy,
-		.tlb_tagcpus = hw->tlb_tagcpus, .wc_tagcpus = hw->wc_tagcpus,
-		.tlb_regcpus = hw->tlb_regcpus, .tlb_slotcpus = hw->tlb_slotcpus,
-		.slotcpus_bytes = hw->slotcpus_bytes});
+	const struct hw_cache_save own = caches_get(hw);
+	cache_arrays_free(&own);
 	memset(hw, 0, sizeof(*hw));
 }
 
