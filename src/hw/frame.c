@@ -304,12 +304,13 @@ void hw_destroy(struct hw *hw)
 	cache_keep(hw);	/* first: the removals need the frame table */
 	struct sim_stack_pool *pool = hw->sim ? hw->sim->stack_pool : NULL;
 	/* tables still in use: with a pool, cleared and kept like the freed
-	 * ones (below), else freed */
+	 * ones (below), else freed; not after an error, as cache_keep */
+	const bool keep = pool && !hw->sim->error;
 	for (uint32_t f = 0; f < hw->nframes; f++) {
 		pte_t *t = frame_of(hw, f)->table;
 		if (!t)
 			continue;
-		if (pool) {
+		if (keep) {
 			table_clear(hw, t);
 			table_buf_put(hw, t);
 		} else {
