@@ -113,12 +113,13 @@ struct oracle_frame {
 				 * with a migration entry (not yet copied) */
 };
 
+struct oracle_fchunk;
 struct oracle {
 	struct sim *s;
 	int want_kind;			/* stop the schedule only at this invariant (-1: any) */
 	uint64_t map_epoch;		/* bumped at every data-page mapping and zap call */
 	uint64_t unlink_epoch;		/* bumped whenever a page table is unlinked */
-	struct oracle_frame **fchunks;
+	struct oracle_fchunk **fchunks;	/* oracle.c */
 	size_t nfchunks, cap_fchunks;
 	uint64_t *psc_epoch;		/* per CPU: unlink_epoch at its last PSC flush */
 	struct oracle_thread *th;	/* by thread id */
