@@ -186,6 +186,8 @@ struct sim {
 	 * f_i spread evenly over [-jit_pct/100, +jit_pct/100]; larger ones
 	 * sim_jittered_slow (sim.c: sim_jit_setup) */
 	uint64_t jit_min, jit_span;
+	uint32_t jit_lazy;		/* jit_tab, jit_min and jit_span are not
+					 * computed yet (sim.c: jit_levels) */
 	int64_t jit_tab[SIM_JIT_LEVELS];
 	size_t stack_size;
 	struct sim_stack_pool *stack_pool;	/* NULL: map and unmap each stack */
@@ -323,8 +325,8 @@ static inline uint64_t sim_jit_amp(const struct sim *s, uint64_t ns)
 		return (uint64_t)(((unsigned __int128)ns * s->jit_mul) >> 64);
 	return ns * s->jit_pct / 100;
 }
-/* sim_jittered's draw for costs from 2^31 ns on, and for every cost when
- * jit_pct is above 100 (sim.c) */
+/* sim_jittered's draw for costs from 2^31 ns on, for every cost when
+ * jit_pct is above 100, and the first draw, which computes the levels (sim.c) */
 uint64_t sim_jittered_slow(struct sim *s, uint64_t ns);
 /* The jitter stream's step: a 64-bit LCG (Knuth's MMIX multiplier and
  * increment). Only its top byte is used, the LCG's best bits. */
