@@ -198,6 +198,38 @@ static void i1_data_body(struct sim *s, struct sim_thread *t)
 	o->ran = 1;
 }
 
+/* The oracle's per-frame state reads as zero until written, whatever was
+ * asked for before (oracle_frame zeroes its chunks on demand): frames below
+ * and above a written one, across a chunk boundary, and in a chunk skipped
+ * over; a written one keeps its value. */
+static void oracle_frames_zero_then_kept(void)
+{
+	struct sim *s = tsim_new("falkor-46", 2, NESTED_FULLMM);
+	struct oracle *o = tsim_oracle(s);
+	static const uint32_t order[] = {700, 3, 1023, 1024, 4000, 0, 2047, 699, 701, 3000};
+	static const struct oracle_frame zero;
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		struct oracle_frame *of = oracle_frame(o, order[i]);
+		assert_non_null(of);
+		assert_memory_equal(of, &zero, sizeof(zero));
+		of->map_epoch = 1000 + order[i];
+		of->copy_to = order[i];
+	}
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		assert_true(oracle_frame(o, order[i])->map_epoch == 1000 + order[i]);
+		assert_int_equal(oracle_frame(o, order[i])->copy_to, order[i]);
+	}
+	tsim_free(s);
+}
+
+static void test_oracle_frame_state_starts_zero(void **state)
+{
+	(void)state;
+	/* twice: the second sim's chunks are likely the first one's memory */
+	oracle_frames_zero_then_kept();
+	oracle_frames_zero_then_kept();
+}
+
 static void test_i1_data_fires_without_invalidation(void **state)
 {
 	static const char *const profiles[] = {"x86-24", "falkor-46", "arm64-4k"};
@@ -1130,6 +1162,7 @@ static void test_window_arm64_live_asid_is_i1(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_oracle_frame_state_starts_zero),
 		cmocka_unit_test(test_i1_data_fires_without_invalidation),
 		cmocka_unit_test(test_i1_data_quiet_after_invalidation),
 		cmocka_unit_test(test_i1_table_fires_at_rcu_handoff),
