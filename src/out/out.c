@@ -507,9 +507,14 @@ static const char *cell(const struct row *rw, double mean, double ci, bool with_
 
 /* Column labels: the first column shows its value of every knob that some
  * column changes; every other column the knobs it sets differently from the
- * first (or "(same)"). */
+ * first (or "(same)"). Every knob's longest name=value, comma-separated,
+ * takes about 950 bytes today; a label that would not fit ends after its last
+ * whole knob=value with ",..." (a value cut short could read as another of
+ * the knob's values: "hugetlb_unshare_flush=before" for before_unlock). */
+#define COLUMN_LABEL_LEN 2048
 static void column_label(const struct run_result *runs, int n, int col, char *buf, size_t len)
 {
+	static const char more[] = ",...";
 	size_t o = 0;
 	buf[0] = 0;
 	for (int k = 0; k < tlbsim_knob_count(); k++) {
@@ -524,9 +529,15 @@ static void column_label(const struct run_result *runs, int n, int col, char *bu
 		}
 		if (!show)
 			continue;
-		o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s=%s", o ? "," : "",
-				      tlbsim_knob_get(k)->name,
-				      tlbsim_policy_value_name(&runs[col].cfg.policy, k));
+		const size_t w = (size_t)snprintf(buf + o, len - o, "%s%s=%s", o ? "," : "",
+						  tlbsim_knob_get(k)->name,
+						  tlbsim_policy_value_name(&runs[col].cfg.policy, k));
+		if (o + w + sizeof(more) > len) {
+			/* keep room for ",..." after the last whole knob */
+			snprintf(buf + o, len - o, "%s", more);
+			return;
+		}
+		o += w;
 	}
 	if (!buf[0] && col == 0)	/* nothing varies: name the first knob */
 		snprintf(buf, len, "%s=%s", tlbsim_knob_get(0)->name,
@@ -580,7 +591,7 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 	}
 	if (runs[0].m.notes[0])
 		fprintf(f, "note: %s\n", runs[0].m.notes);
-	char labels[MAX_TABLE_COLUMNS][256];
+	char labels[MAX_TABLE_COLUMNS][COLUMN_LABEL_LEN];
 	int width = 20;
 	for (int i = 0; i < n && i < MAX_TABLE_COLUMNS; i++) {
 		column_label(runs, n, i, labels[i], sizeof(labels[i]));

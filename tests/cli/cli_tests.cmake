@@ -65,6 +65,16 @@ tlbsim_cli(run_small_x86 0 STDOUT "^workload mmap5" "profile x86-24" "ipi_sent"
 tlbsim_cli(compare_small 0 STDOUT "nested=prefix" "nested=fullmm" "ratio"
            ARGS compare mmap8 --iters 2 --threads 2 --policy nested=prefix --policy nested=fullmm)
 
+# A first column whose label (every knob some column changes, with its value)
+# is longer than 255 bytes: it used to be cut there, mid-value
+# ("hugetlb_unshare_flush=before_" for before_unlock); now whole.
+tlbsim_cli(compare_long_label 0
+           STDOUT "^metric +x86_tlb_gen=mm_gen,x86_should_flush=not_lazy,.*,hugetlb_unshare_flush=before_unlock,arm64_ttl=leaf_only,thp_collapse_range=haddr,thp_gup_sync=ipi +x86_tlb_gen=new_gen,"
+           ARGS compare mmap5 --iters 1 --seeds 1 --policy nested=fullmm
+                --policy x86_tlb_gen=new_gen,x86_should_flush=loaded_mm,x86_flush=invlpgb,tlb_flush_cond=bits
+                --policy ubc_check_madv_free=off,arm64_batch=none,numa_pending=none,uffd_wp_flush=none,migrate_dirty=drop
+                --policy pfnmap_flush=stable_first,x86_range_freed=true,hugetlb_unshare_flush=after_unlock,arm64_ttl=level,thp_collapse_range=end,thp_gup_sync=none)
+
 # ---- input errors: exit 2, one line on stderr naming the problem ----
 tlbsim_cli(err_unknown_workload 2 STDERR "unknown workload 'nosuch'" ARGS run nosuch)
 tlbsim_cli(err_unknown_workload_compare 2 STDERR "unknown workload 'nosuch'"

@@ -2211,6 +2211,11 @@ class Checker:
                                   i + 1, fd, dict(full[0])))
                 continue
             items = [x for x in lab.split(",") if x]
+            # a label too long for the table ends with ",..." after its
+            # last whole knob=value (out.c column_label)
+            cut = bool(items) and items[-1] == "..."
+            if cut:
+                items = items[:-1]
             for item in items:
                 k, _, v = item.partition("=")
                 if fd.get(k) != v:
@@ -2221,7 +2226,7 @@ class Checker:
                 first = dict(full[0])
                 differ = {k for k in fd if fd[k] != first.get(k)}
                 named = {x.partition("=")[0] for x in items}
-                if differ and not differ <= named:
+                if differ and not differ <= named and not cut:
                     self.fail("compare column label misses a knob it changes",
                               "column %d labelled %s; differs from column 1 in %s" % (
                                   i + 1, lab, sorted(differ)))
