@@ -40,7 +40,10 @@ static int print_csv(const struct cli_opts *o, const struct run_result *runs, in
 	struct csv_table t = {0};
 	struct csv_extra extra = {0};
 	bool stats = runs[0].nseeds > 1;
-	char label[1024];
+	/* every --policy joined: at most MAX_COLUMNS of under 256 bytes each
+	 * (set_policies), commas included (1024 bytes cut a run's label
+	 * mid-value after seven long ones) */
+	char label[MAX_COLUMNS * 256];
 	int rc = csv_result_header(&t, &extra, stats);
 	for (int r = 0; r < n && !rc; r++) {
 		size_t l = 0;
