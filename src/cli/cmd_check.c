@@ -185,7 +185,7 @@ static int trace_write(const struct trace_dest *d, const struct check_result *r,
 static void print_check_csv(FILE *f, const struct cli_opts *o, const struct check_result *r)
 {
 	static const char *const strat[] = {[EX_RANDOM] = "random", [EX_PCT] = "pct", [EX_DFS] = "dfs"};
-	char label[1024], num[64];
+	char label[MAX_COLUMNS * 256], num[64];	/* every --policy (cmd_run.c's print_csv) */
 	size_t l = 0;
 	label[0] = 0;
 	for (int i = 0; i < o->npolicy_args; i++)
