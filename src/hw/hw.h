@@ -271,6 +271,11 @@ struct tcache {
 	uint32_t filt_sat;
 };
 #define TC_TAGCNT 64u
+/* A leaf TLB's counting filter has 8 slots per entry, rounded up to a power
+ * of two, and at most TC_FILT_MAX_SLOTS (16 MiB per CPU, and as many rows of
+ * the machine-wide slot bitmap): at most TC_FILT_MAX_SLOTS / 8 entries per
+ * leaf TLB (tlbsim_resolve refuses more) */
+#define TC_FILT_MAX_SLOTS (1u << 24)
 
 /*
  * Address regions of the leaf TLBs: a leaf key (VA >> PAGE_SHIFT) falls in

@@ -65,7 +65,7 @@ int tcache_enable_filter(struct tcache *tc)
 	uint32_t n = 1;
 	while (n < 8 * tc->sets * tc->ways)
 		n <<= 1;
-	if (tc->ndense || n > (1u << 24))
+	if (tc->ndense || n > TC_FILT_MAX_SLOTS)
 		return -1;
 	tc->filt = hw_zalloc(n * sizeof(*tc->filt));
 	tc->filt_mask = n - 1;

@@ -1668,6 +1668,10 @@ def meta_of(cfg, cat):
         p.update(M["overrides"])
         try:
             entries = cpus * (p["tlb_sets"] * p["tlb_ways"] + p["wc_sets"] * p["wc_ways"])
+            # a leaf TLB's counting filter: at most 2^21 entries (config
+            # 61889, 65536 x 64 on 2 CPUs, failed as "out of memory", exit 3)
+            if p["tlb_sets"] * p["tlb_ways"] > 2**21:
+                bad.append("tlb_sets x tlb_ways %d > 2^21" % (p["tlb_sets"] * p["tlb_ways"]))
             if entries > 2**26:
                 bad.append("cache entries %d > 2^26" % entries)
             elif entries > 2**22:
