@@ -224,10 +224,10 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 	/* the leaf TLB's counting filter (hw.h): 65536 sets x 64 ways passed
 	 * the limit below on one or two CPUs, then failed to initialise as
 	 * "out of memory" (exit 3) */
-	if ((uint64_t)p[P_tlb_sets] * (uint64_t)p[P_tlb_ways] > TC_FILT_MAX_SLOTS / 8) {
+	const uint64_t leaf = (uint64_t)p[P_tlb_sets] * (uint64_t)p[P_tlb_ways];
+	if (leaf > TC_FILT_MAX_SLOTS / 8) {
 		snprintf(err, errlen, "tlb_sets x tlb_ways = %llu entries per leaf TLB: at most %u "
-			 "(its counting filter of 8 slots per entry)",
-			 (unsigned long long)((uint64_t)p[P_tlb_sets] * (uint64_t)p[P_tlb_ways]),
+			 "(its counting filter of 8 slots per entry)", (unsigned long long)leaf,
 			 TC_FILT_MAX_SLOTS / 8);
 		return TLBSIM_EINVAL;
 	}

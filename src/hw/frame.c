@@ -153,10 +153,9 @@ static void hw_cache_save_free(void *p)
 /* A kept cache as tcache_init (and tcache_enable_filter) leave a new one */
 static void tcache_reuse(struct tcache *tc)
 {
-	/* as tcache_init leaves a cache, field by field: the counts
-	 * (tagcnt, regcnt) are already 0 (cache_keep removed every entry;
-	 * checked under ASan), and a whole-struct store cleared their 512
-	 * bytes again for every CPU, 2 % of a small check's host time */
+	/* field by field: the counts (tagcnt, regcnt) are already 0
+	 * (cache_keep removed every entry; checked under ASan), and a
+	 * whole-struct store cleared their 512 bytes again for every CPU */
 	tc->ndense = 0;
 	tc->clock = 0;
 	tc->busy_word = tc->tag_word = tc->slot_word = tc->reg_word = NULL;
@@ -354,7 +353,6 @@ void hw_destroy(struct hw *hw)
 	cache_arrays_free(&own);
 	memset(hw, 0, sizeof(*hw));
 }
-
 
 static pte_t *table_buf_get(struct hw *hw)
 {

@@ -258,7 +258,8 @@ struct sim_stack_pool {
 	void (*caches_free)(void *caches);
 };
 #define SIM_TABLE_POOL_MAX 256
-/* Unmap the pooled stacks and frame range. */
+/* Release everything pooled: stacks, the frame range, table buffers and the
+ * kept caches (through caches_free). */
 void sim_stack_pool_free(struct sim_stack_pool *p);
 
 /* ---- lifecycle ---- */
