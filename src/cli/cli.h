@@ -71,9 +71,10 @@ struct cli_opts {
 	const char *svg_file;
 	/* compare --native: the model columns, then the workload on the host */
 	bool native;
-	/* run/compare/sweep: the --policy arguments as given (CSV "policy") */
-	const char *policy_args[MAX_COLUMNS];
-	int npolicy_args;
+	/* every --policy argument as given (CSV "policy"), heap array: run and
+	 * check take any number, compare, sweep and sensitivity MAX_COLUMNS */
+	const char **policy_args;
+	int npolicy_args, policy_args_cap;
 	bool csv;			/* --csv */
 	bool svg_given;			/* compare --svg */
 	/* sweep */
@@ -99,6 +100,10 @@ void cli_opts_free(struct cli_opts *o);
 int cli_parse_resolve(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o,
 		      struct tlbsim_resolved *res);
 const char *cli_cmdline(const struct cli_opts *o);
+/* Every --policy argument joined by commas (run's and check's CSV policy
+ * column), or "default" (with --kernel V: "kernel=V") when none: a heap
+ * string (free it), or NULL when out of memory. */
+char *cli_policy_label(const struct cli_opts *o);
 
 /* "tlbsim check ... --replay TOKEN" rebuilt from the parsed options,
  * shell-quoted; heap string (free it) or NULL. */

@@ -181,19 +181,13 @@ static int trace_write(const struct trace_dest *d, const struct check_result *r,
 	return 0;
 }
 
-/* --csv: one header line and one row (docs/output.md "check --csv") */
-static void print_check_csv(FILE *f, const struct cli_opts *o, const struct check_result *r)
+/* --csv: one header line and one row (docs/output.md "check --csv");
+ * label: cli_policy_label */
+static void print_check_csv(FILE *f, const struct cli_opts *o, const struct check_result *r,
+			    const char *label)
 {
 	static const char *const strat[] = {[EX_RANDOM] = "random", [EX_PCT] = "pct", [EX_DFS] = "dfs"};
-	char label[MAX_COLUMNS * 256], num[64];	/* every --policy (cmd_run.c's print_csv) */
-	size_t l = 0;
-	label[0] = 0;
-	for (int i = 0; i < o->npolicy_args; i++)
-		l += (size_t)snprintf(label + l, l < sizeof(label) ? sizeof(label) - l : 0, "%s%s",
-				      i ? "," : "", o->policy_args[i]);
-	if (!label[0])
-		snprintf(label, sizeof(label), "%s%s", o->cfg.kernel ? "kernel=" : "default",
-			 o->cfg.kernel ? o->cfg.kernel : "");
+	char num[64];
 	fprintf(f, "workload,profile,cpus,iters,policy,seed,strategy,schedules,steps,exhausted,"
 		   "cut_schedules,max_steps,stopped,invariant,cpu,va,preemptions,decisions,minimised,"
 		   "token,text\n");
@@ -277,7 +271,10 @@ int cmd_check(int argc, char **argv)
 	/* without a token (a schedule too long for one) there is no replay
 	 * command; the report says why */
 	char *replay = cli_replay_command(&o, r.token);
-	if (!replay) {
+	char *label = o.csv ? cli_policy_label(&o) : NULL;
+	if (!replay || (o.csv && !label)) {
+		free(replay);
+		free(label);
 		check_result_free(&r);
 		cli_opts_free(&o);
 		return cli_error_code(EXIT_INTERNAL, "out of memory");
@@ -286,7 +283,7 @@ int cmd_check(int argc, char **argv)
 	if (o.json)
 		check_print_json(report, &r, cli_cmdline(&o), replay);
 	else if (o.csv)
-		print_check_csv(report, &o, &r);
+		print_check_csv(report, &o, &r, label);
 	else
 		check_print_report(report, &r, replay);
 	fflush(report);
@@ -295,6 +292,7 @@ int cmd_check(int argc, char **argv)
 		code = cli_error_code(EXIT_INTERNAL, "%s", err);
 	int sig = r.stop_signal ? r.stop_signal : cli_pending_signal(NULL);
 	free(replay);
+	free(label);
 	check_result_free(&r);
 	cli_opts_free(&o);
 	if (sig && code != EXIT_INTERNAL)

@@ -40,23 +40,14 @@ static int print_csv(const struct cli_opts *o, const struct run_result *runs, in
 	struct csv_table t = {0};
 	struct csv_extra extra = {0};
 	bool stats = runs[0].nseeds > 1;
-	/* every --policy joined: at most MAX_COLUMNS of under 256 bytes each
-	 * (set_policies), commas included (1024 bytes cut a run's label
-	 * mid-value after seven long ones) */
-	char label[MAX_COLUMNS * 256];
 	int rc = csv_result_header(&t, &extra, stats);
+	/* a compare column's label is its own --policy; else every --policy
+	 * joined (any number of them) */
+	char *joined = rc ? NULL : cli_policy_label(o);
+	if (!joined)
+		rc = -1;
 	for (int r = 0; r < n && !rc; r++) {
-		size_t l = 0;
-		label[0] = 0;
-		if (compare && o->npolicies)
-			snprintf(label, sizeof(label), "%s", o->policy_args[r]);
-		else
-			for (int i = 0; i < o->npolicy_args; i++)
-				l += (size_t)snprintf(label + l, l < sizeof(label) ? sizeof(label) - l : 0,
-						      "%s%s", i ? "," : "", o->policy_args[i]);
-		if (!label[0])
-			snprintf(label, sizeof(label), "%s%s", o->cfg.kernel ? "kernel=" : "default",
-				 o->cfg.kernel ? o->cfg.kernel : "");
+		const char *label = compare && o->npolicies ? o->policy_args[r] : joined;
 		char **row = csv_result_row(&t, &runs[r], &extra, label, stats);
 		if (!row || csv_add_row(&t, row))
 			rc = -1;
@@ -64,6 +55,7 @@ static int print_csv(const struct cli_opts *o, const struct run_result *runs, in
 	if (!rc)
 		csv_write(stdout, &t);
 	csv_free(&t);
+	free(joined);
 	return rc;
 }
 

@@ -575,6 +575,28 @@ void cli_opts_free(struct cli_opts *o)
 	o->profile_file = NULL;
 	scenario_free(o->scenario);
 	o->scenario = NULL;
+	free(o->policy_args);
+	o->policy_args = NULL;
+	o->npolicy_args = o->policy_args_cap = 0;
+}
+
+char *cli_policy_label(const struct cli_opts *o)
+{
+	size_t len = 1;
+	for (int i = 0; i < o->npolicy_args; i++)
+		len += strlen(o->policy_args[i]) + 1;
+	if (!o->npolicy_args)
+		len += strlen("kernel=") + (o->cfg.kernel ? strlen(o->cfg.kernel) : strlen("default"));
+	char *label = malloc(len), *p = label;
+	if (!label)
+		return NULL;
+	*p = 0;
+	for (int i = 0; i < o->npolicy_args; i++)
+		p += sprintf(p, "%s%s", i ? "," : "", o->policy_args[i]);
+	if (!o->npolicy_args)
+		sprintf(p, "%s%s", o->cfg.kernel ? "kernel=" : "default",
+			o->cfg.kernel ? o->cfg.kernel : "");
+	return label;
 }
 
 int cli_parse_resolve(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o,
@@ -810,8 +832,15 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 				return EXIT_USAGE;
 			break;
 		case O_POLICY:
-			if (o->npolicy_args < MAX_COLUMNS)
-				o->policy_args[o->npolicy_args++] = optarg;
+			if (o->npolicy_args == o->policy_args_cap) {
+				int cap = o->policy_args_cap ? 2 * o->policy_args_cap : MAX_COLUMNS;
+				const char **a = realloc(o->policy_args, (size_t)cap * sizeof(*a));
+				if (!a)
+					return cli_error_code(EXIT_INTERNAL, "out of memory");
+				o->policy_args = a;
+				o->policy_args_cap = cap;
+			}
+			o->policy_args[o->npolicy_args++] = optarg;
 			if (cmd_bit == C_COMPARE || cmd_bit == C_SENS || cmd_bit == C_SWEEP) {
 				if (o->npolicies >= MAX_COLUMNS)
 					return cli_error("too many --policy options (at most %d)",
