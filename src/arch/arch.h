@@ -78,6 +78,9 @@ struct arch_cpu {
 		uint64_t tlb_gen;
 	} ctxs[TLB_NR_DYN_ASIDS];
 	mm_context_t *ttbr0_mm;
+	/* arm64 with tlbi_recv_ns: this CPU handles the broadcast TLBI ops it
+	 * receives one after another, busy with them until this time */
+	uint64_t dvm_recv_until;
 	/* x86 under --memory-model tso: the memory words other CPUs read
 	 * (cpu_tlbstate.loaded_mm, cpu_tlbstate_shared.is_lazy) as globally
 	 * visible; the fields above are this CPU's own view (its newest

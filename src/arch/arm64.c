@@ -165,15 +165,29 @@ static void arm64_tlbi_issue(struct sim *s, const mm_context_t *mm, enum tlbi_ki
 	 * 100 cannot wrap (2^64 / 100 ns is 5.8 years of TLBIs) */
 	mc->dvm_free_at = start + (pct == 100 ? busy : busy * pct / 100);
 	uint64_t done = start + busy + (uint64_t)P(s, P_dsb_ns) * (1 + extra_dsb);
-	sim_charge_sys(s, done - t0);
 	uint64_t recv = (uint64_t)P(s, P_tlbi_recv_ns);
 	if (recv) {
-		/* every other running CPU handles each broadcast op */
+		/* every other running CPU handles each broadcast op, one after
+		 * another from when they reach it, and the issuer's DSB ISH
+		 * completes only once every CPU has finished them: the
+		 * back-pressure that keeps the issuers from taking more than the
+		 * receivers' whole time (without it, two CPUs flushing in turn
+		 * starved a third with tlbi_recv_ns above their flush interval;
+		 * robust harness, seed 1, config 87815) */
 		int self = cur_cpu(s);
-		for (int c = 0; c < s->nr_cpus; c++)
-			if (c != self && !sim_cpu_idle(s, c))
-				sim_steal(s, c, (ntlbi + nrtlbi) * recv);
+		uint64_t n = ntlbi + nrtlbi;
+		for (int c = 0; c < s->nr_cpus; c++) {
+			if (c == self || sim_cpu_idle(s, c))
+				continue;
+			struct arch_cpu *ac = &mc->cpu[c];
+			uint64_t from = ac->dvm_recv_until > start ? ac->dvm_recv_until : start;
+			ac->dvm_recv_until = from + n * recv;
+			if (ac->dvm_recv_until > done)
+				done = ac->dvm_recv_until;
+			sim_steal(s, c, n * recv);
+		}
 	}
+	sim_charge_sys(s, done - t0);
 	if (inflight) {
 		/* check mode: other CPUs run while the TLBIs are in flight */
 		sim_step_arg(s, YP_TLBI_INFLIGHT, 0, inflight, 0);

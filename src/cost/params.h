@@ -175,8 +175,9 @@
     "no contention (docs/sensitivity.md has the sweep)")                         \
   X(tlbi_recv_ns, "ns", 0, 0,                                                    \
     "no per-operation figure: time a running CPU loses per broadcast TLBI op it " \
-    "receives (its TLB and walk-cache lookup of the DVM message); 0 until "      \
-    "measured")                                                                  \
+    "receives (its TLB and walk-cache lookup of the DVM message), handling the " \
+    "ops one after another; the issuer's DSB ISH completes when every receiver " \
+    "has handled them; 0 until measured")                                       \
   X(tlbi_asid_ns, "ns", 0, 547,                                                  \
     "full ASID flush 1508 ns minus the 961 ns fixed part (the tlbi_op_ns "    \
     "measurement)")                   \

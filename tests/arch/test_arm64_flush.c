@@ -409,6 +409,39 @@ static void test_tlbi_recv_cost(void **state)
 	assert_int_equal(end[1], end[0] + n * recv_ns);
 }
 
+struct recv_bp {
+	struct flush_req f;
+	struct recv r;
+};
+
+/* tlbi_recv_ns, back-pressure: the issuer's DSB ISH completes only once
+ * every running CPU has handled the ops it received, one after another from
+ * the batch's start. With n x recv above the issuer's own n x op + dsb the
+ * issuer takes n x recv; below it, its own latency; the receiver loses
+ * n x recv either way. */
+static void test_tlbi_recv_backpressure(void **state)
+{
+	(void)state;
+	const uint64_t n = 10;
+	const uint64_t recvs[] = {0, 7, 1000};
+	uint64_t base_end = 0;
+	for (int i = 0; i < 3; i++) {
+		const int64_t ov[] = {P_tlbi_op_ns, OP_NS, P_dsb_ns, DSB_NS, P_lock_op_ns, 0,
+				      P_tlbi_recv_ns, (int64_t)recvs[i], -1};
+		struct recv_bp b = {.f = range_req(n, false), .r = {.f = range_req(1, false)}};
+		struct sim *s = tsim_new_p("arm64-4k", 4, NESTED_FULLMM, ov);
+		tsim_spawn(s, flush_thread, &b.f, 0);
+		tsim_spawn(s, recv_busy, &b.r, 1);
+		tsim_run(s);
+		uint64_t own = n * OP_NS + DSB_NS, handled = n * recvs[i];
+		assert_int_equal(b.f.elapsed, own > handled ? own : handled);
+		if (i == 0)
+			base_end = b.r.busy_end;
+		assert_int_equal(b.r.busy_end, base_end + handled);
+		tsim_free(s);
+	}
+}
+
 /* ---- broadcast ---- */
 
 struct bcast {
@@ -528,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_dvm_queueing_overlap),
 		cmocka_unit_test(test_dvm_occupancy_split),
 		cmocka_unit_test(test_tlbi_recv_cost),
+		cmocka_unit_test(test_tlbi_recv_backpressure),
 		cmocka_unit_test(test_broadcast),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -139,6 +139,12 @@ tlbsim_cli(err_leaf_tlb_filter 2 STDERR "^tlbsim: tlb_sets x tlb_ways = 4194304 
            ARGS run mmap5 --iters 1 --cpus 1 -D tlb_sets=65536 -D tlb_ways=64)
 tlbsim_cli(leaf_tlb_filter_largest 0 STDOUT "^workload mmap5"
            ARGS run mmap5 --iters 1 --cpus 1 -D tlb_sets=65536 -D tlb_ways=32)
+# a broadcast TLBI's receivers slow its issuer (arm64 tlbi_recv_ns): two tasks
+# flushing in turn once starved a third whose CPU lost more time to their
+# TLBIs than passed, and the run never ended (harness config 87815, seed 1)
+tlbsim_cli(tlbi_recv_backpressure 0 STDOUT "^ops_per_sec +[1-9]"
+           ARGS run tlb_flush3 -D tlbi_recv_ns=100000 --tasks 3 --cpus 4 -w size=256K
+                --profile arm64-128 --time-limit 20)
 include(${CMAKE_CURRENT_LIST_DIR}/robust_cli.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/wis_cli.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/kbuild_cli.cmake)
