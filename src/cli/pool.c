@@ -12,6 +12,7 @@ static void run_task(struct seed_pool *p, struct seed_task *t)
 		.host_limit = p->max_memory,
 		.deadline_host_ns = p->deadline,
 		.interrupted = cli_pending_signal,
+		.interrupted_period_ns = CLI_SIGNAL_POLL_NS,
 		.trace = t->trace,
 		.progress = p->on_progress,
 		.progress_ctx = p->on_done_arg,

@@ -376,6 +376,7 @@ int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
 		s->deadline_host_ns = o->deadline_host_ns;
 		s->interrupted = o->interrupted;
 		s->interrupted_ctx = o->interrupted_ctx;
+		s->interrupted_period_ns = o->interrupted_period_ns;
 		s->stack_pool = o->stack_pool;
 	}
 	rc = oracle_attach(&ts->oracle, &ts->k, o ? o->want_kind : -1);

@@ -50,6 +50,9 @@ struct core_opts {
 	uint64_t deadline_host_ns;	/* sim_host_ns() at which to stop (0: none) */
 	int (*interrupted)(void *ctx);	/* polled: non-zero stops the run */
 	void *interrupted_ctx;
+	/* ask interrupted at most once per this much host time (0: at every
+	 * poll of the engine, every few thousand steps) */
+	uint64_t interrupted_period_ns;
 	struct sim_stack_pool *stack_pool;	/* reuse thread stacks (NULL: none) */
 	/* called with the run's simulated progress (0..1: ops done of those
 	 * expected, or simulated time of --duration) each time the engine

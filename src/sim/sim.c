@@ -425,13 +425,24 @@ static void trace_window_open(struct sim *s, void *arg, uint64_t data)
 }
 
 /* ---- stopping a long run ---- */
+/*
+ * The stop flags' poll, every SIM_POLL_PERIOD events or steps. The caller's
+ * interrupted() is asked when interrupted_period_ns of host time has passed
+ * since it was last asked (at every poll when 0): the CLI's asks the kernel
+ * for the pending signals, and a poll reads the clock (vDSO) only.
+ */
 static void sim_poll(struct sim *s)
 {
-	int sig = s->interrupted ? s->interrupted(s->interrupted_ctx) : 0;
+	const uint64_t now = s->interrupted_period_ns || s->deadline_host_ns ? sim_host_ns() : 0;
+	int sig = 0;
+	if (s->interrupted && now >= s->interrupted_next_ns) {
+		s->interrupted_next_ns = now + s->interrupted_period_ns;
+		sig = s->interrupted(s->interrupted_ctx);
+	}
 	if (sig) {
 		s->stopped = SIM_STOP_SIGNAL;
 		s->stop_signal = sig;
-	} else if (s->deadline_host_ns && sim_host_ns() >= s->deadline_host_ns)
+	} else if (s->deadline_host_ns && now >= s->deadline_host_ns)
 		s->stopped = SIM_STOP_TIME_LIMIT;
 }
 

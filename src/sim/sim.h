@@ -198,10 +198,14 @@ struct sim {
 	int error;			/* enum tlbsim_err */
 	char errmsg[TLBSIM_ERRLEN];
 	/* the caller's way to interrupt a run: a host-time deadline and a
-	 * callback (e.g. "is SIGINT pending?"), polled every few thousand steps */
+	 * callback (e.g. "is SIGINT pending?"), polled every few thousand steps,
+	 * the callback at most once per interrupted_period_ns of host time (0:
+	 * at every poll) */
 	uint64_t deadline_host_ns;	/* 0: none */
 	int (*interrupted)(void *ctx);	/* non-zero (a signal number): stop */
 	void *interrupted_ctx;
+	uint64_t interrupted_period_ns;
+	uint64_t interrupted_next_ns;	/* sim_host_ns() of its next call */
 	enum sim_stop stopped;
 	int stop_signal;		/* SIM_STOP_SIGNAL: what interrupted() returned */
 	/* host memory held by this simulation (stacks, frames, tables, kernel

@@ -88,10 +88,51 @@ static void test_partial_identity(void **state)
 			run_stopped(&cases[i], at);
 }
 
+static int count_polls(void *ctx)
+{
+	++*(int *)ctx;
+	return 0;
+}
+
+/* The rule of core_opts.interrupted_period_ns: interrupted() is asked at
+ * every poll of the engine when it is 0, and at most once per that much host
+ * time otherwise (the CLI's callback is a system call) - here a period longer
+ * than the run: asked at the first poll only. */
+static void test_interrupted_period(void **state)
+{
+	(void)state;
+	struct tlbsim_config cfg;
+	tlbsim_config_init(&cfg);
+	cfg.workload = "mmap8";
+	cfg.profile = "falkor-46";
+	cfg.threads = 4;
+	cfg.iters = 3000;
+	tlbsim_policy_apply_workload(&cfg.policy, cfg.workload);
+	char err[TLBSIM_ERRLEN];
+	struct tlbsim_resolved res;
+	if (tlbsim_resolve(&cfg, &res, err, sizeof(err)))
+		fail_msg("%s", err);
+	int polls[2] = {0, 0};
+	for (int i = 0; i < 2; i++) {
+		struct core_opts o = {.want_kind = -1, .interrupted = count_polls,
+				      .interrupted_ctx = &polls[i],
+				      .interrupted_period_ns = i ? 3600000000000ull : 0};
+		struct run_outcome out;
+		if (tlbsim_run_one(&cfg, &res, &o, &out, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(out.stopped, SIM_STOP_NONE);
+	}
+	if (polls[0] < 3)
+		fail_msg("period 0: interrupted() asked %d times, want one per poll (>= 3)",
+			 polls[0]);
+	assert_int_equal(polls[1], 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_partial_identity),
+		cmocka_unit_test(test_interrupted_period),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
