@@ -53,6 +53,18 @@ static inline bool cpumask_test(const mm_context_t *mm, int cpu)
 {
 	return (mm->cpumask[cpu / 64] >> (cpu % 64)) & 1;
 }
+/* the first CPU >= from in mm's cpumask, or -1 (cpumask_next(from - 1)) */
+static inline int cpumask_next(const struct machine *mc, const mm_context_t *mm, int from)
+{
+	for (uint32_t w = (uint32_t)from / 64; w < mc->cpumask_words; w++) {
+		uint64_t bits = mm->cpumask[w];
+		if (w == (uint32_t)from / 64)
+			bits &= ~0ull << (from % 64);
+		if (bits)
+			return (int)(w * 64 + (uint32_t)__builtin_ctzll(bits));
+	}
+	return -1;
+}
 
 static void psc_flushed(struct sim *s, int cpu)
 {
@@ -658,8 +670,11 @@ static void native_flush_tlb_multi(struct sim *s, int self, const struct flush_t
 	uint64_t finish = t0;
 	uint64_t k = 0;
 	struct ipi_round r = {0};
-	for (int c = 0; c < s->nr_cpus; c++) {
-		if (c == self || !cpumask_test(mm, c) || !x86_should_ipi(s, c, f))
+	/* for_each_cpu(c, mask): its bits in ascending order, each found from
+	 * the live word (as testing every CPU's bit in turn would see them),
+	 * with no branch per CPU outside the mask */
+	for (int c = cpumask_next(mc, mm, 0); c >= 0; c = cpumask_next(mc, mm, c + 1)) {
+		if (c == self || !x86_should_ipi(s, c, f))
 			continue;
 		k++;
 		s->m.ipi_sent++;

@@ -228,6 +228,50 @@ static void test_ipis_and_lazy(void **state)
 	run_main("x86-24", 4, NULL, ipi_main, &c);
 }
 
+/* ---- the IPI targets on a machine of more than 64 CPUs ---- */
+
+/* CPUs running the mm, around the cpumask's word boundaries */
+static const int wide_cpus[] = {1, 62, 63, 64, 65, 127, 128, 129};
+#define NWIDE ((int)(sizeof(wide_cpus) / sizeof(wide_cpus[0])))
+
+static void wide_main(struct sim *s, struct sim_thread *t)
+{
+	struct ctl *c = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	for (int i = 0; i < NWIDE; i++)
+		tsim_spawn(s, busy_thread, c, wide_cpus[i]);
+	sim_step(s, YP_USER, 100000);
+	int in_mask = 0;
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++)
+		in_mask += in_cpumask(mm, cpu);
+	assert_int_equal(in_mask, NWIDE + 1);
+	struct snap a = snap(s);
+	flush_tlb_mm_range(s, &mm->context, H, H + PG, 12, false);
+	struct xdelta d = xdiff(s, &a);
+	/* one IPI to each other CPU of the mask, whichever word holds its bit;
+	 * none to a CPU outside it */
+	assert_int_equal(d.ipi_sent, NWIDE);
+	assert_int_equal(d.ipi_received, NWIDE);
+	for (int i = 0; i < NWIDE; i++) {
+		const struct arch_cpu *ac = arch_cpu(s, wide_cpus[i]);
+		assert_int_equal(ac->ctxs[ac->loaded_mm_asid].tlb_gen, mm->context.tlb_gen);
+	}
+	assert_true(arch_cpu(s, 66)->ctxs[0].tlb_gen < mm->context.tlb_gen);
+	c->done = 1;
+	c->ran = 1;
+}
+
+/* native_flush_tlb_others [4.3] on 130 CPUs (three cpumask words): the
+ * flush IPIs reach exactly the other CPUs of mm_cpumask, those whose bits
+ * sit at either side of a word boundary included, and each handler brings
+ * its CPU's context up to the mm's tlb_gen */
+static void test_ipis_wide_mask(void **state)
+{
+	(void)state;
+	struct ctl c = {0};
+	run_main("x86-256", 130, NULL, wide_main, &c);
+}
+
 /* ---- the kvm16 profile: a one-target flush IPI as measured in the guest ---- */
 
 static void busy_sibling(struct sim *s, struct sim_thread *t)
@@ -715,6 +759,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flush_ceiling),
 		cmocka_unit_test(test_ipis_and_lazy),
+		cmocka_unit_test(test_ipis_wide_mask),
 		cmocka_unit_test(test_kvm16_ipi),
 		cmocka_unit_test(test_tlb_gen_catch_up),
 		cmocka_unit_test(test_pcid_slots),
