@@ -188,9 +188,32 @@ static struct vm_area_struct *find_vma_ref(struct mm_struct *mm, uint64_t addr)
 	return NULL;
 }
 
+/* vma_index's answer by a linear walk: the first VMA ending above addr */
+static int vma_index_ref(struct mm_struct *mm, uint64_t addr)
+{
+	int i = 0;
+	while (i < mm->nr_vmas && mm->vmas[i]->vm_end <= addr)
+		i++;
+	return i;
+}
+
+/* vma_index at the edges of every VMA and of the address space */
+static void check_vma_index(struct mm_struct *mm)
+{
+	assert_int_equal(vma_index(mm, 0), vma_index_ref(mm, 0));
+	assert_int_equal(vma_index(mm, UINT64_MAX), mm->nr_vmas);
+	for (int i = 0; i < mm->nr_vmas; i++) {
+		const struct vm_area_struct *v = mm->vmas[i];
+		uint64_t at[4] = {v->vm_start - 1, v->vm_start, v->vm_end - 1, v->vm_end};
+		for (int w = 0; w < 4; w++)
+			assert_int_equal(vma_index(mm, at[w]), vma_index_ref(mm, at[w]));
+	}
+}
+
 /* random mmaps of mixed lengths, munmaps of whole, partial and multi-VMA
  * ranges: every mmap lands where the full scan says, and find_vma (its
- * cache hit or not) answers as the walk does, in and around every mapping */
+ * cache hit or not) and vma_index's binary search answer as the walk does,
+ * in and around every mapping (0 to 64 and more VMAs) */
 static void topdown_body(struct sim *s, struct sim_thread *t)
 {
 	(void)t;
@@ -230,6 +253,7 @@ static void topdown_body(struct sim *s, struct sim_thread *t)
 			for (int w = 0; w < 3 && live[q]; w++)
 				assert_ptr_equal(find_vma(mm, at[w]), find_vma_ref(mm, at[w]));
 		}
+		check_vma_index(mm);
 	}
 }
 
