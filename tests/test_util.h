@@ -102,6 +102,24 @@ static inline struct sim *tsim_new_pool(const char *profile, int nr_cpus,
 	return s;
 }
 
+/* A run of a built-in workload as the CLI would set it up: cfg for workload
+ * on profile with threads (0: the default) and iters, its policy defaults
+ * applied, resolved into res (a failure fails the test) */
+static inline void tsim_workload_cfg(struct tlbsim_config *cfg, struct tlbsim_resolved *res,
+				     const char *workload, const char *profile, int threads,
+				     int64_t iters)
+{
+	tlbsim_config_init(cfg);
+	cfg->workload = workload;
+	cfg->profile = profile;
+	cfg->threads = threads;
+	cfg->iters = iters;
+	tlbsim_policy_apply_workload(&cfg->policy, workload);
+	char err[TLBSIM_ERRLEN];
+	if (tlbsim_resolve(cfg, res, err, sizeof(err)))
+		fail_msg("%s on %s: %s", workload, profile, err);
+}
+
 static inline struct sim *tsim_new(const char *profile, int nr_cpus, enum nested_policy nested)
 {
 	return tsim_new_p(profile, nr_cpus, nested, NULL);

@@ -166,16 +166,9 @@ static void test_zero_page_cost(void **state)
 static struct run_outcome run_mmap8(struct sim_stack_pool *pool)
 {
 	struct tlbsim_config cfg;
-	tlbsim_config_init(&cfg);
-	cfg.workload = "mmap8";
-	cfg.profile = "x86-24";
-	cfg.threads = 4;
-	cfg.iters = 50;
-	tlbsim_policy_apply_workload(&cfg.policy, cfg.workload);
-	char err[TLBSIM_ERRLEN];
 	struct tlbsim_resolved res;
-	if (tlbsim_resolve(&cfg, &res, err, sizeof(err)))
-		fail_msg("mmap8: %s", err);
+	tsim_workload_cfg(&cfg, &res, "mmap8", "x86-24", 4, 50);
+	char err[TLBSIM_ERRLEN];
 	struct core_opts o = {.want_kind = -1, .stack_pool = pool};
 	struct run_outcome out;
 	if (tlbsim_run_one(&cfg, &res, &o, &out, err, sizeof(err)))

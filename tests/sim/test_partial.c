@@ -102,16 +102,9 @@ static void test_interrupted_period(void **state)
 {
 	(void)state;
 	struct tlbsim_config cfg;
-	tlbsim_config_init(&cfg);
-	cfg.workload = "mmap8";
-	cfg.profile = "falkor-46";
-	cfg.threads = 4;
-	cfg.iters = 3000;
-	tlbsim_policy_apply_workload(&cfg.policy, cfg.workload);
-	char err[TLBSIM_ERRLEN];
 	struct tlbsim_resolved res;
-	if (tlbsim_resolve(&cfg, &res, err, sizeof(err)))
-		fail_msg("%s", err);
+	tsim_workload_cfg(&cfg, &res, "mmap8", "falkor-46", 4, 3000);
+	char err[TLBSIM_ERRLEN];
 	int polls[2] = {0, 0};
 	for (int i = 0; i < 2; i++) {
 		struct core_opts o = {.want_kind = -1, .interrupted = count_polls,
