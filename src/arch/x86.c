@@ -53,7 +53,8 @@ static inline bool cpumask_test(const mm_context_t *mm, int cpu)
 {
 	return (mm->cpumask[cpu / 64] >> (cpu % 64)) & 1;
 }
-/* the first CPU >= from in mm's cpumask, or -1 (cpumask_next(from - 1)) */
+/* the first CPU >= from in mm's cpumask, or -1: cpumask_next(from - 1,
+ * mm_cpumask(mm)) (include/linux/cpumask.h), the step of for_each_cpu */
 static inline int cpumask_next(const struct machine *mc, const mm_context_t *mm, int from)
 {
 	for (uint32_t w = (uint32_t)from / 64; w < mc->cpumask_words; w++) {

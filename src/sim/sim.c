@@ -428,8 +428,8 @@ static void trace_window_open(struct sim *s, void *arg, uint64_t data)
 /*
  * The stop flags' poll, every SIM_POLL_PERIOD events or steps. The caller's
  * interrupted() is asked when interrupted_period_ns of host time has passed
- * since it was last asked (at every poll when 0): the CLI's asks the kernel
- * for the pending signals, and a poll reads the clock (vDSO) only.
+ * since it was last asked (at every poll when 0): the CLI's callback is a
+ * system call, while reading the clock is a vDSO call.
  */
 static void sim_poll(struct sim *s)
 {
