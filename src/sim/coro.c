@@ -215,6 +215,14 @@ int coro_stack_map(struct coro_stack *st, size_t stack_size)
     return 0;
 }
 
+size_t coro_stack_skew(unsigned i)
+{
+    unsigned r = 0;
+    for (int b = 0; b < 6; b++)
+        r |= ((i >> b) & 1u) << (5 - b);
+    return (size_t)r * 64;
+}
+
 void coro_stack_unmap(struct coro_stack *st)
 {
     if (st->base)
@@ -241,7 +249,11 @@ int coro_create_on(struct coro *c, const struct coro_stack *st, void (*fn)(void 
     memset(c, 0, sizeof *c);
     char *base = st->base;
     size_t total = st->size, page = st->guard, usable = total - page;
-    char *lo = base + page, *top = base + total;
+    if (st->skew % 16 || st->skew >= usable / 2) {
+        errno = EINVAL;
+        return -1;
+    }
+    char *lo = base + page, *top = base + total - st->skew;
     asan_unpoison(lo, usable);      /* address may carry stale shadow */
 
     c->stack_base = base;

@@ -74,11 +74,21 @@ struct coro_stack {
     void *base;
     size_t size;    /* whole mapping, guard included */
     size_t guard;
+    /* bytes left unused at the mapping's top: the stack starts that far
+     * below it (a multiple of 16, under half the usable stack; 0 from
+     * coro_stack_map and coro_release). Stacks whose tops sit at the same
+     * offset in a page put their hottest frames in the same L1 sets;
+     * giving each a different skew spreads them (coro_stack_skew). */
+    size_t skew;
 };
 /* Map a stack of stack_size usable bytes (rounded up to pages) plus a guard page.
  * 0, or -1 with errno set. */
 int coro_stack_map(struct coro_stack *st, size_t stack_size);
 void coro_stack_unmap(struct coro_stack *st);
+/* A skew for the i-th of a set of stacks: the bit-reversal of i's low 6
+ * bits, in 64-byte lines, so any run of consecutive i spreads evenly over
+ * a 4 KiB page (i = 0, 1, 2, 3: 0, 2048, 1024, 3072 bytes). */
+size_t coro_stack_skew(unsigned i);
 
 /* Initialise a context representing the calling thread (main/scheduler); no stack allocated. */
 void coro_init_main(struct coro *c);

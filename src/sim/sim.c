@@ -894,14 +894,22 @@ int sim_thread_start(struct sim *s, struct sim_thread *t, thread_fn fn, void *ar
 		return TLBSIM_ENOMEM;
 	}
 	struct sim_stack_pool *pool = s->stack_pool;
+	struct coro_stack st;
 	int crc;
 	if (pool && pool->n && pool->stack_size == s->stack_size) {
-		struct coro_stack st = pool->st[--pool->n];
+		st = pool->st[--pool->n];
+		crc = 0;
+	} else
+		crc = coro_stack_map(&st, s->stack_size);
+	if (crc == 0) {
+		/* each thread's stack top at another offset in its page: the
+		 * threads' hottest frames (the switch path) would otherwise all
+		 * fall in the same L1 sets */
+		st.skew = coro_stack_skew((unsigned)t->id);
 		crc = coro_create_on(&t->co, &st, thread_trampoline, t);
 		if (crc)
 			coro_stack_unmap(&st);
-	} else
-		crc = coro_create(&t->co, s->stack_size, thread_trampoline, t);
+	}
 	if (crc != 0) {
 		t->state = TS_DONE;	/* never ran: nothing to destroy */
 		sim_fail(s, TLBSIM_ENOMEM, "cannot allocate a coroutine stack");

@@ -7,7 +7,8 @@
  * started), deep recursion with a suspension at maximum depth, longjmp
  * within a coroutine stack, two independent schedulers interleaved (flat and
  * nested), the guard page, and a stack handed from one coroutine to the
- * next (coro_release / coro_create_on), the first abandoned mid-run.
+ * next (coro_release / coro_create_on), the first abandoned mid-run, and
+ * the stack skew (coro_stack_skew, coro_stack.skew).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -505,6 +506,74 @@ static void test_stack_reuse(void **state)
     assert_null(st.base);
 }
 
+/* ---- stack skew: where a stack starts below its mapping's top ---------- */
+
+struct where {
+    struct coro *main, self;
+    uintptr_t local;
+};
+
+static void where_fn(void *arg)
+{
+    struct where *w = arg;
+    volatile char here = 0;
+    w->local = (uintptr_t)&here;
+}
+
+/* coro_stack_skew spreads any run of consecutive indices evenly over a
+ * page (bit-reversed 64-byte lines); a coroutine's frames start that far
+ * below the top; a skew off 16-byte alignment, or as large as half the
+ * usable stack, is refused. */
+static void test_stack_skew(void **state)
+{
+    (void)state;
+    assert_int_equal(coro_stack_skew(0), 0);
+    assert_int_equal(coro_stack_skew(1), 2048);
+    assert_int_equal(coro_stack_skew(2), 1024);
+    assert_int_equal(coro_stack_skew(3), 3072);
+    assert_int_equal(coro_stack_skew(64), 0);
+    uint64_t seen = 0;
+    for (unsigned i = 0; i < 64; i++) {
+        size_t k = coro_stack_skew(i);
+        assert_int_equal(k % 64, 0);
+        assert_true(k < 4096);
+        assert_false((seen >> (k / 64)) & 1);  /* 64 distinct lines */
+        seen |= 1ull << (k / 64);
+    }
+    /* the first 16 fall 256 bytes apart, in some order */
+    uint64_t lines16 = 0;
+    for (unsigned i = 0; i < 16; i++)
+        lines16 |= 1ull << (coro_stack_skew(i) / 64);
+    assert_int_equal(lines16, 0x1111111111111111ull);
+
+    struct coro m;
+    coro_init_main(&m);
+    struct coro_stack st;
+    assert_int_equal(coro_stack_map(&st, STACK), 0);
+    assert_int_equal(st.skew, 0);
+    const uintptr_t top = (uintptr_t)st.base + st.size;
+    const size_t skews[3] = {0, 1024, 3072};
+    for (int i = 0; i < 3; i++) {
+        struct where w = {.main = &m};
+        st.skew = skews[i];
+        assert_int_equal(coro_create_on(&w.self, &st, where_fn, &w), 0);
+        w.self.return_to = &m;
+        coro_switch(&m, &w.self);
+        assert_true(w.self.finished);
+        assert_true(w.local < top - skews[i]);
+        assert_true(w.local > top - skews[i] - 8192);  /* the first frames */
+        coro_release(&w.self, &st);
+        assert_int_equal(st.skew, 0);       /* released: no skew */
+    }
+    struct coro c;
+    st.skew = 1000;                         /* not a multiple of 16 */
+    assert_int_equal(coro_create_on(&c, &st, where_fn, NULL), -1);
+    st.skew = (st.size - st.guard) / 2;     /* half the usable stack */
+    assert_int_equal(coro_create_on(&c, &st, where_fn, NULL), -1);
+    st.skew = 0;
+    coro_stack_unmap(&st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_nested_schedulers),
         cmocka_unit_test(test_guard_page),
         cmocka_unit_test(test_stack_reuse),
+        cmocka_unit_test(test_stack_skew),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
