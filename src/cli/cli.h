@@ -117,6 +117,9 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_parse_time_limit(const char *v, uint64_t *ms);
 /* The same with another exit code. */
 int cli_error_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* v as a decimal integer in [lo, hi] into *out: 0, or EXIT_USAGE after a
+ * one-line error naming the option (name) */
+int cli_parse_uint(const char *name, const char *v, uint64_t lo, uint64_t hi, uint64_t *out);
 /* Print s to f with control characters and invalid UTF-8 escaped. */
 void cli_put_sanitized(FILE *f, const char *s);
 

@@ -12,10 +12,15 @@
  * `expect violation K` clause gets ten times that, since its search stops
  * at K (so the extra costs nothing while the model is right, and a slow
  * host - ASan, a loaded CI machine - does not turn it into a FAIL).
+ *
+ * With -j J, up to J files are checked at once on host threads (each check
+ * owns its simulations); the lines still come out in file order, each as
+ * soon as the files before it are done.
  */
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,6 +37,21 @@ struct test_case {
 	char msg[2048];
 	double secs;
 	FILE *detail;		/* --verbose: one line per clause, or NULL */
+	char *dbuf;		/* what detail wrote */
+	size_t dlen;
+	bool done;		/* status, msg and dbuf are final (-j: under lock) */
+};
+
+/* The files of one `tlbsim test`, checked by jobs host threads. */
+struct test_run {
+	struct test_case *tc;
+	size_t n;
+	size_t next;		/* the next file to start (under lock) */
+	bool stop;		/* a signal came: start no more (under lock) */
+	uint64_t ms;
+	bool ms_given, verbose;
+	pthread_mutex_t lock;
+	pthread_cond_t done_cv;	/* a file is done */
 };
 
 struct path_list {
@@ -216,6 +236,47 @@ static int run_file(struct test_case *tc, uint64_t cli_ms, bool cli_ms_given)
 	return status;
 }
 
+/* check file i; its lines are then in tc[i] */
+static void test_one(struct test_run *r, size_t i)
+{
+	struct test_case *tc = &r->tc[i];
+	tc->detail = r->verbose ? open_memstream(&tc->dbuf, &tc->dlen) : NULL;
+	tc->status = run_file(tc, r->ms, r->ms_given);
+	if (tc->detail)
+		fclose(tc->detail);
+	tc->detail = NULL;
+}
+
+static void *test_worker(void *arg)
+{
+	struct test_run *r = arg;
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop && r->next < r->n) {
+		size_t i = r->next++;
+		pthread_mutex_unlock(&r->lock);
+		test_one(r, i);
+		pthread_mutex_lock(&r->lock);
+		r->tc[i].done = true;
+		if (cli_pending_signal(NULL))
+			r->stop = true;
+		pthread_cond_broadcast(&r->done_cv);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+/* Wait until file i is done (true), or will never start: a signal stopped
+ * the starts before it (false). */
+static bool wait_file(struct test_run *r, size_t i)
+{
+	pthread_mutex_lock(&r->lock);
+	while (!r->tc[i].done && !(r->stop && i >= r->next))
+		pthread_cond_wait(&r->done_cv, &r->lock);
+	bool done = r->tc[i].done;
+	pthread_mutex_unlock(&r->lock);
+	return done;
+}
+
 static void xml_escaped(FILE *f, const char *s)
 {
 	for (; *s; s++) {
@@ -279,7 +340,7 @@ static int write_junit(const char *path, const struct test_case *tc, size_t n, i
 
 static void test_help(FILE *f)
 {
-	fprintf(f, "usage: tlbsim test PATH... [--time-limit S] [--junit FILE] [-v]\n\n"
+	fprintf(f, "usage: tlbsim test PATH... [--time-limit S] [-j J] [--junit FILE] [-v]\n\n"
 		   "Check every scenario file (*.tlbs) under the paths (directories are searched\n"
 		   "recursively) against its expect clauses (docs/scenarios.md): each clause is a\n"
 		   "`tlbsim check FILE` with the clause's knobs and parameters. Prints one line per\n"
@@ -290,6 +351,10 @@ static void test_help(FILE *f)
 		   "                   allowed (0.001..86400; default: the file's time_limit,\n"
 		   "                   else 2); an expect violation clause,\n"
 		   "                   which stops when it finds the violation, gets 10 x S\n"
+		   "  -j, --jobs J     check up to J files at once on host threads (1..1024,\n"
+		   "                   default 1); the lines keep the files' order. Each clause\n"
+		   "                   keeps its host-time budget, so use at most the host's\n"
+		   "                   idle CPUs\n"
 		   "  --junit FILE     also write the results as JUnit XML to FILE\n"
 		   "  -v, --verbose    under each file, a line per clause: the invariant found (or\n"
 		   "                   nothing), after how many schedules, in how many host seconds\n"
@@ -303,6 +368,7 @@ int cmd_test(int argc, char **argv)
 	uint64_t ms = 0;
 	bool ms_given = false;
 	bool verbose = false;
+	uint64_t jobs = 1;
 	int rc = 0;
 	int npaths = 0;
 	for (int i = 1; i < argc; i++) {
@@ -311,12 +377,18 @@ int cmd_test(int argc, char **argv)
 			test_help(stdout);
 			goto out;
 		}
-		if (strcmp(a, "--time-limit") == 0 || strcmp(a, "--junit") == 0) {
+		if (strcmp(a, "--time-limit") == 0 || strcmp(a, "--junit") == 0 ||
+		    strcmp(a, "--jobs") == 0 || strcmp(a, "-j") == 0) {
 			if (i + 1 >= argc) {
 				rc = cli_error("test: %s needs a value", a);
 				goto out;
 			}
 			const char *v = argv[++i];
+			if (a[1] == 'j' || strcmp(a, "--jobs") == 0) {
+				if ((rc = cli_parse_uint(a, v, 1, 1024, &jobs)))
+					goto out;
+				continue;
+			}
 			if (a[2] == 'j') {
 				if (!*v) {
 					rc = cli_error("--junit: want a file name");
@@ -370,24 +442,41 @@ int cmd_test(int argc, char **argv)
 		rc = cli_error_code(EXIT_INTERNAL, "out of memory");
 		goto out;
 	}
+	for (size_t i = 0; i < files.n; i++)
+		tc[i].path = files.v[i];
+	/* SIGINT/SIGTERM blocked here, so in the workers too: each check polls */
 	cli_block_signals();
+	struct test_run run = {.tc = tc, .n = files.n, .ms = ms, .ms_given = ms_given,
+			       .verbose = verbose};
+	pthread_t th[64];
+	int started = 0;
+	if (jobs > 1) {
+		pthread_mutex_init(&run.lock, NULL);
+		pthread_cond_init(&run.done_cv, NULL);
+		size_t want = jobs < files.n ? (size_t)jobs : files.n;
+		if (want > 64)
+			want = 64;
+		for (size_t k = 0; k < want; k++) {
+			if (pthread_create(&th[started], NULL, test_worker, &run))
+				break;	/* fewer threads: the others do the work */
+			started++;
+		}
+	}
 	int passed = 0, failed = 0, errors = 0;
 	size_t done = 0;
 	for (size_t i = 0; i < files.n; i++) {
+		if (started) {
+			if (!wait_file(&run, i))
+				break;
+		} else
+			test_one(&run, i);
 		done = i + 1;
-		tc[i].path = files.v[i];
-		char *dbuf = NULL;
-		size_t dlen = 0;
-		tc[i].detail = verbose ? open_memstream(&dbuf, &dlen) : NULL;
-		tc[i].status = run_file(&tc[i], ms, ms_given);
-		if (tc[i].detail)
-			fclose(tc[i].detail);
-		tc[i].detail = NULL;
 		static const char *const tag[] = {"ok", "FAIL", "ERROR"};
 		printf("%-5s %s\n", tag[tc[i].status], tc[i].msg);
-		if (dbuf)
-			fputs(dbuf, stdout);
-		free(dbuf);
+		if (tc[i].dbuf)
+			fputs(tc[i].dbuf, stdout);
+		free(tc[i].dbuf);
+		tc[i].dbuf = NULL;
 		fflush(stdout);
 		if (tc[i].status == 0)
 			passed++;
@@ -395,8 +484,19 @@ int cmd_test(int argc, char **argv)
 			failed++;
 		else
 			errors++;
-		if (cli_pending_signal(NULL))
+		if (!started && cli_pending_signal(NULL))
 			break;
+	}
+	if (jobs > 1) {
+		pthread_mutex_lock(&run.lock);
+		run.stop = true;	/* nothing left to start (or a signal) */
+		pthread_mutex_unlock(&run.lock);
+		for (int k = 0; k < started; k++)
+			pthread_join(th[k], NULL);
+		for (size_t i = done; i < files.n; i++)
+			free(tc[i].dbuf);
+		pthread_cond_destroy(&run.done_cv);
+		pthread_mutex_destroy(&run.lock);
 	}
 	printf("%d passed, %d failed\n", passed, failed + errors);
 	rc = failed + errors ? EXIT_VIOLATION : 0;

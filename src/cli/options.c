@@ -235,7 +235,7 @@ uint64_t cli_default_max_memory(void)
 /* ---- parsing ---- */
 
 /* A non-negative decimal integer: digits only (no sign, no spaces). */
-static int parse_uint(const char *name, const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
+int cli_parse_uint(const char *name, const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	uint64_t x = 0;
 	const char *p = v;
@@ -294,7 +294,7 @@ static int add_override(struct tlbsim_config *cfg, const char *arg, int reserve)
 	if (id < 0)
 		return cli_error("-D: unknown parameter '%s' (see tlbsim list params)", k);
 	snprintf(name, sizeof(name), "-D %s", k);
-	if (parse_uint(name, val, 0, INT64_MAX, &v))
+	if (cli_parse_uint(name, val, 0, INT64_MAX, &v))
 		return EXIT_USAGE;
 	/* a later -D of the same parameter replaces the earlier one */
 	for (int i = 0; i < cfg->noverrides; i++)
@@ -734,20 +734,20 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			o->cfg.profile = optarg;
 			break;
 		case O_CPUS:
-			if (parse_uint("--cpus", optarg, 1, 1024, &v))
+			if (cli_parse_uint("--cpus", optarg, 1, 1024, &v))
 				return EXIT_USAGE;
 			o->cfg.cpus = (int)v;
 			o->cpus_given = true;
 			break;
 		case O_THREADS:
-			if (parse_uint(longindex >= 0 && strcmp(longopts[longindex].name, "tasks") == 0
+			if (cli_parse_uint(longindex >= 0 && strcmp(longopts[longindex].name, "tasks") == 0
 					       ? "--tasks" : "--threads", optarg, 1, 4096, &v))
 				return EXIT_USAGE;
 			o->cfg.threads = (int)v;
 			o->threads_given = true;
 			break;
 		case O_ITERS:
-			if (parse_uint("--iters", optarg, 1, 1000000000, &v))
+			if (cli_parse_uint("--iters", optarg, 1, 1000000000, &v))
 				return EXIT_USAGE;
 			o->cfg.iters = (int64_t)v;
 			o->iters_given = true;
@@ -762,7 +762,7 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			o->metric = optarg;
 			break;
 		case O_PERTURB:
-			if (parse_uint("--perturb", optarg, 1, 90, &v))
+			if (cli_parse_uint("--perturb", optarg, 1, 90, &v))
 				return EXIT_USAGE;
 			o->perturb_pct = (int)v;
 			break;
@@ -805,17 +805,17 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			o->cfg.kernel = optarg;
 			break;
 		case O_SEEDS:
-			if (parse_uint("--seeds", optarg, 1, 1000, &v))
+			if (cli_parse_uint("--seeds", optarg, 1, 1000, &v))
 				return EXIT_USAGE;
 			o->seeds = (int)v;
 			break;
 		case O_JOBS:
-			if (parse_uint("--jobs", optarg, 1, 1024, &v))
+			if (cli_parse_uint("--jobs", optarg, 1, 1024, &v))
 				return EXIT_USAGE;
 			o->jobs = (int)v;
 			break;
 		case O_SEED:
-			if (parse_uint("--seed", optarg, 0, INT64_MAX, &v))
+			if (cli_parse_uint("--seed", optarg, 0, INT64_MAX, &v))
 				return EXIT_USAGE;
 			o->cfg.seed = v;
 			o->seed_given = true;
@@ -882,17 +882,17 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 				return cli_error("--strategy %s: want random, pct or dfs", optarg);
 			break;
 		case O_RUNS:
-			if (parse_uint("--runs", optarg, 1, 1000000000, &v))
+			if (cli_parse_uint("--runs", optarg, 1, 1000000000, &v))
 				return EXIT_USAGE;
 			o->runs = v;
 			break;
 		case O_DEPTH:
-			if (parse_uint("--depth", optarg, 1, 16, &v))
+			if (cli_parse_uint("--depth", optarg, 1, 16, &v))
 				return EXIT_USAGE;
 			o->depth = (int)v;
 			break;
 		case O_MAX_STEPS:
-			if (parse_uint("--max-steps", optarg, 100, 1000000000, &v))
+			if (cli_parse_uint("--max-steps", optarg, 100, 1000000000, &v))
 				return EXIT_USAGE;
 			o->max_steps = v;
 			break;
@@ -1020,15 +1020,15 @@ int cli_config_set(struct tlbsim_config *cfg, const char *key, const char *value
 	uint64_t v;
 	snprintf(name, sizeof(name), "--grid %s", key);
 	if (strcmp(key, "threads") == 0 || strcmp(key, "tasks") == 0) {
-		if (parse_uint(name, value, 1, 4096, &v))
+		if (cli_parse_uint(name, value, 1, 4096, &v))
 			return EXIT_USAGE;
 		cfg->threads = (int)v;
 	} else if (strcmp(key, "cpus") == 0) {
-		if (parse_uint(name, value, 1, 1024, &v))
+		if (cli_parse_uint(name, value, 1, 1024, &v))
 			return EXIT_USAGE;
 		cfg->cpus = (int)v;
 	} else if (strcmp(key, "iters") == 0) {
-		if (parse_uint(name, value, 1, 1000000000, &v))
+		if (cli_parse_uint(name, value, 1, 1000000000, &v))
 			return EXIT_USAGE;
 		cfg->iters = (int64_t)v;
 	} else if (strcmp(key, "profile") == 0) {
@@ -1047,7 +1047,7 @@ int cli_config_set(struct tlbsim_config *cfg, const char *key, const char *value
 		if (param_lookup(key + 2) < 0)
 			return cli_error("--grid %s: unknown cost parameter '%s' (tlbsim list params)",
 					 key, key + 2);
-		if (parse_uint(name, value, 0, INT64_MAX, &v))
+		if (cli_parse_uint(name, value, 0, INT64_MAX, &v))
 			return EXIT_USAGE;
 		snprintf(kv, sizeof(kv), "%s=%s", key + 2, value);
 		if (add_override(cfg, kv, 0))

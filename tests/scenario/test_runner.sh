@@ -4,6 +4,8 @@
 #     a file that does not parse: one line each (ok / FAIL with the clause and
 #     the violation / ERROR with FILE:LINE:COL), "1 passed, 2 failed", exit 1,
 #     and JUnit XML with one failure and one error;
+#   - -j 2 and -j 8 print the same lines in the same order, exit the same
+#     and write the same JUnit XML (times aside);
 #   - a wrong `expect violation` (nothing found) is a FAIL too;
 #   - -v adds a line per clause: the invariant found or nothing, schedules,
 #     host seconds;
@@ -42,6 +44,18 @@ cases = s.findall("testcase")
 assert [c.find("failure") is not None for c in cases] == [False, False, True], "failure"
 assert [c.find("error") is not None for c in cases] == [False, True, False], "error"
 PY
+# -j: the same lines in the same (file) order, the same exit status, the
+# same JUnit XML; -j larger than the number of files too
+for j in 2 8; do
+	"$bin" test "$tmp/d" --time-limit 1 -j $j --junit "$tmp/j$j.xml" >"$tmp/outj" 2>"$tmp/errj"
+	rc=$?
+	[ $rc = 1 ] || bad "-j $j: exit $rc, want 1"
+	cmp -s "$tmp/out" "$tmp/outj" || bad "-j $j: other lines: $(cat "$tmp/outj")"
+	[ -s "$tmp/errj" ] && bad "-j $j: stderr not empty: $(cat "$tmp/errj")"
+	sed 's/time="[0-9.]*"//g' "$tmp/j.xml" >"$tmp/jx1"
+	sed 's/time="[0-9.]*"//g' "$tmp/j$j.xml" >"$tmp/jx2"
+	cmp -s "$tmp/jx1" "$tmp/jx2" || bad "-j $j: other JUnit XML"
+done
 # a violation expected and not found
 sed 's/^expect clean$/expect violation I2/' "$dir/lazy_tables.tlbs" >"$tmp/none.tlbs"
 "$bin" test "$tmp/none.tlbs" --time-limit 1 >"$tmp/out" 2>&1
@@ -59,7 +73,8 @@ sed -n 2p "$tmp/out" | grep -Eq "^      expect clean: nothing in [1-9][0-9]* sch
 sed -n 3p "$tmp/out" | grep -Eq "^      expect violation I1 with x86_lazy=never: I1 after [1-9][0-9]* schedule\(s\), [0-9.]+ s$" ||
 	bad "-v: no line for the violation clause"
 # usage
-for args in "" "$tmp/nosuch" "--time-limit 0 $dir" "--bogus $dir" "$tmp/d/ignored.txt/"; do
+for args in "" "$tmp/nosuch" "--time-limit 0 $dir" "--bogus $dir" "$tmp/d/ignored.txt/" \
+	"-j 0 $dir" "--jobs x $dir" "-j 1025 $dir" "$dir -j"; do
 	"$bin" test $args >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	[ $rc = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] ||
