@@ -112,11 +112,11 @@ char *cli_replay_command(const struct cli_opts *o, const char *token);
 /* One line on stderr: "tlbsim: <message>", control and non-UTF-8 bytes
  * escaped. Returns EXIT_USAGE. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* cli_error with another exit code. */
+int cli_error_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* --time-limit's value (host seconds, decimals allowed) in ms: 0, or the
  * error printed and 2 returned */
 int cli_parse_time_limit(const char *v, uint64_t *ms);
-/* The same with another exit code. */
-int cli_error_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* v as a decimal integer in [lo, hi] into *out: 0, or EXIT_USAGE after a
  * one-line error naming the option (name) */
 int cli_parse_uint(const char *name, const char *v, uint64_t lo, uint64_t hi, uint64_t *out);
