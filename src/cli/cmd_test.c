@@ -402,6 +402,12 @@ int cmd_test(int argc, char **argv)
 			ms_given = true;
 			continue;
 		}
+		/* -jN and --jobs=N, as the other commands take them */
+		if ((strncmp(a, "-j", 2) == 0 && a[2]) || strncmp(a, "--jobs=", 7) == 0) {
+			if ((rc = cli_parse_uint("--jobs", a + (a[1] == 'j' ? 2 : 7), 1, 1024, &jobs)))
+				goto out;
+			continue;
+		}
 		if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
 			verbose = true;
 			continue;

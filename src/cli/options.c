@@ -741,7 +741,7 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			break;
 		case O_THREADS:
 			if (cli_parse_uint(longindex >= 0 && strcmp(longopts[longindex].name, "tasks") == 0
-					       ? "--tasks" : "--threads", optarg, 1, 4096, &v))
+						   ? "--tasks" : "--threads", optarg, 1, 4096, &v))
 				return EXIT_USAGE;
 			o->cfg.threads = (int)v;
 			o->threads_given = true;

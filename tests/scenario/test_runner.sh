@@ -47,7 +47,9 @@ PY
 # -j: the same lines in the same (file) order, the same exit status, the
 # same JUnit XML; -j larger than the number of files too
 for j in 2 8; do
-	"$bin" test "$tmp/d" --time-limit 1 -j $j --junit "$tmp/j$j.xml" >"$tmp/outj" 2>"$tmp/errj"
+	# -j 2 as two words, -j8 as one
+	jopt="-j $j"; [ $j = 8 ] && jopt=-j8
+	"$bin" test "$tmp/d" --time-limit 1 $jopt --junit "$tmp/j$j.xml" >"$tmp/outj" 2>"$tmp/errj"
 	rc=$?
 	[ $rc = 1 ] || bad "-j $j: exit $rc, want 1"
 	cmp -s "$tmp/out" "$tmp/outj" || bad "-j $j: other lines: $(cat "$tmp/outj")"
@@ -74,7 +76,7 @@ sed -n 3p "$tmp/out" | grep -Eq "^      expect violation I1 with x86_lazy=never:
 	bad "-v: no line for the violation clause"
 # usage
 for args in "" "$tmp/nosuch" "--time-limit 0 $dir" "--bogus $dir" "$tmp/d/ignored.txt/" \
-	"-j 0 $dir" "--jobs x $dir" "-j 1025 $dir" "$dir -j"; do
+	"-j 0 $dir" "--jobs x $dir" "-j 1025 $dir" "$dir -j" "-j0 $dir" "--jobs= $dir"; do
 	"$bin" test $args >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	[ $rc = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] ||
