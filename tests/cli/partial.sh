@@ -17,6 +17,8 @@
 #     to 1024 CPUs) stops at --time-limit and at SIGINT: the limit used to be
 #     looked at only on threads' steps, and entities ran between them for
 #     minutes.
+#  8. test -j 2 under SIGINT: both running files are interrupted, the files
+#     not started never run, the summary is printed, exit 130.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -105,6 +107,16 @@ grep -q "time-limit) ended the search" "$tmp/out" || failmsg "wide check: the su
 start=$(date +%s)
 signal_run INT 130 table "${wide[@]}" --time-limit 600
 [ $(( $(date +%s) - start )) -le 20 ] || failmsg "wide check SIGINT: took more than 20 s"
+# test -j 2: SIGINT stops both running checks (their lines say interrupted)
+# and starts no more files; the summary is printed, exit 130, within seconds
+mkdir -p "$tmp/scen"
+scen=$(dirname "$0")/../../scenarios
+for i in 1 2 3 4; do cp "$scen/mmap8.tlbs" "$tmp/scen/s$i.tlbs"; done
+start=$(date +%s)
+signal_run INT 130 table test "$tmp/scen" -j 2 --time-limit 600
+[ $(( $(date +%s) - start )) -le 20 ] || failmsg "test -j 2 SIGINT: took more than 20 s"
+[ "$(grep -c ': interrupted$' "$tmp/out")" = 2 ] || failmsg "test -j 2 SIGINT: want 2 interrupted lines: $(cat "$tmp/out")"
+tail -1 "$tmp/out" | grep -q "^0 passed, 2 failed$" || failmsg "test -j 2 SIGINT: summary: $(tail -1 "$tmp/out")"
 if [ $fail = 0 ]; then
 	echo "partial: PASS"
 	exit 0
