@@ -156,7 +156,7 @@ inv_dense(struct hw *hw, struct tcache *tc, const struct inv_op *op, bool leaf)
 	for (uint32_t i = tc->ndense; i-- > 0;) {
 		struct tc_entry *e = &tc->e[tc->dense[i]];
 		if (leaf ? leaf_matches(hw, op, e) : walk_matches(hw, op, e)) {
-			tc_remove(hw, tc, e);
+			tc_remove_inline_k(hw, tc, e, kind);
 			removed++;
 		}
 	}

@@ -195,8 +195,12 @@ void hw_access(struct hw *hw, int cpu, uint32_t root, uint32_t tag, uint64_t va,
 				((pte_t *)tab)[idx] = ne;
 			if (write && !(e & PTE_DIRTY) && hw->hooks && hw->hooks->pte_dirtied)
 				hw->hooks->pte_dirtied(hw->hooks_ctx, pte_pfn(e));
-			(leaf_miss ? tc_fill_miss : tc_fill)(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
-							     (uint8_t)(ne & (PTE_WRITE | PTE_DIRTY)));
+			if (leaf_miss)
+				tc_fill_miss_k(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
+					       (uint8_t)(ne & (PTE_WRITE | PTE_DIRTY)), fslot, TC_LEAF);
+			else
+				tc_fill(hw, &hc->tlb, vpn, leaf, tag, pte_pfn(e),
+					(uint8_t)(ne & (PTE_WRITE | PTE_DIRTY)));
 			return;
 		}
 		pte_t ne = e;
