@@ -82,6 +82,9 @@ struct run_outcome {
 	enum sim_stop stopped;		/* the run ended early (partial) */
 	int stop_signal;
 	uint64_t steps;
+	/* host side, not results: threads started, and coroutine stacks
+	 * mapped for them (the others came from the pool) */
+	uint64_t threads, stacks_mapped;
 };
 
 /*

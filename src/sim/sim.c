@@ -899,8 +899,10 @@ int sim_thread_start(struct sim *s, struct sim_thread *t, thread_fn fn, void *ar
 	if (pool && pool->n && pool->stack_size == s->stack_size) {
 		st = pool->st[--pool->n];
 		crc = 0;
-	} else
+	} else {
 		crc = coro_stack_map(&st, s->stack_size);
+		s->stacks_mapped++;
+	}
 	if (crc == 0) {
 		/* each thread's stack top at another offset in its page: the
 		 * threads' hottest frames (the switch path) would otherwise all

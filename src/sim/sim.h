@@ -191,6 +191,7 @@ struct sim {
 	int64_t jit_tab[SIM_JIT_LEVELS];
 	size_t stack_size;
 	struct sim_stack_pool *stack_pool;	/* NULL: map and unmap each stack */
+	uint64_t stacks_mapped;		/* host: stacks mapped, not taken from the pool */
 	uint64_t exit_at;		/* latest thread exit, its charged time included */
 	/* latest end of a handler run on an idle CPU (sim_steal_at): its sys
 	 * time has elapsed by then, so the run lasts at least that long */

@@ -162,7 +162,8 @@ static void test_zero_page_cost(void **state)
 	}
 }
 
-/* one mmap8 run of 4 threads x 50 iterations on x86-24 (pool: NULL or one) */
+/* one mmap8 run of 4 threads x 50 iterations on x86-24 (pool: the caller's, or
+ * NULL: the run keeps its own for itself) */
 static struct run_outcome run_mmap8(struct sim_stack_pool *pool)
 {
 	struct tlbsim_config cfg;
@@ -204,6 +205,49 @@ static void test_frame_range_pooled(void **state)
 	free(pool);
 }
 
+/* A run whose caller keeps no pool (tlbsim_run_one's own): the stack of a
+ * thread that ended is the next new thread's, so a kernel build of many
+ * short tasks maps about as many stacks as tasks run at once, not one per
+ * task; the results are a pooled run's. */
+static void test_run_reuses_stacks(void **state)
+{
+	(void)state;
+	struct tlbsim_config cfg;
+	struct tlbsim_resolved res;
+	/* 4 job slots x 40 jobs, short ones on small working sets, each job
+	 * sh -c -> gcc -> cc1 (three tasks) */
+	tsim_workload_cfg(&cfg, &res, "kbuild", "x86-24", 4, 40);
+	const char *w[][2] = {{"job_ms", "1"}, {"ws_pages", "4"}};
+	for (int i = 0; i < 2; i++) {
+		snprintf(cfg.wparams[i].name, sizeof(cfg.wparams[i].name), "%s", w[i][0]);
+		snprintf(cfg.wparams[i].value, sizeof(cfg.wparams[i].value), "%s", w[i][1]);
+	}
+	cfg.nwparams = 2;
+	char err[TLBSIM_ERRLEN];
+	if (tlbsim_resolve(&cfg, &res, err, sizeof(err)))
+		fail_msg("kbuild: %s", err);
+	struct core_opts o = {.want_kind = -1};
+	struct run_outcome own, pooled;
+	if (tlbsim_run_one(&cfg, &res, &o, &own, err, sizeof(err)))
+		fail_msg("kbuild: %s", err);
+	struct sim_stack_pool *pool = calloc(1, sizeof(*pool));
+	assert_non_null(pool);
+	o.stack_pool = pool;
+	if (tlbsim_run_one(&cfg, &res, &o, &pooled, err, sizeof(err)))
+		fail_msg("kbuild: %s", err);
+	sim_stack_pool_free(pool);
+	free(pool);
+	print_message("kbuild: %llu threads, %llu stacks mapped\n",
+		      (unsigned long long)own.threads, (unsigned long long)own.stacks_mapped);
+	assert_true(own.threads >= 100);
+	assert_true(own.stacks_mapped * 10 <= own.threads);
+	assert_int_equal(pooled.stacks_mapped, own.stacks_mapped);
+	assert_int_equal(pooled.threads, own.threads);
+	assert_int_equal(pooled.m.wall_ns, own.m.wall_ns);
+	assert_int_equal(pooled.m.ops, own.m.ops);
+	assert_int_equal(pooled.steps, own.steps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_zero_page_cost),
 		cmocka_unit_test(test_zap_survives_frame_growth),
 		cmocka_unit_test(test_frame_range_pooled),
+		cmocka_unit_test(test_run_reuses_stacks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
