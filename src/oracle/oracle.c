@@ -360,7 +360,10 @@ static bool check_frame(struct oracle *o, uint32_t f, const char *when)
 		if (ctx && (ctx->ctx_id != of->map_ctx_id || !ctx->live))
 			return false;
 	}
-	for (int c = 0; c < s->nr_cpus; c++) {
+	/* the entries holding f not seen yet (tlb_refs counts every one, of
+	 * every cache): at 0 the rest of the machine holds none */
+	uint32_t left = fr->tlb_refs;
+	for (int c = 0; c < s->nr_cpus && left; c++) {
 		struct hw_cpu *hc = &hw->cpu[c];
 		if (ctx && !cpu_may_reach_ctx(o, c, ctx))
 			continue;
@@ -368,9 +371,10 @@ static bool check_frame(struct oracle *o, uint32_t f, const char *when)
 			struct tcache *tc = which ? &hc->wc : &hc->tlb;
 			for (uint32_t i = 0; i < tc->ndense; i++) {
 				const struct tc_entry *e = &tc->e[tc->dense[i]];
-				if (e->frame != f || e->gen != fr->gen)
+				if (e->frame != f)
 					continue;
-				if (!entry_reachable(o, c, e, which == 1))
+				left--;
+				if (e->gen != fr->gen || !entry_reachable(o, c, e, which == 1))
 					continue;
 				char ent[160];
 				describe_entry(hw, c, e, which == 1, ent, sizeof(ent));
@@ -1036,6 +1040,19 @@ static void on_kernel_flush_done(void *ctx, uint64_t start, uint64_t end, bool a
 	}
 }
 
+/* The first bit >= from set in both a and b (words words each), or -1. */
+static inline int cpumask_next_and(const uint64_t *a, const uint64_t *b, uint32_t words, int from)
+{
+	for (uint32_t w = (uint32_t)from / 64; w < words; w++) {
+		uint64_t bits = a[w] & b[w];
+		if (w == (uint32_t)from / 64)
+			bits &= ~0ull << (from % 64);
+		if (bits)
+			return (int)(w * 64 + (uint32_t)__builtin_ctzll(bits));
+	}
+	return -1;
+}
+
 /* I5: a kernel PTE for va is about to map frame f. The VA may be mapped
  * again only after a completed flush that covers its old translation (the
  * flush must precede the reuse); a CPU that still caches the old
@@ -1053,10 +1070,15 @@ static void on_kernel_mapped(void *ctx, uint64_t va, uint32_t f)
 	bool unflushed = kclr_find(o, va, &slot);
 	if (unflushed)
 		kclr_del(o, va);
-	for (int c = 0; c < s->nr_cpus; c++) {
+	/* the CPUs whose leaf TLB is not empty and whose filter may hold
+	 * (vpn, global), ascending: the rows of hw.tlb_busy and hw.tlb_slotcpus
+	 * (every CPU's filter has the same slots), not each CPU's cache */
+	const uint32_t W = hw->cpu_words;
+	const uint64_t *row = hw->tlb_slotcpus +
+			      (size_t)tc_filt_slot(&hw->cpu[0].tlb, vpn, TC_TAG_GLOBAL) * W;
+	for (int c = cpumask_next_and(hw->tlb_busy, row, W, 0); c >= 0;
+	     c = cpumask_next_and(hw->tlb_busy, row, W, c + 1)) {
 		const struct tcache *tc = &hw->cpu[c].tlb;
-		if (!tc->ndense || !tc_filt_maybe(tc, vpn, TC_TAG_GLOBAL))
-			continue;
 		const struct tc_entry *e = tc_peek(tc, vpn, hw->geom.levels - 1, TC_TAG_GLOBAL);
 		if (!e || (e->frame == f && e->gen == nf->gen))
 			continue;

@@ -261,6 +261,79 @@ static void test_i1_data_quiet_after_invalidation(void **state)
 	}
 }
 
+/* Rule (check_frame's scan): the scan of the CPUs for a freed frame's
+ * entries stops only once it has seen every entry holding the frame
+ * (frame.tlb_refs): an entry from the frame's earlier life (an older gen) on
+ * a CPU scanned first does not end it before the reachable entry on a later
+ * CPU. falkor-46: the mm's ASID is the same on every CPU, so CPU 0, which
+ * holds entries of it, is scanned. */
+static void i1_after_stale_body(struct sim *s, struct sim_thread *t)
+{
+	struct one *o = t->arg;
+	struct hw *hw = hw_of(s);
+	uint64_t a = map_and_write(s);
+	uint32_t tag = machine_of(s)->arch->user_tag(s, t->cpu);
+	uint32_t f = pte_pfn(*hw_pte_lookup(hw, task_of(t)->mm->pgd, a));
+	struct frame *fr = frame_of(hw, f);
+	/* CPU 0: an entry of f filled before f's last reuse */
+	uint64_t vpn = a >> hw->geom.page_shift;
+	tc_fill(hw, &hw->cpu[0].tlb, vpn + 1, leaf_depth(s), tag, f, 0);
+	struct tc_entry *old = tc_lookup(&hw->cpu[0].tlb, vpn + 1, leaf_depth(s), tag);
+	assert_non_null(old);
+	old->gen = fr->gen - 1;
+	assert_int_equal(fr->tlb_refs, 2);	/* CPU 0's old one, CPU 1's */
+	assert_int_equal(clear_pte(s, task_of(t)->mm, a), f);
+	fr->refcount--;
+	frame_free(hw, f);
+	o->va = a;
+	o->frame = f;
+	o->ran = 1;
+}
+
+static void test_i1_found_past_an_older_entry(void **state)
+{
+	(void)state;
+	struct one o = {0};
+	struct sim *s;
+	run_one("falkor-46", 4, i1_after_stale_body, &o, 1, &s, NULL);
+	assert_violation(s, INV_I1);
+	assert_int_equal(tsim_violation(s)->cpu, 1);
+	assert_int_equal(tsim_violation(s)->frame, o.frame);
+	assert_true(tsim_violation(s)->va == o.va);
+	tsim_free(s);
+}
+
+/* Rule (I5, on_kernel_mapped): mapping a kernel VA again while some CPU's
+ * TLB still holds a global entry of its old translation is I5, on whichever
+ * CPU holds it: the first CPU, and one past the first 64 (the CPU bitmaps'
+ * second word). */
+static void test_i5_on_any_cpu(void **state)
+{
+	(void)state;
+	static const int cpus[][2] = {{4, 0}, {4, 3}, {130, 0}, {130, 64}, {130, 129}};
+	for (size_t i = 0; i < sizeof(cpus) / sizeof(cpus[0]); i++) {
+		struct sim *s = tsim_new("x86-24", cpus[i][0], NESTED_FULLMM);
+		struct hw *hw = hw_of(s);
+		int c = cpus[i][1];
+		uint64_t va = 0xffffc90000010000ull;
+		uint32_t oldf = frame_alloc(hw, FRAME_DATA, 0), newf = frame_alloc(hw, FRAME_DATA, 0);
+		uint64_t vpn = va >> hw->geom.page_shift;
+		/* unrelated global entries on other CPUs, at other VAs */
+		for (int k = 0; k < cpus[i][0]; k += 7)
+			if (k != c)
+				tc_fill(hw, &hw->cpu[k].tlb, vpn + 1 + (uint64_t)k, leaf_depth(s),
+					TC_TAG_GLOBAL, oldf, 0);
+		kernel_of(s)->hooks->kernel_mapped(kernel_of(s)->hooks_ctx, va, newf);
+		assert_no_violation(s);
+		tc_fill(hw, &hw->cpu[c].tlb, vpn, leaf_depth(s), TC_TAG_GLOBAL, oldf, 0);
+		kernel_of(s)->hooks->kernel_mapped(kernel_of(s)->hooks_ctx, va, newf);
+		assert_violation(s, INV_I5);
+		assert_int_equal(tsim_violation(s)->cpu, c);
+		assert_int_equal(tsim_violation(s)->frame, oldf);
+		tsim_free(s);
+	}
+}
+
 /* ---- I1, page table at the RCU hand-off ---- */
 
 /* Rule: handing a page table to RCU (check_tables_to_rcu) while a reachable
@@ -1165,6 +1238,8 @@ int main(void)
 		cmocka_unit_test(test_oracle_frame_state_starts_zero),
 		cmocka_unit_test(test_i1_data_fires_without_invalidation),
 		cmocka_unit_test(test_i1_data_quiet_after_invalidation),
+		cmocka_unit_test(test_i1_found_past_an_older_entry),
+		cmocka_unit_test(test_i5_on_any_cpu),
 		cmocka_unit_test(test_i1_table_fires_at_rcu_handoff),
 		cmocka_unit_test(test_i1_table_quiet_after_walk_invalidation),
 		cmocka_unit_test(test_i1_realized_fires_on_reused_table),
