@@ -12,8 +12,12 @@ step() {
 	echo "pgo-train: 'tlbsim $*' failed; the release build goes on with the profile so far" >&2
 	exit 0
 }
-step run mmap8 --policy nested=v2 --iters 2000
-step run mmap8 --policy nested=fullmm --iters 2000
+# the README's main job weighs most: with 2000 iterations each, a small
+# change elsewhere could move the pair's time by 5-7 % through code layout
+# alone (bench/README.md, 2026-12-04); 10000 also takes 1.5 % of its
+# instructions off
+step run mmap8 --policy nested=v2 --iters 10000
+step run mmap8 --policy nested=fullmm --iters 10000
 step run mmap8 --profile x86-24 --iters 1000
 step run page_fault3 --tasks 8 -w size=2M
 step run page_fault3 --profile x86-24 --tasks 8 -w size=2M
