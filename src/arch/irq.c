@@ -73,7 +73,7 @@ void local_irq_enable(struct sim *s)
 			continue;
 		}
 		if (--r->outstanding == 0 && r->waiter) {
-			uint64_t now = s->now + s->curr->pending_ns;
+			uint64_t now = s->now + (s->curr ? s->curr->pending_ns : 0);
 			sim_wake(s, r->waiter, r->finish > now ? r->finish - now : 0);
 			r->waiter = NULL;
 		}

@@ -343,7 +343,7 @@ int cmd_plot(int argc, char **argv)
 			 sl ? "; " : "");
 	snprintf(legend, sizeof(legend), "%s", po.by ? po.by : "");
 	/* the series of every panel */
-	ser = calloc((size_t)(nf * ns), sizeof(*ser));
+	ser = calloc((size_t)nf * (size_t)ns, sizeof(*ser));
 	pan = calloc((size_t)nf, sizeof(*pan));
 	double *buf = calloc((size_t)nk * 3, sizeof(double));
 	if (!ser || !pan || !buf) {

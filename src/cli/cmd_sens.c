@@ -67,7 +67,7 @@ static int row_cmp(const void *a, const void *b)
 static double quantity(const struct seed_pool *p, int ncol, int nvar, int nseeds, int v,
 		       const struct metric_def *md, bool *ok)
 {
-	double q[2];
+	double q[2] = {0, 0};
 	for (int c = 0; c < ncol; c++) {
 		double sum = 0;
 		for (int k = 0; k < nseeds; k++) {

@@ -70,7 +70,10 @@ static int list_add(struct path_list *l, const char *p)
 		l->cap = cap;
 	}
 	l->v[l->n] = strdup(p);
-	return l->v[l->n] ? (int)(l->n++ * 0) : -1;
+	if (!l->v[l->n])
+		return -1;
+	l->n++;
+	return 0;
 }
 
 static int cmp_str(const void *a, const void *b)

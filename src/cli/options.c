@@ -270,7 +270,7 @@ static int split_kv(const char *opt, const char *arg, char *k, size_t kl, char *
 /* -w NAME=VALUE: a later -w of the same name replaces the earlier one */
 static int add_wparam(struct tlbsim_config *cfg, const char *arg, int reserve)
 {
-	struct tlbsim_kv kv;
+	struct tlbsim_kv kv = {0};
 	if (split_kv("-w", arg, kv.name, sizeof(kv.name), kv.value, sizeof(kv.value)))
 		return EXIT_USAGE;
 	for (int i = 0; i < cfg->nwparams; i++)

@@ -17,7 +17,7 @@ static void run_task(struct seed_pool *p, struct seed_task *t)
 		.progress = p->on_progress,
 		.progress_ctx = p->on_done_arg,
 	};
-	struct run_outcome out;
+	struct run_outcome out = {0};
 	t->ran = true;
 	t->rc = tlbsim_resolve(&t->cfg, &t->res, t->err, sizeof(t->err));
 	if (!t->rc)

@@ -201,7 +201,8 @@ static void pf_task_body(struct pf_task *t)
 		CPU_SET(nth_cpu(t->cpus, t->id), &one);
 		sched_setaffinity(0, sizeof(one), &one);
 	}
-	const char *dir = c->tmpfs ? "/dev/shm" : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	const char *tmpdir = getenv("TMPDIR");
+	const char *dir = c->tmpfs ? "/dev/shm" : tmpdir ? tmpdir : "/tmp";
 	int fd = open(dir, O_TMPFILE | O_RDWR, 0600);
 	if (fd < 0) {
 		char path[4096];

@@ -129,6 +129,7 @@ static inline void raw_switch(struct coro *from, struct coro *to)
     /* The outgoing context lives in this frame, which stays alive exactly as
      * long as `from` is suspended in here. */
     ucontext_t here;
+    /* cppcheck-suppress autoVariables */
     from->sp = &here;
     if (swapcontext(&here, (ucontext_t *)to->sp) != 0)
         abort();

@@ -1034,8 +1034,9 @@ static void test_decision_random_and_pct_rules(void **state)
 			for (int i = 1; i < n; i++) {
 				uint32_t l = label[i];
 				int pr = l == DEC_B ? p.prio_b
-					 : l >= DEC_CALL ? -1
-							 : explore_entity_prio(&ex, p.eseq[l]);
+					 : l == DEC_A ? p.prio_a
+					 : l < DEC_MAXE ? explore_entity_prio(&ex, p.eseq[l])
+							: -1;	/* a timed callback */
 				if (pr > bp) {
 					bp = pr;
 					best = i;

@@ -64,14 +64,16 @@ static void check_queue(const struct evq *q)
 static void test_resume_sift_same_layout(void **state)
 {
 	(void)state;
-	uint64_t x = 0x9E3779B97F4A7C15ull, seq = 0;
-	struct evq_node a[32], b[32];
+	uint64_t x = 0x9E3779B97F4A7C15ull, next_seq = 0;
+	struct evq_node a[32] = {0}, b[32] = {0};
 	for (int round = 0; round < 20000; round++) {
 		uint32_t n = (uint32_t)(next_rand(&x) % 32);
 		uint64_t spread = next_rand(&x) & 1 ? 4 : 1000;
 		/* a valid heap: sorted keys are one */
-		for (uint32_t i = 0; i < n; i++)
-			a[i] = (struct evq_node){.time = next_rand(&x) % spread, .seq = seq++};
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t time = next_rand(&x) % spread;
+			a[i] = (struct evq_node){.time = time, .seq = next_seq++};
+		}
 		for (uint32_t i = 1; i < n; i++)
 			for (uint32_t j = i; j > 0 && EVQ_BEFORE(&a[j], &a[j - 1]); j--) {
 				struct evq_node tmp = a[j];
@@ -93,7 +95,8 @@ static void test_resume_sift_same_layout(void **state)
 			assert_memory_equal(q.heap, b, n * sizeof(b[0]));
 		evq_free(&q);
 		memcpy(a, b, sizeof(a));
-		struct evq_node v = {.time = next_rand(&x) % spread, .seq = seq++};
+		uint64_t vtime = next_rand(&x) % spread;
+		struct evq_node v = {.time = vtime, .seq = next_seq++};
 		EVQ_SIFT_DOWN(a, n, v);
 		evq_resume_sift_down(b, n, v);
 		assert_memory_equal(a, b, n * sizeof(a[0]));
@@ -106,7 +109,7 @@ static void test_evq_order_and_top(void **state)
 	struct evq q = {0};
 	evq_init(&q);
 	check_queue(&q);
-	uint64_t x = 88172645463325252ull, seq = 0;
+	uint64_t x = 88172645463325252ull, next_seq = 0;
 	struct key last = {0, 0};
 	bool popped = false;
 	int threads[8];
@@ -116,7 +119,7 @@ static void test_evq_order_and_top(void **state)
 		uint64_t now = popped ? last.time : 0;
 		uint64_t time = now + (r >> 8) % 6;
 		if (evq_count(&q) < 40 && (r & 3) != 0) {
-			struct event ev = {.time = time, .seq = seq++,
+			struct event ev = {.time = time, .seq = next_seq++,
 					   .kind = (r & 0x30) ? EV_RESUME : EV_CALL,
 					   .ptr = &threads[(r >> 40) % 8]};
 			assert_int_equal(evq_heap_push(&q, &ev), 0);
@@ -124,7 +127,7 @@ static void test_evq_order_and_top(void **state)
 			   q.heap[0].time <= time) {
 			/* yield_to_next: a resume at `time` replaces the root */
 			struct evq_node top = q.heap[0];
-			evq_resume_replace_top(&q, time, seq++, NULL);
+			evq_resume_replace_top(&q, time, next_seq++, NULL);
 			struct key k = {top.time, top.seq};
 			if (popped)
 				assert_true(key_before(last, k));
