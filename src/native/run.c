@@ -157,7 +157,7 @@ static int run_mmap8(const struct native_run_cfg *c, struct native_run_result *r
 struct pf_shared {
 	_Atomic int warm, measured, stop, failed;
 	int fail_errno;
-	char fail_what[64];
+	char fail_what[160];
 	_Atomic uint64_t t_open, t_close, ops_open, ops_close;
 	_Atomic long fstype;
 	struct {
@@ -212,7 +212,10 @@ static void pf_task_body(struct pf_task *t)
 			unlink(path);
 	}
 	if (fd < 0) {
-		pf_fail(sh, "temporary file");
+		char what[160];
+		snprintf(what, sizeof(what), "temporary file in %.100s%s", dir,
+			 c->tmpfs ? " (-w fs=tmpfs)" : tmpdir ? " (TMPDIR)" : "");
+		pf_fail(sh, what);
 		return;
 	}
 	struct statfs sf;

@@ -193,6 +193,15 @@ errors)
 	err "--name x86-24" calibrate --name x86-24
 	err "needs a value" calibrate -o
 	err "no/such/dir" calibrate -o no/such/dir/h.prof
+	# a host failure (here a TMPDIR that does not exist) is exit 3, one
+	# line naming the directory and where it came from
+	(cd "$tmp" && TMPDIR="$tmp/none" "$bin" native page_fault3 --threads 1 --iters 1 \
+		-w size=64K) >"$tmp/o" 2>"$tmp/e"
+	rc=$?
+	[ $rc = 3 ] || failmsg "native with TMPDIR=$tmp/none: exit $rc, want 3"
+	[ -s "$tmp/o" ] && failmsg "native with a bad TMPDIR wrote to stdout"
+	[ "$(wc -l <"$tmp/e")" = 1 ] || failmsg "bad TMPDIR: stderr is not one line: $(cat "$tmp/e")"
+	grep -q -- "$tmp/none (TMPDIR)" "$tmp/e" || failmsg "bad TMPDIR: stderr lacks the directory: $(cat "$tmp/e")"
 	[ -z "$(ls "$tmp" | grep -v '^[oe]$')" ] || failmsg "files left behind: $(ls "$tmp")"
 	;;
 *)
