@@ -210,8 +210,8 @@ int cmd_list(int argc, char **argv)
 			       d->x86_default, d->arm64_default, d->source);
 		}
 	} else {
-		return cli_error("list: unknown list '%s' (want workloads, policies, profiles or "
-				 "params)", what);
+		return cli_error("list: unknown list '%s' (want workloads, policies, profiles, params "
+				 "or kernels)", what);
 	}
 	return 0;
 }

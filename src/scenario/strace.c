@@ -77,6 +77,9 @@ static void st_err(struct st *s, const char *fmt, const char *arg)
 	fprintf(s->errf, "%s:%d: ", s->fname, s->line);
 	fprintf(s->errf, fmt, arg);
 	fputc('\n', s->errf);
+	/* as the scenario compiler says it (parse.c): the last message */
+	if (s->errors == SCEN_MAX_ERRORS)
+		fprintf(s->errf, "%s: too many errors, giving up\n", s->fname);
 }
 
 static void emit(struct st_task *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

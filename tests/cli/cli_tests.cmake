@@ -112,7 +112,7 @@ tlbsim_cli(err_compare_one_policy 2 STDERR "at least two --policy"
 tlbsim_cli(err_compare_no_policy 2 STDERR "at least two --policy" ARGS compare mmap8)
 tlbsim_cli(err_unknown_command 2 STDERR "unknown command 'frobnicate'" ARGS frobnicate)
 tlbsim_cli(err_unknown_option 2 STDERR "--bogus" ARGS run mmap8 --bogus)
-tlbsim_cli(err_unknown_list 2 STDERR "unknown list 'nosuch'" ARGS list nosuch)
+tlbsim_cli(err_unknown_list 2 STDERR "unknown list 'nosuch' \\(want workloads, policies, profiles, params or kernels\\)" ARGS list nosuch)
 
 # `tlbsim list` without a list name is a usage error: exit 2, one line on stderr.
 tlbsim_cli(err_list_missing_name 2 STDERR "list: missing what to list" ARGS list)

@@ -71,6 +71,10 @@ bad() {	# name, file text, stderr pattern
 bad "no timestamp" "123 mmap(NULL, 4096, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x1000\n" "in.txt:1: no -tt timestamp"
 bad "empty" "" "no syscall lines"
 bad "not strace" "hello world\n" "in.txt:1:"
+# past the error limit (SCEN_MAX_ERRORS, 10) the importer says it gave up,
+# as the scenario compiler does, instead of going quiet
+bad "many errors" "$(printf 'x%.0s\\n' $(seq 1 30))" "in.txt: too many errors, giving up"
+[ "$(wc -l <"$tmp/e")" = 11 ] || failmsg "many errors: $(wc -l <"$tmp/e") lines, want 10 and the last"
 "$bin" import ltrace "$tr" >/dev/null 2>"$tmp/e"
 [ $? = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] || failmsg "unknown format: $(cat "$tmp/e")"
 "$bin" import strace "$tmp/nope.txt" >/dev/null 2>"$tmp/e"
