@@ -70,12 +70,29 @@ struct axis {
 	double lo, hi, step;
 };
 
+/*
+ * An axis from lo to hi (the data's range) with about 5 round steps. It stays
+ * steppable in doubles, so the tick loops end: the range is kept within
+ * +-AXIS_MAX (hi - lo and the step stay finite), and a range too narrow for
+ * its magnitude (one value, 1e20 + 1 == 1e20; or values a few ulps apart) is
+ * widened around its middle to AXIS_MIN_REL of that magnitude.
+ */
+#define AXIS_MAX 1e300
+#define AXIS_MIN_REL 1e-9
 static void nice_axis(double lo, double hi, bool from_zero, struct axis *a)
 {
+	lo = fmin(fmax(lo, -AXIS_MAX), AXIS_MAX);
+	hi = fmin(fmax(hi, -AXIS_MAX), AXIS_MAX);
 	if (from_zero && lo > 0)
 		lo = 0;
-	if (hi <= lo)
+	if (!(hi > lo))
 		hi = lo + 1;
+	double mag = fmax(fabs(lo), fabs(hi));
+	if (hi - lo < mag * AXIS_MIN_REL) {
+		double mid = lo / 2 + hi / 2;
+		lo = mid - mag * AXIS_MIN_REL / 2;
+		hi = mid + mag * AXIS_MIN_REL / 2;
+	}
 	a->step = nice_step(hi - lo, 5);
 	a->lo = floor(lo / a->step + 1e-9) * a->step;
 	a->hi = ceil(hi / a->step - 1e-9) * a->step;
@@ -83,11 +100,24 @@ static void nice_axis(double lo, double hi, bool from_zero, struct axis *a)
 		a->hi = a->lo + a->step;
 }
 
+/* the number of ticks lo, lo + step, ..., hi of an axis (a few: nice_step's
+ * target is 5 steps) */
+static int axis_ticks(const struct axis *a)
+{
+	double n = floor((a->hi - a->lo) / a->step + 1e-6) + 1;
+	return n < 1 ? 1 : n > 100 ? 100 : (int)n;
+}
+
+/* a tick's label: 6 significant digits, more when the step needs them to
+ * tell neighbouring ticks apart (an axis widened by nice_axis around 1e20) */
 static void tick_text(double v, double step, char *buf, size_t len)
 {
 	if (fabs(v) < step * 1e-6)
 		v = 0;
-	snprintf(buf, len, "%g", v);
+	int prec = 6;
+	if (step > 0 && fabs(v) > step * 1e4)
+		prec = (int)fmin(17, ceil(log10(fabs(v) / step)) + 2);
+	snprintf(buf, len, "%.*g", prec, v);
 }
 
 /* ---- line chart ---- */
@@ -167,8 +197,8 @@ void chart_line_svg(FILE *f, const struct line_chart *c)
 		}
 		/* grid and y ticks */
 		char tb[64];
-		for (double v = ya.lo; v <= ya.hi + ya.step * 1e-6; v += ya.step) {
-			double y = PY(v);
+		for (int i = 0, n = axis_ticks(&ya); i < n; i++) {
+			double v = ya.lo + i * ya.step, y = PY(v);
 			fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
 				   "stroke=\"#e4e4e4\"/>\n", left, y, right, y);
 			tick_text(v, ya.step, tb, sizeof(tb));
@@ -192,7 +222,8 @@ void chart_line_svg(FILE *f, const struct line_chart *c)
 					bot + 18, tb);
 			}
 		} else {
-			for (double v = xa.lo; v <= xa.hi + xa.step * 1e-6; v += xa.step) {
+			for (int i = 0, n = axis_ticks(&xa); i < n; i++) {
+				double v = xa.lo + i * xa.step;
 				tick_text(v, xa.step, tb, sizeof(tb));
 				fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333\"/>\n"
 					   "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s"
@@ -299,8 +330,8 @@ void chart_bar_svg(FILE *f, const struct bar_chart *c)
 	nice_axis(0, hi * 1.02, true, &ya);
 #define PY(y) (bot - ((y) - ya.lo) / (ya.hi - ya.lo) * (bot - top))
 	char tb[64];
-	for (double v = ya.lo; v <= ya.hi + ya.step * 1e-6; v += ya.step) {
-		double y = PY(v);
+	for (int i = 0, n = axis_ticks(&ya); i < n; i++) {
+		double v = ya.lo + i * ya.step, y = PY(v);
 		tick_text(v, ya.step, tb, sizeof(tb));
 		fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
 			   "stroke=\"#e4e4e4\"/>\n<text class=\"tick\" x=\"%d\" y=\"%.1f\" "

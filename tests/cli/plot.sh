@@ -156,6 +156,29 @@ done
 rc=$?
 [ $rc != 0 ] && [ "$(wc -l <e)" = 1 ] || failmsg "compare --svg to a missing directory: exit $rc"
 
+# ranges too narrow for their magnitude: x values one ulp apart, a single
+# point at 1e20 (1e20 + 1 == 1e20), a flat negative line at -1e20, values
+# near the double's limit. Each plot ends (a tick loop stepping by less than
+# an ulp never did), and its x ticks are distinct labels.
+printf 'x,wall_ns\n1,5\n1.0000000000000002,6\n' >d1.csv
+printf 'x,wall_ns\n1e20,5\n' >d2.csv
+printf 'x,wall_ns\n1,-1e20\n2,-1e20\n' >d3.csv
+printf 'x,wall_ns\n1,5\n2,1e308\n3,-1e308\n' >d4.csv
+for d in d1 d2 d3 d4; do
+	timeout 20 "$bin" plot $d.csv --x x --y wall_ns -o $d.svg 2>e
+	rc=$?
+	[ $rc = 0 ] || { failmsg "plot of $d.csv: exit $rc $(cat e)"; continue; }
+	python3 - $d.svg <<'PY' || failmsg "plot of $d.csv: $(cat e)"
+import math, re, sys
+s = open(sys.argv[1]).read()
+if re.search(r"nan|inf", s, re.I):
+    print("plot: a coordinate or label is not a number"); sys.exit(1)
+ticks = re.findall(r'<text class="tick" x="[^"]*" y="[^"]*" text-anchor="middle">([^<]*)<', s)
+if len(ticks) < 2 or len(set(ticks)) != len(ticks):
+    print("plot: x tick labels %r are not distinct" % ticks); sys.exit(1)
+PY
+done
+
 # a headless Chromium, when one is installed, renders each chart (not required)
 chrome=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$chrome" ]; then
