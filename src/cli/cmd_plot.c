@@ -93,14 +93,15 @@ static int parse_plot_args(int argc, char **argv, struct plot_opts *po)
 	return 0;
 }
 
+/* a finite number; one too small for a normal double (1e-320, strtod's
+ * ERANGE on underflow) is a number too, one too large (1e400) is not */
 static bool number(const char *s, double *x)
 {
 	char *end;
 	if (!*s)
 		return false;
-	errno = 0;
 	*x = strtod(s, &end);
-	return !*end && !errno && isfinite(*x);
+	return !*end && isfinite(*x);
 }
 
 static int col_or_error(const struct csv_table *t, const char *file, const char *what,
@@ -218,7 +219,7 @@ int cmd_plot(int argc, char **argv)
 			continue;
 		double v;
 		if (!number(t.rows[r][yc], &v)) {
-			rc = cli_error("plot: %s: row %d: %s '%s' is not a number", po.file, r + 2, yname,
+			rc = cli_error("plot: %s: row %d: %s '%s' is not a finite number", po.file, r + 2, yname,
 				       t.rows[r][yc]);
 			goto done;
 		}

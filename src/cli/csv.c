@@ -161,6 +161,10 @@ int csv_read(const char *path, struct csv_table *t, char *err, size_t errlen)
 	}
 	t->cols = v;
 	t->ncols = n;
+	/* a UTF-8 byte order mark (a spreadsheet's "CSV UTF-8") is not part of
+	 * the first column's name */
+	if (strncmp(v[0], "\xEF\xBB\xBF", 3) == 0)
+		memmove(v[0], v[0] + 3, strlen(v[0] + 3) + 1);
 	for (int i = 0; i < n; i++)
 		if (!v[i][0]) {
 			snprintf(err, errlen, "%s:1: column %d has no name", path, i + 1);

@@ -141,6 +141,7 @@ int tlbsim_profile_load(const char *path, struct tlbsim_profile_file *pf, char *
 	}
 	char line[1024];
 	int lineno = 0, rc = 0;
+	errno = 0;
 	bool have_arch = false, have_page = false, have_cpus = false;
 	bool seen[P_COUNT] = {false};
 	int64_t page = 0;
@@ -231,7 +232,8 @@ int tlbsim_profile_load(const char *path, struct tlbsim_profile_file *pf, char *
 		}
 	}
 	if (!rc && ferror(f)) {
-		snprintf(err, errlen, "profile %s: read error", path);
+		/* a directory: EISDIR */
+		snprintf(err, errlen, "profile %s: %s", path, errno ? strerror(errno) : "read error");
 		rc = TLBSIM_EINVAL;
 	}
 	fclose(f);

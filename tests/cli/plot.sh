@@ -164,7 +164,17 @@ printf 'x,wall_ns\n1,5\n1.0000000000000002,6\n' >d1.csv
 printf 'x,wall_ns\n1e20,5\n' >d2.csv
 printf 'x,wall_ns\n1,-1e20\n2,-1e20\n' >d3.csv
 printf 'x,wall_ns\n1,5\n2,1e308\n3,-1e308\n' >d4.csv
-for d in d1 d2 d3 d4; do
+# a spreadsheet's UTF-8 byte order mark is not part of the first column's
+# name; a value too small for a normal double (strtod's ERANGE) is a number
+printf '\xef\xbb\xbfx,wall_ns\n1,2\n2,3\n' >d5.csv
+printf 'x,wall_ns\n1,1e-320\n2,-1e-320\n' >d6.csv
+# a value too large for a double is refused
+printf 'x,wall_ns\n1,1e400\n' >big.csv
+"$bin" plot big.csv --x x --y wall_ns >o 2>e
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "1e400' is not a finite number" e ||
+	failmsg "plot of 1e400: exit $rc, $(cat e)"
+for d in d1 d2 d3 d4 d5 d6; do
 	timeout 20 "$bin" plot $d.csv --x x --y wall_ns -o $d.svg 2>e
 	rc=$?
 	[ $rc = 0 ] || { failmsg "plot of $d.csv: exit $rc $(cat e)"; continue; }

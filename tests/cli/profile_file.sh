@@ -58,6 +58,10 @@ bad "absurd value" "${H}jitter = 99\n" "profile t: parameter jitter=99"
 bad "bad name" 'name = a b\narch = arm64\npage_size = 4096\ncpus = 4\n' "name: want"
 "$bin" run mmap8 --profile "$tmp/nonexistent" >"$tmp/o" 2>"$tmp/e"
 [ $? = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] || failmsg "a missing file is not a one-line exit 2"
+# a directory: the error says so (it used to say "read error")
+"$bin" run mmap8 --profile "$tmp" >"$tmp/o" 2>"$tmp/e"
+[ $? = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "Is a directory" "$tmp/e" ||
+	failmsg "a directory as the profile: $(cat "$tmp/e")"
 
 if [ $fail = 0 ]; then
 	echo "profile_file: PASS"
