@@ -153,9 +153,12 @@ int csv_read(const char *path, struct csv_table *t, char *err, size_t errlen)
 	const char *msg = NULL;
 	char **v;
 	int n;
+	errno = 0;
 	int rc = read_record(&r, &v, &n, &msg);
 	if (rc <= 0) {
-		snprintf(err, errlen, "%s: %s", path, rc ? msg : "empty (no header line)");
+		/* a directory opens but reads EISDIR */
+		snprintf(err, errlen, "%s: %s", path, ferror(r.f) ? strerror(errno ? errno : EIO)
+					 : rc ? msg : "empty (no header line)");
 		fclose(r.f);
 		return -1;
 	}

@@ -130,6 +130,13 @@ cmp -s st.csv keep.csv || failmsg "a refused file was changed"
 : >empty.csv
 "$bin" sweep mmap8 --iters 30 --grid threads=1,2 -o empty.csv 2>/dev/null || failmsg "an empty -o file was refused"
 [ "$(wc -l <empty.csv)" = 3 ] || failmsg "an empty -o file did not get the rows"
+# a directory as -o, or as merge's input: the error says so (it used to
+# call the directory an empty file)
+mkdir adir
+"$bin" sweep mmap8 --iters 30 --grid threads=1 -o adir >/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "adir: Is a directory" e || failmsg "-o DIR: $(cat e)"
+"$bin" merge j1.csv adir >/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "adir: Is a directory" e || failmsg "merge DIR: $(cat e)"
 
 # progress: a bar on stderr when it is a terminal (under script(1)), none otherwise
 if command -v script >/dev/null; then
