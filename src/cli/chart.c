@@ -1,5 +1,6 @@
 /* chart.c - hand-written SVG line and bar charts (chart.h). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cli/chart.h"
@@ -9,17 +10,50 @@ static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7"
 				      "#E69F00", "#56B4E9", "#000000", "#F0E442"};
 #define NPAL (int)(sizeof(palette) / sizeof(palette[0]))
 
+/* the length of the well-formed UTF-8 sequence at s that XML 1.0 allows as a
+ * character (not a surrogate, U+FFFE or U+FFFF), or 0 */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	int n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+	if (!n || c > 0xf4)
+		return 0;
+	uint32_t cp = c & (0x7f >> n);
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;	/* also the terminating NUL */
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
+		return 0;
+	return n;
+}
+
+/* text for an SVG document: XML's five specials escaped, control characters
+ * dropped, and a byte that does not start a well-formed UTF-8 character
+ * (a label cut inside one, a CSV of another encoding) written as U+FFFD */
 static void esc(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
-		switch (*s) {
+		unsigned char c = (unsigned char)*s;
+		switch (c) {
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
 		default:
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, f);
+			if (c >= 0x80) {
+				int n = utf8_len((const unsigned char *)s);
+				if (n) {
+					fwrite(s, 1, (size_t)n, f);
+					s += n - 1;
+				} else {
+					fputs("\xEF\xBF\xBD", f);
+				}
+			} else if (c >= 0x20 && c != 0x7f) {
+				fputc(c, f);
+			}
 		}
 	}
 }

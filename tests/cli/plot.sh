@@ -164,6 +164,24 @@ printf 'x,wall_ns\n1,5\n1.0000000000000002,6\n' >d1.csv
 printf 'x,wall_ns\n1e20,5\n' >d2.csv
 printf 'x,wall_ns\n1,-1e20\n2,-1e20\n' >d3.csv
 printf 'x,wall_ns\n1,5\n2,1e308\n3,-1e308\n' >d4.csv
+# text that is not well-formed UTF-8 (a title cut inside a character by the
+# 511-byte limit, a stray byte, a surrogate) is written as U+FFFD: the SVG
+# stays XML
+"$bin" plot s.csv --x threads --y wall --by policy -o u8.svg \
+	--title "$(printf 'a\xffb\xc3\xa9c\xed\xa0\x80d\xf0\x9f\x98\x80e\xc3')" 2>e || failmsg "plot --title bytes: $(cat e)"
+"$bin" plot s.csv --x threads --y wall --by policy -o u8long.svg \
+	--title "$(python3 -c 'print("\u00e9" * 300)')" 2>e || failmsg "plot --title long: $(cat e)"
+python3 - u8.svg u8long.svg <<'PY' || failmsg "titles not well-formed UTF-8"
+import sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+t = ET.parse(sys.argv[1]).getroot().find(ns + "text").text
+if t != "a\ufffdb\u00e9c\ufffd\ufffd\ufffdd\U0001f600e\ufffd":
+    print("plot: title %r" % t); sys.exit(1)
+t = ET.parse(sys.argv[2]).getroot().find(ns + "text").text
+if not t.startswith("\u00e9" * 200) or set(t) - {"\u00e9", "\ufffd"}:
+    print("plot: long title %r" % t[-20:]); sys.exit(1)
+PY
+
 # a spreadsheet's UTF-8 byte order mark is not part of the first column's
 # name; a value too small for a normal double (strtod's ERANGE) is a number
 printf '\xef\xbb\xbfx,wall_ns\n1,2\n2,3\n' >d5.csv
