@@ -98,6 +98,7 @@ static int parse_plot_args(int argc, char **argv, struct plot_opts *po)
 static bool number(const char *s, double *x)
 {
 	char *end;
+	*x = 0;
 	if (!*s)
 		return false;
 	*x = strtod(s, &end);

@@ -397,6 +397,16 @@ static uint32_t emit(struct parser *ps, enum scen_opcode code, int64_t a, int32_
 	return sc->nops++;
 }
 
+/* op i's place: the statement's first token (a run-time report of a wait or
+ * join points there, not past its argument) */
+static void place(struct parser *ps, uint32_t i, int line, int col)
+{
+	if (i < ps->sc->nops && ps->sc->nops <= MAX_OPS) {
+		ps->sc->ops[i].line = (uint32_t)line;
+		ps->sc->ops[i].col = (uint16_t)(col > 65535 ? 65535 : col);
+	}
+}
+
 static void patch(struct parser *ps, uint32_t at, uint32_t target)
 {
 	if (at < ps->sc->nops && ps->sc->nops <= MAX_OPS)
@@ -1106,14 +1116,14 @@ static void statement(struct parser *ps)
 		advance(ps);
 		if (is_id(ps, "all")) {
 			advance(ps);
-			emit(ps, OP_JOIN_ALL, 0, 0, 0);
+			place(ps, emit(ps, OP_JOIN_ALL, 0, 0, 0), line, col);
 		} else if (take_ident(ps, n, sizeof(n), "'all' or a task handle")) {
 			int l = find_local(ps, n);
 			if (l < 0)
 				perr_at(ps, line, col + 5, "unknown task handle '%s' (name one with "
 					"spawn ... as NAME)", n);
 			emit(ps, OP_GET_L, l < 0 ? 0 : l, 0, 1);
-			emit(ps, OP_JOIN, 0, 0, -1);
+			place(ps, emit(ps, OP_JOIN, 0, 0, -1), line, col);
 		}
 		end_of_stmt(ps);
 		return;
@@ -1122,7 +1132,8 @@ static void statement(struct parser *ps)
 		bool sig = is_id(ps, "signal");
 		advance(ps);
 		if (take_ident(ps, n, sizeof(n), "an event name"))
-			emit(ps, sig ? OP_SIGNAL : OP_WAIT, event_index(ps, n), 0, 0);
+			place(ps, emit(ps, sig ? OP_SIGNAL : OP_WAIT, event_index(ps, n), 0, 0), line,
+			      col);
 		end_of_stmt(ps);
 		return;
 	}

@@ -35,6 +35,7 @@ struct scen_run {
 	int nfiles;
 	int started;			/* tasks started (SCEN_MAX_TASKS at most) */
 	int next_fork_cpu;
+	struct scen_inst *insts;	/* every task instance, newest first */
 };
 
 struct scen_inst {
@@ -42,6 +43,9 @@ struct scen_inst {
 	int task;
 	struct sim_thread *self;
 	struct scen_inst *next_waiter;
+	struct scen_inst *next_inst;	/* scen_run.insts */
+	/* the wait or join it sleeps in (scen_deadlock_where), else NULL */
+	const struct scen_op *asleep_at;
 	struct sim_thread **kids;	/* started and not joined (NULL: joined) */
 	int nkids, capkids;
 	int64_t *l;
@@ -73,6 +77,8 @@ static int num_value(const char *txt, uint64_t *out)
 	return parse_size(txt, out);
 }
 
+static int scen_deadlock_where(struct sim *s, void *arg, char *buf, size_t len);
+
 int scen_setup(struct sim *s, const struct tlbsim_resolved *r, void **state, char *err,
 	       size_t errlen)
 {
@@ -86,6 +92,8 @@ int scen_setup(struct sim *s, const struct tlbsim_resolved *r, void **state, cha
 	run->sc = sc;
 	run->g = g;
 	*state = run;
+	s->deadlock_where = scen_deadlock_where;
+	s->deadlock_arg = run;
 	for (int i = 0; i < sc->nglobals; i++) {
 		const struct scen_global *gl = &sc->globals[i];
 		switch (gl->kind) {
@@ -152,7 +160,39 @@ static struct scen_inst *inst_new(struct sim *s, struct scen_run *run, int task,
 	in->task = task;
 	in->l = l;
 	l[0] = arg;
+	in->next_inst = run->insts;
+	run->insts = in;
 	return in;
+}
+
+/*
+ * sim_fail_deadlock's account of a scenario run: the tasks asleep forever in
+ * a wait or a join of the file, each with its place ("main at f.tlbs:31:5
+ * (wait go)"). Those are the file's own deadlock, a bad input (exit 2). With
+ * none, the sleepers are in the kernel model: a tlbsim bug.
+ */
+static int scen_deadlock_where(struct sim *s, void *arg, char *buf, size_t len)
+{
+	(void)s;
+	const struct scen_run *run = arg;
+	const struct scenario *sc = run->sc;
+	size_t o = 0;
+	int n = 0;
+	for (const struct scen_inst *in = run->insts; in; in = in->next_inst) {
+		const struct scen_op *op = in->asleep_at;
+		if (!op)
+			continue;
+		if (n++ == 4) {
+			o += (size_t)snprintf(buf + o, o < len ? len - o : 0, ", ...");
+			break;
+		}
+		o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s at %s:%u:%u (%s%s)",
+				      n == 1 ? ": " : ", ", sc->tasks[in->task].name, sc->fname,
+				      op->line, op->col, op->code == OP_WAIT ? "wait " :
+				      op->code == OP_JOIN_ALL ? "join all" : "join",
+				      op->code == OP_WAIT ? sc->events[op->a] : "");
+	}
+	return n ? TLBSIM_EINVAL : TLBSIM_EINTERNAL;
 }
 
 static void exec(struct sim *s, struct scen_inst *in);
@@ -631,17 +671,21 @@ static void exec(struct sim *s, struct scen_inst *in)
 				return;
 			}
 			if (in->kids[h]) {
+				in->asleep_at = op;
 				glibc_pthread_join(s, in->kids[h]);
+				in->asleep_at = NULL;
 				in->kids[h] = NULL;
 			}
 			break;
 		}
 		case OP_JOIN_ALL:
+			in->asleep_at = op;
 			for (int i = 0; i < in->nkids; i++)
 				if (in->kids[i]) {
 					glibc_pthread_join(s, in->kids[i]);
 					in->kids[i] = NULL;
 				}
+			in->asleep_at = NULL;
 			in->nkids = 0;
 			break;
 		case OP_SIGNAL: {
@@ -658,7 +702,9 @@ static void exec(struct sim *s, struct scen_inst *in)
 			while (e->count == 0 && !s->error) {
 				in->next_waiter = e->waiters;
 				e->waiters = in;
+				in->asleep_at = op;
 				sim_sleep(s);
+				in->asleep_at = NULL;
 			}
 			if (s->error)
 				return;

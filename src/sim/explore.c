@@ -377,8 +377,7 @@ int explore_run(struct sim *s)
 	if (s->error)
 		return s->error;
 	if (!ex->stop && s->live_threads > 0) {
-		sim_fail(s, TLBSIM_EINTERNAL, "deadlock: %d simulated threads asleep forever",
-			 s->live_threads);
+		sim_fail_deadlock(s);
 		return s->error;
 	}
 	return 0;

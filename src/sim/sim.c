@@ -1109,11 +1109,19 @@ int sim_run(struct sim *s)
 	if (s->stopped)
 		return 0;
 	if (s->live_threads > 0) {
-		sim_fail(s, TLBSIM_EINTERNAL, "deadlock: %d simulated threads asleep forever",
-			 s->live_threads);
+		sim_fail_deadlock(s);
 		return s->error;
 	}
 	return 0;
+}
+
+void sim_fail_deadlock(struct sim *s)
+{
+	char where[TLBSIM_ERRLEN] = "";
+	int err = TLBSIM_EINTERNAL;
+	if (s->deadlock_where)
+		err = s->deadlock_where(s, s->deadlock_arg, where, sizeof(where));
+	sim_fail(s, err, "deadlock: %d simulated threads asleep forever%s", s->live_threads, where);
 }
 
 uint64_t sim_elapsed_until(const struct sim *s)

@@ -198,6 +198,12 @@ struct sim {
 	uint64_t steal_until;
 	int error;			/* enum tlbsim_err */
 	char errmsg[TLBSIM_ERRLEN];
+	/* a workload's account of a deadlock (sim_fail_deadlock): where its
+	 * threads sleep, appended to the message; returns the error to fail
+	 * with (the scenario VM: TLBSIM_EINVAL when a task of the user's file
+	 * waits forever). NULL: the message alone, TLBSIM_EINTERNAL. */
+	int (*deadlock_where)(struct sim *s, void *arg, char *buf, size_t len);
+	void *deadlock_arg;
 	/* the caller's way to interrupt a run: a host-time deadline and a
 	 * callback (e.g. "is SIGINT pending?"), polled every few thousand steps,
 	 * the callback at most once per interrupted_period_ns of host time (0:
@@ -287,6 +293,10 @@ uint64_t sim_charged_until(const struct sim *s);
 void sim_dispatch(struct sim *s, const struct event *ev);
 /* Record an error (the first one wins). */
 void sim_fail(struct sim *s, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The run ended with live threads all asleep and nothing queued to wake them:
+ * "deadlock: N simulated threads asleep forever", with the workload's
+ * account of where (deadlock_where) */
+void sim_fail_deadlock(struct sim *s);
 /* Record an error and, inside a simulated thread, abandon the run: the thread
  * never resumes and sim_run() returns the error. Outside a thread it only
  * records the error. */

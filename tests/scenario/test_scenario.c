@@ -188,6 +188,30 @@ static void test_spawn_join_arg(void **state)
 				"process p { a = mmap(0, 1 page, private); store(a); op }\n", NULL), 1);
 }
 
+/* Tasks of the file that wait or join forever are the file's deadlock: a bad
+ * input (TLBSIM_EINVAL, exit 2) naming each sleeper's task, place and wait;
+ * a run whose tasks all end is no deadlock. */
+static void test_deadlock_names_the_waits(void **state)
+{
+	(void)state;
+	struct scenario *sc = compile_ok("main {\n spawn t\n spawn u(1)\n join all\n}\n"
+					 "thread t {\n wait go\n}\n"
+					 "thread u {\n wait done\n signal go\n}\n");
+	struct tlbsim_metrics m;
+	char err[TLBSIM_ERRLEN];
+	assert_int_equal(run_sc(sc, 1, NULL, &m, err, sizeof(err)), TLBSIM_EINVAL);
+	assert_non_null(strstr(err, "deadlock: 3 simulated threads asleep forever: "));
+	assert_non_null(strstr(err, "t at t.tlbs:7:2 (wait go)"));
+	assert_non_null(strstr(err, "u at t.tlbs:10:2 (wait done)"));
+	assert_non_null(strstr(err, "main at t.tlbs:4:2 (join all)"));
+	scenario_free(sc);
+	/* the same tasks with the missing signal: they all end */
+	sc = compile_ok("main {\n spawn t\n spawn u(1)\n signal done\n join all\n}\n"
+			"thread t {\n wait go\n}\nthread u {\n wait done\n signal go\n}\n");
+	assert_int_equal(run_sc(sc, 1, NULL, &m, err, sizeof(err)), 0);
+	scenario_free(sc);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -226,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_signal_wait_orders),
 		cmocka_unit_test(test_spawn_join_arg),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_deadlock_names_the_waits),
 		cmocka_unit_test(test_kernel_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
