@@ -82,15 +82,18 @@ int cmd_import(int argc, char **argv)
 	if (!f)
 		return cli_error("import strace: %s: %s", file, strerror(errno));
 	char *text = malloc(IMPORT_MAX_BYTES + 1);
+	errno = 0;
 	size_t n = text ? fread(text, 1, IMPORT_MAX_BYTES + 1, f) : 0;
 	bool bad = ferror(f);
+	int read_errno = errno;	/* a directory: EISDIR */
 	fclose(f);
 	if (!text)
 		return cli_error_code(EXIT_INTERNAL, "import strace: out of memory");
 	if (bad || n > IMPORT_MAX_BYTES) {
 		free(text);
 		return cli_error("import strace: %s: %s", file,
-				 bad ? "read error" : "larger than 64 MiB");
+				 bad ? (read_errno ? strerror(read_errno) : "read error")
+				     : "larger than 64 MiB");
 	}
 	/* the name: given, else FILE's base name as an identifier */
 	char nb[64];
@@ -115,6 +118,11 @@ int cmd_import(int argc, char **argv)
 			return cli_error("--name '%s': want an identifier of at most 60 characters",
 					 name);
 		}
+	}
+	if (out && csv_probe_dir(out)) {	/* a directory, or no place for a file */
+		int e = errno;
+		free(text);
+		return cli_error("import strace: -o %s: %s", out, strerror(e));
 	}
 	char *buf = NULL;
 	size_t blen = 0;

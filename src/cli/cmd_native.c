@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/csv.h"
 #include "native/native.h"
 #include "out/out.h"
 #include "workload/workload.h"
@@ -503,6 +504,8 @@ int cmd_calibrate(int argc, char **argv)
 	char *tmp = NULL;
 	FILE *f = NULL;
 	if (out) {
+		if (csv_probe_dir(out))		/* a directory, or no place for a file */
+			return cli_error("calibrate: -o %s: %s", out, strerror(errno));
 		size_t l = strlen(out) + 32;
 		tmp = malloc(l);
 		if (!tmp)

@@ -234,6 +234,12 @@ int cmd_run(int argc, char **argv, bool compare)
 			return rc;
 		}
 	}
+	/* compare --svg: the chart's place, before the runs */
+	if (compare && o.svg_given && csv_probe_dir(o.svg_file)) {
+		rc = cli_error("--svg %s: cannot write: %s", o.svg_file, strerror(errno));
+		cli_opts_free(&o);
+		return rc;
+	}
 	/* compare --native without --policy: one model column of the default knobs */
 	int nruns = compare && o.npolicies ? o.npolicies : 1, nseeds = o.seeds;
 	/* results on the heap (no static state) */

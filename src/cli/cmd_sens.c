@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/csv.h"
 #include "cli/pool.h"
 #include "cost/params.h"
 #include "out/out.h"
@@ -265,23 +266,13 @@ int cmd_sensitivity(int argc, char **argv)
 						t->cfg.noverrides++;
 				}
 			}
-	/* the chart's directory must take a file: find out before the runs */
-	{
-		size_t l = strlen(o.svg_file);
-		char *probe = malloc(l + 24);
-		FILE *f = probe ? (snprintf(probe, l + 24, "%s.probe%ld", o.svg_file,
-					     (long)getpid()), fopen(probe, "w")) : NULL;
-		if (!f) {
-			int e = errno;
-			free(probe);
-			free(pool.t);
-			free(rows);
-			cli_opts_free(&o);
-			return cli_error("--svg %s: cannot write there: %s", o.svg_file, strerror(e));
-		}
-		fclose(f);
-		unlink(probe);
-		free(probe);
+	/* the chart's place must take it: find out before the runs */
+	if (csv_probe_dir(o.svg_file)) {
+		int e = errno;
+		free(pool.t);
+		free(rows);
+		cli_opts_free(&o);
+		return cli_error("--svg %s: cannot write there: %s", o.svg_file, strerror(e));
 	}
 	rc = pool_run_opts(&pool, &o, err, sizeof(err));
 	if (rc) {

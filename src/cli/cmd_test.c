@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/csv.h"
 #include "oracle/oracle.h"
 
 #define TEST_DEFAULT_MS 2000
@@ -444,6 +445,11 @@ int cmd_test(int argc, char **argv)
 	}
 	if (!files.n) {
 		rc = cli_error("test: no scenario files (*.tlbs) under the paths given");
+		goto out;
+	}
+	/* the JUnit file's place, before any check runs */
+	if (junit && csv_probe_dir(junit)) {
+		rc = cli_error("--junit %s: cannot write: %s", junit, strerror(errno));
 		goto out;
 	}
 	struct test_case *tc = calloc(files.n, sizeof(*tc));

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/csv.h"
@@ -503,6 +504,11 @@ int atomic_write(const char *path, void (*fn)(FILE *f, const void *arg), const v
 
 int csv_probe_dir(const char *path)
 {
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		errno = EISDIR;		/* the rename over it would fail */
+		return -1;
+	}
 	char *tmp = temp_name(path, "probe");
 	if (!tmp) {
 		errno = ENOMEM;

@@ -67,8 +67,9 @@ char **csv_result_row(const struct csv_table *t, const struct run_result *r,
  * same directory, which is then renamed over path (an interrupted write
  * never leaves a half-written path). 0, or -1 with errno set. */
 int atomic_write(const char *path, void (*fn)(FILE *f, const void *arg), const void *arg);
-/* Check that path's directory takes a new file (create and remove a probe).
- * 0, or -1 with errno. */
+/* Check, before the work, that path can be written atomically: it is not a
+ * directory (EISDIR), and its directory takes a new file (a probe created
+ * and removed). 0, or -1 with errno. */
 int csv_probe_dir(const char *path);
 
 #endif
