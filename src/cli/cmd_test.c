@@ -166,6 +166,13 @@ static int run_file(struct test_case *tc, uint64_t cli_ms, bool cli_ms_given)
 		const struct scen_expect *e = n ? scenario_expect(sc, i) : &clean;
 		char what[600];
 		expect_text(e, what, sizeof(what));
+		/* the clause's place: FILE:LINE, or FILE for the implicit
+		 * `expect clean` of a file without expect clauses */
+		char at[320];
+		if (e->line > 0)
+			snprintf(at, sizeof(at), "%.300s:%d", tc->path, e->line);
+		else
+			snprintf(at, sizeof(at), "%.300s", tc->path);
 		struct check_opts co;
 		memset(&co, 0, sizeof(co));
 		tlbsim_config_init(&co.cfg);
@@ -183,7 +190,7 @@ static int run_file(struct test_case *tc, uint64_t cli_ms, bool cli_ms_given)
 				continue;
 			*eq = 0;
 			if (tlbsim_policy_set(&co.cfg.policy, kv, eq + 1, err, sizeof(err))) {
-				snprintf(tc->msg, sizeof(tc->msg), "%.300s:%d: %.600s", tc->path, e->line, err);
+				snprintf(tc->msg, sizeof(tc->msg), "%s: %.600s", at, err);
 				status = 2;
 				break;
 			}
@@ -206,15 +213,15 @@ static int run_file(struct test_case *tc, uint64_t cli_ms, bool cli_ms_given)
 		int rc = tlbsim_check(&co, &r, err, sizeof(err));
 		tc->secs += (double)r.host_ns / 1e9;
 		if (rc) {
-			snprintf(tc->msg, sizeof(tc->msg), "%.300s:%d: %.400s: %.600s", tc->path, e->line, what, err);
+			snprintf(tc->msg, sizeof(tc->msg), "%s: %.400s: %.600s", at, what, err);
 			status = 2;
 		} else if (e->kind < 0 && r.found) {
-			snprintf(tc->msg, sizeof(tc->msg), "%.300s:%d: %.400s: found %.600s", tc->path, e->line,
-				 what, r.v.text);
+			snprintf(tc->msg, sizeof(tc->msg), "%s: %.400s: found %.600s", at, what,
+				 r.v.text);
 			status = 1;
 		} else if (e->kind >= 0 && !r.found) {
-			snprintf(tc->msg, sizeof(tc->msg), "%.300s:%d: %.400s: nothing found in %llu "
-				 "schedules (%.1f s)", tc->path, e->line, what,
+			snprintf(tc->msg, sizeof(tc->msg), "%s: %.400s: nothing found in %llu "
+				 "schedules (%.1f s)", at, what,
 				 (unsigned long long)r.schedules, (double)r.host_ns / 1e9);
 			status = 1;
 		}

@@ -74,6 +74,15 @@ sed -n 2p "$tmp/out" | grep -Eq "^      expect clean: nothing in [1-9][0-9]* sch
 	bad "-v: no line for the clean clause"
 sed -n 3p "$tmp/out" | grep -Eq "^      expect violation I1 with x86_lazy=never: I1 after [1-9][0-9]* schedule\(s\), [0-9.]+ s$" ||
 	bad "-v: no line for the violation clause"
+# a file without expect clauses (its implicit `expect clean`, no line) whose
+# tasks all wait forever: ERROR naming the file (not FILE:0) and each wait
+mkdir -p "$tmp/dl"
+printf 'main {\n spawn t\n join all\n}\nthread t {\n wait go\n}\n' >"$tmp/dl/dead.tlbs"
+"$bin" test "$tmp/dl/dead.tlbs" --time-limit 1 >"$tmp/outd" 2>&1
+rc=$?
+[ $rc = 1 ] || bad "deadlock: exit $rc, want 1"
+grep -q "^ERROR $tmp/dl/dead.tlbs: expect clean: deadlock: 2 simulated threads asleep forever: t at $tmp/dl/dead.tlbs:6:2 (wait go), main at $tmp/dl/dead.tlbs:3:2 (join all)$" \
+	"$tmp/outd" || bad "deadlock line: $(cat "$tmp/outd")"
 # usage
 for args in "" "$tmp/nosuch" "--time-limit 0 $dir" "--bogus $dir" "$tmp/d/ignored.txt/" \
 	"-j 0 $dir" "--jobs x $dir" "-j 1025 $dir" "$dir -j" "-j0 $dir" "--jobs= $dir"; do
