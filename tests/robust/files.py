@@ -76,6 +76,8 @@ def run(argv, timeout, cwd, env=None):
         return p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         return "timeout", e.stdout or b"", e.stderr or b""
+    except OSError as e:                # the binary went missing (rebuilt?)
+        return "oserror", b"", str(e).encode()
 
 
 class Bases:
