@@ -397,8 +397,9 @@ static uint32_t emit(struct parser *ps, enum scen_opcode code, int64_t a, int32_
 	return sc->nops++;
 }
 
-/* op i's place: the statement's first token (a run-time report of a wait or
- * join points there, not past its argument) */
+/* op i's place: the statement's first token (a run-time error of a
+ * statement emitted after its argument - wait, join, compute, a repeat or
+ * for over the limit - and the deadlock report point there, not past it) */
 static void place(struct parser *ps, uint32_t i, int line, int col)
 {
 	if (i < ps->sc->nops && ps->sc->nops <= MAX_OPS) {
@@ -1043,7 +1044,7 @@ static void statement(struct parser *ps)
 		advance(ps);
 		num_expr(ps, "repeat count");
 		int c = hidden_local(ps);
-		emit(ps, OP_REP_INIT, 0, c, -1);
+		place(ps, emit(ps, OP_REP_INIT, 0, c, -1), line, col);
 		uint32_t top = here(ps);
 		uint32_t test = emit(ps, OP_REP_NEXT, 0, c, 0);
 		block(ps);
@@ -1076,7 +1077,7 @@ static void statement(struct parser *ps)
 		}
 		num_expr(ps, "range end");
 		emit(ps, OP_SET_L, i + 1, 0, -1);
-		emit(ps, OP_RANGE_CHK, 0, i, 0);
+		place(ps, emit(ps, OP_RANGE_CHK, 0, i, 0), line, col);
 		/* the visible name reads the index */
 		snprintf(ps->locals[i], sizeof(ps->locals[0]), "%s", n);
 		uint32_t top = here(ps);
@@ -1146,7 +1147,7 @@ static void statement(struct parser *ps)
 		if (is_id(ps, unary_st[i].kw)) {
 			advance(ps);
 			num_expr(ps, unary_st[i].what);
-			emit(ps, unary_st[i].code, 0, 0, -1);
+			place(ps, emit(ps, unary_st[i].code, 0, 0, -1), line, col);
 			end_of_stmt(ps);
 			return;
 		}

@@ -190,7 +190,8 @@ static void test_spawn_join_arg(void **state)
 
 /* Tasks of the file that wait or join forever are the file's deadlock: a bad
  * input (TLBSIM_EINVAL, exit 2) naming each sleeper's task, place and wait;
- * a run whose tasks all end is no deadlock. */
+ * a run whose tasks all end is no deadlock. Run-time errors name the
+ * statement's place. */
 static void test_deadlock_names_the_waits(void **state)
 {
 	(void)state;
@@ -205,6 +206,22 @@ static void test_deadlock_names_the_waits(void **state)
 	assert_non_null(strstr(err, "u at t.tlbs:10:2 (wait done)"));
 	assert_non_null(strstr(err, "main at t.tlbs:4:2 (join all)"));
 	scenario_free(sc);
+	/* run-time errors of statements whose op follows their argument point
+	 * at the statement, not past it */
+	static const char *const place_cases[][2] = {
+		{"main {\n    compute 2000000000\n}\n", "t.tlbs:2:5: compute: want"},
+		{"main {\n    repeat 2000000000 {\n        op\n    }\n}\n",
+		 "t.tlbs:2:5: repeat count over"},
+		{"main {\n    for i in 0..2000000000 {\n        op\n    }\n}\n",
+		 "t.tlbs:2:5: for range over"},
+	};
+	for (size_t i = 0; i < sizeof(place_cases) / sizeof(place_cases[0]); i++) {
+		struct scenario *p = compile_ok(place_cases[i][0]);
+		assert_int_equal(run_sc(p, 1, NULL, &m, err, sizeof(err)), TLBSIM_EINVAL);
+		if (!strstr(err, place_cases[i][1]))
+			fail_msg("error '%s', want '%s'", err, place_cases[i][1]);
+		scenario_free(p);
+	}
 	/* the same tasks with the missing signal: they all end */
 	sc = compile_ok("main {\n spawn t\n spawn u(1)\n signal done\n join all\n}\n"
 			"thread t {\n wait go\n}\nthread u {\n wait done\n signal go\n}\n");
