@@ -138,6 +138,12 @@ int cmd_import(int argc, char **argv)
 		free(buf);
 		return EXIT_USAGE;
 	}
+	if (blen > SCEN_MAX_FILE_BYTES) {
+		free(buf);
+		return cli_error("import strace: %s: the scenario would be %zu bytes, more than a "
+				 "scenario file may have (%u MiB): import a shorter trace", file, blen,
+				 SCEN_MAX_FILE_BYTES >> 20);
+	}
 	struct out_text ot = {buf, blen};
 	if (out) {
 		if (atomic_write(out, put_text, &ot)) {

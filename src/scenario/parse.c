@@ -26,7 +26,7 @@ const char *const scen_word_names[W_COUNT] = {
 #define MAX_DEPTH 32		/* nested blocks and parenthesised expressions */
 #define MAX_OPS (1u << 20)
 #define MAX_LOCALS 256
-#define MAX_GLOBALS 256
+#define MAX_GLOBALS SCEN_MAX_NAMES
 
 enum tok_kind { T_EOF, T_NL, T_IDENT, T_NUM, T_STR, T_PUNCT, T_BAD };
 

@@ -21,7 +21,8 @@
 #include "workload/workload.h"
 
 #define SCEN_MAX_ERRORS 10	/* errors reported per file before giving up */
-#define SCEN_MAX_FILE_BYTES (1u << 20)
+#define SCEN_MAX_FILE_BYTES (16u << 20)	/* an imported trace of a real program can pass 1 MiB */
+#define SCEN_MAX_NAMES 4096	/* variables and parameters of a file */
 #define SCEN_MAX_EXPECT 16
 
 struct scenario;

@@ -16,8 +16,10 @@
  * pids interleave, and a call split into `<unfinished ...>` and
  * `<... NAME resumed>` is joined before it is read.
  *
- * Limits follow the scenario compiler's: 63 tasks besides main, 200 live
- * mappings per trace (their variables are reused once unmapped).
+ * Limits follow the scenario compiler's: 63 tasks besides main, 4000 live
+ * mappings per trace (their variables are reused once unmapped; a short
+ * Python 3 program with three threads made 959 mmap calls) and an output
+ * that fits a scenario file (SCEN_MAX_FILE_BYTES, checked by the caller).
  */
 #define _XOPEN_SOURCE 700
 #include <ctype.h>
@@ -32,7 +34,7 @@
 #include "scenario/scenario.h"
 
 #define ST_MAX_TASKS 64
-#define ST_MAX_MAPS 200
+#define ST_MAX_MAPS 4000
 #define ST_MAX_LINE 8192
 #define ST_MAX_GAP_NS 1000000000ull	/* `compute` takes at most 1 s at a time */
 
@@ -62,6 +64,7 @@ struct st {
 	bool var_used[ST_MAX_MAPS];
 	int var_task[ST_MAX_MAPS];	/* 1 + the task that last used it; 0: never */
 	int nvars;			/* variables declared (max index + 1) */
+	int nmaps;			/* map slots ever used (max index + 1) */
 	const char *fname;
 	int line;
 	FILE *errf;
@@ -285,7 +288,7 @@ static const char *addr_expr(struct st *s, int proc, uint64_t addr, char *buf, s
 	/* the smallest live mapping holding addr: a MAP_FIXED one placed over
 	 * part of an earlier one (the loader's segments) is the more precise */
 	const struct st_map *best = NULL;
-	for (int i = 0; i < ST_MAX_MAPS; i++) {
+	for (int i = 0; i < s->nmaps; i++) {
 		const struct st_map *m = &s->map[i];
 		if (m->live && m->proc == proc && addr >= m->start && addr - m->start < m->len &&
 		    (!best || m->len < best->len))
@@ -313,7 +316,7 @@ static void do_mmap(struct st *s, struct st_task *t, const struct st_call *c, co
 	bool shared = strstr(c->arg[3], "MAP_SHARED") != NULL;
 	bool anon = strstr(c->arg[3], "MAP_ANON") != NULL;
 	int slot = -1, var = -1;
-	for (int i = 0; i < ST_MAX_MAPS; i++)
+	for (int i = 0; i < ST_MAX_MAPS; i++)	/* the first free: stops early */
 		if (!s->map[i].live) {
 			slot = i;
 			break;
@@ -322,20 +325,24 @@ static void do_mmap(struct st *s, struct st_task *t, const struct st_call *c, co
 	 * tasks run in the model's order, not the trace's, and might still
 	 * read it */
 	int self = (int)(t - s->task) + 1;
-	for (int v = 0; v < ST_MAX_MAPS && slot >= 0 && var < 0; v++)
+	for (int v = 0; v < s->nvars && slot >= 0 && var < 0; v++)
 		if (!s->var_used[v] && s->var_task[v] == self)
 			var = v;
 	for (int v = 0; v < ST_MAX_MAPS && slot >= 0 && var < 0; v++)
 		if (!s->var_task[v])
 			var = v;
 	if (slot < 0 || var < 0) {
-		st_err(s, "more than %s mappings in use (the scenario language's 256 names)", "200");
+		st_err(s, "more than %s mappings in use (the scenario language's 4096 names)",
+		       "4000");
+		_Static_assert(ST_MAX_MAPS == 4000 && SCEN_MAX_NAMES == 4096, "the message's numbers");
 		return;
 	}
 	s->var_used[var] = true;
 	s->var_task[var] = self;
 	if (var + 1 > s->nvars)
 		s->nvars = var + 1;
+	if (slot + 1 > s->nmaps)
+		s->nmaps = slot + 1;
 	s->map[slot] = (struct st_map){.proc = t->proc, .start = ret, .len = len, .var = var,
 				       .live = true};
 	if (!anon) {
@@ -377,7 +384,7 @@ static void do_munmap_madvise(struct st *s, struct st_task *t, const struct st_c
 	}
 	emit(t, "munmap(%s, 0x%" PRIx64 ")", a, len);
 	/* mappings wholly inside the range are gone; their variables free */
-	for (int i = 0; i < ST_MAX_MAPS; i++) {
+	for (int i = 0; i < s->nmaps; i++) {
 		struct st_map *m = &s->map[i];
 		if (m->live && m->proc == t->proc && m->start >= addr &&
 		    m->start + m->len <= addr + len) {

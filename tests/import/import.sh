@@ -11,7 +11,10 @@
 #     name it through the variable;
 #   * the same input gives the same file; -o writes atomically;
 #   * bad input: no timestamps, no syscall lines, unknown format, missing
-#     file -> FILE:LINE message or one line, exit 2, no -o file.
+#     file -> FILE:LINE message or one line, exit 2, no -o file;
+#   * 1500 mappings live at once (a real program's start: the limit was 200)
+#     and an output past 1 MiB import, compile and run; an output past a
+#     scenario file's 16 MiB is refused with one line.
 set -u
 bin=$1
 dir=$2
@@ -79,5 +82,49 @@ bad "many errors" "$(printf 'x%.0s\\n' $(seq 1 30))" "in.txt: too many errors, g
 [ $? = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] || failmsg "unknown format: $(cat "$tmp/e")"
 "$bin" import strace "$tmp/nope.txt" >/dev/null 2>"$tmp/e"
 [ $? = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] || failmsg "missing file: $(cat "$tmp/e")"
+
+# a real program's trace holds many mappings at once (a short Python 3
+# program with three threads made 959 mmap calls; the limit was 200): 1500
+# live mappings, each madvised and unmapped through its own variable, and
+# an output past the old 1 MiB scenario file limit; the scenario compiles
+# and runs
+python3 - "$tmp/many.txt" <<'PY'
+import sys
+n = 1500
+with open(sys.argv[1], "w") as f:
+    t = 0
+    def line(call):
+        global t
+        t += 1
+        f.write("4242  10:00:%02d.%06d %s <0.000002>\n" % (t // 1000000, t % 1000000, call))
+    for i in range(n):
+        line("mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x%x"
+             % (0x7f0000000000 + i * 0x10000))
+        f.write("4242  10:00:00.000000 read(3, \"%s\", 800) = 800\n" % ("x" * 800))
+    for i in range(n):
+        a = 0x7f0000000000 + i * 0x10000
+        line("madvise(0x%x, 4096, MADV_DONTNEED) = 0" % (a + 0x1000))
+        line("munmap(0x%x, 8192) = 0" % a)
+PY
+"$bin" import strace "$tmp/many.txt" -o "$tmp/many.tlbs" 2>"$tmp/e" || failmsg "1500 live mappings: $(head -c 300 "$tmp/e")"
+[ "$(grep -c '^ *m[0-9]* = mmap' "$tmp/many.tlbs")" = 1500 ] || failmsg "1500 live mappings: not 1500 mmaps"
+[ "$(grep -c '^ *munmap(m[0-9]*, 0x2000)' "$tmp/many.tlbs")" = 1500 ] || failmsg "1500 live mappings: not 1500 munmaps of variables"
+[ "$(grep -c '^ *madvise(m[0-9]* + 0x1000, 0x1000, dontneed)' "$tmp/many.tlbs")" = 1500 ] ||
+	failmsg "1500 live mappings: not 1500 madvises inside them"
+[ "$(wc -c <"$tmp/many.tlbs")" -gt 1048576 ] || failmsg "the big import is not past 1 MiB"
+"$bin" run "$tmp/many.tlbs" --json >"$tmp/many.json" 2>"$tmp/e" || failmsg "run of 1500 mappings: $(head -c 300 "$tmp/e")"
+
+# an output past what a scenario file may have (16 MiB) is refused with one
+# line, and no -o file, instead of writing a file no command can load
+python3 -c 'import sys
+sys.stdout.write("4242  10:00:00.000001 mmap(NULL, 4096, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000000000 <0.000002>\n")
+line = "4242  10:00:00.000002 read(3, \"" + "y" * 1000 + "\", 1000) = 1000\n"
+sys.stdout.write(line * 18000)' >"$tmp/huge.txt"
+rm -f "$tmp/huge.tlbs"
+"$bin" import strace "$tmp/huge.txt" -o "$tmp/huge.tlbs" >/dev/null 2>"$tmp/e"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "more than a scenario file may have (16 MiB)" "$tmp/e" ||
+	failmsg "a 16 MiB+ output: exit $rc, $(head -c 300 "$tmp/e")"
+[ -e "$tmp/huge.tlbs" ] && failmsg "a 16 MiB+ output was written"
 
 [ $fail = 0 ] && echo "import: PASS" || echo "import: FAIL"

@@ -256,6 +256,33 @@ static void test_errors(void **state)
 	sc = scenario_compile("m.tlbs", many, strlen(many), NULL, &nerr);
 	assert_null(sc);
 	assert_int_equal(nerr, SCEN_MAX_ERRORS);
+	/* names: the 4000 variables import strace may declare (a real
+	 * program's trace holds about a thousand mappings at once) compile
+	 * beside the built-in names; SCEN_MAX_NAMES + 1 do not */
+	for (int extra = 0; extra <= 1; extra++) {
+		int nv = extra ? SCEN_MAX_NAMES + 1 : 4000;
+		size_t cap = (size_t)(SCEN_MAX_NAMES + 1) * 16 + 64, o = 0;
+		char *names = malloc(cap);
+		assert_non_null(names);
+		for (int i = 0; i < nv; i++)
+			o += (size_t)snprintf(names + o, cap - o, "var v%d\n", i);
+		snprintf(names + o, cap - o, "main {\n v%d = 1\n op\n}\n", extra ? 0 : nv - 1);
+		char *eb = NULL;
+		size_t el = 0;
+		FILE *ef = open_memstream(&eb, &el);
+		sc = scenario_compile("n.tlbs", names, strlen(names), ef, &nerr);
+		fclose(ef);
+		if (extra) {
+			assert_null(sc);
+			assert_non_null(strstr(eb, "too many names (at most 4096"));
+		} else {
+			if (!sc)
+				fail_msg("4000 names: %s", eb);
+			scenario_free(sc);
+		}
+		free(eb);
+		free(names);
+	}
 }
 
 int main(void)
