@@ -397,9 +397,9 @@ static uint32_t emit(struct parser *ps, enum scen_opcode code, int64_t a, int32_
 	return sc->nops++;
 }
 
-/* op i's place: the statement's first token (a run-time error of a
- * statement emitted after its argument - wait, join, compute, a repeat or
- * for over the limit - and the deadlock report point there, not past it) */
+/* op i's place: the statement's or call's first token (a run-time error of
+ * an op emitted after its arguments - a call, wait, join, compute, a repeat
+ * or for over the limit - and the deadlock report point there, not past it) */
 static void place(struct parser *ps, uint32_t i, int line, int col)
 {
 	if (i < ps->sc->nops && ps->sc->nops <= MAX_OPS) {
@@ -901,11 +901,7 @@ static struct eval call_expr(struct parser *ps)
 	}
 	/* the call pops its arguments and pushes one result */
 	int d = ps->sdepth - base;
-	uint32_t at = emit(ps, code, 0, 0, 1 - d);
-	if (at < ps->sc->nops) {
-		ps->sc->ops[at].line = (uint32_t)line;
-		ps->sc->ops[at].col = (uint16_t)col;
-	}
+	place(ps, emit(ps, code, 0, 0, 1 - d), line, col);
 	return num_v();
 }
 

@@ -182,6 +182,8 @@ static int scen_deadlock_where(struct sim *s, void *arg, char *buf, size_t len)
 		const struct scen_op *op = in->asleep_at;
 		if (!op)
 			continue;
+		if (o >= len)
+			break;		/* full: buf + o would point past it */
 		if (n++ == 4) {
 			o += (size_t)snprintf(buf + o, o < len ? len - o : 0, ", ...");
 			break;
