@@ -138,8 +138,12 @@ static int write_compare_svg(const struct cli_opts *o, const struct run_result *
 	const struct tlbsim_resolved *r0 = &runs[0].res;
 	char title[256], sub[1024], ylabel[300];
 	int ns = runs[0].nseeds > 1 ? runs[0].nseeds : 1;
-	snprintf(title, sizeof(title), "%s on %s: each policy relative to %s", r0->workload->name,
-		 r0->profile->name, bars[0]);
+	const char *partial = NULL;	/* stopped early: the chart says so first */
+	for (int c = 0; c < n && !partial; c++)
+		partial = runs[c].partial;
+	snprintf(title, sizeof(title), "%s%s%s%s on %s: each policy relative to %s",
+		 partial ? "PARTIAL (stopped early: " : "", partial ? partial : "",
+		 partial ? ") " : "", r0->workload->name, r0->profile->name, bars[0]);
 	snprintf(sub, sizeof(sub), "%d CPUs, %d threads x %lld iters, %d seed%s; simulated time; bar "
 		 "labels: the values%s%s%s", r0->cpus, r0->threads, (long long)r0->iters, ns,
 		 ns > 1 ? "s (means, error bars: 95 % confidence interval)" : "",
@@ -283,17 +287,24 @@ int cmd_run(int argc, char **argv, bool compare)
 		struct seed_task *t0 = &pool.t[r * nseeds];
 		int ran = 0;
 		const char *partial = NULL;
+		bool cut = false;
 		for (int k = 0; k < nseeds; k++) {
 			struct seed_task *t = &t0[k];
 			if (!t->ran)
 				break;
-			seed_m[r * nseeds + ran++] = t->m;
 			if (t->stopped) {
 				partial = stop_name(t->stopped, t->stop_signal);
 				if (t->stopped == SIM_STOP_SIGNAL)
 					sig = t->stop_signal;
+				/* a seed stopped mid-way joins no mean of whole
+				 * seeds; it stands alone only when it is the first */
+				if (!ran) {
+					seed_m[r * nseeds + ran++] = t->m;
+					cut = true;
+				}
 				break;
 			}
+			seed_m[r * nseeds + ran++] = t->m;
 		}
 		if (!ran)
 			break;
@@ -302,6 +313,8 @@ int cmd_run(int argc, char **argv, bool compare)
 		runs[r].cfg = t0->cfg;
 		runs[r].res = t0->res;
 		runs[r].partial = partial;
+		runs[r].partial_cut = cut;
+		runs[r].seeds_planned = nseeds;
 		runs[r].nseeds = nseeds > 1 ? ran : 1;
 		if (nseeds > 1) {
 			runs[r].seed_m = &seed_m[r * nseeds];
@@ -389,11 +402,14 @@ int cmd_run(int argc, char **argv, bool compare)
 		cli_put_sanitized(stderr, runs[r].m.first_violation);
 		fprintf(stderr, "; use 'tlbsim check' for a counterexample\n");
 	}
-	if (done < nruns || (done && runs[done - 1].partial))
+	if (done < nruns || (done && runs[done - 1].partial)) {
+		int complete = 0;	/* a run: one seed of one column */
+		for (int i = 0; i < pool.n; i++)
+			complete += pool.t[i].ran && !pool.t[i].stopped;
 		fprintf(stderr, "tlbsim: note: stopped early (%s): %d of %d run(s) complete; the "
 			"numbers printed are partial\n",
-			sig ? stop_name(SIM_STOP_SIGNAL, sig) : "time limit",
-			done - (runs[done - 1].partial ? 1 : 0), nruns);
+			sig ? stop_name(SIM_STOP_SIGNAL, sig) : "time limit", complete, pool.n);
+	}
 	trace_buf_free(&tb);
 	free(runs);
 	free(pool.t);

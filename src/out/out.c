@@ -153,6 +153,10 @@ static void json_run(FILE *f, const char *cmdline, const struct run_result *r)
 		json_string(f, r->partial);
 	else
 		fprintf(f, "null");
+	if (r->partial)
+		fprintf(f, ",\"partial_seeds\":{\"whole\":%d,\"planned\":%d}",
+			r->partial_cut ? 0 : run_seeds(r),
+			r->seeds_planned > 1 ? r->seeds_planned : 1);
 	fprintf(f, ",\"metrics\":{");
 	const struct tlbsim_metrics *m = &r->m;
 	const char *sep = "";
@@ -556,6 +560,8 @@ void out_table_note(FILE *f, const struct run_result *runs, double host_s)
 
 void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 {
+	bool columns = compare || n > 1;
+	compare &= n > 1;	/* one column (a compare stopped early): no ratio to itself */
 	const struct tlbsim_resolved *r0 = &runs[0].res;
 	char seedtxt[64];
 	if (run_seeds(&runs[0]) > 1)
@@ -582,12 +588,22 @@ void out_table(FILE *f, const struct run_result *runs, int n, bool compare)
 	for (int i = 0; i < n; i++) {
 		if (!runs[i].partial)
 			continue;
-		if (n > 1)
+		if (columns)
 			fprintf(f, "PARTIAL: column %d", i + 1);
 		else
 			fprintf(f, "PARTIAL: the run");
-		fprintf(f, " stopped early (%s); its numbers cover the simulated time until "
-			"then\n", runs[i].partial);
+		int planned = runs[i].seeds_planned > 1 ? runs[i].seeds_planned : 1;
+		if (runs[i].partial_cut && planned > 1)
+			fprintf(f, " stopped early (%s) before any of its %d seeds ran to the end; "
+				"its numbers are the first seed's, over its simulated time until "
+				"then\n", runs[i].partial, planned);
+		else if (runs[i].partial_cut)
+			fprintf(f, " stopped early (%s); its numbers cover the simulated time until "
+				"then\n", runs[i].partial);
+		else
+			fprintf(f, " stopped early (%s): %d of %d seeds ran to the end; its numbers "
+				"are over those, the rest left out\n", runs[i].partial,
+				run_seeds(&runs[i]), planned);
 	}
 	if (runs[0].m.notes[0])
 		fprintf(f, "note: %s\n", runs[0].m.notes);

@@ -20,6 +20,11 @@ struct run_result {
 	/* the run was stopped before its threads finished: "time limit",
 	 * "SIGINT", ...; NULL when it ran to completion */
 	const char *partial;
+	/* with partial: true when the numbers include the run that was stopped
+	 * (the column's first seed: they cover its simulated time until then);
+	 * false when they are whole seeds only, fewer than seeds_planned */
+	bool partial_cut;
+	int seeds_planned;		/* --seeds N asked; 0 or 1: one */
 };
 
 #define MAX_TABLE_COLUMNS 16

@@ -19,6 +19,11 @@
 #     minutes.
 #  8. test -j 2 under SIGINT: both running files are interrupted, the files
 #     not started never run, the summary is printed, exit 130.
+#  9. --seeds N stopped after some seeds ran to the end: the mean is over
+#     those whole seeds only (every seed's ops is the full count), the seed
+#     that was cut is left out and the table and JSON say how many of N ran;
+#     a compare cut down to one column has no ratio column (a column over
+#     itself) and its --svg chart's title says PARTIAL.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -117,6 +122,30 @@ signal_run INT 130 table test "$tmp/scen" -j 2 --time-limit 600
 [ $(( $(date +%s) - start )) -le 20 ] || failmsg "test -j 2 SIGINT: took more than 20 s"
 [ "$(grep -c ': interrupted$' "$tmp/out")" = 2 ] || failmsg "test -j 2 SIGINT: want 2 interrupted lines: $(cat "$tmp/out")"
 tail -1 "$tmp/out" | grep -q "^0 passed, 2 failed$" || failmsg "test -j 2 SIGINT: summary: $(tail -1 "$tmp/out")"
+# 9. many short seeds on one worker, a limit that ends them part-way
+seeds=(--iters 200 --seeds 1000 -j 1 --time-limit 1)
+"$bin" run mmap8 "${seeds[@]}" --json >"$tmp/out" 2>"$tmp/err"
+python3 - "$tmp/out" <<'PY' || failmsg "seeds cut by the limit: JSON: $(head -c 300 "$tmp/err")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["partial"] == "time limit", d["partial"]
+ps = d["partial_seeds"]
+assert ps["planned"] == 1000 and 1 <= ps["whole"] < 1000, ps
+n = d.get("seeds", 1)
+assert n == ps["whole"], (n, ps)
+ops = d["stats"]["ops"]["values"] if n > 1 else [d["metrics"]["ops"]]
+assert len(ops) == n and all(v == 16 * 200 for v in ops), ops
+PY
+"$bin" run mmap8 "${seeds[@]}" >"$tmp/out" 2>"$tmp/err"
+grep -q "^PARTIAL: the run stopped early (time limit): [0-9]* of 1000 seeds ran to the end" "$tmp/out" ||
+	failmsg "seeds cut by the limit: table: $(grep PARTIAL "$tmp/out")"
+"$bin" compare mmap8 "${seeds[@]}" --policy nested=v2 --policy nested=fullmm --svg "$tmp/c.svg" \
+	>"$tmp/out" 2>"$tmp/err"
+grep -q "^PARTIAL: column 1 stopped early (time limit): [0-9]* of 1000 seeds" "$tmp/out" ||
+	failmsg "compare cut to one column: $(grep PARTIAL "$tmp/out")"
+grep -q "^metric .*ratio" "$tmp/out" && failmsg "compare cut to one column: a ratio column"
+grep -q ">PARTIAL (stopped early: time limit) mmap8" "$tmp/c.svg" ||
+	failmsg "compare cut to one column: the chart's title does not say PARTIAL"
 if [ $fail = 0 ]; then
 	echo "partial: PASS"
 	exit 0
