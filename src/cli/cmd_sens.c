@@ -64,15 +64,24 @@ static int row_cmp(const void *a, const void *b)
 	return strcmp(tlbsim_param_desc[x->param].name, tlbsim_param_desc[y->param].name);
 }
 
+/* The pool's task of column c, variant v (0: the baseline; 1 + 2j and 2 + 2j:
+ * parameter j lowered and raised), seed k. Variant-major: the pool starts
+ * tasks in index order, so a run stopped early has the baseline of every
+ * column first and then whole parameters, which it can rank. */
+static int task_index(int ncol, int c, int v, int nseeds, int k)
+{
+	return (v * ncol + c) * nseeds + k;
+}
+
 /* the quantity of variant v: metric (mean over seeds) or its ratio */
-static double quantity(const struct seed_pool *p, int ncol, int nvar, int nseeds, int v,
+static double quantity(const struct seed_pool *p, int ncol, int nseeds, int v,
 		       const struct metric_def *md, bool *ok)
 {
 	double q[2] = {0, 0};
 	for (int c = 0; c < ncol; c++) {
 		double sum = 0;
 		for (int k = 0; k < nseeds; k++) {
-			const struct seed_task *t = &p->t[(c * nvar + v) * nseeds + k];
+			const struct seed_task *t = &p->t[task_index(ncol, c, v, nseeds, k)];
 			if (!t->ran || t->rc || t->stopped) {
 				*ok = false;
 				return 0;
@@ -93,17 +102,17 @@ static double quantity(const struct seed_pool *p, int ncol, int nvar, int nseeds
 /* the baseline's spread over the seeds: the half-width of the 95 % interval
  * of the per-seed quantity (metric, or the per-seed paired ratio), as a
  * percentage of the quantity; 0 with one seed */
-static double baseline_noise_pct(const struct seed_pool *p, int ncol, int nvar, int nseeds,
+static double baseline_noise_pct(const struct seed_pool *p, int ncol, int nseeds,
 				 const struct metric_def *md)
 {
 	if (nseeds < 2)
 		return 0;
 	double x[1000], mean, h;
 	for (int k = 0; k < nseeds; k++) {
-		double a = metric_of(&p->t[(0 * nvar) * nseeds + k].m, md);
+		double a = metric_of(&p->t[task_index(ncol, 0, 0, nseeds, k)].m, md);
 		x[k] = a;
 		if (ncol == 2) {
-			double b = metric_of(&p->t[(1 * nvar) * nseeds + k].m, md);
+			double b = metric_of(&p->t[task_index(ncol, 1, 0, nseeds, k)].m, md);
 			x[k] = a ? b / a : 0;
 		}
 	}
@@ -249,7 +258,7 @@ int cmd_sensitivity(int argc, char **argv)
 	for (int c = 0; c < ncol; c++)
 		for (int v = 0; v < nvar; v++)
 			for (int k = 0; k < nseeds; k++) {
-				struct seed_task *t = &pool.t[(c * nvar + v) * nseeds + k];
+				struct seed_task *t = &pool.t[task_index(ncol, c, v, nseeds, k)];
 				t->cfg = o.cfg;
 				t->cfg.policy = pols[c];
 				t->cfg.seed = o.cfg.seed + (uint64_t)k;
@@ -282,14 +291,14 @@ int cmd_sensitivity(int argc, char **argv)
 		return cli_error_code(rc == TLBSIM_EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s", err);
 	}
 	bool ok = true;
-	double q0 = quantity(&pool, ncol, nvar, nseeds, 0, md, &ok);
+	double q0 = quantity(&pool, ncol, nseeds, 0, md, &ok);
 	int nrows = 0, missing = 0;
 	if (ok)
 		for (int j = 0; j < np; j++) {
 			bool okj = true;
 			struct sens_row r = rows[j];
-			r.q_lo = quantity(&pool, ncol, nvar, nseeds, 1 + 2 * j, md, &okj);
-			r.q_hi = quantity(&pool, ncol, nvar, nseeds, 2 + 2 * j, md, &okj);
+			r.q_lo = quantity(&pool, ncol, nseeds, 1 + 2 * j, md, &okj);
+			r.q_hi = quantity(&pool, ncol, nseeds, 2 + 2 * j, md, &okj);
 			if (!okj) {
 				missing++;
 				continue;
@@ -298,7 +307,7 @@ int cmd_sensitivity(int argc, char **argv)
 			rows[nrows++] = r;
 		}
 	qsort(rows, (size_t)nrows, sizeof(*rows), row_cmp);
-	double noise = ok ? baseline_noise_pct(&pool, ncol, nvar, nseeds, md) : 0;
+	double noise = ok ? baseline_noise_pct(&pool, ncol, nseeds, md) : 0;
 	int sig = cli_pending_signal(NULL);
 	char qname[160];
 	if (ncol == 2) {
@@ -380,7 +389,13 @@ int cmd_sensitivity(int argc, char **argv)
 	}
 	fflush(stdout);
 	rc = 0;
-	if (write_svg_file(o.svg_file, title, qname, q0, rows, nrows, o.perturb_pct)) {
+	char svg_title[320];	/* a chart of a stopped run says so first */
+	snprintf(svg_title, sizeof(svg_title), "%s%s", missing ? "PARTIAL (stopped early) " : "",
+		 title);
+	if (missing)
+		fprintf(stderr, "tlbsim: note: stopped early (%s): %d of %d parameter(s) measured\n",
+			sig ? (sig == SIGINT ? "SIGINT" : "SIGTERM") : "time limit", nrows, np);
+	if (write_svg_file(o.svg_file, svg_title, qname, q0, rows, nrows, o.perturb_pct)) {
 		fprintf(stderr, "tlbsim: cannot write the chart %s: %s\n", o.svg_file,
 			strerror(errno));
 		rc = EXIT_INTERNAL;
