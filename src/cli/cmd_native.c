@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,6 +48,7 @@ static int native_prepare(const struct cli_opts *o, struct native_job *j)
 	native_host_probe(&j->host);
 	const char *wl = j->res.workload->name;
 	struct native_run_cfg *c = &j->cfg;
+	c->interrupted = cli_pending_signal;	/* SIGINT, SIGTERM stop the tasks */
 	if (strcmp(wl, "mmap8") == 0)
 		c->wl = NATIVE_MMAP8;
 	else if (strcmp(wl, "page_fault3") == 0)
@@ -96,10 +98,24 @@ static int native_prepare(const struct cli_opts *o, struct native_job *j)
 	return 0;
 }
 
+static const char *sig_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
+}
+
+/* a host run stopped by a signal: say so on stderr; its exit status */
+static int native_stopped_note(const struct native_run_result *r)
+{
+	fprintf(stderr, "tlbsim: note: native run stopped early (%s): its numbers cover the run "
+		"until then\n", sig_name(r->stopped));
+	return 128 + r->stopped;
+}
+
 static int native_exec(const struct native_job *j, struct native_run_result *r)
 {
 	char err[TLBSIM_ERRLEN];
 	bool usage;
+	cli_block_signals();	/* SIGINT, SIGTERM: polled (cfg.interrupted) */
 	if (native_run(&j->cfg, r, &usage, err, sizeof(err)))
 		return cli_error_code(usage ? EXIT_USAGE : EXIT_INTERNAL, "native: %s", err);
 	return 0;
@@ -144,10 +160,11 @@ static void native_json(FILE *f, const char *cmdline, const struct native_job *j
 	out_json_head(f, cmdline, "native", res);
 	fprintf(f, ",\"profile\":null,\"kernel\":null,\"arch\":\"%s\",\"page_size\":%d,"
 		   "\"cpus\":%d,\"threads\":%d,\"iters\":%" PRId64 ",\"duration_ns\":0,\"seed\":null,"
-		   "\"policy\":null,\"overrides\":{},\"first_violation\":null,\"partial\":null,"
+		   "\"policy\":null,\"overrides\":{},\"first_violation\":null,\"partial\":%s%s%s,"
 		   "\"metrics\":{",
 		j->host.x86 ? "x86_64" : "arm64", j->host.page_size, r->cpus, j->cfg.threads,
-		j->cfg.iters);
+		j->cfg.iters, r->stopped ? "\"" : "", r->stopped ? sig_name(r->stopped) : "null",
+		r->stopped ? "\"" : "");
 	fprintf(f, "\"wall_ns\":%" PRIu64 ",\"user_ns\":%" PRIu64 ",\"sys_ns\":%" PRIu64
 		   ",\"idle_ns\":%" PRIu64 ",\"ops\":%" PRIu64 ",\"ops_per_sec\":%" PRIu64
 		   ",\"ops_per_sec_task\":%" PRIu64 ",\"window_ns\":%" PRIu64 ",\"page_faults\":%"
@@ -276,6 +293,9 @@ static void native_header(FILE *f, const struct native_job *j, const struct nati
 		j->cfg.wl == NATIVE_PAGE_FAULT3 ? (j->cfg.processes ? "processes" : "threads")
 						: "threads",
 		j->cfg.iters, j->cfg.wl == NATIVE_PAGE_FAULT3 ? "measured rounds" : "iters");
+	if (r->stopped)
+		fprintf(f, "PARTIAL: the native run stopped early (%s); its numbers cover the run "
+			"until then\n", sig_name(r->stopped));
 }
 
 static void native_footer(FILE *f, const struct native_job *j, const struct native_run_result *r)
@@ -361,7 +381,7 @@ int cmd_native(int argc, char **argv)
 	}
 	fflush(stdout);
 	cli_opts_free(&o);
-	return 0;
+	return r.stopped ? native_stopped_note(&r) : 0;
 }
 
 int native_check(const struct cli_opts *o)
@@ -390,7 +410,7 @@ int native_compare(const struct cli_opts *o, const struct run_result *runs, int 
 		native_json(stdout, cli_cmdline(o), &j, &r);
 		printf("\n]}\n");
 		fflush(stdout);
-		return 0;
+		return r.stopped ? native_stopped_note(&r) : 0;
 	}
 	if (n + 1 > MAX_COLUMNS)
 		n = MAX_COLUMNS - 1;
@@ -430,7 +450,7 @@ int native_compare(const struct cli_opts *o, const struct run_result *runs, int 
 	       labels[0]);
 	native_footer(stdout, &j, &r);
 	fflush(stdout);
-	return 0;
+	return r.stopped ? native_stopped_note(&r) : 0;
 }
 
 /* ---- calibrate ---- */
@@ -520,7 +540,21 @@ int cmd_calibrate(int argc, char **argv)
 	}
 	struct native_calib *c = malloc(sizeof(*c));
 	char err[TLBSIM_ERRLEN];
-	if (!c || native_calibrate(c, budget, stderr, err, sizeof(err))) {
+	cli_block_signals();	/* SIGINT, SIGTERM: polled between batches */
+	if (!c || native_calibrate(c, budget, cli_pending_signal, stderr, err, sizeof(err)) ||
+	    c->stopped) {
+		if (c && c->stopped) {
+			int sig = c->stopped;
+			if (f) {
+				fclose(f);
+				unlink(tmp);
+			}
+			free(tmp);
+			free(c);
+			fprintf(stderr, "tlbsim: calibrate: stopped (%s) before the measurements "
+				"ended; nothing written\n", sig_name(sig));
+			return 128 + sig;
+		}
 		if (f) {
 			fclose(f);
 			unlink(tmp);

@@ -37,6 +37,7 @@ struct ctx {
 	cpu_set_t allowed;		/* the CPUs the process may use */
 	int ncpu;			/* how many: cpu[0..ncpu) */
 	int cpu[65];
+	int (*interrupted)(void *);	/* NULL, or asked between batches */
 };
 
 /* ---- samples ---- */
@@ -45,17 +46,30 @@ struct samples {
 	double v[MAX_BATCHES];
 	int n;
 	uint64_t deadline;
+	struct ctx *x;
 };
 
-static void samples_start(struct samples *s, const struct ctx *x)
+static void samples_start(struct samples *s, struct ctx *x)
 {
 	s->n = 0;
 	s->deadline = native_now_ns() + x->slice_ns;
+	s->x = x;
 }
 
-/* another batch? at least 3, at most MAX_BATCHES, within the time share */
+/* stopped: interrupted now or before (then no more batches anywhere) */
+static bool stopped(struct ctx *x)
+{
+	if (!x->c->stopped && x->interrupted)
+		x->c->stopped = x->interrupted(NULL);
+	return x->c->stopped != 0;
+}
+
+/* another batch? at least 3, at most MAX_BATCHES, within the time share;
+ * none once interrupted */
 static bool samples_more(const struct samples *s)
 {
+	if (stopped(s->x))
+		return false;
 	return s->n < 3 || (s->n < MAX_BATCHES && native_now_ns() < s->deadline);
 }
 
@@ -760,8 +774,8 @@ static void derive(struct native_calib *c)
 	}
 }
 
-int native_calibrate(struct native_calib *c, unsigned budget_ms, FILE *diag, char *err,
-		     size_t errlen)
+int native_calibrate(struct native_calib *c, unsigned budget_ms, int (*interrupted)(void *),
+		     FILE *diag, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof(*c));
 	native_host_probe(&c->host);
@@ -780,7 +794,7 @@ int native_calibrate(struct native_calib *c, unsigned budget_ms, FILE *diag, cha
 			 h->page_size);
 		return -1;
 	}
-	struct ctx x = {.c = c, .diag = diag};
+	struct ctx x = {.c = c, .diag = diag, .interrupted = interrupted};
 	/* 9 measurements of about equal share (the mmap, fault, zero and
 	 * futex ones have two halves) */
 	x.slice_ns = (uint64_t)budget_ms * 1000000ull / 10;
@@ -812,14 +826,17 @@ int native_calibrate(struct native_calib *c, unsigned budget_ms, FILE *diag, cha
 	char why[160];
 	if (native_tlb_shootdowns(&dummy, why, sizeof(why)))
 		note(&x, "flush IPIs not counted: %s", why);
-	m_syscall(&x);
-	m_faults(&x);
-	m_zero(&x);
-	m_mmap(&x);
-	m_flush_local(&x);	/* before any thread exists: a single-threaded mm */
-	m_futex(&x);
-	m_shootdown(&x);
+	/* each measurement only when none was interrupted */
+	void (*const step[])(struct ctx *) = {
+		m_syscall, m_faults, m_zero, m_mmap,
+		m_flush_local,	/* before any thread exists: a single-threaded mm */
+		m_futex, m_shootdown,
+	};
+	for (size_t i = 0; i < sizeof(step) / sizeof(step[0]) && !stopped(&x); i++)
+		step[i](&x);
 	unpin(&x);
+	if (c->stopped)
+		return 0;
 	c->elapsed_ns = native_now_ns() - t0;
 	derive(c);
 	return 0;

@@ -72,13 +72,16 @@ struct native_calib {
 	uint64_t elapsed_ns;		/* host time the measurements took */
 	bool no_zero_page;		/* a read fault allocated pages */
 	bool no_flush_ipis;		/* x86: a shootdown sent no TLB IPI */
+	int stopped;			/* non-zero: interrupted (its value), figures incomplete */
 };
 
 /* Run every microbenchmark (at most about budget_ms host milliseconds in
- * all); notes on what the host does not allow go to diag. 0, or -1 with err
- * (a host resource that every measurement needs failed). */
-int native_calibrate(struct native_calib *c, unsigned budget_ms, FILE *diag, char *err,
-		     size_t errlen);
+ * all); notes on what the host does not allow go to diag. interrupted (may
+ * be NULL) is asked between batches; when it returns non-zero the
+ * measurements stop and c->stopped holds that value. 0 (see c->stopped), or
+ * -1 with err (a host resource that every measurement needs failed). */
+int native_calibrate(struct native_calib *c, unsigned budget_ms, int (*interrupted)(void *),
+		     FILE *diag, char *err, size_t errlen);
 /* The profile file (format of tlbsim_profile_load) with one comment per
  * value naming its method or saying it was not measured. */
 void native_write_profile(FILE *f, const struct native_calib *c, const char *name);
@@ -99,6 +102,9 @@ struct native_run_cfg {
 	bool processes;			/* page_fault3: fork tasks (else threads) */
 	bool tmpfs;			/* page_fault3: the file on tmpfs (else ext4) */
 	int cpus;			/* 0: every allowed CPU; else the first N of them */
+	/* NULL, or asked every 10 ms during the run: non-zero (a signal
+	 * number) stops the tasks early (native_run_result.stopped) */
+	int (*interrupted)(void *);
 };
 
 struct native_run_result {
@@ -113,6 +119,8 @@ struct native_run_result {
 	char ipi_note[160];		/* when !have_ipis: why */
 	char fs_note[160];		/* page_fault3: where the files went */
 	int cpus;			/* CPUs the run could use */
+	int stopped;			/* non-zero: cfg->interrupted's value; the counts
+					 * cover the run until the tasks stopped */
 };
 
 /* Run the workload's shape on the host. 0, or -1 with err (bad parameter:

@@ -20,13 +20,16 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "native/native.h"
@@ -76,14 +79,64 @@ static int nth_cpu(const cpu_set_t *set, int i)
 	return 0;
 }
 
+/* ---- stopping early ---- */
+
+/* A thread beside the run's tasks asks cfg->interrupted every 10 ms and,
+ * on a non-zero answer, raises *stop (which the tasks poll: for processes
+ * it is in shared memory) and keeps the answer. The tasks are joined as
+ * before, so the run's timing is the same with and without it. */
+struct watch {
+	int (*interrupted)(void *);
+	_Atomic int *stop;		/* the tasks' flag */
+	_Atomic int done;		/* the tasks have been joined */
+	int got;			/* interrupted's non-zero answer */
+	pthread_t th;
+	bool running;
+};
+
+static void *watch_thread(void *arg)
+{
+	struct watch *w = arg;
+	while (!atomic_load(&w->done)) {
+		int sig = w->interrupted(NULL);
+		if (sig) {
+			w->got = sig;
+			atomic_store(w->stop, 1);
+			break;
+		}
+		struct timespec ts = {0, 10 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void watch_start(struct watch *w, const struct native_run_cfg *c, _Atomic int *stop)
+{
+	memset(w, 0, sizeof(*w));
+	w->interrupted = c->interrupted;
+	w->stop = stop;
+	w->running = c->interrupted && pthread_create(&w->th, NULL, watch_thread, w) == 0;
+}
+
+/* after the tasks are joined: the watcher's answer, 0 if none */
+static int watch_end(struct watch *w)
+{
+	if (!w->running)
+		return 0;
+	atomic_store(&w->done, 1);
+	pthread_join(w->th, NULL);
+	return w->got;
+}
+
 /* ---- mmap8 ---- */
 
 struct m8 {
 	const struct native_run_cfg *cfg;
 	char *hint;
 	size_t ps;
-	_Atomic int failed;
+	_Atomic int failed, stop;
 	int fail_errno;
+	_Atomic uint64_t ops;		/* loops done, summed as threads end */
 };
 
 static void *m8_thread(void *arg)
@@ -91,7 +144,9 @@ static void *m8_thread(void *arg)
 	struct m8 *st = arg;
 	const struct native_run_cfg *c = st->cfg;
 	int flags = (c->shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS;
-	for (int64_t i = 0; i < c->iters && !atomic_load_explicit(&st->failed, memory_order_relaxed);
+	int64_t i = 0;
+	for (; i < c->iters && !atomic_load_explicit(&st->failed, memory_order_relaxed) &&
+	       !atomic_load_explicit(&st->stop, memory_order_relaxed);
 	     i++) {
 		char *p = mmap(st->hint, c->size, PROT_READ | PROT_WRITE, flags, -1, 0);
 		if (p == MAP_FAILED) {
@@ -104,6 +159,7 @@ static void *m8_thread(void *arg)
 		madvise(p, c->size, MADV_DONTNEED);
 		munmap(p, c->size);
 	}
+	atomic_fetch_add(&st->ops, (uint64_t)i);
 	return NULL;
 }
 
@@ -128,12 +184,15 @@ static int run_mmap8(const struct native_run_cfg *c, struct native_run_result *r
 	munmap(a, 2ull << 30);
 	st.hint = a + (1ull << 30);
 	int n = 0, rc = 0;
+	struct watch w;
+	watch_start(&w, c, &st.stop);
 	for (; n < c->threads; n++)
 		if ((rc = pthread_create(&th[n], NULL, m8_thread, &st)))
 			break;
 	for (int i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 	r->real_ns = native_now_ns() - t0;
+	r->stopped = watch_end(&w);
 	free(th);
 	if (n < c->threads) {
 		snprintf(err, errlen, "pthread_create of thread %d: %s", n + 1, strerror(rc));
@@ -144,7 +203,7 @@ static int run_mmap8(const struct native_run_cfg *c, struct native_run_result *r
 			 strerror(st.fail_errno));
 		return -1;
 	}
-	r->ops = (uint64_t)c->threads * (uint64_t)c->iters;
+	r->ops = atomic_load(&st.ops);	/* threads x iters unless stopped early */
 	r->window_ns = r->real_ns;
 	r->window_ops = r->ops;
 	return 0;
@@ -287,11 +346,18 @@ static int run_page_fault3(const struct native_run_cfg *c, const cpu_set_t *cpus
 	}
 	uint64_t t0 = native_now_ns();
 	int n = 0;
+	struct watch w;
+	watch_start(&w, c, &sh->stop);
+	const pid_t parent = getpid();
 	for (; n < c->threads; n++) {
 		tasks[n] = (struct pf_task){c, sh, cpus, n, true};
 		if (c->processes) {
 			pid_t pid = fork();
 			if (pid == 0) {
+				/* a parent killed outright takes its tasks along */
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				if (getppid() != parent)
+					_exit(0);	/* it died before the prctl */
 				pf_task_body(&tasks[n]);
 				_exit(0);
 			}
@@ -312,15 +378,24 @@ static int run_page_fault3(const struct native_run_cfg *c, const cpu_set_t *cpus
 		else
 			pthread_join(th[i], NULL);
 	}
-	r->real_ns = native_now_ns() - t0;
+	uint64_t t_end = native_now_ns();
+	r->real_ns = t_end - t0;
+	r->stopped = watch_end(&w);
 	int rc = 0;
 	if (atomic_load(&sh->failed)) {
 		snprintf(err, errlen, "task %s: %s", sh->fail_what, strerror(sh->fail_errno));
 		rc = -1;
 	} else {
 		r->ops = pf_sum(sh, c->threads);
-		r->window_ns = atomic_load(&sh->t_close) - atomic_load(&sh->t_open);
-		r->window_ops = atomic_load(&sh->ops_close) - atomic_load(&sh->ops_open);
+		uint64_t t_open = atomic_load(&sh->t_open), t_close = atomic_load(&sh->t_close);
+		uint64_t ops_close = atomic_load(&sh->ops_close);
+		if (r->stopped && !t_close) {
+			/* stopped inside the window (or before it opened: none) */
+			t_close = t_open ? t_end : 0;
+			ops_close = t_open ? r->ops : 0;
+		}
+		r->window_ns = t_close - t_open;
+		r->window_ops = ops_close - atomic_load(&sh->ops_open);
 		long ft = atomic_load(&sh->fstype);
 		const char *want = c->tmpfs ? "tmpfs" : "ext4";
 		const char *got = ft == TMPFS_MAGIC_ ? "tmpfs" : ft == EXT4_MAGIC_ ? "ext4" : NULL;

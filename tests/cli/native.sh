@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# native.sh TLBSIM {calibrate|run|errors} - the host side (docs/native.md).
+# native.sh TLBSIM {calibrate|run|errors|signals} - the host side (docs/native.md).
 # These run on the machine under test, so they check structure and sanity,
 # never values:
 #   calibrate: `calibrate -o FILE` writes a profile that --profile loads and
@@ -11,6 +11,14 @@
 #     compare --native prints a model and a native column.
 #   errors: bad input is one line on stderr, exit 2, nothing on stdout, and
 #     no file left behind.
+#   signals: SIGINT during calibrate ends it within seconds, exit 130, no
+#     profile and no temporary file written; SIGINT during native mmap8 and
+#     SIGTERM during native page_fault3 (processes) end the run within
+#     seconds, exit 130/143, the output marked partial, no task left
+#     running; SIGKILL of the parent takes its task processes along. (Both
+#     used to be unhandled: calibrate and native ignored a signal that the
+#     shell had set to be ignored, and otherwise died of it, leaving the
+#     temporary profile file and page_fault3's task processes behind.)
 set -u
 bin=$1
 mode=$2
@@ -164,6 +172,46 @@ for b in bad:
     print("native: FAIL: " + b)
 sys.exit(1 if bad else 0)
 PY
+	;;
+signals)
+	sig_run() {	# signal delay want-exit outfile args...
+		local sig=$1 delay=$2 want=$3 out=$4
+		shift 4
+		local start
+		start=$(date +%s)
+		(cd "$tmp" && exec "$bin" "$@") >"$out" 2>"$tmp/e" &
+		local pid=$!
+		sleep "$delay"
+		kill -s "$sig" "$pid"
+		wait "$pid"
+		local rc=$?
+		[ "$rc" = "$want" ] || failmsg "$sig to $*: exit $rc, want $want: $(head -c 300 "$tmp/e")"
+		[ $(( $(date +%s) - start )) -le 20 ] || failmsg "$sig to $*: took more than 20 s"
+	}
+	sig_run INT 1 130 "$tmp/o" calibrate -o "$tmp/h.prof" --budget 60000
+	[ -e "$tmp/h.prof" ] && failmsg "calibrate stopped: wrote the profile"
+	ls "$tmp" | grep -q '\.tmp\.' && failmsg "calibrate stopped: left a temporary file"
+	grep -q "stopped (SIGINT)" "$tmp/e" || failmsg "calibrate stopped: stderr $(cat "$tmp/e")"
+	sig_run INT 1 130 "$tmp/n.txt" native mmap8 --threads 2 --iters 987654321
+	grep -q "^PARTIAL: the native run stopped early (SIGINT)" "$tmp/n.txt" ||
+		failmsg "native mmap8 stopped: no PARTIAL line: $(head -3 "$tmp/n.txt")"
+	sig_run TERM 1 143 "$tmp/p.json" native page_fault3 --tasks 2 -w mode=processes \
+		-w size=1M --iters 987654322 --json
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['partial']=='SIGTERM' and d['metrics']['ops'] > 0, d" \
+		"$tmp/p.json" || failmsg "native page_fault3 stopped: JSON"
+	(cd "$tmp" && exec "$bin" native page_fault3 --tasks 2 -w mode=processes -w size=1M \
+		--iters 987654323) >/dev/null 2>&1 &
+	pid=$!
+	sleep 1
+	kill -KILL $pid
+	wait $pid 2>/dev/null
+	sleep 1
+	for it in 987654321 987654322 987654323; do
+		pgrep -f -- "--iters $it" >/dev/null && {
+			failmsg "tasks of the run with --iters $it still run"
+			pkill -KILL -f -- "--iters $it"
+		}
+	done
 	;;
 errors)
 	err() {	# expected stderr pattern, then the arguments

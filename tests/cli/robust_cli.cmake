@@ -160,3 +160,4 @@ tlbsim_cli(err_compare_default_seeds_overflow 2 STDERR "compare's default 5 seed
 tlbsim_cli_script(cli_native_calibrate native 60 "cli;native" calibrate)
 tlbsim_cli_script(cli_native_run native 60 "cli;native" run)
 tlbsim_cli_script(cli_native_errors native 60 "cli;native" errors)
+tlbsim_cli_script(cli_native_signals native 90 "cli;native" signals)
