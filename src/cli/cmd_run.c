@@ -47,6 +47,9 @@ static int print_csv(const struct cli_opts *o, const struct run_result *runs, in
 	if (!joined)
 		rc = -1;
 	for (int r = 0; r < n && !rc; r++) {
+		/* a row is whole runs, as sweep's: a run cut short has none */
+		if (runs[r].partial_cut)
+			continue;
 		const char *label = compare && o->npolicies ? o->policy_args[r] : joined;
 		char **row = csv_result_row(&t, &runs[r], &extra, label, stats);
 		if (!row || csv_add_row(&t, row))

@@ -23,7 +23,9 @@
 #     those whole seeds only (every seed's ops is the full count), the seed
 #     that was cut is left out and the table and JSON say how many of N ran;
 #     a compare cut down to one column has no ratio column (a column over
-#     itself) and its --svg chart's title says PARTIAL.
+#     itself) and its --svg chart's title says PARTIAL; --csv rows are whole
+#     runs: a column with whole seeds has its row (seeds = how many), a run
+#     cut before any seed ended has none (the header alone).
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -146,6 +148,20 @@ grep -q "^PARTIAL: column 1 stopped early (time limit): [0-9]* of 1000 seeds" "$
 grep -q "^metric .*ratio" "$tmp/out" && failmsg "compare cut to one column: a ratio column"
 grep -q ">PARTIAL (stopped early: time limit) mmap8" "$tmp/c.svg" ||
 	failmsg "compare cut to one column: the chart's title does not say PARTIAL"
+"$bin" run mmap8 "${seeds[@]}" --csv >"$tmp/out" 2>"$tmp/err"
+python3 - "$tmp/out" <<'PY' || failmsg "seeds cut by the limit: CSV: $(head -c 300 "$tmp/out")"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 1, rows
+r = rows[0]
+n = int(r["seeds"])
+assert 1 <= n < 1000, n
+ops = float(r["ops_mean"] if n > 1 else r["ops"])
+assert ops == 16 * 200, ops
+PY
+"$bin" "${long[@]}" --time-limit 0.3 --csv >"$tmp/out" 2>"$tmp/err"
+[ "$(wc -l <"$tmp/out")" = 1 ] && head -1 "$tmp/out" | grep -q "^workload,profile," ||
+	failmsg "a run cut short: --csv printed a row of it: $(head -c 300 "$tmp/out")"
 if [ $fail = 0 ]; then
 	echo "partial: PASS"
 	exit 0
