@@ -1,7 +1,8 @@
 /*
- * cmd_import.c - `tlbsim import strace FILE [-o OUT.tlbs] [--name NAME]`:
- * a scenario file from the output of `strace -f -tt` (src/scenario/strace.c
- * says what becomes what). Errors name FILE:LINE, exit 2, and write nothing;
+ * cmd_import.c - `tlbsim import strace FILE... [-o OUT.tlbs] [--name NAME]`:
+ * a scenario file from the output of `strace -f -tt`, or of the per-process
+ * files of `strace -ff -tt` merged by time (src/scenario/strace.c says what
+ * becomes what). Errors name FILE:LINE, exit 2, and write nothing;
  * -o is written atomically.
  */
 #define _XOPEN_SOURCE 700
@@ -18,12 +19,14 @@
 
 static void import_usage(FILE *f)
 {
-	fprintf(f, "usage: tlbsim import strace FILE [-o OUT.tlbs] [--name NAME] [--touch]\n\n"
+	fprintf(f, "usage: tlbsim import strace FILE... [-o OUT.tlbs] [--name NAME] [--touch]\n\n"
 		   "Turn the output of `strace -f -tt` (or -ttt; -T durations are used) into a\n"
 		   "scenario file: one task per pid (the first is main; a clone with CLONE_VM a\n"
 		   "thread, fork/vfork/clone without it a process), mmap/munmap/madvise as\n"
 		   "statements with their addresses kept (as variable + offset), the time between\n"
-		   "a task's syscalls as compute, every syscall the model lacks as a comment.\n\n"
+		   "a task's syscalls as compute, every syscall the model lacks as a comment.\n"
+		   "Several FILEs are the per-process files of `strace -ff -tt -o PREFIX`\n"
+		   "(PREFIX.PID), merged by timestamp into one trace.\n\n"
 		   "options:\n"
 		   "  -o, --output FILE   write the scenario there (atomically); default stdout\n"
 		   "      --name NAME     the scenario's name (default: FILE's base name)\n"
@@ -45,9 +48,196 @@ static void put_text(FILE *f, const void *arg)
 	fwrite(t->p, 1, t->n, f);
 }
 
+/* ---- strace -ff: one file per process, merged by time ---- */
+
+#define IMPORT_MAX_FILES 4096
+
+struct ff_line {
+	uint64_t t;		/* the line's -tt/-ttt timestamp in ns (the previous one's if none) */
+	long pid;
+	int line;		/* in its file, from 1 */
+	int file;
+	size_t off, len;	/* in the concatenated text */
+};
+
+static int ff_cmp(const void *a, const void *b)
+{
+	const struct ff_line *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* the timestamp at p ("HH:MM:SS.ffffff" or "SECONDS.ffffff"), in ns; false
+ * when the line has none */
+static bool ff_time(const char *p, const char *end, uint64_t *t)
+{
+	uint64_t v = 0;
+	const char *q = p;
+	if (end - p >= 8 && isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1]) &&
+	    p[2] == ':') {
+		uint64_t h = (uint64_t)(p[0] - '0') * 10 + (uint64_t)(p[1] - '0'), m = 0, sec = 0;
+		if (!isdigit((unsigned char)p[3]) || !isdigit((unsigned char)p[4]) || p[5] != ':' ||
+		    !isdigit((unsigned char)p[6]) || !isdigit((unsigned char)p[7]))
+			return false;
+		m = (uint64_t)(p[3] - '0') * 10 + (uint64_t)(p[4] - '0');
+		sec = (uint64_t)(p[6] - '0') * 10 + (uint64_t)(p[7] - '0');
+		v = h * 3600 + m * 60 + sec;
+		q = p + 8;
+	} else {
+		int k = 0;
+		for (; q < end && isdigit((unsigned char)*q) && k < 12; q++, k++)
+			v = v * 10 + (uint64_t)(*q - '0');
+		if (!k)
+			return false;
+	}
+	uint64_t ns = 0;
+	if (q < end && *q == '.') {
+		int k = 0;
+		for (q++; q < end && isdigit((unsigned char)*q); q++, k++)
+			if (k < 9)
+				ns = ns * 10 + (uint64_t)(*q - '0');
+		for (; k < 9; k++)
+			ns *= 10;
+	}
+	*t = v * 1000000000ull + ns;
+	return true;
+}
+
+/* the pid of a strace -ff file name PREFIX.PID, or -1 */
+static long ff_pid(const char *file)
+{
+	const char *d = strrchr(file, '.');
+	if (!d || !d[1] || strlen(d + 1) > 9 || strspn(d + 1, "0123456789") != strlen(d + 1))
+		return -1;
+	return strtol(d + 1, NULL, 10);
+}
+
+/*
+ * Several FILEs: the per-process files of `strace -ff -o PREFIX` (PREFIX.PID,
+ * lines without a pid). Their lines are merged in time order (ties: by pid,
+ * then line) with "PID " in front - the text of `strace -f` - and where[k]
+ * names each merged line's file and line for the messages. 0, or an exit
+ * status after the message.
+ */
+static int ff_merge(char **files, int nfiles, char **text_out, size_t *len_out, char ***where_out,
+		    size_t *nwhere_out)
+{
+	char *raw = malloc(IMPORT_MAX_BYTES + 1);
+	size_t used = 0;
+	if (!raw)
+		return cli_error_code(EXIT_INTERNAL, "import strace: out of memory");
+	struct ff_line *ln = NULL;
+	size_t nln = 0, cap = 0;
+	int rc = 0;
+	for (int f = 0; f < nfiles && !rc; f++) {
+		long pid = ff_pid(files[f]);
+		if (pid < 0) {
+			rc = cli_error("import strace: several FILEs must be the files of strace -ff "
+				       "-o PREFIX (PREFIX.PID): '%s' has no .PID suffix", files[f]);
+			break;
+		}
+		FILE *fp = fopen(files[f], "rb");
+		if (!fp) {
+			rc = cli_error("import strace: %s: %s", files[f], strerror(errno));
+			break;
+		}
+		errno = 0;
+		size_t n = fread(raw + used, 1, IMPORT_MAX_BYTES + 1 - used, fp);
+		bool bad = ferror(fp);
+		int e = errno;
+		fclose(fp);
+		if (bad || used + n > IMPORT_MAX_BYTES) {
+			rc = cli_error("import strace: %s: %s", files[f],
+				       bad ? (e ? strerror(e) : "read error")
+					   : "the files together are larger than 64 MiB");
+			break;
+		}
+		uint64_t t = 0;
+		int line = 0;
+		for (size_t i = used; i < used + n;) {
+			size_t j = i;
+			while (j < used + n && raw[j] != '\n')
+				j++;
+			line++;
+			if (j > i) {
+				if (nln == cap) {
+					size_t nc = cap ? cap * 2 : 4096;
+					struct ff_line *g = realloc(ln, nc * sizeof(*ln));
+					if (!g) {
+						rc = cli_error_code(EXIT_INTERNAL, "import strace: out of "
+								    "memory");
+						break;
+					}
+					ln = g;
+					cap = nc;
+				}
+				ff_time(raw + i, raw + j, &t);	/* none: the previous line's */
+				ln[nln++] = (struct ff_line){t, pid, line, f, i, j - i};
+			}
+			i = j + 1;
+		}
+		used += n;
+	}
+	char *text = NULL, **where = NULL, *wbuf = NULL;
+	size_t tlen = 0, wlen = 0;
+	if (!rc) {
+		qsort(ln, nln, sizeof(*ln), ff_cmp);
+		for (size_t k = 0; k < nln; k++) {
+			tlen += ln[k].len + 13;	/* "PID " (at most 10 digits) and \n */
+			wlen += strlen(files[ln[k].file]) + 13;
+		}
+		text = malloc(tlen + 1);
+		where = calloc(nln + 1, sizeof(*where));
+		wbuf = malloc(wlen + 1);
+		if (!text || !where || !wbuf)
+			rc = cli_error_code(EXIT_INTERNAL, "import strace: out of memory");
+	}
+	if (!rc) {
+		size_t o = 0, w = 0;
+		for (size_t k = 0; k < nln; k++) {
+			o += (size_t)snprintf(text + o, tlen + 1 - o, "%ld ", ln[k].pid);
+			memcpy(text + o, raw + ln[k].off, ln[k].len);
+			o += ln[k].len;
+			text[o++] = '\n';
+			where[k] = wbuf + w;
+			w += (size_t)snprintf(wbuf + w, wlen + 1 - w, "%s:%d", files[ln[k].file],
+					      ln[k].line) + 1;
+		}
+		*text_out = text;
+		*len_out = o;
+		*where_out = where;
+		*nwhere_out = nln;
+		text = NULL;
+		where = NULL;
+		if (!nln)
+			free(wbuf);
+	}
+	free(text);
+	if (where) {
+		free(where);
+		free(wbuf);
+	}
+	free(ln);
+	free(raw);
+	return rc;
+}
+
+/* ff_merge's where: the names share one buffer, where[0]'s */
+static void free_where(char **where, size_t nwhere)
+{
+	if (where && nwhere)
+		free(where[0]);
+	free(where);
+}
+
 int cmd_import(int argc, char **argv)
 {
 	const char *kind = NULL, *file = NULL, *out = NULL, *name = NULL;
+	char *files[IMPORT_MAX_FILES];
+	int nfiles = 0;
 	bool touch = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -67,34 +257,19 @@ int cmd_import(int argc, char **argv)
 			return cli_error("import: unknown option '%s' (see tlbsim import --help)", a);
 		} else if (!kind) {
 			kind = a;
-		} else if (!file) {
-			file = a;
+		} else if (nfiles < IMPORT_MAX_FILES) {
+			files[nfiles++] = argv[i];
 		} else {
-			return cli_error("import: one FILE only ('%s' is extra)", a);
+			return cli_error("import: at most %d FILEs ('%s' is one more)",
+					 IMPORT_MAX_FILES, a);
 		}
 	}
+	file = nfiles ? files[0] : NULL;
 	if (!kind || strcmp(kind, "strace"))
 		return cli_error("import: want `tlbsim import strace FILE` (%s%s)",
 				 kind ? "unknown format " : "no format", kind ? kind : "");
 	if (!file)
 		return cli_error("import strace: give the strace output FILE");
-	FILE *f = fopen(file, "rb");
-	if (!f)
-		return cli_error("import strace: %s: %s", file, strerror(errno));
-	char *text = malloc(IMPORT_MAX_BYTES + 1);
-	errno = 0;
-	size_t n = text ? fread(text, 1, IMPORT_MAX_BYTES + 1, f) : 0;
-	bool bad = ferror(f);
-	int read_errno = errno;	/* a directory: EISDIR */
-	fclose(f);
-	if (!text)
-		return cli_error_code(EXIT_INTERNAL, "import strace: out of memory");
-	if (bad || n > IMPORT_MAX_BYTES) {
-		free(text);
-		return cli_error("import strace: %s: %s", file,
-				 bad ? (read_errno ? strerror(read_errno) : "read error")
-				     : "larger than 64 MiB");
-	}
 	/* the name: given, else FILE's base name as an identifier */
 	char nb[64];
 	if (!name) {
@@ -109,31 +284,56 @@ int cmd_import(int argc, char **argv)
 		name = nb;
 	} else {
 		for (const char *p = name; *p; p++)
-			if (!isalnum((unsigned char)*p) && *p != '_') {
-				free(text);
+			if (!isalnum((unsigned char)*p) && *p != '_')
 				return cli_error("--name %s: want letters, digits and _", name);
-			}
-		if (!*name || isdigit((unsigned char)name[0]) || strlen(name) > 60) {
-			free(text);
+		if (!*name || isdigit((unsigned char)name[0]) || strlen(name) > 60)
 			return cli_error("--name '%s': want an identifier of at most 60 characters",
 					 name);
-		}
 	}
-	if (out && csv_probe_dir(out)) {	/* a directory, or no place for a file */
-		int e = errno;
-		free(text);
-		return cli_error("import strace: -o %s: %s", out, strerror(e));
+	if (out && csv_probe_dir(out))	/* a directory, or no place for a file */
+		return cli_error("import strace: -o %s: %s", out, strerror(errno));
+	char *text = NULL, **where = NULL;
+	size_t n = 0, nwhere = 0;
+	char label[256];	/* the input as the scenario's header names it */
+	snprintf(label, sizeof(label), "%s", file);
+	if (nfiles > 1) {
+		int rc = ff_merge(files, nfiles, &text, &n, &where, &nwhere);
+		if (rc)
+			return rc;
+		snprintf(label, sizeof(label), "%.200s and %d more file%s of strace -ff", file,
+			 nfiles - 1, nfiles > 2 ? "s" : "");
+	} else {
+		FILE *f = fopen(file, "rb");
+		if (!f)
+			return cli_error("import strace: %s: %s", file, strerror(errno));
+		text = malloc(IMPORT_MAX_BYTES + 1);
+		errno = 0;
+		n = text ? fread(text, 1, IMPORT_MAX_BYTES + 1, f) : 0;
+		bool bad = ferror(f);
+		int read_errno = errno;	/* a directory: EISDIR */
+		fclose(f);
+		if (!text)
+			return cli_error_code(EXIT_INTERNAL, "import strace: out of memory");
+		if (bad || n > IMPORT_MAX_BYTES) {
+			free(text);
+			return cli_error("import strace: %s: %s", file,
+					 bad ? (read_errno ? strerror(read_errno) : "read error")
+					     : "larger than 64 MiB");
+		}
 	}
 	char *buf = NULL;
 	size_t blen = 0;
 	FILE *mem = open_memstream(&buf, &blen);
 	if (!mem) {
 		free(text);
+		free_where(where, nwhere);
 		return cli_error_code(EXIT_INTERNAL, "import strace: out of memory");
 	}
-	int rc = strace_import(text, n, file, name, touch, mem, stderr);
+	int rc = strace_import_where(text, n, label, (const char *const *)where, nwhere, name,
+				     touch, mem, stderr);
 	fclose(mem);
 	free(text);
+	free_where(where, nwhere);
 	if (rc) {
 		free(buf);
 		return EXIT_USAGE;

@@ -64,7 +64,7 @@ static const struct command commands[] = {
 	{"plot", cmd_plot, "plot F.csv --x COL --y COL [--by COL] [-o F.svg]",
 	 "draw a line chart (SVG) of a sweep's CSV"},
 	{"merge", cmd_merge, "merge A.csv B.csv ... [-o OUT.csv]", "join the CSV files of sweep shards"},
-	{"import", cmd_import, "import strace FILE [-o OUT.tlbs]",
+	{"import", cmd_import, "import strace FILE... [-o OUT.tlbs]",
 	 "turn `strace -f -tt` output into a scenario file"},
 	{"test", cmd_test, "test PATH... [--time-limit S] [--junit FILE]",
 	 "check scenario files against their expect clauses"},

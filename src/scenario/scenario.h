@@ -64,6 +64,11 @@ enum tlbsim_memory_model scenario_memory_model(const struct scenario *sc);
  * printing each error as "FILE:LINE: message" on errf. */
 int strace_import(const char *text, size_t len, const char *fname, const char *name, bool touch,
 		  FILE *out, FILE *errf);
+/* The same, with where[k] (k < nwhere) naming line k + 1 of text in error
+ * messages instead of "fname:LINE" (text merged from strace -ff files). */
+int strace_import_where(const char *text, size_t len, const char *fname,
+			const char *const *where, size_t nwhere, const char *name, bool touch,
+			FILE *out, FILE *errf);
 /* ops in the compiled program (for tests and docs) */
 int scenario_nops(const struct scenario *sc);
 

@@ -67,6 +67,8 @@ struct st {
 	int nmaps;			/* map slots ever used (max index + 1) */
 	const char *fname;
 	int line;
+	const char *const *where;	/* NULL, or a name for each line (strace -ff) */
+	size_t nwhere;
 	FILE *errf;
 	int errors;
 	int nsys;			/* syscall lines read */
@@ -77,7 +79,10 @@ static void st_err(struct st *s, const char *fmt, const char *arg)
 {
 	if (s->errors++ >= SCEN_MAX_ERRORS)
 		return;
-	fprintf(s->errf, "%s:%d: ", s->fname, s->line);
+	if (s->where && s->line >= 1 && (size_t)s->line <= s->nwhere)
+		fprintf(s->errf, "%s: ", s->where[s->line - 1]);
+	else
+		fprintf(s->errf, "%s:%d: ", s->fname, s->line);
 	fprintf(s->errf, fmt, arg);
 	fputc('\n', s->errf);
 	/* as the scenario compiler says it (parse.c): the last message */
@@ -535,6 +540,13 @@ static void read_line(struct st *s, char *p)
 int strace_import(const char *text, size_t len, const char *fname, const char *name, bool touch,
 		  FILE *out, FILE *errf)
 {
+	return strace_import_where(text, len, fname, NULL, 0, name, touch, out, errf);
+}
+
+int strace_import_where(const char *text, size_t len, const char *fname,
+			const char *const *where, size_t nwhere, const char *name, bool touch,
+			FILE *out, FILE *errf)
+{
 	struct st *s = calloc(1, sizeof(*s));
 	if (!s) {
 		fprintf(errf, "%s: out of memory\n", fname);
@@ -542,6 +554,8 @@ int strace_import(const char *text, size_t len, const char *fname, const char *n
 	}
 	s->touch = touch;
 	s->fname = fname;
+	s->where = where;
+	s->nwhere = nwhere;
 	s->errf = errf;
 	char buf[ST_MAX_LINE];
 	size_t i = 0;

@@ -12,6 +12,10 @@
 #   * the same input gives the same file; -o writes atomically;
 #   * bad input: no timestamps, no syscall lines, unknown format, missing
 #     file -> FILE:LINE message or one line, exit 2, no -o file;
+#   * strace -ff output (one file per pid, PREFIX.PID, no pid column): the
+#     files of the shipped trace, split by pid, import to the same scenario
+#     as the -f file; an error names the file and line it is on; a file
+#     without a .PID suffix among several is refused;
 #   * 1500 mappings live at once (a real program's start: the limit was 200)
 #     and an output past 1 MiB import, compile and run; an output past a
 #     scenario file's 16 MiB is refused with one line.
@@ -126,5 +130,27 @@ rc=$?
 [ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "more than a scenario file may have (16 MiB)" "$tmp/e" ||
 	failmsg "a 16 MiB+ output: exit $rc, $(head -c 300 "$tmp/e")"
 [ -e "$tmp/huge.tlbs" ] && failmsg "a 16 MiB+ output was written"
+
+# strace -ff -o PREFIX: the shipped trace split into one file per pid
+mkdir -p "$tmp/ff"
+awk -v d="$tmp/ff" '{ pid = $1; sub(/^[0-9]+ +/, ""); print > (d "/tr." pid) }' "$tr"
+[ "$(ls "$tmp/ff" | wc -l)" = 4 ] || failmsg "-ff: the split made $(ls "$tmp/ff" | wc -l) files"
+"$bin" import strace "$tmp"/ff/tr.* -o "$tmp/ff.tlbs" 2>"$tmp/e" || failmsg "-ff import: $(head -c 300 "$tmp/e")"
+cmp -s <(sed 1,4d "$tmp/ff.tlbs") <(sed 1,4d "$tmp/a.tlbs") ||
+	failmsg "-ff: the scenario differs from the -f file's: $(diff <(sed 1,4d "$tmp/ff.tlbs") <(sed 1,4d "$tmp/a.tlbs") | head -5)"
+grep -q '^scenario tr "strace of .*/tr.12354 and 3 more files of strace -ff"$' "$tmp/ff.tlbs" ||
+	failmsg "-ff: header $(sed -n 4p "$tmp/ff.tlbs")"
+n=$(($(wc -l <"$tmp/ff/tr.12356") + 1))
+echo "junk without a timestamp" >>"$tmp/ff/tr.12356"
+"$bin" import strace "$tmp"/ff/tr.* -o "$tmp/ffbad.tlbs" >/dev/null 2>"$tmp/e"
+rc=$?
+[ $rc = 2 ] && grep -q "^$tmp/ff/tr.12356:$n: no -tt timestamp" "$tmp/e" ||
+	failmsg "-ff: a bad line: exit $rc, $(head -c 300 "$tmp/e")"
+[ -e "$tmp/ffbad.tlbs" ] && failmsg "-ff: a bad line: the file was written"
+cp "$tr" "$tmp/ff/trace.txt"
+"$bin" import strace "$tmp/ff/tr.12354" "$tmp/ff/trace.txt" >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "'$tmp/ff/trace.txt' has no .PID suffix" "$tmp/e" ||
+	failmsg "-ff: a file without .PID: exit $rc, $(head -c 300 "$tmp/e")"
 
 [ $fail = 0 ] && echo "import: PASS" || echo "import: FAIL"
