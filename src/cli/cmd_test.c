@@ -58,7 +58,32 @@ struct test_run {
 struct path_list {
 	char **v;
 	size_t n, cap;
+	/* the directories walked, so that one reached twice (two PATHs, a
+	 * bind mount) is walked once */
+	struct dir_id {
+		dev_t dev;
+		ino_t ino;
+	} *dirs;
+	size_t ndirs, dircap;
 };
+
+/* true if the directory (dev, ino) was walked before; else remember it */
+static int dir_seen(struct path_list *l, const struct stat *st)
+{
+	for (size_t i = 0; i < l->ndirs; i++)
+		if (l->dirs[i].dev == st->st_dev && l->dirs[i].ino == st->st_ino)
+			return 1;
+	if (l->ndirs == l->dircap) {
+		size_t cap = l->dircap ? l->dircap * 2 : 16;
+		struct dir_id *v = realloc(l->dirs, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		l->dirs = v;
+		l->dircap = cap;
+	}
+	l->dirs[l->ndirs++] = (struct dir_id){st->st_dev, st->st_ino};
+	return 0;
+}
 
 static int list_add(struct path_list *l, const char *p)
 {
@@ -82,37 +107,55 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* every *.tlbs file under dir (recursively) */
+static int cmp_dirent(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* every *.tlbs file under dir (recursively, entries in name order). As
+ * find(1) does, a symbolic link to a directory is not followed (a link back
+ * up made the walk repeat itself to its depth limit, and two such links
+ * made it exponential); a link to a file is a file. A directory is walked
+ * once however it is reached (bind mounts). */
 static int walk(const char *dir, struct path_list *l, int depth)
 {
 	if (depth > 32)
 		return 0;
-	DIR *d = opendir(dir);
-	if (!d)
+	struct stat ds;
+	if (stat(dir, &ds) != 0)
 		return -1;
-	struct dirent *e;
+	int seen = dir_seen(l, &ds);
+	if (seen)
+		return seen < 0 ? -1 : 0;
+	struct dirent **ents;
+	int ne = scandir(dir, &ents, NULL, cmp_dirent);
+	if (ne < 0)
+		return -1;
 	int rc = 0;
-	while (rc == 0 && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
+	for (int i = 0; i < ne; i++) {
+		const struct dirent *e = ents[i];
+		if (rc || e->d_name[0] == '.')
 			continue;
 		size_t n = strlen(dir) + strlen(e->d_name) + 2;
 		char *p = malloc(n);
 		if (!p) {
 			rc = -1;
-			break;
+			continue;
 		}
 		snprintf(p, n, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name);
-		struct stat st;
-		if (stat(p, &st) == 0) {
+		struct stat st, lst;
+		if (stat(p, &st) == 0 && lstat(p, &lst) == 0) {
 			size_t pl = strlen(p);
-			if (S_ISDIR(st.st_mode))
+			if (S_ISDIR(st.st_mode) && !S_ISLNK(lst.st_mode))
 				rc = walk(p, l, depth + 1) < 0 ? -1 : 0;
 			else if (S_ISREG(st.st_mode) && pl > 5 && strcmp(p + pl - 5, ".tlbs") == 0)
 				rc = list_add(l, p);
 		}
 		free(p);
 	}
-	closedir(d);
+	for (int i = 0; i < ne; i++)
+		free(ents[i]);
+	free(ents);
 	return rc;
 }
 
@@ -353,7 +396,8 @@ static void test_help(FILE *f)
 {
 	fprintf(f, "usage: tlbsim test PATH... [--time-limit S] [-j J] [--junit FILE] [-v]\n\n"
 		   "Check every scenario file (*.tlbs) under the paths (directories are searched\n"
-		   "recursively) against its expect clauses (docs/scenarios.md): each clause is a\n"
+		   "recursively; symbolic links to directories in them are not followed) against\n"
+		   "its expect clauses (docs/scenarios.md): each clause is a\n"
 		   "`tlbsim check FILE` with the clause's knobs and parameters. Prints one line per\n"
 		   "file - ok, FAIL (the clause and the first violation, or nothing found) or\n"
 		   "ERROR (the first parse error) - and `N passed, N failed`. Exit 0 if all passed,\n"
@@ -532,5 +576,6 @@ out:
 	for (size_t i = 0; i < files.n; i++)
 		free(files.v[i]);
 	free(files.v);
+	free(files.dirs);
 	return rc;
 }

@@ -9,7 +9,10 @@
 #   - a wrong `expect violation` (nothing found) is a FAIL too;
 #   - -v adds a line per clause: the invariant found or nothing, schedules,
 #     host seconds;
-#   - usage errors exit 2 with one line on stderr.
+#   - usage errors exit 2 with one line on stderr;
+#   - symbolic links to directories inside a PATH are not followed (two
+#     links back up made the walk exponential: 2^32 visits), a link to a
+#     file is a file, and a PATH that is a link to a directory is walked.
 # Prints "test_runner: PASS" or "test_runner: FAIL: ..." lines.
 set -u
 bin=$1
@@ -94,4 +97,18 @@ done
 mkdir "$tmp/empty"
 "$bin" test "$tmp/empty" >/dev/null 2>&1
 [ $? = 2 ] || bad "a directory with no scenario files"
+# links: two back up (a loop each), one to a sibling directory, one to a file
+mkdir -p "$tmp/ln/sub" "$tmp/ln/other"
+cp "$dir/lazy_tables.tlbs" "$tmp/ln/sub/a.tlbs"
+ln -s .. "$tmp/ln/sub/up1"
+ln -s ../.. "$tmp/ln/sub/up2"
+ln -s ../sub "$tmp/ln/other/side"
+ln -s ../sub/a.tlbs "$tmp/ln/other/b.tlbs"
+ln -s "$tmp/ln/sub" "$tmp/sublink"
+timeout 60 "$bin" test "$tmp/ln" --time-limit 1 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 0 ] && [ "$(grep -c '^ok ' "$tmp/out")" = 2 ] && grep -q "^ok    $tmp/ln/other/b.tlbs " "$tmp/out" &&
+	grep -q "^ok    $tmp/ln/sub/a.tlbs " "$tmp/out" || bad "links: exit $rc, $(head -c 300 "$tmp/out")"
+"$bin" test "$tmp/sublink" --time-limit 1 >"$tmp/out" 2>"$tmp/err"
+[ $? = 0 ] && grep -q "^ok    $tmp/sublink/a.tlbs " "$tmp/out" || bad "a PATH that is a link: $(head -c 300 "$tmp/out")"
 [ $fail = 0 ] && echo "test_runner: PASS" || echo "test_runner: FAIL"
