@@ -474,6 +474,17 @@ static void calibrate_help(FILE *f)
 		   "exit status: 0 ok, 2 bad input, 3 a host failure\n");
 }
 
+struct profile_out {
+	const struct native_calib *c;
+	const char *name;
+};
+
+static void put_profile(FILE *f, const void *arg)
+{
+	const struct profile_out *p = arg;
+	native_write_profile(f, p->c, p->name);
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
 	const char *out = NULL, *name = "host";
@@ -519,25 +530,11 @@ int cmd_calibrate(int argc, char **argv)
 					 "--help)", a);
 		}
 	}
-	/* the output file first: a bad path fails before a second is spent,
-	 * and a failed run leaves no half-written file */
-	char *tmp = NULL;
-	FILE *f = NULL;
-	if (out) {
-		if (csv_probe_dir(out))		/* a directory, or no place for a file */
-			return cli_error("calibrate: -o %s: %s", out, strerror(errno));
-		size_t l = strlen(out) + 32;
-		tmp = malloc(l);
-		if (!tmp)
-			return cli_error_code(EXIT_INTERNAL, "out of memory");
-		snprintf(tmp, l, "%s.tmp.%ld", out, (long)getpid());
-		f = fopen(tmp, "w");
-		if (!f) {
-			int e = errno;
-			free(tmp);
-			return cli_error("calibrate: -o %s: %s", out, strerror(e));
-		}
-	}
+	/* the output file's place first: a bad path fails before a second is
+	 * spent; the file is written atomically at the end (csv.h), so a failed
+	 * or stopped run leaves none */
+	if (out && csv_probe_dir(out))	/* a directory, or no place for a file */
+		return cli_error("calibrate: -o %s: %s", out, strerror(errno));
 	struct native_calib *c = malloc(sizeof(*c));
 	char err[TLBSIM_ERRLEN];
 	cli_block_signals();	/* SIGINT, SIGTERM: polled between batches */
@@ -545,33 +542,19 @@ int cmd_calibrate(int argc, char **argv)
 	    c->stopped) {
 		if (c && c->stopped) {
 			int sig = c->stopped;
-			if (f) {
-				fclose(f);
-				unlink(tmp);
-			}
-			free(tmp);
 			free(c);
 			fprintf(stderr, "tlbsim: calibrate: stopped (%s) before the measurements "
 				"ended; nothing written\n", sig_name(sig));
 			return 128 + sig;
 		}
-		if (f) {
-			fclose(f);
-			unlink(tmp);
-		}
-		free(tmp);
 		int code = c ? EXIT_USAGE : EXIT_INTERNAL;
 		free(c);
 		return cli_error_code(code, "calibrate: %s", c ? err : "out of memory");
 	}
-	if (f) {
-		native_write_profile(f, c, name);
-		bool bad = ferror(f) != 0;
-		bad |= fclose(f) != 0;
-		if (bad || rename(tmp, out)) {
+	if (out) {
+		struct profile_out po = {c, name};
+		if (atomic_write(out, put_profile, &po)) {
 			int e = errno;
-			unlink(tmp);
-			free(tmp);
 			free(c);
 			return cli_error_code(EXIT_INTERNAL, "calibrate: writing %s: %s", out,
 					      strerror(e));
@@ -582,7 +565,6 @@ int cmd_calibrate(int argc, char **argv)
 		native_write_calib_json(stdout, c);
 	else if (!out)
 		native_write_profile(stdout, c, name);
-	free(tmp);
 	free(c);
 	return 0;
 }

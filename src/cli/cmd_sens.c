@@ -181,30 +181,25 @@ static void write_svg(FILE *f, const char *title, const char *qname, double q0,
 	fprintf(f, "</svg>\n");
 }
 
-/* write the chart next to its target and rename it over (never a half file) */
+struct svg_args {
+	const char *title, *qname;
+	double q0;
+	const struct sens_row *r;
+	int n, pct;
+};
+
+static void put_svg(FILE *f, const void *arg)
+{
+	const struct svg_args *a = arg;
+	write_svg(f, a->title, a->qname, a->q0, a->r, a->n, a->pct);
+}
+
+/* the chart, written atomically (csv.h atomic_write: never a half file) */
 static int write_svg_file(const char *path, const char *title, const char *qname, double q0,
 			  const struct sens_row *r, int n, int pct)
 {
-	size_t l = strlen(path);
-	char *tmp = malloc(l + 16);
-	if (!tmp)
-		return -1;
-	snprintf(tmp, l + 16, "%s.tmp%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		free(tmp);
-		return -1;
-	}
-	write_svg(f, title, qname, q0, r, n, pct);
-	int bad = ferror(f);
-	bad |= fclose(f);
-	if (bad || rename(tmp, path)) {
-		unlink(tmp);
-		free(tmp);
-		return -1;
-	}
-	free(tmp);
-	return 0;
+	struct svg_args a = {title, qname, q0, r, n, pct};
+	return atomic_write(path, put_svg, &a);
 }
 
 int cmd_sensitivity(int argc, char **argv)

@@ -249,10 +249,12 @@ int cmd_sweep(int argc, char **argv)
 			npts++;
 		}
 	}
-	/* resume: the rows already in the output file */
+	/* resume: the rows already in a regular output file (a stream, e.g.
+	 * /dev/stdout, is only written: reading it waited for input forever); an
+	 * empty file (touch, a shell redirection) holds no rows yet */
 	struct stat st;
-	/* an empty file (touch, a shell redirection) holds no rows yet */
-	if (o.output && !o.json && stat(o.output, &st) == 0 && !(S_ISREG(st.st_mode) && st.st_size == 0)) {
+	if (o.output && !o.json && !out_is_stream(o.output) && stat(o.output, &st) == 0 &&
+	    !(S_ISREG(st.st_mode) && st.st_size == 0)) {
 		if (csv_read(o.output, &old, err, sizeof(err))) {
 			rc = cli_error("-o %s: cannot resume from it: %s", o.output, err);
 			goto done;

@@ -350,19 +350,18 @@ static void xml_escaped(FILE *f, const char *s)
 	}
 }
 
-static int write_junit(const char *path, const struct test_case *tc, size_t n, int failed,
-		       int errors)
+struct junit {
+	const struct test_case *tc;
+	size_t n;
+	int failed, errors;
+};
+
+static void put_junit(FILE *f, const void *arg)
 {
-	size_t tl = strlen(path) + 8;
-	char *tmp = malloc(tl);
-	if (!tmp)
-		return -1;
-	snprintf(tmp, tl, "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		free(tmp);
-		return -1;
-	}
+	const struct junit *j = arg;
+	const struct test_case *tc = j->tc;
+	size_t n = j->n;
+	int failed = j->failed, errors = j->errors;
 	double total = 0;
 	for (size_t i = 0; i < n; i++)
 		total += tc[i].secs;
@@ -382,14 +381,14 @@ static int write_junit(const char *path, const struct test_case *tc, size_t n, i
 		fprintf(f, "\"/>\n  </testcase>\n");
 	}
 	fprintf(f, "</testsuite>\n</testsuites>\n");
-	int bad = ferror(f);
-	if (fclose(f) || bad || rename(tmp, path)) {
-		remove(tmp);
-		free(tmp);
-		return -1;
-	}
-	free(tmp);
-	return 0;
+}
+
+/* the JUnit XML, written atomically (csv.h atomic_write) */
+static int write_junit(const char *path, const struct test_case *tc, size_t n, int failed,
+		       int errors)
+{
+	struct junit j = {tc, n, failed, errors};
+	return atomic_write(path, put_junit, &j);
 }
 
 static void test_help(FILE *f)

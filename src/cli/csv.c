@@ -468,13 +468,69 @@ static char *temp_name(const char *path, const char *what)
 	return p;
 }
 
+bool out_is_stream(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+/* The file a write of path replaces by rename: a symbolic link's final
+ * target (followed link by link, so a link to a file not yet there works),
+ * so that the link stays a link (a rename over the link itself turned it
+ * into a file: as root, -o /dev/stdout replaced the /dev/stdout link), else
+ * path. NULL: out of memory. */
+static char *out_target(const char *path)
+{
+	char *cur = strdup(path);
+	for (int hops = 0; cur && hops < 40; hops++) {
+		struct stat lst;
+		char link[4096];
+		ssize_t n;
+		if (lstat(cur, &lst) != 0 || !S_ISLNK(lst.st_mode) ||
+		    (n = readlink(cur, link, sizeof(link) - 1)) <= 0)
+			break;
+		link[n] = 0;
+		const char *slash = strrchr(cur, '/');
+		size_t dl = link[0] == '/' || !slash ? 0 : (size_t)(slash - cur) + 1;
+		char *next = malloc(dl + (size_t)n + 1);
+		if (next) {
+			memcpy(next, cur, dl);
+			memcpy(next + dl, link, (size_t)n + 1);
+		}
+		free(cur);
+		cur = next;
+	}
+	return cur;
+}
+
+/* a stream (out_is_stream): written in place, there is nothing to rename */
+static int stream_write(const char *path, void (*fn)(FILE *f, const void *arg), const void *arg)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fn(f, arg);
+	int e = 0;
+	if (fflush(f) || ferror(f))
+		e = errno ? errno : EIO;
+	if (fclose(f) && !e)
+		e = errno;
+	errno = e;
+	return e ? -1 : 0;
+}
+
 int atomic_write(const char *path, void (*fn)(FILE *f, const void *arg), const void *arg)
 {
-	char *tmp = temp_name(path, "tmp");
+	if (out_is_stream(path))
+		return stream_write(path, fn, arg);
+	char *target = out_target(path);
+	char *tmp = target ? temp_name(target, "tmp") : NULL;
 	if (!tmp) {
+		free(target);
 		errno = ENOMEM;
 		return -1;
 	}
+	path = target;
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
 		int e = errno;
@@ -492,6 +548,7 @@ int atomic_write(const char *path, void (*fn)(FILE *f, const void *arg), const v
 		e = errno;
 	if (!e && rename(tmp, path))
 		e = errno;
+	free(target);
 	if (e) {
 		remove(tmp);
 		free(tmp);
@@ -509,7 +566,11 @@ int csv_probe_dir(const char *path)
 		errno = EISDIR;		/* the rename over it would fail */
 		return -1;
 	}
-	char *tmp = temp_name(path, "probe");
+	if (out_is_stream(path))	/* written in place */
+		return access(path, W_OK) ? -1 : 0;
+	char *target = out_target(path);
+	char *tmp = target ? temp_name(target, "probe") : NULL;
+	free(target);
 	if (!tmp) {
 		errno = ENOMEM;
 		return -1;

@@ -65,8 +65,13 @@ char **csv_result_row(const struct csv_table *t, const struct run_result *r,
 
 /* Write path atomically: fn writes the text into a temporary file in the
  * same directory, which is then renamed over path (an interrupted write
- * never leaves a half-written path). 0, or -1 with errno set. */
+ * never leaves a half-written path); a symbolic link's target is replaced,
+ * the link stays. A path that names an existing file that is not a regular
+ * one (out_is_stream: a terminal, a pipe, /dev/null, /dev/stdout) is written
+ * in place. 0, or -1 with errno set. */
 int atomic_write(const char *path, void (*fn)(FILE *f, const void *arg), const void *arg);
+/* path names an existing file that is neither regular nor a directory */
+bool out_is_stream(const char *path);
 /* Check, before the work, that path can be written atomically: it is not a
  * directory (EISDIR), and its directory takes a new file (a probe created
  * and removed). 0, or -1 with errno. */
