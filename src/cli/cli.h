@@ -133,6 +133,9 @@ void cli_put_sanitized(FILE *f, const char *s);
 #define CLI_SIGNAL_POLL_NS 10000000u
 void cli_block_signals(void);
 int cli_pending_signal(void *unused);
+/* "SIGINT", "SIGTERM", else "signal"; 0 (no signal: a --time-limit stop)
+ * gives "time limit" */
+const char *cli_signal_name(int sig);
 
 /* Half of the physical memory: the default --max-memory. */
 uint64_t cli_default_max_memory(void);

@@ -12,7 +12,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,16 +97,11 @@ static int native_prepare(const struct cli_opts *o, struct native_job *j)
 	return 0;
 }
 
-static const char *sig_name(int sig)
-{
-	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
-}
-
 /* a host run stopped by a signal: say so on stderr; its exit status */
 static int native_stopped_note(const struct native_run_result *r)
 {
 	fprintf(stderr, "tlbsim: note: native run stopped early (%s): its numbers cover the run "
-		"until then\n", sig_name(r->stopped));
+		"until then\n", cli_signal_name(r->stopped));
 	return 128 + r->stopped;
 }
 
@@ -163,7 +157,7 @@ static void native_json(FILE *f, const char *cmdline, const struct native_job *j
 		   "\"policy\":null,\"overrides\":{},\"first_violation\":null,\"partial\":%s%s%s,"
 		   "\"metrics\":{",
 		j->host.x86 ? "x86_64" : "arm64", j->host.page_size, r->cpus, j->cfg.threads,
-		j->cfg.iters, r->stopped ? "\"" : "", r->stopped ? sig_name(r->stopped) : "null",
+		j->cfg.iters, r->stopped ? "\"" : "", r->stopped ? cli_signal_name(r->stopped) : "null",
 		r->stopped ? "\"" : "");
 	fprintf(f, "\"wall_ns\":%" PRIu64 ",\"user_ns\":%" PRIu64 ",\"sys_ns\":%" PRIu64
 		   ",\"idle_ns\":%" PRIu64 ",\"ops\":%" PRIu64 ",\"ops_per_sec\":%" PRIu64
@@ -295,7 +289,7 @@ static void native_header(FILE *f, const struct native_job *j, const struct nati
 		j->cfg.iters, j->cfg.wl == NATIVE_PAGE_FAULT3 ? "measured rounds" : "iters");
 	if (r->stopped)
 		fprintf(f, "PARTIAL: the native run stopped early (%s); its numbers cover the run "
-			"until then\n", sig_name(r->stopped));
+			"until then\n", cli_signal_name(r->stopped));
 }
 
 static void native_footer(FILE *f, const struct native_job *j, const struct native_run_result *r)
@@ -544,7 +538,7 @@ int cmd_calibrate(int argc, char **argv)
 			int sig = c->stopped;
 			free(c);
 			fprintf(stderr, "tlbsim: calibrate: stopped (%s) before the measurements "
-				"ended; nothing written\n", sig_name(sig));
+				"ended; nothing written\n", cli_signal_name(sig));
 			return 128 + sig;
 		}
 		int code = c ? EXIT_USAGE : EXIT_INTERNAL;

@@ -29,7 +29,7 @@ static const char *stop_name(enum sim_stop st, int sig)
 	if (st == SIM_STOP_TIME_LIMIT)
 		return "time limit";
 	if (st == SIM_STOP_SIGNAL)
-		return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
+		return sig ? cli_signal_name(sig) : "signal";
 	return NULL;
 }
 

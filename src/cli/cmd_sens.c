@@ -315,8 +315,7 @@ int cmd_sensitivity(int argc, char **argv)
 		free(rows);
 		cli_opts_free(&o);
 		fprintf(stderr, "tlbsim: note: stopped early (%s) before the baseline finished; "
-			"nothing to rank\n", sig ? (sig == SIGINT ? "SIGINT" : "SIGTERM")
-						 : "time limit");
+			"nothing to rank\n", cli_signal_name(sig));
 		return sig ? 128 + sig : 0;
 	}
 	char title[256];
@@ -389,7 +388,7 @@ int cmd_sensitivity(int argc, char **argv)
 		 title);
 	if (missing)
 		fprintf(stderr, "tlbsim: note: stopped early (%s): %d of %d parameter(s) measured\n",
-			sig ? (sig == SIGINT ? "SIGINT" : "SIGTERM") : "time limit", nrows, np);
+			cli_signal_name(sig), nrows, np);
 	if (write_svg_file(o.svg_file, svg_title, qname, q0, rows, nrows, o.perturb_pct)) {
 		fprintf(stderr, "tlbsim: cannot write the chart %s: %s\n", o.svg_file,
 			strerror(errno));

@@ -367,8 +367,7 @@ int cmd_sweep(int argc, char **argv)
 		stopped_sig = cli_pending_signal(NULL);
 	if (stopped || stopped_sig) {
 		fprintf(stderr, "tlbsim: note: sweep stopped early (%s): %d of %d row(s) run%s\n",
-			stopped_sig == SIGINT ? "SIGINT" : stopped_sig == SIGTERM ? "SIGTERM"
-			: stopped_sig ? "signal" : "time limit", ran, torun,
+			cli_signal_name(stopped_sig), ran, torun,
 			o.output ? "; run the same command again to resume" : "");
 		rc = stopped_sig ? 128 + stopped_sig : 0;
 		goto done;

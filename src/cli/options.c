@@ -224,6 +224,11 @@ int cli_pending_signal(void *unused)
 	return 0;
 }
 
+const char *cli_signal_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig ? "signal" : "time limit";
+}
+
 uint64_t cli_default_max_memory(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
