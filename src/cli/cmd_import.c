@@ -48,6 +48,26 @@ static void put_text(FILE *f, const void *arg)
 	fwrite(t->p, 1, t->n, f);
 }
 
+/* Read file into buf[0..cap) after *used bytes, adding what it holds to
+ * *used; more than cap in all is an error. 0, or an exit status after the
+ * message (what is "larger than" names the limit). */
+static int read_input(const char *file, char *buf, size_t cap, size_t *used, const char *what)
+{
+	FILE *f = fopen(file, "rb");
+	if (!f)
+		return cli_error("import strace: %s: %s", file, strerror(errno));
+	errno = 0;
+	size_t n = fread(buf + *used, 1, cap + 1 - *used, f);
+	bool bad = ferror(f);
+	int e = errno;	/* a directory: EISDIR */
+	fclose(f);
+	if (bad || *used + n > cap)
+		return cli_error("import strace: %s: %s", file,
+				 bad ? (e ? strerror(e) : "read error") : what);
+	*used += n;
+	return 0;
+}
+
 /* ---- strace -ff: one file per process, merged by time ---- */
 
 #define IMPORT_MAX_FILES 4096
@@ -139,27 +159,15 @@ static int ff_merge(char **files, int nfiles, char **text_out, size_t *len_out, 
 				       "-o PREFIX (PREFIX.PID): '%s' has no .PID suffix", files[f]);
 			break;
 		}
-		FILE *fp = fopen(files[f], "rb");
-		if (!fp) {
-			rc = cli_error("import strace: %s: %s", files[f], strerror(errno));
+		size_t start = used;
+		if ((rc = read_input(files[f], raw, IMPORT_MAX_BYTES, &used,
+				     "the files together are larger than 64 MiB")))
 			break;
-		}
-		errno = 0;
-		size_t n = fread(raw + used, 1, IMPORT_MAX_BYTES + 1 - used, fp);
-		bool bad = ferror(fp);
-		int e = errno;
-		fclose(fp);
-		if (bad || used + n > IMPORT_MAX_BYTES) {
-			rc = cli_error("import strace: %s: %s", files[f],
-				       bad ? (e ? strerror(e) : "read error")
-					   : "the files together are larger than 64 MiB");
-			break;
-		}
 		uint64_t t = 0;
 		int line = 0;
-		for (size_t i = used; i < used + n;) {
+		for (size_t i = start; i < used;) {
 			size_t j = i;
-			while (j < used + n && raw[j] != '\n')
+			while (j < used && raw[j] != '\n')
 				j++;
 			line++;
 			if (j > i) {
@@ -179,8 +187,8 @@ static int ff_merge(char **files, int nfiles, char **text_out, size_t *len_out, 
 			}
 			i = j + 1;
 		}
-		used += n;
 	}
+	/* where: the nln pointers, then the names they point to, one block */
 	char *text = NULL, **where = NULL, *wbuf = NULL;
 	size_t tlen = 0, wlen = 0;
 	if (!rc) {
@@ -190,10 +198,11 @@ static int ff_merge(char **files, int nfiles, char **text_out, size_t *len_out, 
 			wlen += strlen(files[ln[k].file]) + 13;
 		}
 		text = malloc(tlen + 1);
-		where = calloc(nln + 1, sizeof(*where));
-		wbuf = malloc(wlen + 1);
-		if (!text || !where || !wbuf)
+		where = malloc((nln + 1) * sizeof(*where) + wlen + 1);
+		if (!text || !where)
 			rc = cli_error_code(EXIT_INTERNAL, "import strace: out of memory");
+		else
+			wbuf = (char *)(where + nln + 1);
 	}
 	if (!rc) {
 		size_t o = 0, w = 0;
@@ -212,25 +221,12 @@ static int ff_merge(char **files, int nfiles, char **text_out, size_t *len_out, 
 		*nwhere_out = nln;
 		text = NULL;
 		where = NULL;
-		if (!nln)
-			free(wbuf);
 	}
 	free(text);
-	if (where) {
-		free(where);
-		free(wbuf);
-	}
+	free(where);
 	free(ln);
 	free(raw);
 	return rc;
-}
-
-/* ff_merge's where: the names share one buffer, where[0]'s */
-static void free_where(char **where, size_t nwhere)
-{
-	if (where && nwhere)
-		free(where[0]);
-	free(where);
 }
 
 int cmd_import(int argc, char **argv)
@@ -303,22 +299,13 @@ int cmd_import(int argc, char **argv)
 		snprintf(label, sizeof(label), "%.200s and %d more file%s of strace -ff", file,
 			 nfiles - 1, nfiles > 2 ? "s" : "");
 	} else {
-		FILE *f = fopen(file, "rb");
-		if (!f)
-			return cli_error("import strace: %s: %s", file, strerror(errno));
 		text = malloc(IMPORT_MAX_BYTES + 1);
-		errno = 0;
-		n = text ? fread(text, 1, IMPORT_MAX_BYTES + 1, f) : 0;
-		bool bad = ferror(f);
-		int read_errno = errno;	/* a directory: EISDIR */
-		fclose(f);
 		if (!text)
 			return cli_error_code(EXIT_INTERNAL, "import strace: out of memory");
-		if (bad || n > IMPORT_MAX_BYTES) {
+		int rc = read_input(file, text, IMPORT_MAX_BYTES, &n, "larger than 64 MiB");
+		if (rc) {
 			free(text);
-			return cli_error("import strace: %s: %s", file,
-					 bad ? (read_errno ? strerror(read_errno) : "read error")
-					     : "larger than 64 MiB");
+			return rc;
 		}
 	}
 	char *buf = NULL;
@@ -326,14 +313,14 @@ int cmd_import(int argc, char **argv)
 	FILE *mem = open_memstream(&buf, &blen);
 	if (!mem) {
 		free(text);
-		free_where(where, nwhere);
+		free(where);
 		return cli_error_code(EXIT_INTERNAL, "import strace: out of memory");
 	}
 	int rc = strace_import_where(text, n, label, (const char *const *)where, nwhere, name,
 				     touch, mem, stderr);
 	fclose(mem);
 	free(text);
-	free_where(where, nwhere);
+	free(where);
 	if (rc) {
 		free(buf);
 		return EXIT_USAGE;
