@@ -192,7 +192,8 @@ static int ff_merge(char **files, int nfiles, char **text_out, size_t *len_out, 
 	char *text = NULL, **where = NULL, *wbuf = NULL;
 	size_t tlen = 0, wlen = 0;
 	if (!rc) {
-		qsort(ln, nln, sizeof(*ln), ff_cmp);
+		if (nln)	/* qsort of no lines: NULL is undefined */
+			qsort(ln, nln, sizeof(*ln), ff_cmp);
 		for (size_t k = 0; k < nln; k++) {
 			tlen += ln[k].len + 13;	/* "PID " (at most 10 digits) and \n */
 			wlen += strlen(files[ln[k].file]) + 13;

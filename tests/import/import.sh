@@ -15,7 +15,8 @@
 #   * strace -ff output (one file per pid, PREFIX.PID, no pid column): the
 #     files of the shipped trace, split by pid, import to the same scenario
 #     as the -f file; an error names the file and line it is on; a file
-#     without a .PID suffix among several is refused;
+#     without a .PID suffix among several is refused; empty files say there
+#     are no syscall lines (under UBSan the merge's qsort of no lines stopped);
 #   * 1500 mappings live at once (a real program's start: the limit was 200)
 #     and an output past 1 MiB import, compile and run; an output past a
 #     scenario file's 16 MiB is refused with one line.
@@ -147,6 +148,11 @@ rc=$?
 [ $rc = 2 ] && grep -q "^$tmp/ff/tr.12356:$n: no -tt timestamp" "$tmp/e" ||
 	failmsg "-ff: a bad line: exit $rc, $(head -c 300 "$tmp/e")"
 [ -e "$tmp/ffbad.tlbs" ] && failmsg "-ff: a bad line: the file was written"
+: >"$tmp/ff/empty.1"
+: >"$tmp/ff/empty.2"
+"$bin" import strace "$tmp/ff/empty.1" "$tmp/ff/empty.2" >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc = 2 ] && grep -q "no syscall lines" "$tmp/e" || failmsg "-ff: empty files: exit $rc, $(head -c 300 "$tmp/e")"
 cp "$tr" "$tmp/ff/trace.txt"
 "$bin" import strace "$tmp/ff/tr.12354" "$tmp/ff/trace.txt" >"$tmp/o" 2>"$tmp/e"
 rc=$?
