@@ -312,7 +312,7 @@ int cmd_run(int argc, char **argv, bool compare)
 		if (!ran)
 			break;
 		if (ran < nseeds && !partial)
-			partial = sig ? stop_name(SIM_STOP_SIGNAL, sig) : "time limit";
+			partial = cli_signal_name(sig);
 		runs[r].cfg = t0->cfg;
 		runs[r].res = t0->res;
 		runs[r].partial = partial;
@@ -411,7 +411,7 @@ int cmd_run(int argc, char **argv, bool compare)
 			complete += pool.t[i].ran && !pool.t[i].stopped;
 		fprintf(stderr, "tlbsim: note: stopped early (%s): %d of %d run(s) complete; the "
 			"numbers printed are partial\n",
-			sig ? stop_name(SIM_STOP_SIGNAL, sig) : "time limit", complete, pool.n);
+			cli_signal_name(sig), complete, pool.n);
 	}
 	trace_buf_free(&tb);
 	free(runs);

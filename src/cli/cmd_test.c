@@ -67,7 +67,8 @@ struct path_list {
 	size_t ndirs, dircap;
 };
 
-/* true if the directory (dev, ino) was walked before; else remember it */
+/* 1 if the directory (dev, ino) was walked before; else remember it: 0,
+ * or -1 out of memory */
 static int dir_seen(struct path_list *l, const struct stat *st)
 {
 	for (size_t i = 0; i < l->ndirs; i++)
