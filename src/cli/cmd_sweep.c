@@ -3,7 +3,8 @@
  * dimensions and --policy columns, one CSV row per point and policy; and
  * `tlbsim merge`, which joins the files of a sweep's shards.
  *
- * The rows are sorted by their configuration columns (numbers as numbers),
+ * The rows are sorted by their configuration columns (numbers as numbers,
+ * before text; csv_row_cmp),
  * so the file does not depend on -j (the host-thread pool of pool.c runs
  * every simulation independently), on --shard + merge, or on how many times
  * an interrupted sweep was resumed: rows already in the -o file are kept
@@ -127,6 +128,64 @@ static void write_rows(FILE *f, const void *arg)
 	fprintf(f, "\n]}\n");
 }
 
+/*
+ * Two values of one --grid key that give one configuration (threads=01,1;
+ * threads=3,4 of a workload whose thread count is fixed) would run it twice
+ * and write its row twice, a file that shards and merge could not reproduce:
+ * refuse them. Each value is tried with every other key at its first value,
+ * the same for every shard. 0 or EXIT_USAGE (EXIT_INTERNAL: out of memory).
+ */
+static int grid_same_values(const struct cli_opts *o, const struct gdim *dims,
+			    const struct csv_table *out, int nconf, const char *label)
+{
+	for (int g = 0; g < o->ngrid; g++) {
+		if (extra_key(dims[g].key) || dims[g].nvals < 2)
+			continue;	/* w: and D: rows hold the value's text */
+		char ***rows = calloc((size_t)dims[g].nvals, sizeof(*rows));
+		if (!rows)
+			return cli_error_code(EXIT_INTERNAL, "out of memory");
+		int rc = 0;
+		for (int i = 0; i < dims[g].nvals && !rc; i++) {
+			struct tlbsim_config cfg = o->cfg;
+			struct csv_extra extra = {0};
+			for (int h = 0; h < o->ngrid; h++) {
+				const char *v = dims[h].vals[h == g ? i : 0];
+				if ((rc = cli_config_set(&cfg, dims[h].key, v)))
+					break;	/* the value's own error, said */
+				if (extra_key(dims[h].key)) {
+					extra.names[extra.n] = dims[h].key;
+					extra.values[extra.n++] = v;
+				}
+			}
+			struct tlbsim_resolved res;
+			char rerr[TLBSIM_ERRLEN];
+			if (rc)
+				break;
+			if (tlbsim_resolve(&cfg, &res, rerr, sizeof(rerr)))
+				continue;	/* the point's own error comes when it is built */
+			rows[i] = csv_config_row(out, &res, o->cfg.seed, o->seeds, &extra, label);
+			if (!rows[i]) {
+				rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+				break;
+			}
+			for (int j = 0; j < i; j++)
+				if (rows[j] && csv_row_cmp(rows[j], rows[i], nconf) == 0) {
+					rc = cli_error("--grid %s: the values %s and %s give the same "
+						       "configuration (%s=%s); give one of them",
+						       dims[g].key, dims[g].vals[j], dims[g].vals[i],
+						       dims[g].key, dims[g].vals[j]);
+					break;
+				}
+		}
+		for (int i = 0; i < dims[g].nvals; i++)
+			csv_free_row(rows[i], out->ncols);
+		free(rows);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static void free_points(struct point *pts, int n, int ncols)
 {
 	for (int i = 0; i < n; i++)
@@ -192,6 +251,12 @@ int cmd_sweep(int argc, char **argv)
 	}
 	ncols = out.ncols;
 	int nconf = csv_config_cols(&out);
+	for (int p = 0; p < o.npolicies; p++)
+		for (int q = 0; q < p; q++)
+			if (strcmp(o.policy_args[p], o.policy_args[q]) == 0) {
+				rc = cli_error("sweep: --policy %s given twice", o.policy_args[p]);
+				goto done;
+			}
 	/* the points: the first --grid varies slowest, the policies fastest */
 	pts = calloc((size_t)(total * npol), sizeof(*pts));
 	if (!pts) {
@@ -203,6 +268,8 @@ int cmd_sweep(int argc, char **argv)
 		snprintf(label_default, sizeof(label_default), "kernel=%s", o.cfg.kernel);
 	else
 		snprintf(label_default, sizeof(label_default), "default");
+	if ((rc = grid_same_values(&o, dims, &out, nconf, label_default)))
+		goto done;
 	for (long i = 0; i < total; i++) {
 		long rest = i;
 		int idx[MAX_GRID];
@@ -267,10 +334,11 @@ int cmd_sweep(int argc, char **argv)
 				       "--seeds or tlbsim version?); give another -o", o.output);
 			goto done;
 		}
-		for (int r = 0; r < old.nrows; r++)
-			for (int i = 0; i < npts; i++)
-				if (!pts[i].have && csv_row_cmp(old.rows[r], pts[i].key, nconf) == 0)
-					pts[i].have = true;
+		/* sorted, each point is a binary search (a scan of every row for
+		 * every point took minutes for large grids) */
+		csv_sort(&old, nconf);
+		for (int i = 0; i < npts; i++)
+			pts[i].have = csv_find(&old, pts[i].key, nconf) >= 0;
 	}
 	if (o.output && csv_probe_dir(o.output)) {
 		rc = cli_error("-o %s: cannot write there: %s", o.output, strerror(errno));

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -280,6 +281,7 @@ int csv_config_cols(const struct csv_table *t)
 	return -1;
 }
 
+/* a number for the row order: all of the field, not NaN ("nan" is text) */
 static bool as_number(const char *s, double *x)
 {
 	char *end;
@@ -287,54 +289,104 @@ static bool as_number(const char *s, double *x)
 		return false;
 	errno = 0;
 	*x = strtod(s, &end);
-	return !*end && !errno;
+	return !*end && !errno && !isnan(*x);
+}
+
+/* One field: numbers before text, numbers by value, then (10 and 1e1, equal
+ * as values) by their text, which also orders text. A total order: a mix of
+ * numbers and text ("8192", "16K") used to compare by value or by text
+ * depending on the pair, a cycle whose sorted result depended on the input
+ * order, so shards merged in another order or a resumed file came out in
+ * other bytes. */
+static int field_cmp(const char *a, const char *b)
+{
+	double x, y;
+	bool na = as_number(a, &x), nb = as_number(b, &y);
+	if (na != nb)
+		return na ? -1 : 1;
+	if (na && x != y)
+		return x < y ? -1 : 1;
+	int c = strcmp(a, b);
+	return c < 0 ? -1 : c > 0;
 }
 
 int csv_row_cmp(char *const *a, char *const *b, int n)
 {
 	for (int i = 0; i < n; i++) {
-		double x, y;
-		if (as_number(a[i], &x) && as_number(b[i], &y)) {
-			if (x != y)
-				return x < y ? -1 : 1;
-		}
-		int c = strcmp(a[i], b[i]);
+		int c = field_cmp(a[i], b[i]);
 		if (c)
-			return c < 0 ? -1 : 1;
+			return c;
 	}
 	return 0;
 }
 
-void csv_sort(struct csv_table *t, int n)
+/* the order of two rows by the fields cols[0..ncols) */
+static int cols_cmp(char *const *a, char *const *b, const int *cols, int ncols)
+{
+	for (int i = 0; i < ncols; i++) {
+		int c = field_cmp(a[cols[i]], b[cols[i]]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+void csv_sort_rows(char ***rows, int nrows, const int *cols, int ncols)
 {
 	/* a merge sort (stable; no global comparison state as qsort would need) */
-	char ***tmp = malloc((size_t)(t->nrows ? t->nrows : 1) * sizeof(*tmp));
+	char ***tmp = malloc((size_t)(nrows ? nrows : 1) * sizeof(*tmp));
 	if (!tmp) {
 		/* insertion sort: slow but needs nothing */
-		for (int i = 1; i < t->nrows; i++)
-			for (int j = i; j > 0 && csv_row_cmp(t->rows[j - 1], t->rows[j], n) > 0; j--) {
-				char **x = t->rows[j];
-				t->rows[j] = t->rows[j - 1];
-				t->rows[j - 1] = x;
+		for (int i = 1; i < nrows; i++)
+			for (int j = i; j > 0 && cols_cmp(rows[j - 1], rows[j], cols, ncols) > 0; j--) {
+				char **x = rows[j];
+				rows[j] = rows[j - 1];
+				rows[j - 1] = x;
 			}
 		return;
 	}
-	for (int w = 1; w < t->nrows; w *= 2) {
-		for (int lo = 0; lo < t->nrows; lo += 2 * w) {
-			int mid = lo + w < t->nrows ? lo + w : t->nrows;
-			int hi = lo + 2 * w < t->nrows ? lo + 2 * w : t->nrows;
+	for (int w = 1; w < nrows; w *= 2) {
+		for (int lo = 0; lo < nrows; lo += 2 * w) {
+			int mid = lo + w < nrows ? lo + w : nrows;
+			int hi = lo + 2 * w < nrows ? lo + 2 * w : nrows;
 			int a = lo, b = mid, k = lo;
 			while (a < mid && b < hi)
-				tmp[k++] = csv_row_cmp(t->rows[b], t->rows[a], n) < 0 ? t->rows[b++]
-										      : t->rows[a++];
+				tmp[k++] = cols_cmp(rows[b], rows[a], cols, ncols) < 0 ? rows[b++]
+										: rows[a++];
 			while (a < mid)
-				tmp[k++] = t->rows[a++];
+				tmp[k++] = rows[a++];
 			while (b < hi)
-				tmp[k++] = t->rows[b++];
+				tmp[k++] = rows[b++];
 		}
-		memcpy(t->rows, tmp, (size_t)t->nrows * sizeof(*tmp));
+		memcpy(rows, tmp, (size_t)nrows * sizeof(*tmp));
 	}
 	free(tmp);
+}
+
+void csv_sort(struct csv_table *t, int n)
+{
+	int cols[256];
+	if (n > (int)(sizeof(cols) / sizeof(cols[0])))
+		n = (int)(sizeof(cols) / sizeof(cols[0]));
+	for (int i = 0; i < n; i++)
+		cols[i] = i;
+	csv_sort_rows(t->rows, t->nrows, cols, n);
+}
+
+int csv_find(const struct csv_table *t, char *const *key, int n)
+{
+	int lo = 0, hi = t->nrows;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		int c = csv_row_cmp(t->rows[mid], key, n);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
 }
 
 /* ---- result rows ---- */

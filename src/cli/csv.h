@@ -35,11 +35,19 @@ void csv_write(FILE *f, const struct csv_table *t);
 /* The number of configuration columns of a result header: those before the
  * first metric ("wall_ns" or "wall_ns_mean"); -1 if there is none. */
 int csv_config_cols(const struct csv_table *t);
-/* Order of two rows by their first n fields: fields that are both numbers
- * compare as numbers, others as strings. */
+/* Order of two rows by their first n fields. A field that is a number
+ * (strtod reads all of it, not NaN) comes before one that is not; numbers
+ * compare by value, then by text (10 before 1e1); other fields by text. A
+ * total order: equal means every field has the same text. */
 int csv_row_cmp(char *const *a, char *const *b, int n);
-/* sort the rows of t by their first n fields (csv_row_cmp; stable) */
+/* sort nrows rows by the fields cols[0..ncols) (the order of csv_row_cmp,
+ * field by field; stable) */
+void csv_sort_rows(char ***rows, int nrows, const int *cols, int ncols);
+/* sort the rows of t by their first n fields (n at most 256) */
 void csv_sort(struct csv_table *t, int n);
+/* the index of a row of t (sorted by csv_sort(t, n)) whose first n fields
+ * equal key's, or -1 */
+int csv_find(const struct csv_table *t, char *const *key, int n);
 
 /* Result rows (run, compare, sweep). The configuration columns are workload,
  * profile, cpus, threads, iters, then the extra columns (sweep: its w:NAME

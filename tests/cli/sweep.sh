@@ -7,7 +7,10 @@
 #     order), and after a resume of a stopped sweep (rows removed, or stopped
 #     by --time-limit);
 #   * resume runs only the missing rows; a file of other columns is refused;
-#   * --json has the same rows.
+#   * --json has the same rows;
+#   * the row order is total (numbers and text in one column, nan, inf), and
+#     one configuration given twice (threads=01,1; a --policy twice) is
+#     refused.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -147,6 +150,47 @@ if command -v script >/dev/null; then
 fi
 "$bin" sweep mmap8 --iters 30 --grid threads=1,2,3 -o pr2.csv 2>e
 grep -q "runs," e && failmsg "progress on a stderr that is not a terminal"
+
+# the row order is one total order (numbers by value before text): a column
+# of numbers and text (w:size=8192,12288,16K) was sorted into a different
+# order by each resume, and shards merged in two orders gave two files
+M=(mmap8 --iters 20 --threads 2 --grid w:size=8192,12288,16K)
+"$bin" sweep "${M[@]}" -o mx.csv 2>/dev/null || failmsg "mixed sweep exit $?"
+cp mx.csv mx1.csv
+for i in 1 2 3; do
+	"$bin" sweep "${M[@]}" -o mx.csv 2>/dev/null || failmsg "mixed resume exit $?"
+	cmp -s mx.csv mx1.csv || failmsg "resume $i rewrote the rows in another order"
+done
+[ "$(cut -d, -f6 mx1.csv | tr '\n' ' ')" = "w:size 8192 12288 16K " ] ||
+	failmsg "mixed order: $(cut -d, -f6 mx1.csv | tr '\n' ' ')"
+for k in 1 2 3; do
+	"$bin" sweep "${M[@]}" --shard $k/3 -o ms$k.csv 2>/dev/null || failmsg "mixed shard $k"
+done
+"$bin" merge ms1.csv ms2.csv ms3.csv >mf.csv && "$bin" merge ms3.csv ms2.csv ms1.csv >mr.csv ||
+	failmsg "mixed merge exit"
+cmp -s mf.csv mx1.csv && cmp -s mr.csv mx1.csv || failmsg "shards merged in two orders differ"
+# nan and inf cells: a file merged with itself has its rows once
+python3 - mx1.csv >nn.csv <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+w = csv.writer(sys.stdout, lineterminator="\n")
+w.writerow(rows[0])
+for v in ("10", "9", "1e1", "010", "-1", "1.5", "nan", "inf", "abc"):
+    r = list(rows[1]); r[3] = v; w.writerow(r)
+PY
+"$bin" merge nn.csv nn.csv nn.csv >nm.csv || failmsg "merge of nan/inf rows exit $?"
+[ "$(cut -d, -f4 nm.csv | tr '\n' ' ')" = "threads -1 1.5 9 010 10 1e1 inf abc nan " ] ||
+	failmsg "nan/inf rows merged as: $(cut -d, -f4 nm.csv | tr '\n' ' ')"
+
+# one configuration twice is refused: its row would be written twice, a file
+# shards and merge (one row each) could not reproduce
+"$bin" sweep mmap8 --iters 20 --grid threads=01,1 -o dup.csv >/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "values 01 and 1 give the same configuration" e &&
+	[ ! -e dup.csv ] || failmsg "threads=01,1: $(cat e)"
+"$bin" sweep mmap8 --iters 20 --grid threads=1 --policy nested=v2 --policy nested=v2 -o dup.csv \
+	>/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "policy nested=v2 given twice" e &&
+	[ ! -e dup.csv ] || failmsg "--policy twice: $(cat e)"
 
 printf 'a,b\n1,2\n' >x.csv
 "$bin" merge x.csv >/dev/null 2>e
