@@ -111,7 +111,7 @@ struct axis {
  * its magnitude (one value, 1e20 + 1 == 1e20; or values a few ulps apart) is
  * widened around its middle to AXIS_MIN_REL of that magnitude.
  */
-#define AXIS_MAX 1e300
+#define AXIS_MAX (100 * CHART_VALUE_MAX)
 #define AXIS_MIN_REL 1e-9
 static void nice_axis(double lo, double hi, bool from_zero, struct axis *a)
 {

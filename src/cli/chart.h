@@ -15,6 +15,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+/* The largest magnitude a chart takes as data (an x, a y, an error bar);
+ * the axes reach a little beyond it (chart.c AXIS_MAX), so y plus its error
+ * bar stays on the chart and every distance between ticks is finite. */
+#define CHART_VALUE_MAX 1e300
+
 struct chart_series {
 	const char *name;
 	int n;

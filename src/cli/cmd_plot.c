@@ -93,8 +93,9 @@ static int parse_plot_args(int argc, char **argv, struct plot_opts *po)
 	return 0;
 }
 
-/* a finite number; one too small for a normal double (1e-320, strtod's
- * ERANGE on underflow) is a number too, one too large (1e400) is not */
+/* a number a chart can draw: finite and at most CHART_VALUE_MAX in
+ * magnitude; one too small for a normal double (1e-320, strtod's ERANGE on
+ * underflow) is a number too, one too large (1e400) is not */
 static bool number(const char *s, double *x)
 {
 	char *end;
@@ -102,7 +103,16 @@ static bool number(const char *s, double *x)
 	if (!*s)
 		return false;
 	*x = strtod(s, &end);
-	return !*end && isfinite(*x);
+	return !*end && isfinite(*x) && fabs(*x) <= CHART_VALUE_MAX;
+}
+
+/* s is a finite number beyond what a chart draws (1.7e308: the axis from
+ * -x to x has no finite length) */
+static bool too_large(const char *s)
+{
+	char *end;
+	double x = strtod(s, &end);
+	return *s && !*end && isfinite(x) && fabs(x) > CHART_VALUE_MAX;
 }
 
 static int col_or_error(const struct csv_table *t, const char *file, const char *what,
@@ -137,6 +147,17 @@ static void write_chart(FILE *f, const void *arg)
 	chart_line_svg(f, arg);
 }
 
+/* a point of a series while its rows are gathered */
+struct xy {
+	double x, y, ci;
+};
+
+static int xy_cmp(const void *a, const void *b)
+{
+	const struct xy *p = a, *q = b;
+	return (p->x > q->x) - (p->x < q->x);
+}
+
 #define MAX_SERIES 64
 #define MAX_PANELS 32
 #define MAX_CATS 256
@@ -154,7 +175,8 @@ int cmd_plot(int argc, char **argv)
 	struct chart_series *ser = NULL;
 	struct chart_panel *pan = NULL;
 	double *xs = NULL;
-	char ***keep = NULL;
+	char ***keep = NULL, ***dup = NULL;
+	struct xy *pt = NULL;
 	rc = 0;
 	int xc = col_or_error(&t, po.file, "--x", po.x);
 	if (xc < 0) {
@@ -219,9 +241,19 @@ int cmd_plot(int argc, char **argv)
 		if (!ok)
 			continue;
 		double v;
-		if (!number(t.rows[r][yc], &v)) {
-			rc = cli_error("plot: %s: row %d: %s '%s' is not a finite number", po.file, r + 2, yname,
-				       t.rows[r][yc]);
+		const char *bad = NULL, *what = "is not a finite number";
+		if (!number(t.rows[r][yc], &v))
+			bad = yname;
+		else if (too_large(t.rows[r][xc]))
+			bad = po.x;
+		else if (cic >= 0 && (!number(t.rows[r][cic], &v) || v < 0))
+			bad = ciname, what = "is not a finite number >= 0";
+		if (bad) {
+			int c = bad == yname ? yc : bad == po.x ? xc : cic;
+			if (too_large(t.rows[r][c]))
+				what = "is too large to draw (at most 1e300)";
+			rc = cli_error("plot: %s: row %d: %s '%s' %s", po.file, r + 2, bad,
+				       t.rows[r][c], what);
 			goto done;
 		}
 		numeric_x &= number(t.rows[r][xc], &v);
@@ -258,29 +290,43 @@ int cmd_plot(int argc, char **argv)
 			goto done;
 		}
 	}
-	/* the same x, series and panel twice: which column tells them apart */
+	/* the same x, series and panel twice: which column tells them apart
+	 * (neighbours once sorted by those columns; pairs of rows took minutes
+	 * for large files) */
 	int nconf = csv_config_cols(&t);
 	if (nconf < 0)
 		nconf = t.ncols;
-	for (int i = 0; i < nk; i++)
-		for (int j = i + 1; j < nk; j++) {
-			char **a = keep[i], **b = keep[j];
-			if (strcmp(a[xc], b[xc]) || (bc >= 0 && strcmp(a[bc], b[bc])) ||
-			    (fc >= 0 && strcmp(a[fc], b[fc])))
-				continue;
-			int d = -1;
-			for (int c = 0; c < nconf && d < 0; c++)
-				if (strcmp(a[c], b[c]))
-					d = c;
-			if (d < 0) {
-				rc = cli_error("plot: %s: rows %s=%s appear twice", po.file, po.x, a[xc]);
-			} else {
-				rc = cli_error("plot: rows with %s=%s differ in %s (%s, %s): give --by %s, "
-					       "--facet %s or --where %s=VALUE", po.x, a[xc], t.cols[d], a[d],
-					       b[d], t.cols[d], t.cols[d], t.cols[d]);
-			}
-			goto done;
+	dup = malloc((size_t)nk * sizeof(*dup));
+	if (!dup) {
+		rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+		goto done;
+	}
+	memcpy(dup, keep, (size_t)nk * sizeof(*dup));
+	int sc[3], nsc = 0;
+	sc[nsc++] = xc;
+	if (bc >= 0)
+		sc[nsc++] = bc;
+	if (fc >= 0)
+		sc[nsc++] = fc;
+	csv_sort_rows(dup, nk, sc, nsc);
+	for (int i = 0; i + 1 < nk; i++) {
+		char **a = dup[i], **b = dup[i + 1];
+		if (strcmp(a[xc], b[xc]) || (bc >= 0 && strcmp(a[bc], b[bc])) ||
+		    (fc >= 0 && strcmp(a[fc], b[fc])))
+			continue;
+		int d = -1;
+		for (int c = 0; c < nconf && d < 0; c++)
+			if (strcmp(a[c], b[c]))
+				d = c;
+		if (d < 0) {
+			rc = cli_error("plot: %s: rows %s=%s appear twice", po.file, po.x, a[xc]);
+		} else {
+			rc = cli_error("plot: rows with %s=%s differ in %s (%s, %s): give --by %s, "
+				       "--facet %s or --where %s=VALUE", po.x, a[xc], t.cols[d], a[d],
+				       b[d], t.cols[d], t.cols[d], t.cols[d]);
 		}
+		goto done;
+	}
 	/* units: times in ns scale to the largest value; counts to K or M */
 	double ymax = 0;
 	for (int i = 0; i < nk; i++) {
@@ -348,7 +394,8 @@ int cmd_plot(int argc, char **argv)
 	ser = calloc((size_t)nf * (size_t)ns, sizeof(*ser));
 	pan = calloc((size_t)nf, sizeof(*pan));
 	double *buf = calloc((size_t)nk * 3, sizeof(double));
-	if (!ser || !pan || !buf) {
+	pt = malloc((size_t)nk * sizeof(*pt));
+	if (!ser || !pan || !buf || !pt) {
 		free(buf);
 		rc = cli_error_code(EXIT_INTERNAL, "out of memory");
 		goto done;
@@ -382,20 +429,15 @@ int cmd_plot(int argc, char **argv)
 				number(row[yc], &y);
 				if (cic >= 0 && !number(row[cic], &e))
 					e = 0;
-				/* insert in x order */
-				int k = se->n;
-				while (k > 0 && se->x[k - 1] > x) {
-					se->x[k] = se->x[k - 1];
-					se->y[k] = se->y[k - 1];
-					if (se->ci)
-						se->ci[k] = se->ci[k - 1];
-					k--;
-				}
-				se->x[k] = x;
-				se->y[k] = y / scale;
+				pt[se->n++] = (struct xy){x, y / scale, e / scale};
+			}
+			/* in x order (one point per x: the rows were checked above) */
+			qsort(pt, (size_t)se->n, sizeof(*pt), xy_cmp);
+			for (int k = 0; k < se->n; k++) {
+				se->x[k] = pt[k].x;
+				se->y[k] = pt[k].y;
 				if (se->ci)
-					se->ci[k] = e / scale;
-				se->n++;
+					se->ci[k] = pt[k].ci;
 			}
 			used += se->n;
 			if (se->n)
@@ -425,6 +467,8 @@ done:
 	free(pan);
 	free(xs);
 	free(keep);
+	free(dup);
+	free(pt);
 	csv_free(&t);
 	return rc;
 }

@@ -73,17 +73,25 @@ static int task_index(int ncol, int c, int v, int nseeds, int k)
 	return (v * ncol + c) * nseeds + k;
 }
 
+/* what quantity() found */
+enum q_state {
+	Q_OK,
+	Q_STOPPED,	/* a run of the variant did not finish (time limit, signal) */
+	Q_NO_RATIO,	/* the metric is 0 under the first policy: no ratio */
+};
+
 /* the quantity of variant v: metric (mean over seeds) or its ratio */
 static double quantity(const struct seed_pool *p, int ncol, int nseeds, int v,
-		       const struct metric_def *md, bool *ok)
+		       const struct metric_def *md, enum q_state *st)
 {
 	double q[2] = {0, 0};
+	*st = Q_OK;
 	for (int c = 0; c < ncol; c++) {
 		double sum = 0;
 		for (int k = 0; k < nseeds; k++) {
 			const struct seed_task *t = &p->t[task_index(ncol, c, v, nseeds, k)];
 			if (!t->ran || t->rc || t->stopped) {
-				*ok = false;
+				*st = Q_STOPPED;
 				return 0;
 			}
 			sum += metric_of(&t->m, md);
@@ -93,7 +101,7 @@ static double quantity(const struct seed_pool *p, int ncol, int nseeds, int v,
 	if (ncol == 1)
 		return q[0];
 	if (q[0] == 0) {
-		*ok = false;
+		*st = Q_NO_RATIO;
 		return 0;
 	}
 	return q[1] / q[0];
@@ -285,17 +293,22 @@ int cmd_sensitivity(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_error_code(rc == TLBSIM_EINVAL ? EXIT_USAGE : EXIT_INTERNAL, "%s", err);
 	}
-	bool ok = true;
-	double q0 = quantity(&pool, ncol, nseeds, 0, md, &ok);
-	int nrows = 0, missing = 0;
+	enum q_state st0;
+	double q0 = quantity(&pool, ncol, nseeds, 0, md, &st0);
+	bool ok = st0 == Q_OK;
+	int nrows = 0, missing = 0, noratio = 0;
 	if (ok)
 		for (int j = 0; j < np; j++) {
-			bool okj = true;
+			enum q_state lo, hi;
 			struct sens_row r = rows[j];
-			r.q_lo = quantity(&pool, ncol, nseeds, 1 + 2 * j, md, &okj);
-			r.q_hi = quantity(&pool, ncol, nseeds, 2 + 2 * j, md, &okj);
-			if (!okj) {
+			r.q_lo = quantity(&pool, ncol, nseeds, 1 + 2 * j, md, &lo);
+			r.q_hi = quantity(&pool, ncol, nseeds, 2 + 2 * j, md, &hi);
+			if (lo == Q_STOPPED || hi == Q_STOPPED) {
 				missing++;
+				continue;
+			}
+			if (lo == Q_NO_RATIO || hi == Q_NO_RATIO) {
+				noratio++;
 				continue;
 			}
 			r.effect = q0 ? fmax(fabs(r.q_lo - q0), fabs(r.q_hi - q0)) / fabs(q0) * 100 : 0;
@@ -309,6 +322,13 @@ int cmd_sensitivity(int argc, char **argv)
 		snprintf(qname, sizeof(qname), "%s ratio (second / first --policy)", mname);
 	} else {
 		snprintf(qname, sizeof(qname), "%s", mname);
+	}
+	if (st0 == Q_NO_RATIO) {
+		free(pool.t);
+		free(rows);
+		cli_opts_free(&o);
+		return cli_error("sensitivity: %s is 0 under the first --policy: the ratio is "
+				 "undefined (choose another --metric)", mname);
 	}
 	if (!ok) {
 		free(pool.t);
@@ -330,9 +350,9 @@ int cmd_sensitivity(int argc, char **argv)
 		printf(",\"profile\":");
 		json_string(stdout, res.profile->name);
 		printf(",\"metric\":\"%s\",\"ratio\":%s,\"perturb_pct\":%d,\"seeds\":%d,"
-		       "\"baseline\":%.17g,\"noise_pct\":%.4f,\"partial\":%s,\"params\":[",
-		       mname, ncol == 2 ? "true" : "false", o.perturb_pct, nseeds, q0, noise,
-		       missing ? "true" : "false");
+		       "\"baseline\":%.17g,\"noise_pct\":%.4f,\"partial\":%s,\"no_ratio\":%d,"
+		       "\"params\":[", mname, ncol == 2 ? "true" : "false", o.perturb_pct, nseeds, q0,
+		       noise, missing ? "true" : "false", noratio);
 		for (int i = 0; i < nrows; i++)
 			printf("%s{\"name\":\"%s\",\"value\":%" PRId64 ",\"low\":%" PRId64
 			       ",\"high\":%" PRId64 ",\"at_low\":%.17g,\"at_high\":%.17g,"
@@ -378,6 +398,10 @@ int cmd_sensitivity(int argc, char **argv)
 			       q0 ? (r->q_hi - q0) / fabs(q0) * 100 : 0,
 			       nseeds > 1 && r->effect <= noise ? " ~" : "");
 		}
+		if (noratio)
+			printf("not ranked: %d parameter(s) make %s 0 under the first --policy at "
+			       "-%d %% or +%d %% (no ratio)\n", noratio, mname, o.perturb_pct,
+			       o.perturb_pct);
 		if (missing)
 			printf("PARTIAL: %d parameter(s) not measured (stopped early)\n", missing);
 	}

@@ -531,6 +531,13 @@ static void print_help(FILE *f, unsigned cmd_bit, const char *cmd)
 			   "stopped by SIGINT/SIGTERM\n(the rows complete so far are written)\n");
 		return;
 	}
+	if (cmd_bit == C_SENS) {
+		fprintf(f, "\nexit status: 0 ok (also when --time-limit stopped it: the parameters "
+			   "measured are ranked),\n2 bad input (also a metric 0 under the first "
+			   "--policy: no ratio), 3 internal error or host\nmemory exhausted, 130/143 "
+			   "stopped by SIGINT/SIGTERM (what was measured is ranked)\n");
+		return;
+	}
 	if (cmd_bit == C_NATIVE) {
 		fprintf(f, "\nexit status: 0 ok, 2 bad input or a workload without a native shape, 3 a "
 			   "host failure\n");
@@ -1016,6 +1023,15 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 	if (cmd_bit == C_SENS && o->npolicies > 2)
 		return cli_error("sensitivity: at most two --policy options (the metric, or its "
 				 "ratio)");
+	if (cmd_bit == C_SENS && o->npolicies == 2) {
+		bool same = true;	/* every knob, after the kernel and workload defaults */
+		for (int k = 0; same && k < tlbsim_knob_count(); k++)
+			same = strcmp(tlbsim_policy_value_name(&o->policies[0], k),
+				      tlbsim_policy_value_name(&o->policies[1], k)) == 0;
+		if (same)
+			return cli_error("sensitivity: the two --policy options give the same "
+					 "policy (its ratio is 1 whatever the parameters)");
+	}
 	return 0;
 }
 

@@ -163,7 +163,9 @@ rc=$?
 printf 'x,wall_ns\n1,5\n1.0000000000000002,6\n' >d1.csv
 printf 'x,wall_ns\n1e20,5\n' >d2.csv
 printf 'x,wall_ns\n1,-1e20\n2,-1e20\n' >d3.csv
-printf 'x,wall_ns\n1,5\n2,1e308\n3,-1e308\n' >d4.csv
+printf 'x,wall_ns\n1,5\n2,1e300\n3,-1e300\n' >d4.csv
+printf 'x,wall_ns\n-1e300,5\n1e300,6\n' >d7.csv
+printf 'x,wall_ns_mean,wall_ns_ci95\n1,1e300,1e300\n2,-1e300,1e300\n' >d8.csv
 # text that is not well-formed UTF-8 (a title cut inside a character by the
 # 511-byte limit, a stray byte, a surrogate) is written as U+FFFD: the SVG
 # stays XML
@@ -192,7 +194,20 @@ printf 'x,wall_ns\n1,1e400\n' >big.csv
 rc=$?
 [ $rc = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "1e400' is not a finite number" e ||
 	failmsg "plot of 1e400: exit $rc, $(cat e)"
-for d in d1 d2 d3 d4 d5 d6; do
+# finite values beyond 1e300 are refused too: an axis from -1.7e308 to
+# 1.7e308 has no finite length, and the points were drawn off the chart
+# (x = inf, y = -48912 px)
+printf 'x,wall_ns\n1.7976931348623157e308,1\n-1.7976931348623157e308,2\n' >hx.csv
+printf 'x,wall_ns\n1,1.7e308\n' >hy.csv
+printf 'x,wall_ns_mean,wall_ns_ci95\n1,1,1e301\n' >hc.csv
+printf 'x,wall_ns_mean,wall_ns_ci95\n1,1,abc\n' >hb.csv
+for h in hx:x hy:wall_ns hc:wall_ns_ci95 hb:wall_ns_ci95; do
+	"$bin" plot ${h%%:*}.csv --x x --y wall_ns -o ${h%%:*}.svg >o 2>e
+	rc=$?
+	[ $rc = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "row 2: ${h#*:} '" e && [ ! -e ${h%%:*}.svg ] ||
+		failmsg "plot of ${h%%:*}.csv: exit $rc, $(cat e)"
+done
+for d in d1 d2 d3 d4 d5 d6 d7 d8; do
 	timeout 20 "$bin" plot $d.csv --x x --y wall_ns -o $d.svg 2>e
 	rc=$?
 	[ $rc = 0 ] || { failmsg "plot of $d.csv: exit $rc $(cat e)"; continue; }
@@ -204,6 +219,13 @@ if re.search(r"nan|inf", s, re.I):
 ticks = re.findall(r'<text class="tick" x="[^"]*" y="[^"]*" text-anchor="middle">([^<]*)<', s)
 if len(ticks) < 2 or len(set(ticks)) != len(ticks):
     print("plot: x tick labels %r are not distinct" % ticks); sys.exit(1)
+# every point and error bar inside the picture
+w, h = (float(v) for v in re.search(r'<svg[^>]* width="([^"]*)" height="([^"]*)"', s).groups())
+pts = [tuple(map(float, p.split(","))) for m in re.findall(r'points="([^"]*)"', s) for p in m.split()]
+pts += [(float(a), float(b)) for a, b in re.findall(r'<circle[^>]* cx="([^"]*)" cy="([^"]*)"', s)]
+pts += [(float(a), float(b)) for a, b in re.findall(r'<line class="err"[^>]* x1="([^"]*)" y1="([^"]*)"', s)]
+if not pts or any(not (0 <= x <= w and 0 <= y <= h) for x, y in pts):
+    print("plot: a point outside the %gx%g chart: %r" % (w, h, [p for p in pts if not (0 <= p[0] <= w and 0 <= p[1] <= h)][:3])); sys.exit(1)
 PY
 done
 

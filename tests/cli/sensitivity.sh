@@ -8,7 +8,9 @@
 #   * stopped early (--time-limit) after the baselines and a few parameters,
 #     it ranks those, says PARTIAL in the table, the JSON and the chart's
 #     title, and notes it on stderr (the tasks used to run column by column,
-#     so a stop before the last half left nothing to rank).
+#     so a stop before the last half left nothing to rank);
+#   * a metric 0 under the first policy (no ratio), or one policy twice, is
+#     an error.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -69,6 +71,19 @@ for a in "--metric nosuch" "--perturb 0" "--perturb 91" "--policy nested=v1 --po
 	[ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] || failmsg "'$a': exit $rc, $(head -c 200 "$tmp/e")"
 done
 [ ! -e "$tmp/nodir" ] || failmsg "created a directory"
+# the same policy twice (its ratio is 1 whatever the parameters) and a metric
+# that is 0 under the first policy (no ratio) are errors: the second used to
+# report a time limit that was never set and exit 0 with nothing written
+"$bin" sensitivity mmap8 --iters 2 --policy nested=v2 --policy nested=v2 --svg "$tmp/y.svg" >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "give the same policy" "$tmp/e" ||
+	failmsg "the same policy twice: exit $rc, $(head -c 200 "$tmp/e")"
+"$bin" sensitivity mmap8 --iters 30 --threads 2 --metric nested_finishes --policy nested=v2 \
+	--policy nested=fullmm --svg "$tmp/z.svg" >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "nested_finishes is 0 under the first --policy" "$tmp/e" &&
+	! grep -q "time limit" "$tmp/e" && [ ! -e "$tmp/z.svg" ] ||
+	failmsg "a metric 0 under the first policy: exit $rc, $(head -c 200 "$tmp/e")"
 
 # stopped early: a limit of 4 plain runs' time (a process each), enough for
 # the baselines and a few of the 26 parameters (3 here), not for all of them
