@@ -38,6 +38,7 @@ struct cli_opts {
 	struct tlbsim_config cfg;
 	/* what the user gave (the replay command repeats exactly these) */
 	bool cpus_given, threads_given, iters_given, seed_given;
+	uint64_t policy_given;		/* the knobs --policy set (before --kernel) */
 	/* compare: one policy per column */
 	int npolicies;
 	struct tlbsim_policy policies[MAX_COLUMNS];

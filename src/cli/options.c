@@ -978,6 +978,7 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			return cli_error("--profile %s: %s", o->cfg.profile, err);
 		o->cfg.profile_def = &o->profile_file->prof;
 	}
+	o->policy_given = o->cfg.policy.given;
 	/* a kernel preset fills the knobs no --policy set */
 	if (o->cfg.kernel) {
 		const struct tlbsim_kernel_preset *kp = tlbsim_kernel_find(o->cfg.kernel);
@@ -1158,16 +1159,21 @@ char *cli_replay_command(const struct cli_opts *o, const char *token)
 		snprintf(num, sizeof(num), "%" PRId64, o->cfg.iters);
 		sb_opt(&b, "--iters", num);
 	}
-	/* the knobs given that differ from what the run would have without
-	 * them: the defaults with the workload's (or scenario file's) own */
+	/* the knobs --policy set that differ from what the replay would have
+	 * without them: the defaults, then --kernel's, the workload's and the
+	 * scenario file's, in cli_parse's order (a knob set back to the
+	 * workload's default under --kernel is one the preset would change; the
+	 * knobs the preset sets are not repeated) */
 	struct tlbsim_policy def;
 	tlbsim_policy_default(&def);
+	if (o->cfg.kernel)
+		tlbsim_policy_apply_kernel(&def, tlbsim_kernel_find(o->cfg.kernel));
 	tlbsim_policy_apply_workload(&def, o->cfg.workload);
 	if (o->cfg.workload_def)
 		tlbsim_policy_apply_desc(&def, o->cfg.workload_def);
 	for (int k = 0; k < tlbsim_knob_count(); k++) {
 		const char *v = tlbsim_policy_value_name(&o->cfg.policy, k);
-		if (!(o->cfg.policy.given & (1ull << k)) ||
+		if (!(o->policy_given & (1ull << k)) ||
 		    strcmp(v, tlbsim_policy_value_name(&def, k)) == 0)
 			continue;
 		char kv[128];
@@ -1193,8 +1199,11 @@ char *cli_replay_command(const struct cli_opts *o, const char *token)
 		sb_opt(&b, "--kernel", o->cfg.kernel);
 	if (o->want_kind >= 0)
 		sb_opt(&b, "--invariant", inv_name(o->want_kind));
+	/* tso always (as it always was); sc when it overrides a file's tso */
 	if (o->cfg.memory_model == TLBSIM_MM_TSO)
 		sb_opt(&b, "--memory-model", "tso");
+	else if (o->scenario && scenario_memory_model(o->scenario) == TLBSIM_MM_TSO)
+		sb_opt(&b, "--memory-model", "sc");
 	if (o->max_steps) {
 		snprintf(num, sizeof(num), "%" PRIu64, o->max_steps);
 		sb_opt(&b, "--max-steps", num);

@@ -137,6 +137,13 @@ foreach(mode roundtrip other_policy json)
     FAIL_REGULAR_EXPRESSION "replay_token: FAIL"
     LABELS "check;cli" TIMEOUT 60)
 endforeach()
+add_test(NAME check_cli_replay_overrides
+         COMMAND bash ${TLBSIM_CHECK_DIR}/replay_overrides.sh $<TARGET_FILE:tlbsim>
+                 ${CMAKE_SOURCE_DIR}/scenarios)
+set_tests_properties(check_cli_replay_overrides PROPERTIES
+  PASS_REGULAR_EXPRESSION "replay_overrides: PASS"
+  FAIL_REGULAR_EXPRESSION "replay_overrides: FAIL"
+  LABELS "check;cli" TIMEOUT 120)
 foreach(mode ok error files long_name)
   add_test(NAME check_cli_trace_${mode}
            COMMAND bash ${TLBSIM_CHECK_DIR}/trace_file.sh $<TARGET_FILE:tlbsim> ${mode})
