@@ -30,10 +30,7 @@ static int utf8_len(const unsigned char *s)
 	return n;
 }
 
-/* text for an SVG document: XML's five specials escaped, control characters
- * dropped, and a byte that does not start a well-formed UTF-8 character
- * (a label cut inside one, a CSV of another encoding) written as U+FFFD */
-static void esc(FILE *f, const char *s)
+void chart_xml_text(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -178,11 +175,11 @@ void chart_line_svg(FILE *f, const struct line_chart *c)
 		   "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n",
 		LW, h, LW, h, LW, h);
 	fprintf(f, "<text class=\"title\" x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", LLEFT);
-	esc(f, c->title);
+	chart_xml_text(f, c->title);
 	fprintf(f, "</text>\n");
 	if (c->subtitle) {
 		fprintf(f, "<text class=\"subtitle\" x=\"%d\" y=\"44\" fill=\"#444\">", LLEFT);
-		esc(f, c->subtitle);
+		chart_xml_text(f, c->subtitle);
 		fprintf(f, "</text>\n");
 	}
 	for (int p = 0; p < c->npanels; p++) {
@@ -226,7 +223,7 @@ void chart_line_svg(FILE *f, const struct line_chart *c)
 		if (pn->title) {
 			fprintf(f, "<text class=\"panel-title\" x=\"%d\" y=\"%d\" font-weight=\"bold\">", left,
 				top - 12);
-			esc(f, pn->title);
+			chart_xml_text(f, pn->title);
 			fprintf(f, "</text>\n");
 		}
 		/* grid and y ticks */
@@ -244,7 +241,7 @@ void chart_line_svg(FILE *f, const struct line_chart *c)
 			for (int i = 0; i < c->ncat; i++) {
 				fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">",
 					PX(i), bot + 18);
-				esc(f, c->cat[i]);
+				chart_xml_text(f, c->cat[i]);
 				fprintf(f, "</text>\n");
 			}
 		} else if (c->logx) {
@@ -271,10 +268,10 @@ void chart_line_svg(FILE *f, const struct line_chart *c)
 			left, top, left, bot);
 		fprintf(f, "<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
 			(left + right) / 2, bot + 40);
-		esc(f, c->xlabel);
+		chart_xml_text(f, c->xlabel);
 		fprintf(f, "</text>\n<text class=\"ylabel\" transform=\"translate(%d,%d) rotate(-90)\" "
 			   "text-anchor=\"middle\">", left - 62, (top + bot) / 2);
-		esc(f, c->ylabel);
+		chart_xml_text(f, c->ylabel);
 		fprintf(f, "</text>\n");
 		/* series */
 		for (int s = 0; s < pn->nseries; s++) {
@@ -286,7 +283,7 @@ void chart_line_svg(FILE *f, const struct line_chart *c)
 			for (int i = 0; i < se->n; i++)
 				fprintf(f, "%s%.1f,%.1f", i ? " " : "", PX(xmap(c, se->x[i])), PY(se->y[i]));
 			fprintf(f, "\"><title>");
-			esc(f, se->name);
+			chart_xml_text(f, se->name);
 			fprintf(f, "</title></polyline>\n");
 			for (int i = 0; i < se->n; i++) {
 				double x = PX(xmap(c, se->x[i]));
@@ -309,7 +306,7 @@ void chart_line_svg(FILE *f, const struct line_chart *c)
 		if (c->legend_title) {
 			fprintf(f, "<text class=\"legend-title\" x=\"%d\" y=\"%d\" font-weight=\"bold\">",
 				lx, ly);
-			esc(f, c->legend_title);
+			chart_xml_text(f, c->legend_title);
 			fprintf(f, "</text>\n");
 			ly += 20;
 		}
@@ -320,7 +317,7 @@ void chart_line_svg(FILE *f, const struct line_chart *c)
 				lx, ly - 4, lx + 22, ly - 4, col, s >= NPAL ? " stroke-dasharray=\"6 3\"" : "",
 				lx + 11, ly - 4, col);
 			fprintf(f, "<text class=\"legend\" x=\"%d\" y=\"%d\">", lx + 28, ly);
-			esc(f, pn->s[s].name);
+			chart_xml_text(f, pn->s[s].name);
 			fprintf(f, "</text>\n");
 		}
 #undef PX
@@ -346,11 +343,11 @@ void chart_bar_svg(FILE *f, const struct bar_chart *c)
 		   "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n",
 		w, h, w, h, w, h);
 	fprintf(f, "<text class=\"title\" x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", left);
-	esc(f, c->title);
+	chart_xml_text(f, c->title);
 	fprintf(f, "</text>\n");
 	if (c->subtitle) {
 		fprintf(f, "<text class=\"subtitle\" x=\"%d\" y=\"44\" fill=\"#444\">", left);
-		esc(f, c->subtitle);
+		chart_xml_text(f, c->subtitle);
 		fprintf(f, "</text>\n");
 	}
 	double hi = c->ref;
@@ -377,13 +374,13 @@ void chart_bar_svg(FILE *f, const struct bar_chart *c)
 		left, top, left, bot);
 	fprintf(f, "<text class=\"ylabel\" transform=\"translate(%d,%d) rotate(-90)\" "
 		   "text-anchor=\"middle\">", left - 52, (top + bot) / 2);
-	esc(f, c->ylabel);
+	chart_xml_text(f, c->ylabel);
 	fprintf(f, "</text>\n");
 	for (int g = 0; g < c->ngroups; g++) {
 		int gx = left + g * gw + gap / 2;
 		fprintf(f, "<text class=\"group\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
 			gx + c->nbars * bw / 2, bot + 18);
-		esc(f, c->group[g]);
+		chart_xml_text(f, c->group[g]);
 		fprintf(f, "</text>\n");
 		for (int b = 0; b < c->nbars; b++) {
 			double v = c->v[g * c->nbars + b];
@@ -392,12 +389,12 @@ void chart_bar_svg(FILE *f, const struct bar_chart *c)
 			double x = gx + b * bw, y = PY(v);
 			fprintf(f, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" "
 				   "fill=\"%s\"><title>", x, y, bw - 3, bot - y, palette[b % NPAL]);
-			esc(f, c->bar[b]);
+			chart_xml_text(f, c->bar[b]);
 			fprintf(f, ": ");
-			esc(f, c->group[g]);
+			chart_xml_text(f, c->group[g]);
 			if (c->label) {
 				fprintf(f, " ");
-				esc(f, c->label[g * c->nbars + b]);
+				chart_xml_text(f, c->label[g * c->nbars + b]);
 			}
 			fprintf(f, "</title></rect>\n");
 			double e = c->ci ? c->ci[g * c->nbars + b] : 0;
@@ -413,7 +410,7 @@ void chart_bar_svg(FILE *f, const struct bar_chart *c)
 			if (c->label) {
 				fprintf(f, "<text class=\"value\" font-size=\"10\" transform=\"translate(%.1f,"
 					   "%.1f) rotate(-90)\">", cx + 3.5, y - 4);
-				esc(f, c->label[g * c->nbars + b]);
+				chart_xml_text(f, c->label[g * c->nbars + b]);
 				fprintf(f, "</text>\n");
 			}
 		}
@@ -426,7 +423,7 @@ void chart_bar_svg(FILE *f, const struct bar_chart *c)
 		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"12\" fill=\"%s\"/>\n", lx, ly - 10,
 			palette[b % NPAL]);
 		fprintf(f, "<text class=\"legend\" x=\"%d\" y=\"%d\">", lx + 20, ly);
-		esc(f, c->bar[b]);
+		chart_xml_text(f, c->bar[b]);
 		fprintf(f, "</text>\n");
 	}
 #undef PY

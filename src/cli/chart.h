@@ -20,6 +20,13 @@
  * bar stays on the chart and every distance between ticks is finite. */
 #define CHART_VALUE_MAX 1e300
 
+/* Text for an XML document (an SVG's text, a JUnit attribute): XML's five
+ * specials escaped, control characters dropped, and a byte that does not
+ * start a well-formed UTF-8 character XML allows (a label or path cut inside
+ * one, a file name in another encoding) written as U+FFFD, so the document
+ * stays well-formed whatever the bytes. */
+void chart_xml_text(FILE *f, const char *s);
+
 struct chart_series {
 	const char *name;
 	int n;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/chart.h"
 #include "cli/cli.h"
 #include "cli/csv.h"
 #include "cli/pool.h"
@@ -128,22 +129,6 @@ static double baseline_noise_pct(const struct seed_pool *p, int ncol, int nseeds
 	return mean ? h / fabs(mean) * 100 : 0;
 }
 
-static void svg_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '&')
-			fputs("&amp;", f);
-		else if (*s == '"')
-			fputs("&quot;", f);
-		else
-			fputc(*s, f);
-	}
-}
-
 /* A tornado chart: one bar per parameter (at most 25, most influential on
  * top) from the baseline to the quantity at -PCT (left colour) and +PCT. */
 static void write_svg(FILE *f, const char *title, const char *qname, double q0,
@@ -164,9 +149,9 @@ static void write_svg(FILE *f, const char *title, const char *qname, double q0,
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		   "font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
 	fprintf(f, "<text x=\"10\" y=\"22\" font-size=\"15\">");
-	svg_text(f, title);
+	chart_xml_text(f, title);
 	fprintf(f, "</text>\n<text x=\"10\" y=\"42\">");
-	svg_text(f, qname);
+	chart_xml_text(f, qname);
 	fprintf(f, " at each parameter -%d %% (blue) and +%d %% (orange); baseline %.6g</text>\n",
 		pct, pct, q0);
 	fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333\"/>\n", cx,

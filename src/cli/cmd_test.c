@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/chart.h"
 #include "cli/cli.h"
 #include "cli/csv.h"
 #include "oracle/oracle.h"
@@ -332,25 +333,6 @@ static bool wait_file(struct test_run *r, size_t i)
 	return done;
 }
 
-static void xml_escaped(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '<')
-			fputs("&lt;", f);
-		else if (c == '>')
-			fputs("&gt;", f);
-		else if (c == '&')
-			fputs("&amp;", f);
-		else if (c == '"')
-			fputs("&quot;", f);
-		else if (c < 0x20 && c != '\t')
-			fputc(' ', f);
-		else
-			fputc((int)c, f);
-	}
-}
-
 struct junit {
 	const struct test_case *tc;
 	size_t n;
@@ -371,14 +353,14 @@ static void put_junit(FILE *f, const void *arg)
 		   "errors=\"%d\" time=\"%.3f\">\n", n, failed, errors, total);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "  <testcase classname=\"tlbsim.scenario\" name=\"");
-		xml_escaped(f, tc[i].path);
+		chart_xml_text(f, tc[i].path);
 		fprintf(f, "\" time=\"%.3f\"", tc[i].secs);
 		if (tc[i].status == 0) {
 			fprintf(f, "/>\n");
 			continue;
 		}
 		fprintf(f, ">\n    <%s message=\"", tc[i].status == 1 ? "failure" : "error");
-		xml_escaped(f, tc[i].msg);
+		chart_xml_text(f, tc[i].msg);
 		fprintf(f, "\"/>\n  </testcase>\n");
 	}
 	fprintf(f, "</testsuite>\n</testsuites>\n");
@@ -485,6 +467,11 @@ int cmd_test(int argc, char **argv)
 			}
 			if (files.n > before)
 				qsort(files.v + before, files.n - before, sizeof(char *), cmp_str);
+		} else if (!S_ISREG(st.st_mode)) {
+			/* a FIFO without a writer blocked the open for ever, with
+			 * SIGINT and SIGTERM held for the workers' polling */
+			rc = cli_error("test: %s: not a regular file or a directory", a);
+			goto out;
 		} else if (list_add(&files, a) < 0) {
 			rc = cli_error_code(EXIT_INTERNAL, "out of memory");
 			goto out;

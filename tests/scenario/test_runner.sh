@@ -12,7 +12,9 @@
 #   - usage errors exit 2 with one line on stderr;
 #   - symbolic links to directories inside a PATH are not followed (two
 #     links back up made the walk exponential: 2^32 visits), a link to a
-#     file is a file, and a PATH that is a link to a directory is walked.
+#     file is a file, and a PATH that is a link to a directory is walked;
+#   - a FIFO as PATH is an error; the JUnit XML is well-formed for file
+#     names cut inside a UTF-8 character or not in UTF-8.
 # Prints "test_runner: PASS" or "test_runner: FAIL: ..." lines.
 set -u
 bin=$1
@@ -111,4 +113,27 @@ rc=$?
 	grep -q "^ok    $tmp/ln/sub/a.tlbs " "$tmp/out" || bad "links: exit $rc, $(head -c 300 "$tmp/out")"
 "$bin" test "$tmp/sublink" --time-limit 1 >"$tmp/out" 2>"$tmp/err"
 [ $? = 0 ] && grep -q "^ok    $tmp/sublink/a.tlbs " "$tmp/out" || bad "a PATH that is a link: $(head -c 300 "$tmp/out")"
+# a FIFO named as a PATH is refused (its open waited for a writer for ever,
+# deaf to SIGINT and SIGTERM)
+mkfifo "$tmp/fifo.tlbs"
+timeout -s KILL 20 "$bin" test "$tmp/fifo.tlbs" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "not a regular file" "$tmp/err" ||
+	bad "a FIFO: exit $rc, $(head -c 300 "$tmp/err")"
+# JUnit XML stays well-formed for any file name: one cut inside a UTF-8
+# character (the message's place is cut at 300 bytes) and one not in UTF-8
+long="$tmp/u/a$(printf '\xc3\xa9%.0s' $(seq 120))/$(printf '\xc3\xa9%.0s' $(seq 30))"
+mkdir -p "$long" "$tmp/u/x$(printf '\xff\xfe')"
+printf 'main {\n    x = 1 / 0\n}\n' >"$long/f.tlbs"
+printf 'main {\n    spawn\n}\n' >"$tmp/u/x$(printf '\xff\xfe')/g.tlbs"
+"$bin" test "$tmp/u" --time-limit 1 --junit "$tmp/ju.xml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] || bad "odd names: exit $rc, $(head -c 300 "$tmp/err")"
+python3 - "$tmp/ju.xml" <<'PY' || bad "odd names: the JUnit XML is not well-formed"
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+if len(r.findall(".//error")) != 2:
+    print("test_runner: FAIL: odd names: %d errors in the XML" % len(r.findall(".//error")))
+    sys.exit(1)
+PY
 [ $fail = 0 ] && echo "test_runner: PASS" || echo "test_runner: FAIL"
