@@ -232,7 +232,8 @@ int cmd_run(int argc, char **argv, bool compare)
 	if (o.trace_file) {
 		if (strcmp(o.trace_file, "-") == 0 || !*o.trace_file) {
 			cli_opts_free(&o);
-			return cli_error("run: --trace wants a file name");
+			return cli_error("run: --trace wants a file name ('-' is check's; "
+					 "/dev/stdout works)");
 		}
 		if (csv_probe_dir(o.trace_file)) {
 			rc = cli_error("--trace %s: cannot create a file there: %s", o.trace_file,
@@ -321,7 +322,7 @@ int cmd_run(int argc, char **argv, bool compare)
 		runs[r].nseeds = nseeds > 1 ? ran : 1;
 		if (nseeds > 1) {
 			runs[r].seed_m = &seed_m[r * nseeds];
-			mean_metrics(runs[r].seed_m, ran, &runs[r].m);
+			mean_metrics(runs[r].seed_m, ran, runs[r].res.cpus, &runs[r].m);
 		} else {
 			runs[r].m = seed_m[r * nseeds];
 		}

@@ -403,7 +403,7 @@ int cmd_sweep(int argc, char **argv)
 		struct run_result r = {.cfg = t0[0].cfg, .res = pts[i].res, .nseeds = o.seeds};
 		if (o.seeds > 1) {
 			r.seed_m = seed_m;
-			mean_metrics(seed_m, o.seeds, &r.m);
+			mean_metrics(seed_m, o.seeds, pts[i].res.cpus, &r.m);
 		} else {
 			r.m = seed_m[0];
 		}

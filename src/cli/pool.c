@@ -88,7 +88,7 @@ int pool_run_opts(struct seed_pool *p, const struct cli_opts *o, char *err, size
 
 /* each metric's mean over the seeds that ran, rounded (integer metrics);
  * violations their total */
-void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *m)
+void mean_metrics(const struct tlbsim_metrics *v, int n, int cpus, struct tlbsim_metrics *m)
 {
 	memset(m, 0, sizeof(*m));
 	if (!n)
@@ -117,6 +117,12 @@ void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *
 	m->violations = 0;
 	for (int k = 0; k < n; k++)
 		m->violations += v[k].violations;
+	/* idle from the rounded others, so user + sys + idle = wall x cpus
+	 * holds for the means as it does for each seed (four means rounded
+	 * apart missed it by a few ns) */
+	const unsigned __int128 all = (unsigned __int128)m->wall_ns * (unsigned)cpus;
+	if (cpus > 0 && all >= (unsigned __int128)m->user_ns + m->sys_ns)
+		m->idle_ns = (uint64_t)(all - m->user_ns - m->sys_ns);
 	memcpy(m->notes, v[0].notes, sizeof(m->notes));
 	for (int k = 0; k < n; k++)
 		if (v[k].first_violation[0]) {

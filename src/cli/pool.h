@@ -59,8 +59,10 @@ struct pool_progress {
 };
 void pool_progress_tty(struct seed_pool *p, struct pool_progress *pg);
 void pool_progress_end(struct seed_pool *p);
-/* each metric's mean over v[0..n), rounded; violations their total (a
- * violation in any seed counts); the first violation text */
-void mean_metrics(const struct tlbsim_metrics *v, int n, struct tlbsim_metrics *m);
+/* each metric's mean over v[0..n), rounded, except idle_ns: wall_ns x cpus
+ * - user_ns - sys_ns of those means (the identity each seed has);
+ * violations their total (a violation in any seed counts); the first
+ * violation text */
+void mean_metrics(const struct tlbsim_metrics *v, int n, int cpus, struct tlbsim_metrics *m);
 
 #endif
