@@ -71,8 +71,8 @@ static const struct opt_def opts[] = {
 	 "move each cost parameter down and up by PCT percent (1..90, default 20)"},
 	{"svg", 0, 1, O_SVG, C_SENS, "FILE", "write the tornado chart there (default sensitivity.svg)"},
 	{"kernel", 0, 1, O_KERNEL, C_ALL, "VERSION",
-	 "set every knob to what that kernel release did (tlbsim list kernels); an explicit "
-	 "--policy wins"},
+	 "set every knob to what that kernel release did (tlbsim list kernels; 5.1 or v5.1); "
+	 "an explicit --policy wins"},
 	{"seed", 0, 1, O_SEED, C_ALL, "S", "PRNG seed (default 1); same inputs + seed = same output"},
 	{"seeds", 0, 1, O_SEEDS, C_RUN | C_COMPARE | C_SENS, "N",
 	 "run seeds S..S+N-1 (1..1000; default 1 for run and sensitivity, 5 for compare) and "
@@ -810,12 +810,15 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			o->shard_n = (int)n;
 			break;
 		}
-		case O_KERNEL:
-			if (!tlbsim_kernel_find(optarg))
+		case O_KERNEL: {
+			const struct tlbsim_kernel_preset *kp = tlbsim_kernel_find(optarg);
+			if (!kp)
 				return cli_error("--kernel %s: no such preset (tlbsim list kernels)",
 						 optarg);
-			o->cfg.kernel = optarg;
+			/* the preset's own spelling: v5.1 and 5.1 print alike */
+			o->cfg.kernel = kp->version;
 			break;
+		}
 		case O_SEEDS:
 			if (cli_parse_uint("--seeds", optarg, 1, 1000, &v))
 				return EXIT_USAGE;
@@ -913,7 +916,9 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			break;
 		case O_TRACE:
 			if (!*optarg)
-				return cli_error("--trace: want a file name (or - for stdout)");
+				return cli_error(cmd_bit == C_CHECK
+							 ? "--trace: want a file name (or - for stdout)"
+							 : "--trace: want a file name (/dev/stdout works)");
 			o->trace_file = optarg;
 			break;
 		case O_TRACE_WINDOW:

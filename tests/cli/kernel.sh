@@ -19,6 +19,10 @@ failmsg() { echo "kernel: FAIL: $*"; fail=1; }
 "$bin" check mmap5 --profile falkor-46 --kernel 5.1 --runs 2000 >"$tmp/o" 2>&1
 [ $? = 1 ] || failmsg "check mmap5 --kernel 5.1 did not find the 000 bug"
 grep -q -- "--kernel 5.1" "$tmp/o" || failmsg "the replay command lacks --kernel 5.1"
+# v5.1 is the same preset, printed as 5.1 (the output named it as typed)
+a=$("$bin" run mmap8 --iters 2 --threads 2 --kernel v5.1 --json | sed 's/"command":"[^"]*"//')
+b=$("$bin" run mmap8 --iters 2 --threads 2 --kernel 5.1 --json | sed 's/"command":"[^"]*"//')
+[ -n "$a" ] && [ "$a" = "$b" ] || failmsg "--kernel v5.1 and 5.1 print differently"
 "$bin" check mmap5 --profile falkor-46 --kernel 5.2 --runs 2000 >"$tmp/o" 2>&1
 [ $? = 0 ] || failmsg "check mmap5 --kernel 5.2 is not clean"
 
