@@ -201,7 +201,13 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 			snprintf(err, errlen, "unknown cost parameter");
 			return TLBSIM_EINVAL;
 		}
-		int rc = param_check(cfg->overrides[j].param, cfg->overrides[j].value, err, errlen);
+		const int id = cfg->overrides[j].param;
+		const int64_t def = res->profile->arch == ARCH_X86_64
+					    ? tlbsim_param_desc[id].x86_default
+					    : tlbsim_param_desc[id].arm64_default;
+		if (cfg->overrides[j].value == def)
+			continue;	/* the arch's own value (x86 asid_bits=0), as in a file */
+		int rc = param_check(id, cfg->overrides[j].value, err, errlen);
 		if (rc)
 			return rc;
 	}

@@ -100,6 +100,11 @@ tlbsim_cli(err_D_tlb_sets_not_pow2 2 STDERR "tlb_sets" "power of two"
            ARGS run mmap8 -D tlb_sets=3)
 tlbsim_cli(err_D_asid_bits_low 2 STDERR "asid_bits=1" "2\\.\\.16" ARGS run mmap8 -D asid_bits=1)
 tlbsim_cli(err_D_asid_bits_high 2 STDERR "asid_bits=17" "2\\.\\.16" ARGS run mmap8 -D asid_bits=17)
+# -D of the arch's own value is taken, as in a profile file (x86 has no
+# arm64 ASID bits: 0, which `list profiles --dump x86-24` writes)
+tlbsim_cli(D_asid_bits_x86_own 0 STDOUT "profile x86-24" ARGS run mmap8 --profile x86-24 --iters 1
+           --threads 1 -D asid_bits=0)
+tlbsim_cli(err_D_asid_bits_arm64_zero 2 STDERR "asid_bits=0" "2\\.\\.16" ARGS run mmap8 -D asid_bits=0)
 tlbsim_cli(err_asid_bits_for_cpus 2 STDERR "asid_bits=3 gives 7 user ASIDs for 8 CPUs"
            "more ASIDs than CPUs" ARGS run mmap8 -D asid_bits=3 --cpus 8)
 tlbsim_cli(err_asid_bits_kpti_for_cpus 2 STDERR "asid_bits=4 with kpti=1 gives 7 user ASIDs"
