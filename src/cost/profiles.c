@@ -142,17 +142,26 @@ int tlbsim_profile_load(const char *path, struct tlbsim_profile_file *pf, char *
 	char line[1024];
 	int lineno = 0, rc = 0;
 	errno = 0;
-	bool have_arch = false, have_page = false, have_cpus = false;
+	bool have_arch = false, have_page = false, have_cpus = false, have_name = false,
+	     have_desc = false;
 	bool seen[P_COUNT] = {false};
 	int64_t page = 0;
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
-			snprintf(err, errlen, "%s:%d: line longer than %zu bytes", path, lineno,
-				 sizeof(line) - 2);
+			/* fgets stops at the buffer's end; a shorter string held a NUL */
+			if (strlen(line) < sizeof(line) - 1)
+				snprintf(err, errlen, "%s:%d: a NUL byte in the line: not a profile "
+					 "file", path, lineno);
+			else
+				snprintf(err, errlen, "%s:%d: line longer than %zu bytes", path,
+					 lineno, sizeof(line) - 2);
 			rc = TLBSIM_EINVAL;
 			break;
 		}
+		/* an editor's UTF-8 byte order mark is not part of the first key */
+		if (lineno == 1 && strncmp(line, "\xEF\xBB\xBF", 3) == 0)
+			memmove(line, line + 3, strlen(line + 3) + 1);
 		char *hash = strchr(line, '#');
 		if (hash && !(strncmp(trim(line), "description", 11) == 0))
 			*hash = 0;
@@ -168,6 +177,16 @@ int tlbsim_profile_load(const char *path, struct tlbsim_profile_file *pf, char *
 		*eq = 0;
 		char *k = trim(l), *v = trim(eq + 1);
 		int64_t x;
+		/* a key given twice is an error, header keys as parameters (the
+		 * last one used to win) */
+		bool *once = strcmp(k, "name") == 0 ? &have_name : strcmp(k, "description") == 0
+			? &have_desc : strcmp(k, "arch") == 0 ? &have_arch : strcmp(k, "page_size") == 0
+			? &have_page : strcmp(k, "cpus") == 0 ? &have_cpus : NULL;
+		if (once && *once) {
+			snprintf(err, errlen, "%s:%d: %s given twice", path, lineno, k);
+			rc = TLBSIM_EINVAL;
+			break;
+		}
 		if (strcmp(k, "name") == 0) {
 			if (!*v || strlen(v) >= sizeof(pf->name) || strspn(v, "abcdefghijklmnopqrstuvwxyz"
 			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != strlen(v)) {
@@ -177,8 +196,16 @@ int tlbsim_profile_load(const char *path, struct tlbsim_profile_file *pf, char *
 				break;
 			}
 			snprintf(pf->name, sizeof(pf->name), "%s", v);
+			have_name = true;
 		} else if (strcmp(k, "description") == 0) {
+			if (strlen(v) >= sizeof(pf->description)) {
+				snprintf(err, errlen, "%s:%d: description: at most %zu bytes", path,
+					 lineno, sizeof(pf->description) - 1);
+				rc = TLBSIM_EINVAL;
+				break;
+			}
 			snprintf(pf->description, sizeof(pf->description), "%s", v);
+			have_desc = true;
 		} else if (strcmp(k, "arch") == 0) {
 			if (strcmp(v, "x86-64") == 0 || strcmp(v, "x86_64") == 0)
 				pf->prof.arch = ARCH_X86_64;

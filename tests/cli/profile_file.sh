@@ -56,6 +56,16 @@ bad "page size" 'name = t\narch = arm64\npage_size = 8192\ncpus = 4\n' "page_siz
 bad "cpus" 'name = t\narch = arm64\npage_size = 4096\ncpus = 2000\n' "cpus 2000"
 bad "absurd value" "${H}jitter = 99\n" "profile t: parameter jitter=99"
 bad "bad name" 'name = a b\narch = arm64\npage_size = 4096\ncpus = 4\n' "name: want"
+# a header key twice is an error like a parameter twice (the last one won)
+for k in "cpus = 8" "name = t2" "arch = arm64" "page_size = 4096" "description = b"; do
+	bad "${k%% *} twice" "description = a\n${H}${k}\n" "bad.prof:6: ${k%% *} given twice"
+done
+bad "long description" "description = $(printf 'x%.0s' $(seq 300))\n${H}" "bad.prof:1: description: at most 255 bytes"
+bad "NUL byte" "${H}syscall_ns = 2\0000\n" "bad.prof:5: a NUL byte in the line"
+# an editor's byte order mark before the first key is not part of it
+printf '\xef\xbb\xbf%b' "$H" >"$tmp/bom.prof"
+"$bin" run mmap8 --iters 1 --threads 1 --profile "$tmp/bom.prof" >"$tmp/o" 2>"$tmp/e" ||
+	failmsg "a byte order mark: $(head -c 300 "$tmp/e")"
 "$bin" run mmap8 --profile "$tmp/nonexistent" >"$tmp/o" 2>"$tmp/e"
 [ $? = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] || failmsg "a missing file is not a one-line exit 2"
 # a directory: the error says so (it used to say "read error")
