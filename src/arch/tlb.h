@@ -25,6 +25,7 @@ struct mmu_table_batch {
 	uint32_t nr;
 	uint32_t cap;
 	uint32_t *tables;
+	int cpu;			/* where call_rcu ran: the callback's CPU */
 	struct mmu_table_batch *next_free;
 };
 

@@ -89,6 +89,10 @@ static void tlb_remove_table_rcu(struct sim *s, void *arg, uint64_t data)
 			    tlb_remove_table_drop, b, 0);
 		return;
 	}
+	/* the callback in the timeline: the run's last event is often this
+	 * one (the grace period after the last munmap), and the trace showed
+	 * nothing there */
+	sim_trace_cpu(s, b->cpu, TR_RCU_FREED, b->nr ? b->tables[0] : 0, b->nr);
 	for (uint32_t i = 0; i < b->nr; i++)
 		frame_free(hw_of(s), b->tables[i]);
 	b->nr = 0;
@@ -119,6 +123,7 @@ static void tlb_table_flush(struct sim *s, struct mmu_gather *tlb)
 	struct mmu_table_batch *b = tlb->batch;
 	tlb->batch = NULL;
 	sim_trace(s, TR_RCU_FREE, b->nr ? b->tables[0] : 0, b->nr);
+	b->cpu = sim_current(s)->cpu;
 	struct kernel *k = kernel_of(s);
 	if (k->hooks && k->hooks->tables_to_rcu)
 		k->hooks->tables_to_rcu(k->hooks_ctx, b->tables, b->nr);

@@ -114,6 +114,12 @@ static void fmt_call_rcu(char *buf, size_t len, uint64_t a, uint64_t b)
 	snprintf(buf, len, "tlbsim_call_rcu: %" PRIu64 " page table(s) from frame %" PRIu64, b, a);
 }
 
+static void fmt_rcu_free(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	snprintf(buf, len, "tlbsim_rcu_free_tables: %" PRIu64 " page table(s) from frame %" PRIu64
+		 " freed after the grace period", b, a);
+}
+
 static void fmt_writeback(char *buf, size_t len, uint64_t a, uint64_t b)
 {
 	snprintf(buf, len, "writeback_dirty_page: index=%" PRIu64 " frame=%" PRIu64, a, b);
@@ -176,6 +182,7 @@ const struct sim_point tp_pending_inc = {"pending_inc", NULL, SP_QUIET};
 const struct sim_point tp_thread = {"thread", NULL, SP_QUIET};
 const struct sim_point tp_tlb_finish_mmu = {"tlb_finish_mmu", fmt_finish_nested, 0};
 const struct sim_point tp_call_rcu_tables = {"tlbsim_call_rcu_tables", fmt_call_rcu, 0};
+const struct sim_point tp_rcu_free_tables = {"tlbsim_rcu_free_tables", fmt_rcu_free, 0};
 const struct sim_point tp_writeback = {"writeback", fmt_writeback, 0};
 static void fmt_lock_page(char *buf, size_t len, uint64_t a, uint64_t b)
 {

@@ -47,7 +47,7 @@ extern const struct sim_point tp_rwsem_waiters;
 extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fault,
 	tp_gather_init, tp_zap_pte, tp_free_table, tp_end_vma, tp_finish_check_nested,
 	tp_finish_policy, tp_free_pages, tp_table_flush, tp_pending_dec, tp_thread,
-	tp_tlb_finish_mmu, tp_call_rcu_tables, tp_writeback, tp_fault_retry, tp_spurious,
+	tp_tlb_finish_mmu, tp_call_rcu_tables, tp_rcu_free_tables, tp_writeback, tp_fault_retry, tp_spurious,
 	tp_page_mkwrite, tp_throttle, tp_work, tp_kpte, tp_vmalloc, tp_purge_node, tp_klock,
 	tp_lock_page, tp_pending_inc, tp_ksm, tp_prot, tp_table_free_one, tp_hugetlb,
 	tp_thp;
@@ -70,6 +70,7 @@ extern const struct sim_point tp_user, tp_syscall, tp_lock, tp_pte_update, tp_fa
 #define YP_THREAD (&tp_thread)
 #define TR_NESTED (&tp_tlb_finish_mmu)
 #define TR_RCU_FREE (&tp_call_rcu_tables)
+#define TR_RCU_FREED (&tp_rcu_free_tables)
 #define YP_WRITEBACK (&tp_writeback)
 #define YP_LOCK_PAGE (&tp_lock_page)
 #define TR_FAULT_RETRY (&tp_fault_retry)

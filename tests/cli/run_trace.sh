@@ -14,7 +14,9 @@
 #     in the window, kernel tracepoint names (sched_switch, sys_enter,
 #     tlb_flush, ipi_send_cpumask, mm_page_free_batched, mmap_lock_*), and
 #     sched_switch with the kernel's fields (prev_comm ... ==> next_comm ...);
-#   * the default window is 0:10ms; "START:" runs to the end.
+#   * the default window is 0:10ms; "START:" runs to the end;
+#   * the last event (arm64: the RCU callback freeing page tables) is at
+#     wall_ns.
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 dir=$2
@@ -136,6 +138,21 @@ PY
 python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["metrics"]["wall_ns"] <= 10**7)' \
 	"$tmp/d.out" || failmsg "the default-window run is not longer than 10 ms: the test proves nothing"
 chk "$tmp/d.json" 0 10000000 >/dev/null || failmsg "default window: $(chk "$tmp/d.json" 0 10000000)"
+
+# the run's last event is in the timeline: on arm64 it is the RCU callback
+# that frees the last page tables a grace period after the last munmap, and
+# the trace ended 3 ms before wall_ns
+"$bin" run mmap8 --iters 2 --threads 2 --profile falkor-46 -D jitter=0 --json \
+	--trace "$tmp/r.txt" --trace-format ftrace >"$tmp/r.out" 2>/dev/null || failmsg "rcu run exit $?"
+python3 - "$tmp/r.out" "$tmp/r.txt" <<'PY' || failmsg "the trace does not reach wall_ns"
+import json, re, sys
+wall = json.load(open(sys.argv[1]))["metrics"]["wall_ns"]
+lines = [l for l in open(sys.argv[2]).read().splitlines() if re.search(r" \d+\.\d+: ", l)]
+last = max(round(float(re.search(r" (\d+\.\d+): ", l).group(1)) * 1e9) for l in lines)
+if abs(last - wall) > 1 or "tlbsim_rcu_free_tables" not in lines[-1]:
+    print("run_trace: FAIL: last event at %d ns (%s), wall_ns %d" % (last, lines[-1].strip(), wall))
+    sys.exit(1)
+PY
 
 [ $fail = 0 ] && echo "run_trace: PASS"
 exit $fail
