@@ -86,5 +86,9 @@ void check_print_json(FILE *f, const struct check_result *r, const char *cmdline
 int token_encode(uint32_t cfg_hash, const uint32_t *dec, uint32_t n, char *out, size_t outlen);
 size_t token_length(uint32_t cfg_hash, const uint32_t *dec, uint32_t n);
 int token_decode(const char *tok, uint32_t *cfg_hash, uint32_t **dec, uint32_t *n);
+/* token_decode, refusing (-2, before taking the memory) a token of more than
+ * max decisions: a hand-made token of a few characters can spell 10^9 */
+int token_decode_max(const char *tok, uint64_t max, uint32_t *cfg_hash, uint32_t **dec,
+		     uint32_t *n);
 
 #endif

@@ -366,7 +366,21 @@ static int check_run(const struct check_opts *o, struct check_result *r, char *e
 	if (o->replay) {
 		uint32_t th, n;
 		uint32_t *d;
-		if (token_decode(o->replay, &th, &d, &n)) {
+		/* a decision is made at a step with two or more candidates, or
+		 * between pending completions (each one queued by a step): a run
+		 * of max_steps steps makes fewer than 16 per step (the largest
+		 * seen: 0.6 per step, mmap8 on 46 CPUs unminimised); the limit
+		 * keeps a hand-made token of 60 characters from spelling 10^9
+		 * decisions and taking gigabytes */
+		const uint64_t maxdec = 16 * r->max_steps + 4096;
+		int drc = token_decode_max(o->replay, maxdec, &th, &d, &n);
+		if (drc == -2) {
+			snprintf(err, errlen, "--replay: the token holds more than %" PRIu64
+				 " decisions, more than a schedule of at most %" PRIu64 " steps "
+				 "makes (--max-steps)", maxdec, r->max_steps);
+			return TLBSIM_EINVAL;
+		}
+		if (drc) {
 			snprintf(err, errlen, "--replay %s: not a valid replay token", o->replay);
 			return TLBSIM_EINVAL;
 		}

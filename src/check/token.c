@@ -118,6 +118,15 @@ static int parse_hex(const char **pp, char end, uint64_t max, uint64_t *v)
 
 int token_decode(const char *tok, uint32_t *cfg_hash, uint32_t **dec, uint32_t *n)
 {
+	return token_decode_max(tok, TOKEN_MAX_DECISIONS, cfg_hash, dec, n);
+}
+
+int token_decode_max(const char *tok, uint64_t max, uint32_t *cfg_hash, uint32_t **dec,
+		     uint32_t *n)
+{
+	if (max > TOKEN_MAX_DECISIONS)
+		max = TOKEN_MAX_DECISIONS;
+	int over = -1;
 	size_t len = strlen(tok);
 	/* "t2." + 8 + "." + body + "." + 8 */
 	if (len < 21 || strncmp(tok, "t2.", 3) != 0 || tok[11] != '.' || tok[len - 9] != '.')
@@ -159,8 +168,10 @@ int token_decode(const char *tok, uint32_t *cfg_hash, uint32_t **dec, uint32_t *
 			v = (uint64_t)(c - digits);
 			p++;
 		}
-		if (cnt + run > TOKEN_MAX_DECISIONS)
+		if (cnt + run > max) {
+			over = -2;	/* checked before the memory is taken */
 			goto bad;
+		}
 		if (GROW(&d, &cap, cnt, cnt + run, 64))
 			goto bad;
 		while (run--)
@@ -183,5 +194,5 @@ int token_decode(const char *tok, uint32_t *cfg_hash, uint32_t **dec, uint32_t *
 bad:
 	free(body);
 	free(d);
-	return -1;
+	return over;
 }

@@ -161,6 +161,11 @@ tlbsim_check_err(err_replay_garbage STDERR "--replay garbage" "replay token"
   ARGS mmap5 --profile falkor-46 --replay garbage)
 tlbsim_check_err(err_replay_truncated STDERR "--replay t1\\.2298"
   ARGS mmap5 --profile falkor-46 --replay t1.2298)
+# 60 characters with a valid checksum that spell 4 x 10^8 decisions: refused
+# before any memory is taken (they took 1.5 GB and 10 s)
+tlbsim_check_err(err_replay_huge STDERR "token holds more than 3204096 decisions"
+  ARGS mmap5 --profile falkor-46 --max-memory 64M
+       --replay t2.01dab911.-30-1-5f5e100--5f5e100--5f5e100--5f5e100-.f106f1f4)
 tlbsim_check_err(err_runs_zero STDERR "--runs 0" ARGS mmap5 --runs 0)
 tlbsim_check_err(err_runs_abc STDERR "--runs abc" ARGS mmap5 --runs abc)
 tlbsim_check_err(err_runs_negative STDERR "--runs -1" ARGS mmap5 --runs -1)

@@ -538,6 +538,16 @@ static void test_token_t2_forms(void **state)
 	assert_int_equal(token_decode(tok, &h, &out, &n), 0);
 	assert_int_equal(n, 0);
 	free(out);
+	/* a cap on the decisions: the ten of d pass at 10, fail at 9 (-2,
+	 * told apart from a malformed token) */
+	assert_int_equal(token_encode(0x2a, d, 10, tok, sizeof(tok)), 0);
+	assert_int_equal(token_decode_max(tok, 10, &h, &out, &n), 0);
+	assert_int_equal(n, 10);
+	free(out);
+	out = NULL;
+	assert_int_equal(token_decode_max(tok, 9, &h, &out, &n), -2);
+	assert_null(out);
+	assert_int_equal(token_decode_max("t2.0000002a.zz.00000000", 100, &h, &out, &n), -1);
 }
 
 /* A hand-made token with a correct checksum but a non-canonical body is
