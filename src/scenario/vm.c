@@ -326,9 +326,23 @@ static void exec(struct sim *s, struct scen_inst *in)
 			sp[-1] = (expr);                                         \
 			break;                                                   \
 		}
-		BIN(OP_ADD, (int64_t)((uint64_t)a + (uint64_t)b))
-		BIN(OP_SUB, (int64_t)((uint64_t)a - (uint64_t)b))
-		BIN(OP_MUL, (int64_t)((uint64_t)a * (uint64_t)b))
+		/* + - * and unary minus out of int64 range stop the run, as / and
+		 * % do (they wrapped: 9223372036854775807 + 1 was negative,
+		 * 16T * 1T was 0) */
+		case OP_ADD:
+		case OP_SUB:
+		case OP_MUL: {
+			int64_t b = *--sp, a = sp[-1], r;
+			bool ovf = op->code == OP_ADD   ? __builtin_add_overflow(a, b, &r)
+				   : op->code == OP_SUB ? __builtin_sub_overflow(a, b, &r)
+							: __builtin_mul_overflow(a, b, &r);
+			if (ovf) {
+				fail_at(s, sc, op, "arithmetic overflow");
+				return;
+			}
+			sp[-1] = r;
+			break;
+		}
 		BIN(OP_EQ, a == b)
 		BIN(OP_NE, a != b)
 		BIN(OP_LT, a < b)
@@ -349,7 +363,11 @@ static void exec(struct sim *s, struct scen_inst *in)
 			break;
 		}
 		case OP_NEG:
-			sp[-1] = (int64_t)(0 - (uint64_t)sp[-1]);
+			if (sp[-1] == INT64_MIN) {
+				fail_at(s, sc, op, "arithmetic overflow");
+				return;
+			}
+			sp[-1] = -sp[-1];
 			break;
 		case OP_NOT:
 			sp[-1] = !sp[-1];

@@ -7,6 +7,7 @@
  *  - repeat N runs its body N times; for i in A..B runs B-A times with i
  *    from A; if/else take one branch; arithmetic, units (`pages`, K/M/G
  *    suffixes) and built-ins (iters, threads, page_size) have their values;
+ *    a result outside int64 stops the run with its place;
  *  - parameters take their defaults, and -w values override them; a word
  *    parameter only accepts the words it is used as;
  *  - `wait E` does not return before a `signal E` (the schedule is
@@ -97,6 +98,28 @@ static void test_loops_and_arithmetic(void **state)
 	assert_int_equal(ops_of("iters 5\nmain { repeat iters { op } }\n", NULL), 5);
 	assert_int_equal(ops_of("profile x86-24\nmain { repeat page_size / 4096 { op } }\n",
 				NULL), 1);
+	/* values are int64: a result out of range stops the run with its place,
+	 * for + - * and unary minus as for / and % (they wrapped around) */
+	static const char *const ovf[] = {
+		"main {\n x = 9223372036854775807 + 1\n}\n",
+		"main {\n x = 0 - 9223372036854775807 - 2\n}\n",
+		"main {\n x = 16T * 1T\n}\n",
+		"main {\n x = 0 - 9223372036854775807 - 1\n y = -x\n}\n",
+		"main {\n x = 9223372036854775807 / 0\n}\n",
+	};
+	for (size_t i = 0; i < sizeof(ovf) / sizeof(ovf[0]); i++) {
+		struct scenario *sc = compile_ok(ovf[i]);
+		struct tlbsim_metrics m;
+		char err[TLBSIM_ERRLEN];
+		assert_int_equal(run_sc(sc, 1, NULL, &m, err, sizeof(err)), TLBSIM_EINVAL);
+		if (!strstr(err, i == 4 ? "division by zero" : "arithmetic overflow") ||
+		    strncmp(err, "t.tlbs:", 7) != 0)
+			fail_msg("%s: error '%s'", ovf[i], err);
+		scenario_free(sc);
+	}
+	/* the largest and smallest values themselves are fine */
+	assert_int_equal(ops_of("main {\n x = 9223372036854775806 + 1\n y = 0 - x - 1\n"
+				" if x > 0 && y < 0 { op }\n}\n", NULL), 1);
 }
 
 static void test_kernel_calls(void **state)
