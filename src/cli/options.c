@@ -940,9 +940,11 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			break;
 		case O_INVARIANT:
 			o->want_kind = inv_lookup(optarg);
-			if (o->want_kind < 0)
-				return cli_error("--invariant %s: want I1, I1-realized, I2, I3, I5, "
-						 "stale-walk, livelock, I4a or litmus", optarg);
+			if (o->want_kind < 0) {
+				char names[256];
+				inv_names_list(names, sizeof(names));
+				return cli_error("--invariant %s: want %s", optarg, names);
+			}
 			break;
 		case O_MEMORY_MODEL:
 			if (strcmp(optarg, "sc") == 0)

@@ -72,6 +72,15 @@ int inv_lookup(const char *name)
 	return -1;
 }
 
+void inv_names_list(char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (int k = 0; k < INV_COUNT && o < len; k++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s",
+				      k == 0 ? "" : k == INV_COUNT - 1 ? " or " : ", ", inv_names[k]);
+}
+
 static void fmt_violation(char *buf, size_t len, uint64_t a, uint64_t b)
 {
 	if (a == INV_LITMUS)

@@ -55,6 +55,8 @@ const char *inv_name(int kind);
 const char *inv_desc(int kind);
 /* enum inv_id of a name ("I1", "stale-walk", ...), or -1 */
 int inv_lookup(const char *name);
+/* every invariant's name, "I1, I1-realized, ... or litmus", into buf */
+void inv_names_list(char *buf, size_t len);
 
 struct violation_rec {
 	int kind;		/* enum inv_id, -1 = none */

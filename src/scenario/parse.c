@@ -1385,9 +1385,22 @@ static void header_item(struct parser *ps, struct header *h)
 	} else if (strcmp(n, "iters") == 0) {
 		header_int(ps, "iters", 1, 1000000000, &h->iters);
 	} else if (strcmp(n, "time_limit") == 0) {
-		int64_t t;
-		if (header_int(ps, "time_limit (seconds)", 1, 86400, &t))
-			sc->time_limit_ms = (uint64_t)t * 1000;
+		/* host seconds as --time-limit takes them: 0.001..86400, up to
+		 * nine decimals (whole seconds only, before) */
+		char v[32];
+		int vcol = ps->tok.col;
+		if (value_text(ps, v, sizeof(v))) {
+			size_t d = strspn(v, "0123456789"), f = 0;
+			if (v[d] == '.')
+				f = strspn(v + d + 1, "0123456789");
+			double x = strtod(v, NULL);
+			if (!d || (v[d] && (v[d] != '.' || !f || f > 9 || v[d + 1 + f])) ||
+			    x < 0.001 || x > 86400)
+				perr_at(ps, line, vcol, "time_limit %s: want host seconds from 0.001 "
+					"to 86400", v);
+			else
+				sc->time_limit_ms = (uint64_t)(x * 1000 + 0.999999);
+		}
 	} else if (strcmp(n, "memory_model") == 0) {
 		char v[32];
 		int vcol = ps->tok.col;
@@ -1465,9 +1478,12 @@ static void header_item(struct parser *ps, struct header *h)
 			int il = ps->tok.line, ic = ps->tok.col;
 			if (value_text(ps, inv, sizeof(inv))) {
 				e->kind = inv_lookup(inv);
-				if (e->kind < 0)
-					perr_at(ps, il, ic, "unknown invariant '%s' (want I1, "
-						"I1-realized, I2, I3, I5, stale-walk or livelock)", inv);
+				if (e->kind < 0) {
+					char names[256];
+					inv_names_list(names, sizeof(names));
+					perr_at(ps, il, ic, "unknown invariant '%s' (want %s)", inv,
+						names);
+				}
 			}
 		} else {
 			err_tok(ps, "'clean' or 'violation'");

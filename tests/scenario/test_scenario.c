@@ -117,6 +117,13 @@ static void test_loops_and_arithmetic(void **state)
 			fail_msg("%s: error '%s'", ovf[i], err);
 		scenario_free(sc);
 	}
+	/* time_limit takes decimals as --time-limit does (ms, rounded up) */
+	struct scenario *tl = compile_ok("time_limit 0.25\nmain { op }\n");
+	assert_int_equal(scenario_time_limit_ms(tl), 250);
+	scenario_free(tl);
+	tl = compile_ok("time_limit 2\nmain { op }\n");
+	assert_int_equal(scenario_time_limit_ms(tl), 2000);
+	scenario_free(tl);
 	/* the largest and smallest values themselves are fine */
 	assert_int_equal(ops_of("main {\n x = 9223372036854775806 + 1\n y = 0 - x - 1\n"
 				" if x > 0 && y < 0 { op }\n}\n", NULL), 1);
