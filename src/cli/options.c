@@ -439,18 +439,27 @@ static int set_policies(struct tlbsim_policy *pol, const char *arg)
 	if (strlen(arg) >= sizeof(buf))
 		return cli_error("--policy %s: too long", arg);
 	memcpy(buf, arg, strlen(arg) + 1);
+	/* every item a KNOB=VALUE, each knob once: an empty item (a trailing
+	 * comma) or a knob given twice in one option (the last one won) is a
+	 * slip to point out, and the CSV's policy column repeats the text */
+	if (!*buf || buf[0] == ',' || buf[strlen(buf) - 1] == ',' || strstr(buf, ",,"))
+		return cli_error("--policy %s: an empty item (want KNOB=VALUE[,KNOB=VALUE...])", arg);
 	char *save = NULL;
+	char seen[32][64];
 	int n = 0;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char k[64], v[96], err[TLBSIM_ERRLEN];
 		if (split_kv("--policy", tok, k, sizeof(k), v, sizeof(v)))
 			return EXIT_USAGE;
+		for (int i = 0; i < n && i < 32; i++)
+			if (strcmp(seen[i], k) == 0)
+				return cli_error("--policy %s: %s given twice", arg, k);
 		if (tlbsim_policy_set(pol, k, v, err, sizeof(err)))
 			return cli_error("%s", err);
+		if (n < 32)
+			snprintf(seen[n], sizeof(seen[n]), "%s", k);
 		n++;
 	}
-	if (!n)
-		return cli_error("--policy %s: want NAME=VALUE", arg);
 	return 0;
 }
 

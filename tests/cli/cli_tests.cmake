@@ -89,6 +89,13 @@ tlbsim_cli(err_unknown_policy_value_compare 2 STDERR "unknown value 'zzz'"
            ARGS compare mmap8 --policy nested=prefix --policy nested=zzz)
 tlbsim_cli(err_policy_not_kv 2 STDERR "--policy nested" "NAME=VALUE"
            ARGS run mmap8 --policy nested)
+# an empty item or one knob twice in one --policy is a slip, not a policy
+tlbsim_cli(err_policy_trailing_comma 2 STDERR "--policy nested=v2,: an empty item"
+           ARGS run mmap8 --policy nested=v2,)
+tlbsim_cli(err_policy_empty_item 2 STDERR "an empty item"
+           ARGS sweep mmap8 --grid threads=1 --policy nested=v2,,x86_lazy=never)
+tlbsim_cli(err_policy_knob_twice 2 STDERR "--policy nested=v2,nested=fullmm: nested given twice"
+           ARGS compare mmap8 --policy nested=v2,nested=fullmm --policy nested=prefix)
 tlbsim_cli(err_w_unknown_param 2 STDERR "no parameter 'nosuch'" ARGS run mmap8 -w nosuch=1)
 tlbsim_cli(err_w_size_abc 2 STDERR "size=abc" ARGS run mmap8 -w size=abc --iters 1)
 tlbsim_cli(err_cpus_zero 2 STDERR "--cpus 0" ARGS run mmap8 --cpus 0)
