@@ -1273,7 +1273,14 @@ static bool knob_pair(struct parser *ps, const char *k, const char *v, char *buf
 		perr_at(ps, line, col, "%s", err);
 		return false;
 	}
-	size_t l = strlen(buf);
+	size_t l = strlen(buf), kl = strlen(k);
+	/* a knob twice (in one list, or on two policy lines): the last one
+	 * won without a word */
+	for (const char *p = buf; *p; p += strcspn(p, ","), p += *p == ',')
+		if (strncmp(p, k, kl) == 0 && p[kl] == '=') {
+			perr_at(ps, line, col, "%s given twice", k);
+			return false;
+		}
 	if (l + strlen(k) + strlen(v) + 3 >= n) {
 		perr_at(ps, line, col, "policy list too long");
 		return false;
@@ -1299,6 +1306,8 @@ static void kv_list(struct parser *ps, char *pol, size_t poln, struct tlbsim_kv 
 		}
 		if (iters && (strcmp(k, "iters") == 0 || strcmp(k, "cpus") == 0)) {
 			bool it = k[0] == 'i';
+			if (*(it ? iters : cpus))
+				perr_at(ps, line, col, "check %s given twice", k);
 			header_int(ps, it ? "check iters" : "check cpus", 1,
 				   it ? 1000000000 : 1024, it ? iters : cpus);
 			continue;
@@ -1310,7 +1319,12 @@ static void kv_list(struct parser *ps, char *pol, size_t poln, struct tlbsim_kv 
 		if (pol && knob_index(k) >= 0) {
 			knob_pair(ps, k, v, pol, poln, line, col);
 		} else if (kv && param_index(ps->sc, k) >= 0) {
-			if (*nkv >= TLBSIM_MAX_WPARAMS) {
+			bool twice = false;
+			for (int i = 0; i < *nkv && !twice; i++)
+				twice = strcmp(kv[i].name, k) == 0;
+			if (twice) {
+				perr_at(ps, line, col, "%s given twice", k);
+			} else if (*nkv >= TLBSIM_MAX_WPARAMS) {
 				perr_at(ps, line, col, "too many parameter values");
 			} else {
 				snprintf(kv[*nkv].name, sizeof(kv[0].name), "%s", k);
@@ -1346,6 +1360,7 @@ static bool string_into(struct parser *ps, char *buf, size_t n)
 
 struct header {
 	int64_t cpus, threads, iters, check_iters, check_cpus;
+	unsigned seen;		/* header_item's one-value items given so far */
 	bool fixed;
 	char kernel_policy[512];
 	struct tlbsim_kv check_kv[TLBSIM_MAX_WPARAMS];
@@ -1358,6 +1373,17 @@ static void header_item(struct parser *ps, struct header *h)
 	char n[64];
 	int line = ps->tok.line, col = ps->tok.col;
 	take_ident(ps, n, sizeof(n), "a header item");
+	/* the items that hold one value: a second line was taken silently
+	 * and the last one won */
+	static const char *const once[] = {"scenario", "description", "profile", "cpus",
+					   "threads", "iters", "time_limit", "memory_model",
+					   "kernel"};
+	for (size_t i = 0; i < sizeof(once) / sizeof(once[0]); i++)
+		if (strcmp(n, once[i]) == 0) {
+			if (h->seen & (1u << i))
+				perr_at(ps, line, col, "%s given twice", n);
+			h->seen |= 1u << i;
+		}
 	if (strcmp(n, "scenario") == 0) {
 		char nm[48];
 		if (take_ident(ps, nm, sizeof(nm), "the scenario's name"))
