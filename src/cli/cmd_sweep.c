@@ -186,6 +186,31 @@ static int grid_same_values(const struct cli_opts *o, const struct gdim *dims,
 	return 0;
 }
 
+/* t sorted by its nconf configuration columns: one row per configuration
+ * (neighbours), the same row twice kept once, two different rows for one
+ * configuration an error "WHO: ..." (EXIT_USAGE); 0 */
+static int unique_rows(struct csv_table *t, int nconf, const char *who)
+{
+	int w = 0;
+	for (int r = 0; r < t->nrows; r++) {
+		if (w && csv_row_cmp(t->rows[w - 1], t->rows[r], nconf) == 0) {
+			if (csv_row_cmp(t->rows[w - 1], t->rows[r], t->ncols) != 0)
+				return cli_error("%s: two different results for the configuration "
+						 "%s %s threads=%s policy=%s (files from different "
+						 "versions or options?)", who, t->rows[r][0],
+						 t->rows[r][1], t->rows[r][3], t->rows[r][nconf - 3]);
+			csv_free_row(t->rows[r], t->ncols);
+			t->rows[r] = NULL;
+			continue;
+		}
+		t->rows[w++] = t->rows[r];
+		if (w - 1 != r)
+			t->rows[r] = NULL;
+	}
+	t->nrows = w;
+	return 0;
+}
+
 static void free_points(struct point *pts, int n, int ncols)
 {
 	for (int i = 0; i < n; i++)
@@ -337,6 +362,10 @@ int cmd_sweep(int argc, char **argv)
 		/* sorted, each point is a binary search (a scan of every row for
 		 * every point took minutes for large grids) */
 		csv_sort(&old, nconf);
+		char who[600];
+		snprintf(who, sizeof(who), "-o %s: cannot resume from it", o.output);
+		if ((rc = unique_rows(&old, nconf, who)))
+			goto done;
 		for (int i = 0; i < npts; i++)
 			pts[i].have = csv_find(&old, pts[i].key, nconf) >= 0;
 	}
@@ -531,26 +560,8 @@ int cmd_merge(int argc, char **argv)
 		free(t.rows);
 	}
 	csv_sort(&all, nconf);
-	/* one row per configuration: neighbours after the sort */
-	int w = 0;
-	for (int r = 0; r < all.nrows; r++) {
-		if (w && csv_row_cmp(all.rows[w - 1], all.rows[r], nconf) == 0) {
-			if (csv_row_cmp(all.rows[w - 1], all.rows[r], all.ncols) != 0) {
-				rc = cli_error("merge: two different results for the configuration "
-					       "%s %s threads=%s policy=%s (files from different "
-					       "versions or options?)", all.rows[r][0], all.rows[r][1],
-					       all.rows[r][3], all.rows[r][nconf - 3]);
-				goto done;
-			}
-			csv_free_row(all.rows[r], all.ncols);
-			all.rows[r] = NULL;
-			continue;
-		}
-		all.rows[w++] = all.rows[r];
-		if (w - 1 != r)
-			all.rows[r] = NULL;
-	}
-	all.nrows = w;
+	if ((rc = unique_rows(&all, nconf, "merge")))
+		goto done;
 	struct rows_out ro = {.t = &all, .nconf = nconf};
 	if (output) {
 		if (atomic_write(output, write_rows, &ro)) {

@@ -182,6 +182,20 @@ PY
 [ "$(cut -d, -f4 nm.csv | tr '\n' ' ')" = "threads -1 1.5 9 010 10 1e1 inf abc nan " ] ||
 	failmsg "nan/inf rows merged as: $(cut -d, -f4 nm.csv | tr '\n' ' ')"
 
+# resume reads the file as merge does: a row there twice is kept once, two
+# different results for one configuration are refused and the file left
+# as it was (both were kept and written back)
+cp mx1.csv rd.csv
+sed -n 2p mx1.csv >>rd.csv
+"$bin" sweep "${M[@]}" -o rd.csv 2>/dev/null || failmsg "resume of a repeated row exit $?"
+cmp -s rd.csv mx1.csv || failmsg "resume kept a repeated row"
+cp mx1.csv rc.csv
+sed -n 2p mx1.csv | sed 's/^\(\([^,]*,\)\{9\}\)[0-9]*/\1999/' >>rc.csv
+cp rc.csv rc0.csv
+"$bin" sweep "${M[@]}" -o rc.csv >/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "cannot resume from it: two different results" e &&
+	cmp -s rc.csv rc0.csv || failmsg "resume of two results for one configuration: $(cat e)"
+
 # one configuration twice is refused: its row would be written twice, a file
 # shards and merge (one row each) could not reproduce
 "$bin" sweep mmap8 --iters 20 --grid threads=01,1 -o dup.csv >/dev/null 2>e
