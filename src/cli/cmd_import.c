@@ -268,7 +268,7 @@ int cmd_import(int argc, char **argv)
 	if (!file)
 		return cli_error("import strace: give the strace output FILE");
 	/* the name: given, else FILE's base name as an identifier */
-	char nb[64];
+	char nb[48];	/* a scenario's name: at most 47 characters */
 	if (!name) {
 		const char *b = strrchr(file, '/');
 		b = b ? b + 1 : file;
@@ -283,9 +283,9 @@ int cmd_import(int argc, char **argv)
 		for (const char *p = name; *p; p++)
 			if (!isalnum((unsigned char)*p) && *p != '_')
 				return cli_error("--name %s: want letters, digits and _", name);
-		if (!*name || isdigit((unsigned char)name[0]) || strlen(name) > 60)
-			return cli_error("--name '%s': want an identifier of at most 60 characters",
-					 name);
+		if (!*name || isdigit((unsigned char)name[0]) || strlen(name) >= sizeof(nb))
+			return cli_error("--name '%s': want an identifier of at most %zu characters",
+					 name, sizeof(nb) - 1);
 	}
 	if (out && csv_probe_dir(out))	/* a directory, or no place for a file */
 		return cli_error("import strace: -o %s: %s", out, strerror(errno));

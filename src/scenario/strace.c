@@ -357,7 +357,11 @@ static void do_mmap(struct st *s, struct st_task *t, const struct st_call *c, co
 	}
 	emit(t, "m%d = mmap(0x%" PRIx64 ", 0x%" PRIx64 ", %s)    # 0x%" PRIx64, var, ret, len,
 	     shared ? "shared" : "private", ret);
-	if (s->touch)
+	/* a reservation (PROT_NONE, MAP_NORESERVE: an allocator's or ASan's
+	 * terabytes) is not memory the program writes */
+	if (s->touch && (strstr(c->arg[2], "PROT_NONE") || strstr(c->arg[3], "MAP_NORESERVE")))
+		emit_comment(t, "not touched: ", "a PROT_NONE or MAP_NORESERVE reservation");
+	else if (s->touch)
 		emit(t, "touch(m%d, 0x%" PRIx64 ")", var, len);
 }
 
@@ -420,7 +424,16 @@ static void do_clone(struct st *s, struct st_task *t, const struct st_call *c, c
 	}
 	ct->started = true;
 	ct->thread = vm;
-	ct->proc = vm ? t->proc : (int)(ct - s->task);
+	/* a thread whose own lines came before its parent's clone returned
+	 * (strace -f prints them in time order) mapped into its own space
+	 * until now: those mappings are the parent's (its later munmap and
+	 * madvise, and the parent's, found nothing) */
+	const int own = (int)(ct - s->task);
+	if (vm && ct->proc == own && t->proc != own)
+		for (int i = 0; i < s->nmaps; i++)
+			if (s->map[i].live && s->map[i].proc == own)
+				s->map[i].proc = t->proc;
+	ct->proc = vm ? t->proc : own;
 	if (!ct->last_ns)
 		ct->last_ns = t->last_ns;
 	emit(t, "%s %c%ld", vm ? "spawn" : "fork", vm ? 't' : 'p', ct->pid);
@@ -475,7 +488,7 @@ static void read_line(struct st *s, char *p)
 			p++;
 		char *end;
 		pid = strtol(p, &end, 10);
-		if (end == p || *end != ']') {
+		if (end == p || *end != ']' || pid <= 0 || pid > INT32_MAX) {
 			st_err(s, "malformed pid prefix: %.60s", p);
 			return;
 		}
@@ -485,6 +498,10 @@ static void read_line(struct st *s, char *p)
 		/* "PID  time ..." (strace -f -o) or a bare time */
 		char *end;
 		long v = strtol(p, &end, 10);
+		if (*end == ' ' && (v <= 0 || v > INT32_MAX)) {
+			st_err(s, "malformed pid: %.60s", p);
+			return;
+		}
 		if (*end == ' ') {
 			pid = v;
 			p = end;
@@ -589,10 +606,19 @@ int strace_import_where(const char *text, size_t len, const char *fname,
 			s->task[k].pending = NULL;
 		}
 	if (!rc) {
+		/* the file's name as text of a comment and of a string: a quote or a
+		 * line break in it ended them (the scenario did not parse) */
+		char label[256];
+		snprintf(label, sizeof(label), "%s", fname);
+		for (char *q = label; *q; q++)
+			if (*q == '"')
+				*q = '\'';
+			else if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				*q = '?';
 		fprintf(out, "# imported from %s by tlbsim import strace: one task per pid, the\n"
 			     "# memory syscalls the model has as statements, every other line as a\n"
-			     "# comment, the time between a task's syscalls as compute\n", fname);
-		fprintf(out, "scenario %s \"strace of %s\"\nthreads 1 fixed\n", name, fname);
+			     "# comment, the time between a task's syscalls as compute\n", label);
+		fprintf(out, "scenario %s \"strace of %s\"\nthreads 1 fixed\n", name, label);
 		for (int v = 0; v < s->nvars; v++)
 			fprintf(out, "var m%d\n", v);
 		for (int k = 0; k < s->ntasks; k++) {

@@ -11,6 +11,7 @@
  * task's (struct scen_inst: locals, value stack, the tasks it started) are
  * kernel objects of that run, freed with it however it ends.
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include "mm/points.h"
@@ -626,6 +627,17 @@ static void exec(struct sim *s, struct scen_inst *in)
 				r = -1;
 			} else {
 				uint64_t pages = (len + ps - 1) / ps;
+				/* more pages than the machine has RAM is no workload (an
+				 * imported PROT_NONE reservation of terabytes ran for ever,
+				 * the host's memory growing) */
+				const uint64_t ram = ((uint64_t)P(s, P_ram_mb) << 20) / ps;
+				if (pages > ram) {
+					char m[128];
+					snprintf(m, sizeof(m), "touch: %" PRIu64 " pages, more than the "
+						 "machine's RAM (ram_mb: %" PRIu64 " pages)", pages, ram);
+					fail_at(s, sc, op, m);
+					return;
+				}
 				for (uint64_t k = 0; k < pages; k++)
 					if (user_access(s, addr + k * ps, write)) {
 						r = -1;

@@ -19,7 +19,12 @@
 #     are no syscall lines (under UBSan the merge's qsort of no lines stopped);
 #   * 1500 mappings live at once (a real program's start: the limit was 200)
 #     and an output past 1 MiB import, compile and run; an output past a
-#     scenario file's 16 MiB is refused with one line.
+#     scenario file's 16 MiB is refused with one line;
+#   * the output compiles whatever the file's name (a quote, a line break,
+#     100 characters); --name at most 47; a pid <= 0 is a malformed prefix;
+#     a thread's mmap printed before its parent's clone returned is the
+#     process's; --touch skips PROT_NONE/MAP_NORESERVE reservations, and a
+#     touch past the machine's RAM stops the run (exit 2).
 set -u
 bin=$1
 dir=$2
@@ -158,5 +163,49 @@ cp "$tr" "$tmp/ff/trace.txt"
 rc=$?
 [ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "'$tmp/ff/trace.txt' has no .PID suffix" "$tmp/e" ||
 	failmsg "-ff: a file without .PID: exit $rc, $(head -c 300 "$tmp/e")"
+
+# what import writes always compiles: a quote or a line break in the file's
+# name (they ended the description string), a 47-character --name (more is
+# refused: the language's names are at most 47), a long file name (cut)
+b=$'12:00:00.000000 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000000000\n12:00:00.000100 munmap(0x7f0000000000, 4096) = 0'
+printf '%s\n' "$b" >'q"x'$'\n''y.txt'
+printf '%s\n' "$b" >"$(printf 'a%.0s' $(seq 100)).txt"
+for f in 'q"x'$'\n''y.txt' "$(printf 'a%.0s' $(seq 100)).txt"; do
+	"$bin" import strace "$f" -o nm.tlbs 2>e && "$bin" run nm.tlbs --iters 1 >/dev/null 2>>e ||
+		failmsg "the name '$f': $(head -c 300 e)"
+done
+"$bin" import strace "$f" --name "$(printf 'b%.0s' $(seq 47))" -o nm.tlbs 2>e &&
+	"$bin" run nm.tlbs --iters 1 >/dev/null 2>>e || failmsg "--name of 47: $(head -c 300 e)"
+"$bin" import strace "$f" --name "$(printf 'b%.0s' $(seq 48))" -o nm48.tlbs >/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && [ ! -e nm48.tlbs ] || failmsg "--name of 48: $(cat e)"
+# a pid that is not a positive number is a malformed prefix (it was written
+# as a task named p-5, which did not parse)
+printf '5 12:00:00.000000 clone(child_stack=NULL, flags=CLONE_VM) = 7\n[pid -5] %s\n' \
+	"${b%%$'\n'*}" | sed 's/\[pid -5\] 12:00:00.000000 12:00/[pid -5] 12:00/' >neg.txt
+"$bin" import strace neg.txt -o neg.tlbs >/dev/null 2>e
+[ $? = 2 ] && grep -q "neg.txt:2: malformed pid prefix" e && [ ! -e neg.tlbs ] ||
+	failmsg "a negative pid: $(cat e)"
+# a thread's lines before its parent's clone returned (strace -f prints in
+# time order): its mapping is the process's, found by its madvise and munmap
+cat >early.txt <<'TR'
+100 12:00:00.000000 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD, child_tid=0x7f1, parent_tid=0x7f1, exit_signal=0, stack=0x7f2, stack_size=0x7fff80, tls=0x7f3} <unfinished ...>
+101 12:00:00.000100 mmap(NULL, 65536, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000000000 <0.000010>
+100 12:00:00.000200 <... clone3 resumed> => {parent_tid=[101]}, 88) = 101 <0.000200>
+101 12:00:00.000300 madvise(0x7f0000000000, 65536, MADV_DONTNEED) = 0 <0.000010>
+101 12:00:00.000400 munmap(0x7f0000000000, 65536) = 0 <0.000010>
+TR
+"$bin" import strace early.txt -o early.tlbs 2>e || failmsg "early thread lines: $(cat e)"
+grep -q "^    madvise(m0, 0x10000, dontneed)" early.tlbs && grep -q "^    munmap(m0, 0x10000)" early.tlbs ||
+	failmsg "a thread's mapping before its clone returned was lost: $(grep -v '^#' early.tlbs | head -20)"
+# --touch leaves reservations alone (an ASan program's terabytes of
+# MAP_NORESERVE ran for ever); a touch past the machine's RAM stops the run
+printf '12:00:00.000000 mmap(NULL, 1099511627776, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE, -1, 0) = 0x100000000000\n' >huge.txt
+"$bin" import strace huge.txt --touch -o huge.tlbs 2>e || failmsg "a reservation: $(cat e)"
+grep -q "touch(" huge.tlbs && failmsg "--touch touches a MAP_NORESERVE reservation"
+printf 'main {\n    m = mmap(0, 1T, private)\n    touch(m, 1T)\n}\n' >ht.tlbs
+timeout -s KILL 60 "$bin" run ht.tlbs >/dev/null 2>e
+rc=$?
+[ $rc = 2 ] && grep -q "ht.tlbs:3:5: touch: 268435456 pages, more than the machine's RAM" e ||
+	failmsg "a touch past RAM: exit $rc, $(head -c 300 e)"
 
 [ $fail = 0 ] && echo "import: PASS" || echo "import: FAIL"
