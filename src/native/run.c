@@ -287,7 +287,13 @@ static void pf_task_body(struct pf_task *t)
 	}
 	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
 	uint64_t ops = 0;
+	int64_t in_window = 0;	/* rounds begun after the window opened and ended */
 	for (int64_t round = 1; !atomic_load_explicit(&sh->stop, memory_order_relaxed); round++) {
+		/* a round counts toward --iters only if it began after the window
+		 * opened: a task that warmed up early had done its rounds by then,
+		 * and the window closed around a few pages (8 tasks x 1 round of
+		 * 1 page measured 3) */
+		const bool counts = atomic_load(&sh->t_open) != 0;
 		char *p = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (p == MAP_FAILED) {
 			pf_fail(sh, "mmap");
@@ -308,7 +314,8 @@ static void pf_task_body(struct pf_task *t)
 			atomic_store(&sh->ops_open, pf_sum(sh, c->threads));
 			atomic_store(&sh->t_open, native_now_ns());
 		}
-		if (round == 1 + c->iters && atomic_fetch_add(&sh->measured, 1) + 1 == c->threads) {
+		if (counts && ++in_window == c->iters &&
+		    atomic_fetch_add(&sh->measured, 1) + 1 == c->threads) {
 			atomic_store(&sh->ops_close, pf_sum(sh, c->threads));
 			atomic_store(&sh->t_close, native_now_ns());
 			atomic_store(&sh->stop, 1);

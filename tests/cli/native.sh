@@ -108,6 +108,14 @@ run)
 		--json >"$tmp/p1.json" 2>"$tmp/e" || failmsg "native page_fault3 threads: $(cat "$tmp/e")"
 	"$bin" native page_fault3 --tasks 2 --iters 1 -w size=1M --json >"$tmp/p2.json" \
 		2>"$tmp/e" || failmsg "native page_fault3 processes: $(cat "$tmp/e")"
+	# the window holds --iters rounds of every task begun after it opened:
+	# at least tasks x iters x pages written (it closed around the rounds
+	# tasks had done before the last one warmed up: 3 pages of 8)
+	for k in 1 2 3; do
+		"$bin" native page_fault3 --tasks 8 --iters 1 -w size=4K --json 2>"$tmp/e" |
+			python3 -c 'import json,sys; w=json.load(sys.stdin)["native"]["window_ops"]; sys.exit(0 if w >= 8 else 1)' ||
+			failmsg "page_fault3 --tasks 8 --iters 1: window_ops below 8 $(cat "$tmp/e")"
+	done
 	"$bin" compare --native mmap8 --threads 2 --iters 100 >"$tmp/c.txt" 2>"$tmp/e" ||
 		failmsg "compare --native: $(cat "$tmp/e")"
 	"$bin" compare --native mmap8 --threads 2 --iters 100 --policy nested=v2 --json \
