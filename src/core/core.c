@@ -157,11 +157,12 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 	}
 	if (cfg->duration_ns && !w->desc->timed) {
 		snprintf(err, errlen, "--duration: workload %s runs a fixed amount of work; "
-			 "--duration applies to the will-it-scale workloads", w->desc->name);
+			 "--duration applies to the timed ones (will-it-scale, ebizzy, "
+			 "mprotect_storm, stress-ng-tlb, fork_exec)", w->desc->name);
 		return TLBSIM_EINVAL;
 	}
 	if (cfg->duration_ns && cfg->iters) {
-		snprintf(err, errlen, "--duration and --iters both given: a will-it-scale run is "
+		snprintf(err, errlen, "--duration and --iters both given: a timed run is "
 			 "measured either for a time or for a number of rounds");
 		return TLBSIM_EINVAL;
 	}
