@@ -159,6 +159,14 @@ static int ff_merge(char **files, int nfiles, char **text_out, size_t *len_out, 
 				       "-o PREFIX (PREFIX.PID): '%s' has no .PID suffix", files[f]);
 			break;
 		}
+		/* one file per pid: the same file twice (or a.1 and a.01) doubled
+		 * every call of that pid */
+		for (int g = 0; g < f && !rc; g++)
+			if (ff_pid(files[g]) == pid)
+				rc = cli_error("import strace: '%s' and '%s' are both pid %ld's file",
+					       files[g], files[f], pid);
+		if (rc)
+			break;
 		size_t start = used;
 		if ((rc = read_input(files[f], raw, IMPORT_MAX_BYTES, &used,
 				     "the files together are larger than 64 MiB")))

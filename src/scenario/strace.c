@@ -546,6 +546,10 @@ static void read_line(struct st *s, char *p)
 	char *u = strstr(p, " <unfinished ...>");
 	if (u) {
 		*u = 0;
+		/* a second start before the first resumed (a lost line): the first
+		 * stays in the scenario as a comment, as every line does */
+		if (t->pending)
+			emit_comment(t, "unfinished, never resumed: ", t->pending);
 		free(t->pending);
 		t->pending = strdup(p);
 		t->pending_ns = ns;
@@ -582,6 +586,9 @@ int strace_import_where(const char *text, size_t len, const char *fname,
 			j++;
 		s->line++;
 		size_t n = j - i;
+		if (n > 0 && text[j - 1] == '\r')
+			n--;	/* CRLF (a trace copied through Windows): the \r stuck to
+				 * the return value and every mmap read as failed */
 		if (n >= sizeof(buf)) {
 			st_err(s, "line longer than %s bytes", "8191");
 		} else if (n > 0) {

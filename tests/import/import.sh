@@ -24,7 +24,9 @@
 #     100 characters); --name at most 47; a pid <= 0 is a malformed prefix;
 #     a thread's mmap printed before its parent's clone returned is the
 #     process's; --touch skips PROT_NONE/MAP_NORESERVE reservations, and a
-#     touch past the machine's RAM stops the run (exit 2).
+#     touch past the machine's RAM stops the run (exit 2); CRLF lines read as
+#     LF; an unfinished call never resumed stays as a comment; one pid's -ff
+#     file given twice is refused.
 set -u
 bin=$1
 dir=$2
@@ -164,6 +166,7 @@ rc=$?
 [ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "'$tmp/ff/trace.txt' has no .PID suffix" "$tmp/e" ||
 	failmsg "-ff: a file without .PID: exit $rc, $(head -c 300 "$tmp/e")"
 
+cd "$tmp" || exit 1
 # what import writes always compiles: a quote or a line break in the file's
 # name (they ended the description string), a 47-character --name (more is
 # refused: the language's names are at most 47), a long file name (cut)
@@ -207,5 +210,19 @@ timeout -s KILL 60 "$bin" run ht.tlbs >/dev/null 2>e
 rc=$?
 [ $rc = 2 ] && grep -q "ht.tlbs:3:5: touch: 268435456 pages, more than the machine's RAM" e ||
 	failmsg "a touch past RAM: exit $rc, $(head -c 300 e)"
+
+# CRLF line ends are read as LF (every mmap read as failed: the \r stuck to
+# its return value); a second <unfinished ...> of a pid before the first
+# resumed keeps the first as a comment; one pid's -ff file twice is refused
+printf '%s\n' "$b" | sed 's/$/\r/' >crlf.txt
+"$bin" import strace crlf.txt -o crlf.tlbs 2>e && grep -q "^    m0 = mmap(0x7f0000000000, 0x1000, private)" crlf.tlbs ||
+	failmsg "CRLF: $(cat e; grep -v '^#' crlf.tlbs | head -8)"
+printf '100 12:00:00.000000 mmap(NULL, 4096, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0 <unfinished ...>\n100 12:00:00.000100 getpid( <unfinished ...>\n100 12:00:00.000200 <... getpid resumed>) = 100\n' >un.txt
+"$bin" import strace un.txt -o un.tlbs 2>e && grep -q "# unfinished, never resumed: mmap(NULL, 4096" un.tlbs ||
+	failmsg "a second <unfinished ...>: $(cat e; grep -v '^#' un.tlbs | head -8)"
+printf '%s\n' "$b" >ffd.7
+"$bin" import strace ffd.7 ffd.7 -o ffd.tlbs >/dev/null 2>e
+[ $? = 2 ] && grep -q "'ffd.7' and 'ffd.7' are both pid 7's file" e && [ ! -e ffd.tlbs ] ||
+	failmsg "one -ff file twice: $(cat e)"
 
 [ $fail = 0 ] && echo "import: PASS" || echo "import: FAIL"
