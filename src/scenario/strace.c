@@ -411,10 +411,18 @@ static void do_clone(struct st *s, struct st_task *t, const struct st_call *c, c
 		emit_comment(t, "failed or unread: ", line);
 		return;
 	}
-	bool vm = false;
-	for (int i = 0; i < c->nargs && !fork_like; i++)
+	/* CLONE_VM makes a thread, except with CLONE_VFORK (posix_spawn,
+	 * system(): the child execs at once, and what the exec'd program maps
+	 * is its own) - a process, as vfork() is */
+	bool vm = false, vfork = false;
+	for (int i = 0; i < c->nargs && !fork_like; i++) {
 		if (strstr(c->arg[i], "CLONE_VM"))
 			vm = true;
+		if (strstr(c->arg[i], "CLONE_VFORK"))
+			vfork = true;
+	}
+	if (vfork)
+		vm = false;
 	struct st_task *ct = task_of_pid(s, (long)child, true);
 	if (!ct)
 		return;

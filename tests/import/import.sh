@@ -200,6 +200,19 @@ TR
 "$bin" import strace early.txt -o early.tlbs 2>e || failmsg "early thread lines: $(cat e)"
 grep -q "^    madvise(m0, 0x10000, dontneed)" early.tlbs && grep -q "^    munmap(m0, 0x10000)" early.tlbs ||
 	failmsg "a thread's mapping before its clone returned was lost: $(grep -v '^#' early.tlbs | head -20)"
+# clone3 with CLONE_VM|CLONE_VFORK (posix_spawn, system()) is a process: the
+# child execs and maps its own (it was a thread mapping into the parent)
+cat >spawn.txt <<'TR'
+100 12:00:00.000000 clone3({flags=CLONE_VM|CLONE_VFORK, exit_signal=SIGCHLD, stack=0x7f2, stack_size=0x9000}, 88 <unfinished ...>
+101 12:00:00.000100 execve("/bin/true", ["/bin/true"], 0x7ffd /* 20 vars */) = 0
+101 12:00:00.000200 mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000000000
+100 12:00:00.000300 <... clone3 resumed>) = 101
+100 12:00:00.000400 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000010000
+TR
+"$bin" import strace spawn.txt -o spawn.tlbs 2>e || failmsg "CLONE_VFORK: $(cat e)"
+grep -q "^    fork p101" spawn.tlbs && grep -q "^process p101 {" spawn.tlbs ||
+	failmsg "CLONE_VM|CLONE_VFORK is not a process: $(grep -v '^#' spawn.tlbs | head -12)"
+"$bin" run spawn.tlbs >/dev/null 2>e || failmsg "CLONE_VFORK file does not run: $(cat e)"
 # --touch leaves reservations alone (an ASan program's terabytes of
 # MAP_NORESERVE ran for ever); a touch past the machine's RAM stops the run
 printf '12:00:00.000000 mmap(NULL, 1099511627776, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE, -1, 0) = 0x100000000000\n' >huge.txt
