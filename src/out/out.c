@@ -342,7 +342,7 @@ static uint64_t get_bcast_tlbi(const struct tlbsim_metrics *m)
 	       m->tlbi.vmalle1is + m->tlbi.rvale1is + m->tlbi.rvae1is;
 }
 
-/* "summary: B vs A: wall 9.94x lower, ops/s 9.94x higher; 437.0 M fewer broadcast
+/* "summary: B vs A: wall 9.94x lower, ops/s 9.94x higher; 434.8 M fewer broadcast
  * TLBIs" - the last column against the first, from the means */
 static void summary_line(FILE *f, const struct run_result *runs, int n, const char *lb,
 			 const char *la)
