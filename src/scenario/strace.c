@@ -614,6 +614,17 @@ int strace_import_where(const char *text, size_t len, const char *fname,
 		st_err(s, "no syscall lines (want the output of strace -f -tt)%s", "");
 	}
 	int rc = s->errors ? 1 : 0;
+	/* a pid no traced clone or fork starts: its task never runs in the
+	 * scenario, which says so, and so does stderr (the file is valid) */
+	int unstarted = 0;
+	long first_unstarted = 0;
+	for (int k = 1; k < s->ntasks && !rc; k++)
+		if (!s->task[k].started && !unstarted++)
+			first_unstarted = s->task[k].pid;
+	if (unstarted && errf)
+		fprintf(errf, "tlbsim: note: %s: %d pid(s) (the first %ld) have no clone or fork in "
+			"the trace: their tasks never start (trace with strace -f from the start, "
+			"with the process calls)\n", fname, unstarted, first_unstarted);
 	for (int k = 0; k < s->ntasks; k++)
 		if (s->task[k].pending) {
 			emit_comment(&s->task[k], "unfinished at the end: ", s->task[k].pending);
@@ -640,6 +651,11 @@ int strace_import_where(const char *text, size_t len, const char *fname,
 			const struct st_task *t = &s->task[k];
 			if (k == 0)
 				fprintf(out, "\nmain {    # pid %ld\n", t->pid);
+			else if (!t->started)
+				fprintf(out, "\n# no clone or fork of pid %ld in the trace (strace -p, or "
+					"-e trace= without the process calls): nothing starts this task\n"
+					"%s %c%ld {\n", t->pid, t->thread ? "thread" : "process",
+					t->thread ? 't' : 'p', t->pid);
 			else
 				fprintf(out, "\n%s %c%ld {\n", t->thread ? "thread" : "process",
 					t->thread ? 't' : 'p', t->pid);

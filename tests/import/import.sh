@@ -213,6 +213,14 @@ TR
 grep -q "^    fork p101" spawn.tlbs && grep -q "^process p101 {" spawn.tlbs ||
 	failmsg "CLONE_VM|CLONE_VFORK is not a process: $(grep -v '^#' spawn.tlbs | head -12)"
 "$bin" run spawn.tlbs >/dev/null 2>e || failmsg "CLONE_VFORK file does not run: $(cat e)"
+# a pid that no traced clone or fork starts (strace -e trace=memory): the
+# file says its task never starts, and stderr notes it (it was silent)
+printf '100 12:00:00.000000 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000000000\n101 12:00:00.000100 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000010000\n' >mem.txt
+"$bin" import strace mem.txt -o mem.tlbs 2>e || failmsg "a pid never started: exit $?, $(cat e)"
+grep -q "note: mem.txt: 1 pid(s) (the first 101) have no clone or fork" e &&
+	grep -q "^# no clone or fork of pid 101 in the trace" mem.tlbs ||
+	failmsg "a pid never started is not noted: $(cat e)"
+"$bin" import strace "$tr" -o quiet.tlbs 2>e && [ ! -s e ] || failmsg "the shipped trace: stderr $(cat e)"
 # --touch leaves reservations alone (an ASan program's terabytes of
 # MAP_NORESERVE ran for ever); a touch past the machine's RAM stops the run
 printf '12:00:00.000000 mmap(NULL, 1099511627776, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE, -1, 0) = 0x100000000000\n' >huge.txt
