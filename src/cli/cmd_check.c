@@ -234,9 +234,11 @@ int cmd_check(int argc, char **argv)
 	char err[TLBSIM_ERRLEN];
 	struct trace_dest dest;
 	if (o.trace_file) {
-		if (o.json && strcmp(o.trace_file, "-") == 0) {
+		if ((o.json || o.csv) && strcmp(o.trace_file, "-") == 0) {
+			/* (--csv went to stderr, without a word) */
+			const char *what = o.json ? "--json" : "--csv";
 			cli_opts_free(&o);
-			return cli_error("--trace - and --json both want stdout; give --trace a file");
+			return cli_error("--trace - and %s both want stdout; give --trace a file", what);
 		}
 		char terr[PATH_MAX + 256];	/* room to name a long path */
 		if (trace_dest_prepare(o.trace_file, &dest, terr, sizeof(terr))) {

@@ -885,7 +885,7 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			break;
 		case O_MAX_MEMORY:
 			if (parse_size(optarg, &v) || v < (64ull << 20) || v > (1ull << 50))
-				return cli_error("--max-memory %s: want a size from 64M to 1P (suffixes K, "
+				return cli_error("--max-memory %s: want a size from 64M to 1024T (suffixes K, "
 						 "M, G, T)", optarg);
 			o->max_memory = v;
 			break;

@@ -111,6 +111,10 @@ PY
 	# --trace - together with --json: both want stdout
 	"$bin" "${args[@]}" --json --trace - >"$tmp/out" 2>"$tmp/err"
 	[ "$?" = 2 ] || failmsg "--json --trace -: want exit 2"
+	# and with --csv (the CSV went to stderr without a word)
+	"$bin" "${args[@]}" --csv --trace - >"$tmp/out" 2>"$tmp/err"
+	[ "$?" = 2 ] && grep -q "trace - and --csv both want stdout" "$tmp/err" ||
+		failmsg "--csv --trace -: want exit 2, $(head -c 200 "$tmp/err")"
 	;;
 long_name)
 	mkdir "$tmp/d"
