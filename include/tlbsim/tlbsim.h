@@ -475,6 +475,9 @@ struct tlbsim_workload_desc {
 	int check_cpus;
 	const char *check_wparams;	/* "name=value,..." applied before -w */
 	int default_cpus;	/* 0: the profile's CPU count (a scenario file's `cpus`) */
+	/* a scenario file: FNV-1a of its text, so a replay token names the
+	 * file it was made on; 0: a built-in workload */
+	uint32_t source_hash;
 };
 int tlbsim_workload_count(void);
 const struct tlbsim_workload_desc *tlbsim_workload_get(int i);

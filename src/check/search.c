@@ -86,6 +86,12 @@ uint32_t config_hash(const struct tlbsim_config *cfg, const struct tlbsim_resolv
 	for (int k = 0; k < tlbsim_knob_count() && n < sizeof(buf); k++)
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|%s",
 				      tlbsim_policy_value_name(&cfg->policy, k));
+	/* a scenario file's text: a token made on another version of the file
+	 * replayed there silently, to another outcome (built-ins: 0, their
+	 * tokens stay as they were) */
+	if (res->workload->source_hash && n < sizeof(buf))
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|src=%08x",
+				      (unsigned)res->workload->source_hash);
 	/* only a non-default memory model is named: SC tokens stay as they were */
 	if (cfg->memory_model == TLBSIM_MM_TSO && n < sizeof(buf))
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|tso");
@@ -388,7 +394,7 @@ static int check_run(const struct check_opts *o, struct check_result *r, char *e
 			free(d);
 			snprintf(err, errlen, "--replay: the token was made for a different "
 				 "configuration (workload, profile, policy, -w, -D, --cpus, --iters or "
-				 "--seed differ)");
+				 "--seed differ, or the scenario file's text)");
 			return TLBSIM_EINVAL;
 		}
 		rc = run_schedule(o, &r->cfg, &r->res, EX_REPLAY, 0, 1, 0, d, n, true, 0, &run,

@@ -1602,6 +1602,18 @@ struct scenario *scenario_compile(const char *fname, const char *text, size_t le
 		return NULL;
 	}
 	ps->fname = fname;
+	/* the text's hash, for replay tokens (tlbsim_workload_desc) */
+	uint32_t src_hash = 2166136261u;
+	for (size_t i = 0; i < len; i++) {
+		src_hash ^= (uint8_t)text[i];
+		src_hash *= 16777619u;
+	}
+	/* an editor's UTF-8 byte order mark is not text of the file (it gave
+	 * three errors on the first line) */
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		text += 3;
+		len -= 3;
+	}
 	ps->src = ps->cur = ps->line_start = text;
 	ps->end = text + len;
 	ps->line = 1;
@@ -1614,10 +1626,13 @@ struct scenario *scenario_compile(const char *fname, const char *text, size_t le
 	add_global(ps, "cpus", G_CPUS, -1);
 	add_global(ps, "page_size", G_PAGE, -1);
 	struct header h = {0};
-	if (memchr(text, 0, len))
+	if (memchr(text, 0, len)) {
 		perr_at(ps, 1, 1, "the file contains a NUL byte: not a scenario file");
-	lex_one(ps, &ps->next);
-	advance(ps);
+		ps->gave_up = true;	/* nothing else to say about such a file */
+	} else {
+		lex_one(ps, &ps->next);
+		advance(ps);
+	}
 	while (!ps->gave_up) {
 		skip_nl(ps);
 		if (ps->tok.kind == T_EOF)
@@ -1695,6 +1710,7 @@ struct scenario *scenario_compile(const char *fname, const char *text, size_t le
 	d->check_cpus = (int)(h.check_cpus ? h.check_cpus : h.cpus ? h.cpus : 4);
 	d->check_wparams = sc->check_wparams;
 	d->default_cpus = (int)h.cpus;
+	d->source_hash = src_hash ? src_hash : 1;
 	sc->def.ops.desc = d;
 	sc->def.ops.setup = scen_setup;
 	sc->def.ops.main = scen_main;
