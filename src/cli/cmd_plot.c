@@ -106,13 +106,14 @@ static bool number(const char *s, double *x)
 	return !*end && isfinite(*x) && fabs(*x) <= CHART_VALUE_MAX;
 }
 
-/* s is a finite number beyond what a chart draws (1.7e308: the axis from
- * -x to x has no finite length) */
+/* s is all a number (strtod) but not one a chart draws: beyond
+ * CHART_VALUE_MAX (1.7e308: the axis from -x to x has no finite length), or
+ * not finite (1e400, inf; they made the x axis one of categories) */
 static bool too_large(const char *s)
 {
 	char *end;
 	double x = strtod(s, &end);
-	return *s && !*end && isfinite(x) && fabs(x) > CHART_VALUE_MAX;
+	return *s && !*end && (!isfinite(x) || fabs(x) > CHART_VALUE_MAX);
 }
 
 static int col_or_error(const struct csv_table *t, const char *file, const char *what,
@@ -251,7 +252,7 @@ int cmd_plot(int argc, char **argv)
 		if (bad) {
 			int c = bad == yname ? yc : bad == po.x ? xc : cic;
 			if (too_large(t.rows[r][c]))
-				what = "is too large to draw (at most 1e300)";
+				what = "is not a finite number of at most 1e300";
 			rc = cli_error("plot: %s: row %d: %s '%s' %s", po.file, r + 2, bad,
 				       t.rows[r][c], what);
 			goto done;

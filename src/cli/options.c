@@ -445,18 +445,18 @@ static int set_policies(struct tlbsim_policy *pol, const char *arg)
 	if (!*buf || buf[0] == ',' || buf[strlen(buf) - 1] == ',' || strstr(buf, ",,"))
 		return cli_error("--policy %s: an empty item (want KNOB=VALUE[,KNOB=VALUE...])", arg);
 	char *save = NULL;
-	char seen[32][64];
+	char seen[64][64];	/* (a 256-byte option holds fewer items) */
 	int n = 0;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char k[64], v[96], err[TLBSIM_ERRLEN];
 		if (split_kv("--policy", tok, k, sizeof(k), v, sizeof(v)))
 			return EXIT_USAGE;
-		for (int i = 0; i < n && i < 32; i++)
+		for (int i = 0; i < n && i < 64; i++)
 			if (strcmp(seen[i], k) == 0)
 				return cli_error("--policy %s: %s given twice", arg, k);
 		if (tlbsim_policy_set(pol, k, v, err, sizeof(err)))
 			return cli_error("%s", err);
-		if (n < 32)
+		if (n < 64)
 			snprintf(seen[n], sizeof(seen[n]), "%s", k);
 		n++;
 	}
@@ -925,9 +925,11 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 			break;
 		case O_TRACE:
 			if (!*optarg)
-				return cli_error(cmd_bit == C_CHECK
-							 ? "--trace: want a file name (or - for stdout)"
-							 : "--trace: want a file name (/dev/stdout works)");
+				return cli_error(cmd_bit == C_CHECK  ? "--trace: want a file name (or - "
+									       "for stdout)"
+						 : cmd_bit == C_RUN ? "--trace: want a file name "
+								      "(/dev/stdout works)"
+								    : "--trace: want a file name");
 			o->trace_file = optarg;
 			break;
 		case O_TRACE_WINDOW:

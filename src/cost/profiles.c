@@ -146,8 +146,20 @@ int tlbsim_profile_load(const char *path, struct tlbsim_profile_file *pf, char *
 	     have_desc = false;
 	bool seen[P_COUNT] = {false};
 	int64_t page = 0;
+	long at = ftell(f);
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
+		/* a NUL byte cuts the string fgets read: the bytes read say so
+		 * (ftell: -1 on a pipe, then only the cases below) */
+		const long next = ftell(f);
+		const bool nul = at >= 0 && next >= 0 && (size_t)(next - at) != strlen(line);
+		at = next;
+		if (nul) {
+			snprintf(err, errlen, "%s:%d: a NUL byte in the line: not a profile file", path,
+				 lineno);
+			rc = TLBSIM_EINVAL;
+			break;
+		}
 		if (!strchr(line, '\n') && !feof(f)) {
 			/* fgets stops at the buffer's end; a shorter string held a NUL */
 			if (strlen(line) < sizeof(line) - 1)

@@ -149,6 +149,18 @@ static struct st_task *task_of_pid(struct st *s, long pid, bool create)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->proc = s->ntasks;	/* until a clone says it is a thread */
+	/* a pid first seen while a task's CLONE_VM clone has not returned yet
+	 * (strace -f prints in time order: the child may run first) is that
+	 * clone's thread: it maps into, and finds mappings in, that process
+	 * from its first line (do_clone confirms it when the clone returns) */
+	for (int k = 0; k < s->ntasks; k++) {
+		const char *pc = s->task[k].pending;
+		if (pc && (strncmp(pc, "clone(", 6) == 0 || strncmp(pc, "clone3(", 7) == 0) &&
+		    strstr(pc, "CLONE_VM") && !strstr(pc, "CLONE_VFORK")) {
+			t->proc = s->task[k].proc;
+			break;
+		}
+	}
 	s->ntasks++;
 	return t;
 }
@@ -437,10 +449,14 @@ static void do_clone(struct st *s, struct st_task *t, const struct st_call *c, c
 	 * until now: those mappings are the parent's (its later munmap and
 	 * madvise, and the parent's, found nothing) */
 	const int own = (int)(ct - s->task);
-	if (vm && ct->proc == own && t->proc != own)
+	if (vm && ct->proc == own && t->proc != own) {
 		for (int i = 0; i < s->nmaps; i++)
 			if (s->map[i].live && s->map[i].proc == own)
 				s->map[i].proc = t->proc;
+		for (int k = 0; k < s->ntasks; k++)	/* and the threads it made */
+			if (s->task[k].proc == own)
+				s->task[k].proc = t->proc;
+	}
 	ct->proc = vm ? t->proc : own;
 	if (!ct->last_ns)
 		ct->last_ns = t->last_ns;
@@ -535,7 +551,12 @@ static void read_line(struct st *s, char *p)
 	}
 	if (strncmp(p, "<... ", 5) == 0) {
 		char *r = strstr(p, " resumed>");
-		if (!r || !t->pending) {
+		/* the call resumed is the one pending (after a lost line it may not
+		 * be: "<... getpid resumed>" joined to a pending munmap made one
+		 * call of two) */
+		size_t nl = r ? (size_t)(r - (p + 5)) : 0;
+		if (!r || !t->pending || strncmp(t->pending, p + 5, nl) != 0 ||
+		    t->pending[nl] != '(') {
 			emit_comment(t, "resumed without its start: ", p);
 			return;
 		}

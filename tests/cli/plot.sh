@@ -201,7 +201,9 @@ printf 'x,wall_ns\n1.7976931348623157e308,1\n-1.7976931348623157e308,2\n' >hx.cs
 printf 'x,wall_ns\n1,1.7e308\n' >hy.csv
 printf 'x,wall_ns_mean,wall_ns_ci95\n1,1,1e301\n' >hc.csv
 printf 'x,wall_ns_mean,wall_ns_ci95\n1,1,abc\n' >hb.csv
-for h in hx:x hy:wall_ns hc:wall_ns_ci95 hb:wall_ns_ci95; do
+printf 'x,wall_ns\n1e400,1\n2,2\n' >hi.csv
+printf 'x,wall_ns\ninf,1\n2,2\n' >hn.csv
+for h in hx:x hy:wall_ns hc:wall_ns_ci95 hb:wall_ns_ci95 hi:x hn:x; do
 	"$bin" plot ${h%%:*}.csv --x x --y wall_ns -o ${h%%:*}.svg >o 2>e
 	rc=$?
 	[ $rc = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "row 2: ${h#*:} '" e && [ ! -e ${h%%:*}.svg ] ||

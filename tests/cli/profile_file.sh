@@ -62,6 +62,7 @@ for k in "cpus = 8" "name = t2" "arch = arm64" "page_size = 4096" "description =
 done
 bad "long description" "description = $(printf 'x%.0s' $(seq 300))\n${H}" "bad.prof:1: description: at most 255 bytes"
 bad "NUL byte" "${H}syscall_ns = 2\0000\n" "bad.prof:5: a NUL byte in the line"
+bad "NUL byte, last line" "${H}syscall_ns = 2\0000" "bad.prof:5: a NUL byte in the line"
 # an editor's byte order mark before the first key is not part of it
 printf '\xef\xbb\xbf%b' "$H" >"$tmp/bom.prof"
 "$bin" run mmap8 --iters 1 --threads 1 --profile "$tmp/bom.prof" >"$tmp/o" 2>"$tmp/e" ||

@@ -200,6 +200,26 @@ TR
 "$bin" import strace early.txt -o early.tlbs 2>e || failmsg "early thread lines: $(cat e)"
 grep -q "^    madvise(m0, 0x10000, dontneed)" early.tlbs && grep -q "^    munmap(m0, 0x10000)" early.tlbs ||
 	failmsg "a thread's mapping before its clone returned was lost: $(grep -v '^#' early.tlbs | head -20)"
+# ... and from its first line it finds the process's mappings, as do the
+# threads it starts (they stayed in a space of their own)
+cat >early2.txt <<'TR'
+100 12:00:00.000000 mmap(NULL, 65536, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000100000
+100 12:00:00.000010 clone(child_stack=0x7f00001ff000, flags=CLONE_VM|CLONE_THREAD <unfinished ...>
+101 12:00:00.000020 clone(child_stack=0x7f00001ff000, flags=CLONE_VM|CLONE_THREAD) = 102
+101 12:00:00.000025 munmap(0x7f0000100000, 4096) = 0
+100 12:00:00.000040 <... clone resumed>) = 101
+102 12:00:00.000050 mmap(NULL, 65536, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000200000
+100 12:00:00.000060 munmap(0x7f0000200000, 65536) = 0
+102 12:00:00.000070 munmap(0x7f0000101000, 4096) = 0
+TR
+"$bin" import strace early2.txt -o early2.tlbs 2>e || failmsg "early threads: $(cat e)"
+[ "$(grep -c '^    munmap(m[01]' early2.tlbs)" = 3 ] && ! grep -q "not mapped by a traced mmap" early2.tlbs ||
+	failmsg "an early thread or its thread missed the process's mappings: $(grep -v '^#' early2.tlbs | head -24)"
+# a resumed line joins only the call of its name (after a lost line,
+# <... getpid resumed> joined a pending munmap into one call of two)
+printf '100 12:00:00.000000 munmap(0x7f0000000000, 4096 <unfinished ...>\n100 12:00:00.000100 <... getpid resumed>) = 100\n100 12:00:00.000200 getpid() = 100\n' >rn.txt
+"$bin" import strace rn.txt -o rn.tlbs 2>e && grep -q "# resumed without its start: <... getpid resumed>" rn.tlbs &&
+	! grep -q "^    munmap" rn.tlbs || failmsg "a resumed line of another call: $(grep -v '^#' rn.tlbs | head)"
 # clone3 with CLONE_VM|CLONE_VFORK (posix_spawn, system()) is a process: the
 # child execs and maps its own (it was a thread mapping into the parent)
 cat >spawn.txt <<'TR'
