@@ -48,8 +48,11 @@ void chart_xml_text(FILE *f, const char *s)
 				} else {
 					fputs("\xEF\xBF\xBD", f);
 				}
-			} else if (c >= 0x20 && c != 0x7f) {
-				fputc(c, f);
+			} else {
+				/* a control character (XML 1.0 has none but tab, which an
+				 * attribute turns into a space) as a space: dropped, a name
+				 * "a<TAB>b" read as "ab" */
+				fputc(c >= 0x20 && c != 0x7f ? c : ' ', f);
 			}
 		}
 	}

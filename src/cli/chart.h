@@ -21,7 +21,7 @@
 #define CHART_VALUE_MAX 1e300
 
 /* Text for an XML document (an SVG's text, a JUnit attribute): XML's five
- * specials escaped, control characters dropped, and a byte that does not
+ * specials escaped, control characters as spaces, and a byte that does not
  * start a well-formed UTF-8 character XML allows (a label or path cut inside
  * one, a file name in another encoding) written as U+FFFD, so the document
  * stays well-formed whatever the bytes. */
