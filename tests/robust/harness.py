@@ -1263,16 +1263,18 @@ def kv_split(s, klen, vlen):
 
 
 def policy_kvs(v, knobs):
-    """set_policies: 'K=V[,K=V...]' (empty items skipped, under 256 bytes);
-    a list of (K, V), or None when invalid."""
+    """set_policies: 'K=V[,K=V...]' (under 256 bytes; an empty item or a
+    knob twice is refused); a list of (K, V), or None when invalid."""
     if len(fsbytes(v)) >= 256:
         return None
     out = []
     for item in v.split(","):
         if not item:
-            continue
+            return None
         kv = kv_split(item, 64, 96)
         if not kv or kv[0] not in knobs or kv[1] not in knobs[kv[0]]:
+            return None
+        if any(k == kv[0] for k, _ in out):
             return None
         out.append(kv)
     return out or None
@@ -1491,10 +1493,11 @@ def meta_of(cfg, cat):
         elif k == "extra_pos":
             bad.append("extra argument %r" % g["t"][0])
     # the values the run ends up with (a later -D of a name replaces it)
+    dbad = []   # refused unless the value is the profile's arch's own (below)
     for name, x in M["overrides"].items():
         why = param_ok(name, cat["params"][name]["unit"], x)
         if why:
-            bad.append("-D %s=%d: %s" % (name, x, why))
+            dbad.append((name, x, why))
         if name == "rcu_grace_ns" and x >= 100000000:
             M["hazard"].append("mem: rcu_grace_ns=%d" % x)
     if M["help"]:
@@ -1537,6 +1540,12 @@ def meta_of(cfg, cat):
             bad.append("unknown profile %r" % prof)
     elif wdesc:
         pinfo = cat["profiles"].get(wdesc["profile"])
+    # tlbsim_resolve takes a -D of the arch's own value (x86 asid_bits=0)
+    for name, x, why in dbad:
+        arch = pinfo.get("arch") if pinfo else None
+        if arch in ("x86", "arm64") and cat["params"][name].get(arch) == x:
+            continue
+        bad.append("-D %s=%d: %s" % (name, x, why))
     if wdesc and pinfo:
         for name in M["wparams"]:
             if name not in wdesc["params"]:
