@@ -4,8 +4,9 @@
 #   - run/compare --json: byte-identical output but for the "command" field
 #     (every metric, the resolved parameters, policy, profile, threads);
 #   - check --runs N: the same exit status and the same report (violation,
-#     minimised schedule, trace, replay token) but for host times and the
-#     replay command's workload word.
+#     minimised schedule, trace, the replay token's decisions) but for host
+#     times, the replay command's workload word and the token's
+#     configuration hash and checksum (a file's token names its text).
 # Prints "equiv: PASS" or "equiv: FAIL: ..." lines.
 set -u
 bin=$1
@@ -17,7 +18,8 @@ n=0
 strip_json() { sed -E 's/"command":"([^"\\]|\\.)*",//'; }
 strip_check() {
 	sed -E -e 's/ in [0-9.]+ s(;|\))/ in X s\1/' -e 's/explored in [0-9.]+ s \(.*\)$/explored/' \
-	       -e 's#^(replay: tlbsim check) [^ ]+#\1 W#'
+	       -e 's#^(replay: tlbsim check) [^ ]+#\1 W#' \
+	       -e 's/t2\.[0-9a-f]{8}\.([^. ]*)\.[0-9a-f]{8}/t2.H.\1.S/g'
 }
 same_run() {	# WORKLOAD ARGS...
 	local w=$1; shift
