@@ -94,10 +94,16 @@ w = ["mmap8", "--iters", "300", "--threads", "8"]
 t0 = time.monotonic()
 subprocess.run([bin, "run"] + w + ["--json"], capture_output=True, check=True)
 one = time.monotonic() - t0
-limit = "%.3f" % max(0.05, 4 * one)
-cmd = [bin, "sensitivity"] + w + ["--policy", "nested=v2", "--policy", "nested=fullmm", "-j", "1",
-       "--time-limit", limit, "--svg", tmp + "/p.svg"]
-j = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
+# a loaded host (ctest -j2 beside other work) can miss the baselines in 4
+# runs' time: the limit doubles, at most three times, while the baseline
+# did not finish (that case has its own message; it is not what is tested)
+for attempt in range(4):
+    limit = "%.3f" % (max(0.05, 4 * one) * 2 ** attempt)
+    cmd = [bin, "sensitivity"] + w + ["--policy", "nested=v2", "--policy", "nested=fullmm",
+           "-j", "1", "--time-limit", limit, "--svg", tmp + "/p.svg"]
+    j = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
+    if "before the baseline finished" not in j.stderr:
+        break
 bad = 0
 try:
     d = json.loads(j.stdout)
