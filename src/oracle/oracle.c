@@ -81,15 +81,28 @@ void inv_names_list(char *buf, size_t len)
 				      k == 0 ? "" : k == INV_COUNT - 1 ? " or " : ", ", inv_names[k]);
 }
 
+/* the event's a: the invariant (bits 0-15), cpu + 1 (16-31; 0: none), the
+ * frame (32-63): two reports at one step (two CPUs, two entries) told apart */
+static uint64_t violation_arg(enum inv_id kind, int cpu, uint32_t frame)
+{
+	return (uint64_t)kind | (uint64_t)((uint32_t)(cpu + 1) & 0xffffu) << 16 |
+	       (uint64_t)frame << 32;
+}
+
 static void fmt_violation(char *buf, size_t len, uint64_t a, uint64_t b)
 {
-	if (a == INV_LITMUS)
-		snprintf(buf, len, "tlbsim_VIOLATION: %s (an outcome, no address)", inv_name((int)a));
+	const int kind = (int)(a & 0xffffu), cpu = (int)((a >> 16) & 0xffffu) - 1;
+	const unsigned frame = (unsigned)(a >> 32);
+	char who[48] = "";
+	if (cpu >= 0)
+		snprintf(who, sizeof(who), " (cpu %d, frame %u)", cpu, frame);
+	if (kind == INV_LITMUS)
+		snprintf(buf, len, "tlbsim_VIOLATION: %s (an outcome, no address)", inv_name(kind));
 	else if (b == UINT64_MAX)
-		snprintf(buf, len, "tlbsim_VIOLATION: %s (a table, no address)", inv_name((int)a));
+		snprintf(buf, len, "tlbsim_VIOLATION: %s (a table, no address)%s", inv_name(kind), who);
 	else
-		snprintf(buf, len, "tlbsim_VIOLATION: %s at 0x%llx", inv_name((int)a),
-			 (unsigned long long)b);
+		snprintf(buf, len, "tlbsim_VIOLATION: %s at 0x%llx%s", inv_name(kind),
+			 (unsigned long long)b, who);
 }
 
 static const struct sim_point tp_violation = {"tlbsim_VIOLATION", fmt_violation, SP_INSTANT};
@@ -236,7 +249,7 @@ void oracle_violation(struct oracle *o, enum inv_id kind, int cpu, uint64_t va, 
 		vsnprintf(v->text + off, sizeof(v->text) - (size_t)off, fmt, ap);
 		va_end(ap);
 	}
-	sim_trace(s, &tp_violation, (uint64_t)kind, has_va ? va : UINT64_MAX);
+	sim_trace(s, &tp_violation, violation_arg(kind, cpu, frame), has_va ? va : UINT64_MAX);
 	if (wanted)
 		sim_stop_schedule(s);
 }

@@ -85,6 +85,12 @@ tlbsim_check_out(invariant_livelock 1
   HAS "VIOLATION livelock" "token: t2."
   ARGS mmap5 --profile falkor-46 --policy nested=prefix --invariant livelock --runs 20000
        --time-limit 20)
+# two tables freed while reachable at one step are two trace lines that say
+# which: each names its CPU and frame (they read the same)
+tlbsim_check_out(violation_events_distinct 1
+  HAS "tlbsim_VIOLATION: I1 at 0x4000000000 (cpu 1, frame 3)"
+      "tlbsim_VIOLATION: I1 at 0x4000000000 (cpu 1, frame 2)"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_share.tlbs --policy hugetlb_unshare_flush=after_unlock)
 tlbsim_check_out(madv_race_free 1
   HAS "VIOLATION I3"
   ARGS madv_race --policy nested_check=off -w advice=free --runs 20000 --time-limit 20)
