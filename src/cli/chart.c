@@ -66,24 +66,27 @@ static const char *three(double v, const char *unit, char *buf, size_t len)
 	return buf;
 }
 
+/* the unit chosen after three()'s rounding (999 500 ns is 1.00 ms, not
+ * 1000 \u00b5s); whole ns as the table prints them */
 const char *chart_time(double ns, char *buf, size_t len)
 {
 	double a = fabs(ns);
-	if (a >= 1e9)
+	if (a >= 999.5e6)
 		return three(ns / 1e9, "s", buf, len);
-	if (a >= 1e6)
+	if (a >= 999.5e3)
 		return three(ns / 1e6, "ms", buf, len);
-	if (a >= 1e3)
+	if (a >= 999.5)
 		return three(ns / 1e3, "\u00b5s", buf, len);
-	return three(ns, "ns", buf, len);
+	snprintf(buf, len, "%.0f ns", ns);
+	return buf;
 }
 
 const char *chart_count(double v, char *buf, size_t len)
 {
 	double a = fabs(v);
-	if (a >= 1e9)
+	if (a >= 999.5e6)
 		return three(v / 1e9, "G", buf, len);
-	if (a >= 1e6)
+	if (a >= 999.5e3)
 		return three(v / 1e6, "M", buf, len);
 	if (a >= 1e4)
 		return three(v / 1e3, "K", buf, len);

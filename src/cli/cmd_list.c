@@ -119,7 +119,11 @@ int cmd_list(int argc, char **argv)
 	if (argc < 2)
 		return cli_error("list: missing what to list (workloads, policies, profiles, params "
 				 "or kernels)");
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+	/* --help anywhere (list params --help exited 2) */
+	bool help = false;
+	for (int i = 1; i < argc; i++)
+		help |= strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+	if (help) {
 		printf("usage: tlbsim list {workloads|policies|profiles|params|kernels} [--json]\n"
 		       "       tlbsim list profiles --dump NAME   (a profile as a file for --profile FILE)\n");
 		return 0;

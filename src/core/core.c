@@ -453,6 +453,22 @@ int tlbsim_run_one(const struct tlbsim_config *cfg, const struct tlbsim_resolved
 		snprintf(err, errlen, "%s", s->errmsg);
 		goto out;
 	}
+	/* the CPU-time sums (user + sys + idle = wall x cpus, lock waits over
+	 * the threads) are 64-bit ns: a run whose wall times its CPUs or
+	 * threads passes 2^64 (with every cost at 1 s, 4096 threads on 1024
+	 * CPUs) would print wrapped totals */
+	{
+		const uint64_t k = (uint64_t)(s->nr_cpus > res->threads ? s->nr_cpus : res->threads);
+		const uint64_t wall = s->stopped ? sim_charged_until(s) : sim_elapsed_until(s);
+		if (k && wall > UINT64_MAX / k) {
+			snprintf(err, errlen, "the run lasted %.3g simulated s on %d CPUs and %d "
+				 "threads: its CPU-time totals pass the 64-bit ns counters (2^64 ns, "
+				 "584 years); give smaller costs or fewer --iters, CPUs or threads",
+				 (double)wall / 1e9, s->nr_cpus, res->threads);
+			rc = TLBSIM_EINVAL;
+			goto out;
+		}
+	}
 	finish_metrics(s, res->threads);
 	const struct violation_rec *v = &ts->oracle.first;
 	if (v->kind >= 0)

@@ -216,28 +216,31 @@ static void four(double v, const char *unit, char *buf, size_t len)
 								       : "%.0f %s", v, unit);
 }
 
-/* a simulated time in the unit that fits: 950 ns, 46.00 \u00b5s, 15.25 ms, 1.234 s */
+/* A simulated time in the unit that fits: 950 ns, 46.00 \u00b5s, 15.25 ms, 1.234 s.
+ * The unit is chosen after four()'s rounding: 999 950 ns is 1.000 ms, not
+ * 1000 \u00b5s. */
 const char *out_human_time(double ns, char *buf, size_t len)
 {
 	double a = fabs(ns);
-	if (a >= 1e9)
+	if (a >= 999.95e6)
 		four(ns / 1e9, "s", buf, len);
-	else if (a >= 1e6)
+	else if (a >= 999.95e3)
 		four(ns / 1e6, "ms", buf, len);
-	else if (a >= 1e3)
+	else if (a >= 999.5)
 		four(ns / 1e3, "\u00b5s", buf, len);
 	else
 		snprintf(buf, len, "%.0f ns", ns);
 	return buf;
 }
 
-/* a count: exact below 10 000 (7,761), else K/M/G with four digits (180.7 K) */
+/* a count: exact below 10 000 (7,761), else K/M/G with four digits (180.7 K;
+ * 999 950 is 1.000 M, not 1000 K) */
 const char *out_human_count(double v, char *buf, size_t len)
 {
 	double a = fabs(v);
-	if (a >= 1e9)
+	if (a >= 999.95e6)
 		four(v / 1e9, "G", buf, len);
-	else if (a >= 1e6)
+	else if (a >= 999.95e3)
 		four(v / 1e6, "M", buf, len);
 	else if (a >= 1e4)
 		four(v / 1e3, "K", buf, len);
@@ -348,21 +351,30 @@ static void summary_line(FILE *f, const struct run_result *runs, int n, const ch
 			 const char *la)
 {
 	double a, b, ci;
+	/* parts joined by ", " within a group and "; " between the ratios and
+	 * the counts ("summary: B vs A:; 2,931 fewer ..." when wall and ops/s
+	 * said nothing, a bare colon when nothing differed) */
+	int parts = 0;
 	fprintf(f, "summary: %s vs %s:", lb, la);
 	metric_ci(&runs[0], get_wall_ns, &a, &ci);
 	metric_ci(&runs[n - 1], get_wall_ns, &b, &ci);
-	if (a > 0 && b > 0)
+	if (a > 0 && b > 0) {
 		fprintf(f, " wall %.2fx %s", b < a ? a / b : b / a, b < a ? "lower" : b > a ? "higher" : "(equal)");
+		parts++;
+	}
 	metric_ci(&runs[0], get_ops_per_sec, &a, &ci);
 	metric_ci(&runs[n - 1], get_ops_per_sec, &b, &ci);
-	if (a > 0 && b > 0 && a != b)
-		fprintf(f, ", ops/s %.2fx %s", b > a ? b / a : a / b, b > a ? "higher" : "lower");
+	if (a > 0 && b > 0 && a != b) {
+		fprintf(f, "%sops/s %.2fx %s", parts ? ", " : " ", b > a ? b / a : a / b,
+			b > a ? "higher" : "lower");
+		parts++;
+	}
 	static const struct {
 		const char *what;
 		uint64_t (*get)(const struct tlbsim_metrics *m);
 	} counts[] = {{"broadcast TLBIs", get_bcast_tlbi}, {"IPIs", get_ipi_sent},
 		      {"page faults", get_page_faults}};
-	const char *sep = ";";
+	const char *sep = parts ? ";" : "";
 	for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
 		metric_ci(&runs[0], counts[k].get, &a, &ci);
 		metric_ci(&runs[n - 1], counts[k].get, &b, &ci);
@@ -372,7 +384,10 @@ static void summary_line(FILE *f, const struct run_result *runs, int n, const ch
 		out_human_count(b < a ? a - b : b - a, hb, sizeof(hb));
 		fprintf(f, "%s %s %s %s", sep, hb, b < a ? "fewer" : "more", counts[k].what);
 		sep = ",";
+		parts++;
 	}
+	if (!parts)
+		fprintf(f, " no difference in wall, ops/s, broadcast TLBIs, IPIs or page faults");
 	fputc('\n', f);
 }
 

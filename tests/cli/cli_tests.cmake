@@ -31,6 +31,7 @@ endfunction()
 # ---- help ----
 tlbsim_cli(help 0 STDOUT "usage: tlbsim" "compare" "run WORKLOAD" "list" ARGS --help)
 tlbsim_cli(help_short 0 STDOUT "usage: tlbsim" "compare" ARGS -h)
+tlbsim_cli(list_what_help 0 STDOUT "usage: tlbsim list" ARGS list params --help)
 tlbsim_cli(version 0 STDOUT "^tlbsim [0-9]+\\.[0-9]+" ARGS --version)
 # compare's summary line: last column against the first, in words (fullmm
 # needs fewer broadcast TLBIs than v2 on falkor-46: one ASIDE1IS per nested
