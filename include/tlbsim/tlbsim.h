@@ -231,8 +231,8 @@ enum pfnmap_flush_policy {
 /* table_free_one: tlb_remove_table() when the mmu_gather batch page cannot be
  * allocated (tlb_remove_table_one, mm/mmu_gather.c) */
 enum table_free_one_policy {
-	TABLE_FREE_ONE_SYNC,	/* before 0ed1325967ab (v5.5): IPI sync, then free at once */
-	TABLE_FREE_ONE_INVALIDATE,	/* 0ed1325967ab: tlb_table_invalidate() first */
+	TABLE_FREE_ONE_SYNC,	/* before d86564a2f085 (v4.19): IPI sync, then free at once */
+	TABLE_FREE_ONE_INVALIDATE,	/* d86564a2f085: tlb_table_invalidate() first */
 	TABLE_FREE_ONE_COUNT
 };
 /* table_free_users: tlb_remove_table()'s mm_users < 2 shortcut */

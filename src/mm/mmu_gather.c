@@ -149,7 +149,7 @@ void mmu_gather_fail_batches(struct sim *s, int64_t n)
 	kernel_of(s)->table_batch_fail = n > 0 ? n : 0;
 }
 
-/* tlb_remove_table_one() (mm/mmu_gather.c, v5.1..v5.4 and 0ed1325967ab):
+/* tlb_remove_table_one() (mm/mmu_gather.c, v4.20..v5.4):
  * tlb_remove_table_sync_one() - an IPI to every other CPU, waited for, which
  * holds off lockless (GUP-fast) walkers but invalidates no TLB - then
  * __tlb_remove_table(): the table is freed at once. With table_free_one=
@@ -179,8 +179,9 @@ static void tlb_remove_table_one(struct sim *s, uint32_t table)
  *    (v4.19; knob table_free_users=shortcut) a table of an mm with
  *    mm_users < 2 was freed here, before the gather's flush;
  *  - when the batch page cannot be allocated (-D table_batch_fail=1):
- *    tlb_remove_table_one, after tlb_table_invalidate() since 0ed1325967ab
- *    (v5.5; knob table_free_one). */
+ *    tlb_remove_table_one, after tlb_table_invalidate() since d86564a2f085
+ *    (v4.19; arm64 selected HAVE_RCU_TABLE_INVALIDATE with its RCU table
+ *    freeing in v4.20; knob table_free_one). */
 static void tlb_remove_table(struct sim *s, struct mmu_gather *tlb, uint32_t table)
 {
 	uint32_t cap = max_table_batch(hw_of(s)->geom.page_size);

@@ -343,13 +343,16 @@ static const struct tlbsim_knob_value table_free_one_values[TABLE_FREE_ONE_COUNT
 	[TABLE_FREE_ONE_SYNC] = {"sync", "when tlb_remove_table cannot allocate its batch page, "
 				       "tlb_remove_table_one IPIs every CPU (tlb_remove_table_"
 				       "sync_one) and frees the table at once, before any TLB "
-				       "invalidation: a walk cache may still hold it (v4.20..v5.4; "
-				       "arm64 before v4.20 flushed in __p?d_free_tlb)"},
+				       "invalidation: a walk cache may still hold it (x86 with "
+				       "PARAVIRT's RCU table freeing v4.14..v4.18; powerpc radix "
+				       "until 0ed1325967ab, v5.6; arm64 freed through "
+				       "__p?d_free_tlb's flush before v4.20)"},
 	[TABLE_FREE_ONE_INVALIDATE] = {"invalidate", "tlb_table_invalidate (the gather's flush) "
 						     "first, then the IPI sync and the free "
-						     "(0ed1325967ab \"mm/mmu_gather: invalidate TLB "
-						     "correctly on batch allocation failure and "
-						     "flush\", v5.5; 4.19.165 stable)"},
+						     "(d86564a2f085 \"mm/tlb, x86/mm: Support "
+						     "invalidating TLB caches for RCU_TABLE_FREE\", "
+						     "v4.19; arm64 from its RCU table freeing in "
+						     "v4.20, HAVE_RCU_TABLE_INVALIDATE)"},
 };
 
 static const struct tlbsim_knob_value table_free_users_values[TABLE_FREE_USERS_COUNT] = {
@@ -858,7 +861,9 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 #define K_DEV_60 ",migrate_flush=under_ptl,migrate_dirty=copy,pfnmap_flush=end_vma"
 /* page-table freeing (mmu_gather.c): the mm_users shortcut and arm64's
  * free-hook TLBI up to v4.18/v4.19; the batch-failure path without an
- * invalidate up to v5.4 (0ed1325967ab, v5.5); x86 flush_tlb_range with
+ * invalidate up to v4.18 (d86564a2f085, v4.19: x86 and, from v4.20, arm64
+ * invalidate first; 0ed1325967ab, v5.6, fixed powerpc radix only); x86
+ * flush_tlb_range with
  * freed_tables=false up to v6.13 (3ef938c35035, v6.14); a hugetlb unshare
  * flushed after i_mmap_rwsem up to v5.15 (a4a118f2eead, v5.16); arm64 TTL
  * hints from v5.9 (c4ab2cbc1d87), leaf-only from v5.14 (52218fcd61cb);
@@ -868,7 +873,7 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 #define K_PT_414 ",table_free_one=sync,table_free_users=shortcut,arm64_pgtable_flush=hook," \
 	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=none,"            \
 	"x86_invlpg_miss=ignore,thp_collapse_range=haddr,thp_gup_sync=none"
-#define K_PT_420 ",table_free_one=sync,table_free_users=batch,arm64_pgtable_flush=gather," \
+#define K_PT_420 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
 	"x86_range_freed=false,hugetlb_unshare_flush=after_unlock,arm64_ttl=none,"            \
 	"x86_invlpg_miss=ignore,thp_collapse_range=haddr,thp_gup_sync=none"
 #define K_PT_58 ",table_free_one=invalidate,table_free_users=batch,arm64_pgtable_flush=gather," \
