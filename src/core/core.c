@@ -103,6 +103,17 @@ static int param_check(int id, int64_t v, char *err, size_t errlen)
 	return 0;
 }
 
+/* param_check, except for the profile arch's own default of the parameter:
+ * a dumped profile restates every default, and -D may state one (x86
+ * asid_bits=0, outside the arm64 range) */
+static int param_check_on(const struct tlbsim_profile *prof, int id, int64_t v, char *err,
+			  size_t errlen)
+{
+	const int64_t def = prof->arch == ARCH_X86_64 ? tlbsim_param_desc[id].x86_default
+						      : tlbsim_param_desc[id].arm64_default;
+	return v == def ? 0 : param_check(id, v, err, errlen);
+}
+
 int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res, char *err,
 		   size_t errlen)
 {
@@ -122,12 +133,8 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 		return TLBSIM_EINVAL;
 	}
 	for (int j = 0; j < res->profile->nparams; j++) {
-		int id = res->profile->params[j].param;
-		int64_t def = res->profile->arch == ARCH_X86_64 ? tlbsim_param_desc[id].x86_default
-								: tlbsim_param_desc[id].arm64_default;
-		if (res->profile->params[j].value == def)
-			continue;	/* a dumped file restates every default */
-		int rc = param_check(id, res->profile->params[j].value, err, errlen);
+		int rc = param_check_on(res->profile, res->profile->params[j].param,
+					res->profile->params[j].value, err, errlen);
 		if (rc) {
 			char why[TLBSIM_ERRLEN];
 			snprintf(why, sizeof(why), "%s", err);
@@ -202,13 +209,8 @@ int tlbsim_resolve(const struct tlbsim_config *cfg, struct tlbsim_resolved *res,
 			snprintf(err, errlen, "unknown cost parameter");
 			return TLBSIM_EINVAL;
 		}
-		const int id = cfg->overrides[j].param;
-		const int64_t def = res->profile->arch == ARCH_X86_64
-					    ? tlbsim_param_desc[id].x86_default
-					    : tlbsim_param_desc[id].arm64_default;
-		if (cfg->overrides[j].value == def)
-			continue;	/* the arch's own value (x86 asid_bits=0), as in a file */
-		int rc = param_check(id, cfg->overrides[j].value, err, errlen);
+		int rc = param_check_on(res->profile, cfg->overrides[j].param,
+					cfg->overrides[j].value, err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -287,7 +289,7 @@ void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_co
 
 /* wall/user/sys/idle from the CPUs; ops_per_sec over the whole run unless
  * the workload measured a window of its own (window_ns set) */
-static void finish_metrics(struct sim *s, int tasks)
+static int finish_metrics(struct sim *s, int tasks, char *err, size_t errlen)
 {
 	struct tlbsim_metrics *m = &s->m;
 	/* a run stopped early (--time-limit, a signal) has threads queued to
@@ -298,6 +300,18 @@ static void finish_metrics(struct sim *s, int tasks)
 	 * idle CPU, which can end after the last exit (a 1 ms IPI handler:
 	 * -D ipi_handler_ns=1000000). user + sys + idle = wall x cpus */
 	uint64_t wall = s->stopped ? sim_charged_until(s) : sim_elapsed_until(s);
+	/* the CPU-time sums (user + sys + idle = wall x cpus, lock waits over
+	 * the threads) are 64-bit ns: a run whose wall times its CPUs or
+	 * threads passes 2^64 (with every cost at 1 s, 4096 threads on 1024
+	 * CPUs) would print wrapped totals */
+	const uint64_t k = (uint64_t)(s->nr_cpus > tasks ? s->nr_cpus : tasks);
+	if (k && wall > UINT64_MAX / k) {
+		snprintf(err, errlen, "the run lasted %.3g simulated s on %d CPUs and %d threads: "
+			 "its CPU-time totals pass the 64-bit ns counters (2^64 ns, 584 years); "
+			 "give smaller costs or fewer --iters, CPUs or threads",
+			 (double)wall / 1e9, s->nr_cpus, tasks);
+		return TLBSIM_EINVAL;
+	}
 	m->wall_ns = wall;
 	if (!m->window_ns && wall) {
 		m->window_ns = wall;
@@ -311,6 +325,7 @@ static void finish_metrics(struct sim *s, int tasks)
 		uint64_t busy = cpu->user_ns + cpu->sys_ns;
 		m->idle_ns += wall > busy ? wall - busy : 0;
 	}
+	return 0;
 }
 
 /* the engine's poll with core_opts.progress: report how far the run is, then
@@ -453,23 +468,9 @@ int tlbsim_run_one(const struct tlbsim_config *cfg, const struct tlbsim_resolved
 		snprintf(err, errlen, "%s", s->errmsg);
 		goto out;
 	}
-	/* the CPU-time sums (user + sys + idle = wall x cpus, lock waits over
-	 * the threads) are 64-bit ns: a run whose wall times its CPUs or
-	 * threads passes 2^64 (with every cost at 1 s, 4096 threads on 1024
-	 * CPUs) would print wrapped totals */
-	{
-		const uint64_t k = (uint64_t)(s->nr_cpus > res->threads ? s->nr_cpus : res->threads);
-		const uint64_t wall = s->stopped ? sim_charged_until(s) : sim_elapsed_until(s);
-		if (k && wall > UINT64_MAX / k) {
-			snprintf(err, errlen, "the run lasted %.3g simulated s on %d CPUs and %d "
-				 "threads: its CPU-time totals pass the 64-bit ns counters (2^64 ns, "
-				 "584 years); give smaller costs or fewer --iters, CPUs or threads",
-				 (double)wall / 1e9, s->nr_cpus, res->threads);
-			rc = TLBSIM_EINVAL;
-			goto out;
-		}
-	}
-	finish_metrics(s, res->threads);
+	rc = finish_metrics(s, res->threads, err, errlen);
+	if (rc)
+		goto out;
 	const struct violation_rec *v = &ts->oracle.first;
 	if (v->kind >= 0)
 		snprintf(s->m.first_violation, sizeof(s->m.first_violation), "%s", v->text);
