@@ -429,7 +429,8 @@ static vm_fault_t do_wp_page(struct sim *s, struct vm_fault *vmf, pte_t *ptep)
 
 /*
  * handle_pte_fault() for a present PTE (mm/memory.c, v5.8, b7333b58f358):
- * under the PTE lock, a write to a read-only PTE goes to do_wp_page();
+ * under the PTE lock, a PTE that is no longer the one read before the lock
+ * (!pte_same) ends the fault with nothing done; otherwise a write to a read-only PTE goes to do_wp_page();
  * otherwise the PTE is made young (and dirty for a write) with
  * ptep_set_access_flags(). If nothing changed the fault was spurious: for a
  * write, flush_tlb_fix_spurious_fault() - unless the knob skips it for a
@@ -446,9 +447,12 @@ static vm_fault_t handle_present_pte(struct sim *s, struct vm_fault *vmf)
 	sim_step(s, YP_PTE, (uint64_t)P(s, P_lock_op_ns));
 	pte_t *ptep = vmf_pte(s, vmf);
 	pte_t entry = *ptep;
-	if (!pte_present(entry))
-		return 0;		/* changed under us: the access retries */
-	vmf->orig_pte = entry;
+	/* !pte_same() against the unlocked read: someone changed the PTE
+	 * between the read and the lock (update_mmu_tlb() is a no-op on x86
+	 * and arm64); nothing is done, the access retries and faults again
+	 * if it still must */
+	if (entry != vmf->orig_pte || !pte_present(entry))
+		return 0;
 	if (vmf_write(vmf) && !(entry & PTE_WRITE))
 		return do_wp_page(s, vmf, ptep);
 	if (tried && pol == SPURIOUS_SKIP_AF_UPDATE)
@@ -605,6 +609,7 @@ vm_fault_t handle_mm_fault(struct sim *s, struct vm_area_struct *vma, uint64_t a
 		vmf.orig_pte = pte;
 		return do_numa_page(s, &vmf);
 	}
+	vmf.orig_pte = pte;			/* the unlocked read */
 	return handle_present_pte(s, &vmf);
 }
 

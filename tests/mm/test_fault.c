@@ -7,6 +7,8 @@
  *    write fault emits, per spurious_flush value and arch;
  *  - a handled write fault leaves the PTE young and dirty, except that the
  *    NACKed RFC (skip_af_update) leaves a TRIED fault's PTE alone;
+ *  - a PTE changed between the unlocked read and the PTE lock (!pte_same)
+ *    ends the fault with nothing done;
  *  - page_mkwrite runs for a write to a clean page of a filesystem that has
  *    it, and dirties the page; writeback cleans the page and write-protects
  *    its PTEs, so the next write calls it again;
@@ -340,6 +342,109 @@ static void test_young_dirty_after_write_fault(void **state)
 		}
 }
 
+/* ---- !pte_same: the PTE changed between the unlocked read and the lock ---- */
+
+enum samewhen { SAME_UNCHANGED, SAME_DIRTY_BEFORE_READ, SAME_DIRTY_AFTER_READ };
+
+struct samectx {
+	int x86;
+	enum samewhen when;
+	pte_t *ptep;
+	pte_t written, after;
+	struct tlbsim_metrics d;
+	int ran, fired;
+};
+
+/* what another CPU's write fault leaves: the entry young and dirty */
+static pte_t young_dirty(struct sim *s, pte_t e)
+{
+	return fmt_pte_mkdirty(hw_of(s)->fmt, e) | PTE_YOUNG;
+}
+
+static void dirty_it(struct sim *s, void *arg, uint64_t data)
+{
+	(void)data;
+	struct samectx *c = arg;
+	c->written = young_dirty(s, *c->ptep);
+	*c->ptep = c->written;
+	c->fired = 1;
+}
+
+static void same_main(struct sim *s, struct sim_thread *t)
+{
+	struct samectx *c = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	/* tmpfs shared: a read fault maps the page writable and clean */
+	struct inode *f = sys_tmpfile(s, &fs_tmpfs, ps);
+	uint64_t a = sys_mmap_file(s, 0, ps, TLBSIM_MAP_SHARED, f, 0);
+	assert_int_equal(user_access(s, a, false), 0);
+	c->ptep = pte_lookup(s, mm, a);
+	assert_true(fmt_pte_clean(hw_of(s)->fmt, *c->ptep));
+	down_read(s, &mm->mmap_sem);
+	if (c->when == SAME_DIRTY_BEFORE_READ)
+		dirty_it(s, c, 0);
+	if (c->when == SAME_DIRTY_AFTER_READ)
+		/* 1 ns after now: after the unlocked read, which charges
+		 * nothing, and before the PTE lock is taken (lock_op_ns) */
+		sim_call_at(s, s->now + t->pending_ns + 1, dirty_it, NULL, c, 0);
+	struct tlbsim_metrics m0 = s->m;
+	vm_fault_t r = handle_mm_fault(s, find_vma(mm, a), a,
+				       FAULT_FLAG_DEFAULT | FAULT_FLAG_USER | FAULT_FLAG_WRITE);
+	c->d = mdiff(&m0, &s->m);
+	assert_int_equal(r, 0);
+	up_read(s, &mm->mmap_sem);
+	c->after = *c->ptep;
+	c->ran = 1;
+}
+
+/* Rule (handle_pte_fault, mm/memory.c, every version modelled): the present
+ * PTE is read without the lock, and after taking it a PTE that is no longer
+ * that value (!pte_same) ends the fault with nothing done - no access-flag
+ * update, no spurious-fault flush; the access retries. A write fault on a
+ * clean writable PTE that stays the same under the lock dirties it
+ * (ptep_set_access_flags changed it: no spurious flush); one on a PTE
+ * already young and dirty at the unlocked read is the spurious branch, where
+ * arm64 with `broadcast` issues one VALE1IS and x86 nothing. */
+static void test_pte_changed_before_lock(void **state)
+{
+	for (int x86 = 0; x86 <= 1; x86++)
+		for (int w = SAME_UNCHANGED; w <= SAME_DIRTY_AFTER_READ; w++) {
+			struct samectx c = {.x86 = x86, .when = (enum samewhen)w};
+			struct sim *s = tsim_new(x86 ? "x86-24" : "arm64-4k", 2, NESTED_FULLMM);
+			machine_of(s)->policy.spurious_flush = SPURIOUS_BROADCAST;
+			assert_true(P(s, P_lock_op_ns) >= 2);
+			tsim_spawn(s, same_main, &c, 0);
+			tsim_run(s);
+			assert_int_equal(c.ran, 1);
+			assert_int_equal(c.fired, w != SAME_UNCHANGED);
+			const struct tlbsim_metrics *d = &c.d;
+			switch (c.when) {
+			case SAME_UNCHANGED:
+				assert_int_equal(d->af_faults, 1);
+				assert_int_equal(d->spurious_faults, 0);
+				assert_false(fmt_pte_clean(hw_of(s)->fmt, c.after));
+				break;
+			case SAME_DIRTY_BEFORE_READ:
+				assert_int_equal(d->af_faults, 0);
+				assert_int_equal(d->spurious_faults, 1);
+				assert_int_equal(d->spurious_flushes, x86 ? 0 : 1);
+				assert_int_equal(d->tlbi.vale1is, x86 ? 0 : 1);
+				assert_int_equal(c.after, c.written);
+				break;
+			case SAME_DIRTY_AFTER_READ:
+				assert_int_equal(d->af_faults, 0);
+				assert_int_equal(d->spurious_faults, 0);
+				assert_int_equal(d->spurious_flushes, 0);
+				assert_int_equal(d->tlbi.vale1is, 0);
+				assert_int_equal(c.after, c.written);
+				break;
+			}
+			tsim_free(s);
+		}
+	(void)state;
+}
+
 /* ---- page_mkwrite and writeback ---- */
 
 struct mkctx {
@@ -469,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_retry_first_attempt_only),
 		cmocka_unit_test(test_tried_spurious_emission),
 		cmocka_unit_test(test_no_retry_no_spurious),
+		cmocka_unit_test(test_pte_changed_before_lock),
 		cmocka_unit_test(test_young_dirty_after_write_fault),
 		cmocka_unit_test(test_page_mkwrite_per_clean_page),
 		cmocka_unit_test(test_zero_page),
