@@ -579,8 +579,10 @@ static uint64_t flush_tlb_func_common(struct sim *s, int cpu, const struct flush
 }
 
 /* the IPI handler of a user flush: flush_tlb_func_remote() (arch/x86/mm/tlb.c,
- * v4.20..v5.1; flush_tlb_func's !local branch from v5.2): every received
- * flush IPI counts in irq_tlb_count, the TLB line of /proc/interrupts */
+ * v4.20..v5.12; flush_tlb_func's !local branch from v5.13, 4c1ba3923e6c):
+ * every call counts in irq_tlb_count, the TLB line of /proc/interrupts -
+ * each received flush IPI, and before v5.13 the sender's own call of a
+ * flush that freed no tables (native_flush_tlb_multi) */
 static uint64_t flush_tlb_func_remote(struct sim *s, int cpu, const void *data)
 {
 	s->m.tlb_shootdowns++;
@@ -706,6 +708,17 @@ static void native_flush_tlb_multi(struct sim *s, int self, const struct flush_t
 		r.finish = finish > r.finish ? finish : r.finish;
 		ipi_round_wait(s, &r);
 	}
+	/* v4.20..v5.12: a flush that freed no tables called
+	 * on_each_cpu_cond_mask(tlb_is_not_lazy, flush_tlb_func_remote, ...,
+	 * mm_cpumask), which after the remote calls have finished runs the
+	 * handler on the sender too when it is in the mask and not lazy
+	 * (on_each_cpu_mask); it counts in irq_tlb_count like a received IPI
+	 * and finds the local TLB up to date, flush_tlb_mm_range having
+	 * flushed it first. smp_call_function_many (freed tables) skips the
+	 * sender; v5.13's flush_tlb_func does not count the initiator's call. */
+	if (!run_local && !f->freed_tables && mc->policy.x86_lazy == X86_LAZY_FREED_TABLES &&
+	    cpumask_test(mm, self) && x86_should_ipi(s, self, f))
+		sim_charge_sys(s, flush_tlb_func_remote(s, self, f));
 }
 
 /* finish_asid_transition(info) (4afeb0ed1753): while some CPU running the

@@ -46,8 +46,9 @@
  * shared counter), so bogo_ops = child iterations + parent iterations; here
  * that is `ops`. bogo_ops_per_sec = bogo ops in the measured window / its
  * length (stress-ng's "bogo ops/s (real time)", without setup and warm-up).
- * tlb_shootdowns_per_sec: flush IPIs received in the window (the TLB line of
- * /proc/interrupts, irq_tlb_count: every flush_tlb_func run from an IPI) per
+ * tlb_shootdowns_per_sec: flush handler calls in the window (the TLB line of
+ * /proc/interrupts, irq_tlb_count: every flush_tlb_func run from an IPI,
+ * and up to v5.12 the sender's own call of a flush that freed no tables) per
  * second; 0 on arm64, whose flushes are broadcast TLBIs (no TLB line) and on
  * x86 with INVLPGB. ipis_per_sec: every IPI received in the window (the
  * function-call IPIs of user and kernel flushes; reschedule IPIs are not

@@ -11,7 +11,9 @@
  *  - native_flush_tlb_others [4.3]: IPIs go to the other CPUs of
  *    mm_cpumask; lazy CPUs only when freed_tables. A lazy CPU that takes the
  *    IPI leaves lazy mode by switching to init_mm instead of flushing [4.4],
- *    which drops it from mm_cpumask [4.2].
+ *    which drops it from mm_cpumask [4.2]. A flush that freed no tables
+ *    also runs the handler on the sender (on_each_cpu_cond_mask, up to
+ *    v5.12): tlb_shootdowns counts it, ipi_received does not.
  *  - switch_mm_irqs_off [4.2]: coming back from lazy mode to the same mm
  *    re-checks ctxs[slot].tlb_gen against mm tlb_gen and flushes if stale;
  *    choose_new_asid: reuse the slot whose ctx_id matches (flush iff its
@@ -226,6 +228,70 @@ static void test_ipis_and_lazy(void **state)
 	(void)state;
 	struct ctl c = {0};
 	run_main("x86-24", 4, NULL, ipi_main, &c);
+}
+
+/* ---- the sender's own handler call (v4.20..v5.12) ---- */
+
+struct selfctl {
+	struct ctl ctl;		/* the busy thread's */
+	int ran;
+	uint64_t shoot[2], recv[2];	/* by freed_tables */
+	uint64_t full[2], pages[2];	/* CPU 0's flush work in the handler calls */
+};
+
+static void self_main(struct sim *s, struct sim_thread *t)
+{
+	struct selfctl *c = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	tsim_spawn(s, busy_thread, &c->ctl, 2);
+	sim_step(s, YP_USER, 1000000);
+	assert_false(arch_cpu(s, 2)->is_lazy);
+	for (int ft = 0; ft <= 1; ft++) {
+		uint64_t sh = s->m.tlb_shootdowns, rc = s->m.ipi_received;
+		uint64_t full = s->m.flush_full, pages = s->m.flush_local_pages;
+		flush_tlb_mm_range(s, &mm->context, H, H + PG, 12, ft);
+		c->shoot[ft] = s->m.tlb_shootdowns - sh;
+		c->recv[ft] = s->m.ipi_received - rc;
+		c->full[ft] = s->m.flush_full - full;
+		c->pages[ft] = s->m.flush_local_pages - pages;
+	}
+	c->ctl.done = 1;
+	c->ran = 1;
+}
+
+/* Rule (arch/x86/mm/tlb.c v4.20..v5.12, native_flush_tlb_others; kernel/smp.c
+ * on_each_cpu_cond_mask): a flush that freed no tables goes through
+ * on_each_cpu_cond_mask(tlb_is_not_lazy, flush_tlb_func_remote, ...,
+ * mm_cpumask), which runs the handler on the sender too - it is in the mask
+ * and not lazy - after the IPIs: irq_tlb_count (tlb_shootdowns) counts one
+ * more than the IPIs received, and the sender's TLB, flushed first by
+ * flush_tlb_mm_range, needs nothing more (one INVLPG here, one on CPU 2). A
+ * flush that freed tables uses smp_call_function_many, which skips the
+ * sender. x86_flush_local=concurrent (v5.13, 4c1ba3923e6c/4ce94eabac16):
+ * the initiator's flush_tlb_func call is local and not counted; x86_lazy=
+ * never (before b956575bed91: smp_call_function_many always): not counted
+ * either. */
+static void test_sender_runs_own_handler(void **state)
+{
+	(void)state;
+	for (int mode = 0; mode < 3; mode++) {
+		struct selfctl c = {0};
+		struct sim *s = tsim_new_p("x86-24", 4, NESTED_FULLMM, NULL);
+		if (mode == 1)
+			machine_of(s)->policy.x86_flush_local = X86_FLUSH_LOCAL_CONCURRENT;
+		if (mode == 2)
+			machine_of(s)->policy.x86_lazy = X86_LAZY_NEVER;
+		tsim_spawn(s, self_main, &c, 0);
+		tsim_run(s);
+		assert_int_equal(c.ran, 1);
+		for (int ft = 0; ft <= 1; ft++) {
+			assert_int_equal(c.recv[ft], 1);		/* CPU 2 */
+			assert_int_equal(c.shoot[ft], mode == 0 && !ft ? 2 : 1);
+			assert_int_equal(c.pages[ft], 2);
+			assert_int_equal(c.full[ft], 0);
+		}
+		tsim_free(s);
+	}
 }
 
 /* ---- the IPI targets on a machine of more than 64 CPUs ---- */
@@ -759,6 +825,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flush_ceiling),
 		cmocka_unit_test(test_ipis_and_lazy),
+		cmocka_unit_test(test_sender_runs_own_handler),
 		cmocka_unit_test(test_ipis_wide_mask),
 		cmocka_unit_test(test_kvm16_ipi),
 		cmocka_unit_test(test_tlb_gen_catch_up),
