@@ -58,6 +58,27 @@ void chart_xml_text(FILE *f, const char *s)
 	}
 }
 
+/*
+ * The width in px a text takes at the charts' sans-serif size px: its
+ * characters (UTF-8 lead bytes) times 0.62 em, a little over the average
+ * advance of DejaVu Sans and Liberation Sans for names like
+ * "nested=fullmm,tlb_flush_cond=end" (so a width sized with it holds the
+ * text; tests/cli/chromium_svg.sh measures the rendered text).
+ */
+int chart_text_px(const char *s, double px)
+{
+	size_t n = 0;
+	for (; s && *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	double w = (double)n * 0.62 * px;
+	return w > 100000 ? 100000 : (int)ceil(w);
+}
+
+static int imax(int a, int b)
+{
+	return a > b ? a : b;
+}
+
 static const char *three(double v, const char *unit, char *buf, size_t len)
 {
 	double a = fabs(v);
@@ -175,11 +196,28 @@ static double xmap(const struct line_chart *c, double x)
 void chart_line_svg(FILE *f, const struct line_chart *c)
 {
 	int h = LTOP + c->npanels * PH + 8;
+	/* the plot as wide as its category labels need, the legend as wide as
+	 * its names, the whole as wide as the title */
+	int pw = LW - LLEFT - LRIGHT, lw = LRIGHT;
+	int catw = 0;
+	for (int i = 0; i < c->ncat; i++)
+		catw = imax(catw, chart_text_px(c->cat[i], 12) + 10);
+	if (c->ncat && catw * c->ncat > pw)
+		pw = catw * c->ncat;
+	lw = imax(lw, 18 + chart_text_px(c->legend_title, 12) * 11 / 10 + 12);
+	for (int p = 0; p < c->npanels; p++)
+		for (int i = 0; i < c->p[p].nseries; i++)
+			lw = imax(lw, 18 + 28 + chart_text_px(c->p[p].s[i].name, 12) + 12);
+	int W = LLEFT + pw + lw;
+	W = imax(W, LLEFT + chart_text_px(c->title, 16) * 11 / 10 + 12);
+	W = imax(W, LLEFT + chart_text_px(c->subtitle, 12) + 12);
+	for (int p = 0; p < c->npanels; p++)
+		W = imax(W, LLEFT + chart_text_px(c->p[p].title, 12) * 11 / 10 + 12);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		   "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
 		   "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n",
-		LW, h, LW, h, LW, h);
+		W, h, W, h, W, h);
 	fprintf(f, "<text class=\"title\" x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", LLEFT);
 	chart_xml_text(f, c->title);
 	fprintf(f, "</text>\n");
@@ -191,7 +229,7 @@ void chart_line_svg(FILE *f, const struct line_chart *c)
 	for (int p = 0; p < c->npanels; p++) {
 		const struct chart_panel *pn = &c->p[p];
 		int top = LTOP + p * PH + PTOP, bot = LTOP + (p + 1) * PH - PBOT;
-		int left = LLEFT, right = LW - LRIGHT;
+		int left = LLEFT, right = LLEFT + pw;
 		/* ranges */
 		double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
 		bool neg = false;
@@ -337,10 +375,17 @@ void chart_line_svg(FILE *f, const struct line_chart *c)
 void chart_bar_svg(FILE *f, const struct bar_chart *c)
 {
 	int bw = 24, gap = 34, left = 90, legend = 220;
+	/* a group as wide as its bars and its name; the legend as wide as its
+	 * names; the whole as wide as the title */
 	int gw = c->nbars * bw + gap;
+	for (int g = 0; g < c->ngroups; g++)
+		gw = imax(gw, chart_text_px(c->group[g], 12) + 12);
+	for (int b = 0; b < c->nbars; b++)
+		legend = imax(legend, 20 + 20 + chart_text_px(c->bar[b], 12) + 12);
 	int w = left + c->ngroups * gw + legend;
-	if (w < 640)
-		w = 640;
+	w = imax(w, 640);
+	w = imax(w, left + chart_text_px(c->title, 16) * 11 / 10 + 12);
+	w = imax(w, left + chart_text_px(c->subtitle, 12) + 12);
 	int top = 96, bot = 396, h = 450;
 	int right = left + c->ngroups * gw;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -383,7 +428,7 @@ void chart_bar_svg(FILE *f, const struct bar_chart *c)
 	chart_xml_text(f, c->ylabel);
 	fprintf(f, "</text>\n");
 	for (int g = 0; g < c->ngroups; g++) {
-		int gx = left + g * gw + gap / 2;
+		int gx = left + g * gw + (gw - c->nbars * bw) / 2;
 		fprintf(f, "<text class=\"group\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
 			gx + c->nbars * bw / 2, bot + 18);
 		chart_xml_text(f, c->group[g]);

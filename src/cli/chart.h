@@ -67,6 +67,10 @@ struct bar_chart {
 
 void chart_bar_svg(FILE *f, const struct bar_chart *c);
 
+/* The width in px, a little generous, that text s takes in the charts'
+ * sans-serif at size px (0 for NULL). */
+int chart_text_px(const char *s, double px);
+
 /* Human units: value in ns as "19.8 s", "46 µs"; a count as "1.6 M", "392 K".
  * Three significant digits. */
 const char *chart_time(double ns, char *buf, size_t len);

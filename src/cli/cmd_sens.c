@@ -143,8 +143,16 @@ static void write_svg(FILE *f, const char *title, const char *qname, double q0,
 	}
 	if (span == 0)
 		span = q0 ? fabs(q0) * 0.01 : 1;
-	const int W = 900, left = 210, barw = 560, rowh = 22, top = 70;
+	const int left = 210, barw = 560, rowh = 22, top = 70;
 	int H = top + n * rowh + 50;
+	char sub[160];
+	snprintf(sub, sizeof(sub), " at each parameter -%d %% (blue) and +%d %% (orange); baseline %.6g",
+		 pct, pct, q0);
+	/* as wide as the title and the line under it need */
+	int W = 900, tw = 10 + chart_text_px(title, 15) * 11 / 10 + 12;
+	int sw = 10 + chart_text_px(qname, 12) + chart_text_px(sub, 12) + 12;
+	W = tw > W ? tw : W;
+	W = sw > W ? sw : W;
 	double cx = left + barw / 2.0, scale = (barw / 2.0 - 10) / span;
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		   "font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
@@ -152,8 +160,7 @@ static void write_svg(FILE *f, const char *title, const char *qname, double q0,
 	chart_xml_text(f, title);
 	fprintf(f, "</text>\n<text x=\"10\" y=\"42\">");
 	chart_xml_text(f, qname);
-	fprintf(f, " at each parameter -%d %% (blue) and +%d %% (orange); baseline %.6g</text>\n",
-		pct, pct, q0);
+	fprintf(f, "%s</text>\n", sub);
 	fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333\"/>\n", cx,
 		top - 8, cx, top + n * rowh);
 	for (int i = 0; i < n; i++) {

@@ -3,7 +3,9 @@
 # real browser: each kind (plot's line chart, compare --svg's bar chart,
 # sensitivity's tornado) is rendered by headless Chromium to a PNG, which
 # must be the window's size and not blank: several colours, and drawn
-# (non-background) pixels in the top, middle and bottom thirds.
+# (non-background) pixels in the top, middle and bottom thirds; and every
+# text must lie inside its chart, with no two labels of one row overlapping
+# (measured by Chromium's layout), long column names included.
 # Exits 77 (CTest SKIP_RETURN_CODE) when Chromium is not installed (Debian
 # package `chromium`); TLBSIM_CHROMIUM names the browser (`none`: skip).
 set -u
@@ -121,6 +123,63 @@ for kind in blank line bars tornado; do
 		continue
 	fi
 	python3 "$tmp/pngcheck.py" "$kind.png" "$kind" $W $H || fail=1
+done
+
+# every text inside the canvas and no two axis labels, group names or legend
+# entries on one line overlapping, as Chromium lays the text out: the charts
+# above, and the same with long column names (three knobs a column), must
+# fit; a text wider than its canvas must not pass
+long1=nested=v2,tlb_flush_cond=end,spurious_flush=skip_tried
+long2=nested=fullmm,tlb_flush_cond=bits,spurious_flush=local
+"$bin" sweep mmap8 --iters 10 --profile x86-24 --grid threads=1,2 --policy $long1 --policy $long2 \
+	--seeds 1 -o long.csv 2>/dev/null || failmsg "sweep (long names) exit $?"
+"$bin" plot long.csv --x threads --y wall --by policy -o longline.svg || failmsg "plot (long names) exit $?"
+"$bin" compare mmap8 --iters 20 --profile x86-24 --policy $long1 --policy $long2 --seeds 1 \
+	--svg longbars.svg >/dev/null 2>&1 || failmsg "compare --svg (long names) exit $?"
+"$bin" sensitivity mmap8 --iters 5 --threads 2 --profile x86-24 -D jitter=0 --policy $long1 \
+	--policy $long2 --svg longtornado.svg >/dev/null 2>&1 || failmsg "sensitivity --svg (long names) exit $?"
+printf '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50"><text x="10" y="20">a text far too long for its chart</text></svg>\n' >overflow.svg
+cat >"$tmp/fit.py" <<'PY'
+import re, sys
+svg = re.sub(r'^<\?xml[^>]*>\s*', '', open(sys.argv[1], encoding="utf-8").read())
+page = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body style="margin:0">
+<div id="box">%s</div>
+<script>
+var svg = document.querySelector('#box svg');
+var W = +svg.getAttribute('width'), H = +svg.getAttribute('height');
+var sr = svg.getBoundingClientRect(), bad = [], lab = [];
+svg.querySelectorAll('text').forEach(function (t) {
+  var r = t.getBoundingClientRect();
+  var x0 = r.left - sr.left, x1 = r.right - sr.left, y0 = r.top - sr.top, y1 = r.bottom - sr.top;
+  if (x0 < -1 || y0 < -1 || x1 > W + 1 || y1 > H + 1)
+    bad.push('outside ' + W + 'x' + H + ': ' + t.textContent + ' at x ' + x0.toFixed(0) + '..' + x1.toFixed(0));
+  var c = t.getAttribute('class');
+  if (c == 'group' || c == 'tick' || c == 'legend')
+    lab.push({c: c, y: Math.round(y0), x0: x0, x1: x1, s: t.textContent});
+});
+for (var i = 0; i < lab.length; i++)
+  for (var j = i + 1; j < lab.length; j++) {
+    var a = lab[i], b = lab[j];
+    if (a.c == b.c && a.y == b.y && a.x0 < b.x1 - 0.5 && b.x0 < a.x1 - 0.5)
+      bad.push('overlap: ' + a.s + ' and ' + b.s);
+  }
+document.body.setAttribute('data-fit', bad.length ? 'BAD ' + bad.join('; ') : 'OK');
+</script></body></html>"""
+open(sys.argv[2], "w", encoding="utf-8").write(page % svg)
+PY
+for kind in overflow line bars tornado longline longbars longtornado; do
+	[ -s "$kind.svg" ] || { failmsg "$kind.svg not written"; continue; }
+	python3 "$tmp/fit.py" "$kind.svg" "$kind.html" || { failmsg "$kind: fit page"; continue; }
+	HOME=$tmp timeout 120 "$browser" --headless --no-sandbox --disable-gpu \
+		--user-data-dir="$tmp/profile-fit-$kind" --dump-dom "file://$tmp/$kind.html" \
+		>"$tmp/$kind.dom" 2>"$tmp/$kind.fitlog"
+	res=$(grep -o 'data-fit="[^"]*"' "$tmp/$kind.dom" | head -n 1)
+	case "$kind:$res" in
+	overflow:*BAD*outside*) echo "chromium_svg: overflow: caught" ;;
+	overflow:*) failmsg "a text wider than its canvas passed the fit check: $res" ;;
+	*:'data-fit="OK"') echo "chromium_svg: $kind: every text fits" ;;
+	*) failmsg "$kind: ${res:-no result (chromium: $(tail -n 2 "$tmp/$kind.fitlog"))}" ;;
+	esac
 done
 
 if [ $fail = 0 ]; then
