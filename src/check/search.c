@@ -17,6 +17,7 @@
 
 #include "check/check.h"
 #include "sim/grow.h"
+#include "sim/hash.h"
 
 /* between schedules: how often a pending signal is looked for */
 #define SIGNAL_POLL_NS 1000000u
@@ -73,36 +74,41 @@ void check_config_defaults(struct tlbsim_config *cfg, bool cpus_given, bool iter
 	}
 }
 
-/* FNV-1a over everything that determines a schedule's behaviour. */
+/* FNV-1a over everything that determines a schedule's behaviour, as the
+ * text "workload|profile|cpus|threads|iters|seed|name=value...|knob
+ * values...[|src=XXXXXXXX][|tso]|param values...", hashed piece by piece
+ * (a 4 KiB buffer once cut it short: with long scenario parameter values
+ * the knobs and -D values after the cut changed nothing in the hash, so a
+ * token replayed silently under another configuration). */
 uint32_t config_hash(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res)
 {
-	char buf[4096];
-	size_t n = (size_t)snprintf(buf, sizeof(buf), "%s|%s|%d|%d|%" PRId64 "|%" PRIu64,
-				    res->workload->name, res->profile->name, res->cpus, res->threads,
-				    res->iters, cfg->seed);
-	for (int i = 0; i < res->nwparams && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|%s=%s", res->wparams[i].name,
-				      res->wparams[i].value);
-	for (int k = 0; k < tlbsim_knob_count() && n < sizeof(buf); k++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|%s",
-				      tlbsim_policy_value_name(&cfg->policy, k));
+	char num[96];
+	uint32_t h = fnv1a_str(FNV1A_INIT, res->workload->name);
+	h = fnv1a_str(fnv1a_str(h, "|"), res->profile->name);
+	snprintf(num, sizeof(num), "|%d|%d|%" PRId64 "|%" PRIu64, res->cpus, res->threads, res->iters,
+		 cfg->seed);
+	h = fnv1a_str(h, num);
+	for (int i = 0; i < res->nwparams; i++) {
+		h = fnv1a_str(fnv1a_str(h, "|"), res->wparams[i].name);
+		h = fnv1a_str(fnv1a_str(h, "="), res->wparams[i].value);
+	}
+	for (int k = 0; k < tlbsim_knob_count(); k++)
+		h = fnv1a_str(fnv1a_str(h, "|"), tlbsim_policy_value_name(&cfg->policy, k));
 	/* a scenario file's text: a token made on another version of the file
 	 * replayed there silently, to another outcome (built-ins: 0, their
 	 * tokens stay as they were) */
-	if (res->workload->source_hash && n < sizeof(buf))
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|src=%08x",
-				      (unsigned)res->workload->source_hash);
+	if (res->workload->source_hash) {
+		snprintf(num, sizeof(num), "|src=%08x", (unsigned)res->workload->source_hash);
+		h = fnv1a_str(h, num);
+	}
 	/* only a non-default memory model is named: SC tokens stay as they were */
-	if (cfg->memory_model == TLBSIM_MM_TSO && n < sizeof(buf))
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|tso");
+	if (cfg->memory_model == TLBSIM_MM_TSO)
+		h = fnv1a_str(h, "|tso");
 	int64_t p[P_COUNT];
 	tlbsim_params_for(res->profile, cfg, p);
-	for (int i = 0; i < P_COUNT && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|%" PRId64, p[i]);
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n && i < sizeof(buf); i++) {
-		h ^= (uint8_t)buf[i];
-		h *= 16777619u;
+	for (int i = 0; i < P_COUNT; i++) {
+		snprintf(num, sizeof(num), "|%" PRId64, p[i]);
+		h = fnv1a_str(h, num);
 	}
 	return h;
 }

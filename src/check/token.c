@@ -18,6 +18,7 @@
 
 #include "check/check.h"
 #include "sim/grow.h"
+#include "sim/hash.h"
 
 static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxy";
 #define TOKEN_DIGITS 35u
@@ -26,12 +27,7 @@ static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxy";
 
 static uint32_t fnv1a(const char *p, size_t n)
 {
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (uint8_t)p[i];
-		h *= 16777619u;
-	}
-	return h;
+	return fnv1a_add(FNV1A_INIT, p, n);
 }
 
 /* append to out (always counting, writing only what fits) */

@@ -12,6 +12,7 @@
 
 #include "oracle/oracle.h"
 #include "prog.h"
+#include "sim/hash.h"
 
 const char *const scen_word_names[W_COUNT] = {
 	"", "shared", "private", "dontneed", "free", "read", "write", "ext4", "tmpfs",
@@ -1603,11 +1604,7 @@ struct scenario *scenario_compile(const char *fname, const char *text, size_t le
 	}
 	ps->fname = fname;
 	/* the text's hash, for replay tokens (tlbsim_workload_desc) */
-	uint32_t src_hash = 2166136261u;
-	for (size_t i = 0; i < len; i++) {
-		src_hash ^= (uint8_t)text[i];
-		src_hash *= 16777619u;
-	}
+	uint32_t src_hash = fnv1a_add(FNV1A_INIT, text, len);
 	/* an editor's UTF-8 byte order mark is not text of the file (it gave
 	 * three errors on the first line) */
 	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
