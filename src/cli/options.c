@@ -174,13 +174,46 @@ void cli_put_sanitized(FILE *f, const char *s)
 	}
 }
 
+/* The one-line error "tlbsim: MSG". A message longer than ERR_KEEP * 2
+ * bytes (an argument of thousands of characters quoted in it) keeps its
+ * head and its tail, where the reason is, around "[... N bytes ...]": cut
+ * at 2 KiB, the reason was lost. */
+#define ERR_KEEP 240
 static int verror(int code, const char *fmt, va_list ap)
 {
-	char msg[2048];
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	char small[2048], *msg = small;
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(small, sizeof(small), fmt, ap);
+	if (n >= (int)sizeof(small)) {
+		char *big = malloc((size_t)n + 1);
+		if (big) {
+			vsnprintf(big, (size_t)n + 1, fmt, ap2);
+			msg = big;
+		}
+	}
+	va_end(ap2);
+	size_t len = strlen(msg);
 	fputs("tlbsim: ", stderr);
-	cli_put_sanitized(stderr, msg);
+	if (len > 2 * ERR_KEEP + 64) {
+		/* cut at character boundaries: no UTF-8 sequence split */
+		size_t h = ERR_KEEP, t = len - ERR_KEEP;
+		while (h > 0 && ((unsigned char)msg[h] & 0xc0) == 0x80)
+			h--;
+		while (t < len && ((unsigned char)msg[t] & 0xc0) == 0x80)
+			t++;
+		char c = msg[h];
+		msg[h] = 0;
+		cli_put_sanitized(stderr, msg);
+		msg[h] = c;
+		fprintf(stderr, "[... %zu bytes ...]", t - h);
+		cli_put_sanitized(stderr, msg + t);
+	} else {
+		cli_put_sanitized(stderr, msg);
+	}
 	fputc('\n', stderr);
+	if (msg != small)
+		free(msg);
 	return code;
 }
 
@@ -264,8 +297,12 @@ bad:
 static int split_kv(const char *opt, const char *arg, char *k, size_t kl, char *v, size_t vl)
 {
 	const char *eq = strchr(arg, '=');
-	if (!eq || eq == arg || (size_t)(eq - arg) >= kl || strlen(eq + 1) >= vl || !eq[1])
+	if (!eq || eq == arg || !eq[1])
 		return cli_error("%s %s: want NAME=VALUE", opt, arg);
+	if ((size_t)(eq - arg) >= kl)
+		return cli_error("%s %s: the name is longer than %zu characters", opt, arg, kl - 1);
+	if (strlen(eq + 1) >= vl)
+		return cli_error("%s %s: the value is longer than %zu characters", opt, arg, vl - 1);
 	memcpy(k, arg, (size_t)(eq - arg));
 	k[eq - arg] = 0;
 	memcpy(v, eq + 1, strlen(eq + 1) + 1);

@@ -90,6 +90,18 @@ tlbsim_cli(err_unknown_policy_value_compare 2 STDERR "unknown value 'zzz'"
            ARGS compare mmap8 --policy nested=prefix --policy nested=zzz)
 tlbsim_cli(err_policy_not_kv 2 STDERR "--policy nested" "NAME=VALUE"
            ARGS run mmap8 --policy nested)
+# a name or value over its length says so (it said "want NAME=VALUE"); an
+# argument of thousands of characters keeps the reason at the end of the
+# line (the message was cut at 2 KiB, before it)
+string(REPEAT "0" 100 tlbsim_z100)
+string(REPEAT "0" 5000 tlbsim_z5000)
+tlbsim_cli(err_wparam_value_too_long 2 STDERR "-w size=0+1: the value is longer than 79 characters"
+           ARGS run mmap8 -w size=${tlbsim_z100}1)
+tlbsim_cli(err_override_name_too_long 2 STDERR "the name is longer than 63 characters"
+           ARGS run mmap8 -D ${tlbsim_z100}=1)
+tlbsim_cli(err_huge_arg_keeps_reason 2
+           STDERR "^tlbsim: -w size=0+\\[\\.\\.\\. [0-9]+ bytes \\.\\.\\.\\]0+1: the value is longer than 79 characters$"
+           ARGS run mmap8 -w size=${tlbsim_z5000}1)
 # an empty item or one knob twice in one --policy is a slip, not a policy
 tlbsim_cli(err_policy_trailing_comma 2 STDERR "--policy nested=v2,: an empty item"
            ARGS run mmap8 --policy nested=v2,)
