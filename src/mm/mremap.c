@@ -19,10 +19,15 @@
  *              still writes through the old entry: the write lands in a
  *              page judged clean (I3).
  *   dirty      (5d1904204c99, v4.9..v4.18) a moved dirty PTE forces the
- *              flush before the PTE locks are dropped; clean moves still
- *              leave it to the end. A truncate that zaps the moved clean
- *              PTE and frees the page before that flush leaves the old
- *              entry pointing at a freed page (I1; CVE-2018-18281).
+ *              flush before the old PTE lock is dropped - but after the
+ *              new one is (move_ptes unlocked new_ptl, then flushed, then
+ *              unlocked old_ptl); clean moves still leave it to the end. A
+ *              truncate that zaps the moved PTE at its new address and
+ *              frees the page before that flush leaves the old entry
+ *              pointing at a freed page (I1; CVE-2018-18281): for a clean
+ *              move until the end, for a dirty one while the flush runs
+ *              (eb66ae030829's message: the flush must come before the
+ *              destination lock is released too).
  *   under_ptl  (eb66ae030829, v4.19) any moved present PTE forces the flush
  *              under both locks; no flush at the end.
  * And the knob `mremap_pmd`: none (up to v5.0, every extent through
@@ -37,11 +42,12 @@
  * the move and flush that address while a CPU has cached the new one (I1).
  * The rmap lock (i_mmap_rwsem for write) excludes the walk.
  *
- * The PTE locks (rmap.c): move_ptes holds both across its flush as an rmap
- * walker holds one (rmap_ptl_lock, rmap_ptl_lock2: it waits for zaps and
- * page_mkclean, and they wait for it), so whoever needs either lock sees the
- * moved PTE only after the flush the knob put under them; under them it
- * also calls flush_tlb_batched_pending (3ea277194daa, v4.11).
+ * The PTE locks (rmap.c): move_ptes holds both (dirty: the old one only)
+ * across its flush as an rmap walker holds one (rmap_ptl_lock,
+ * rmap_ptl_lock2: it waits for zaps and page_mkclean, and they wait for
+ * it), so whoever needs a lock held across the flush sees the moved PTE
+ * only after that flush; under them it also calls
+ * flush_tlb_batched_pending (3ea277194daa, v4.13).
  *
  * A huge PMD entry (huge_memory.c) moves whole with move_huge_pmd() when
  * its extent is one whole aligned HPAGE_PMD_SIZE on both sides, and is
@@ -179,11 +185,19 @@ static void move_ptes(struct sim *s, struct vm_area_struct *vma, uint64_t old_ad
 		set_entry(s, new_t, j0 + (i - i0), pte);	/* set_pte_at */
 		moved++;
 	}
+	/* v4.9..v4.18 (dirty) dropped the new PTE lock before the flush and
+	 * held only the old one across it: a zap at the new address could run
+	 * meanwhile (the window eb66ae030829 closed for dirty moves too) */
+	if (pol == MREMAP_FLUSH_DIRTY && new_t != old_t) {
+		rmap_ptl_unlock2(s);
+		/* the lock is free: a zap may take it before the flush starts */
+		sim_step_arg(s, YP_PTE, 0, new_addr, 0);
+	}
 	if (force_flush)
 		machine_of(s)->arch->flush_tlb_range(s, &mm->context, old_end - len, old_end);
 	else if (pol != MREMAP_FLUSH_UNDER_PTL)
 		*need_flush = true;
-	if (new_t != old_t)
+	if (pol != MREMAP_FLUSH_DIRTY && new_t != old_t)
 		rmap_ptl_unlock2(s);
 	rmap_ptl_unlock(s);
 	if (need_rmap_locks)

@@ -321,6 +321,16 @@ tlbsim_check_out(mremap_truncate_v414 1
   HAS "VIOLATION I1" "data frame" "token: t2."
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/mremap_truncate_race.tlbs --kernel 4.14 --runs 100000
        --time-limit 60)
+# the dirty move (mremap_truncate_dirty_race): v4.9..v4.18 flushed it with
+# only the source PTE lock held - the truncate zaps through the destination
+# before that flush (I1); the old model held both and was clean
+tlbsim_check_out(mremap_truncate_dirty_v414 1
+  HAS "VIOLATION I1" "data frame" "token: t2."
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/mremap_truncate_dirty_race.tlbs --kernel 4.14 --runs 100000
+       --time-limit 60)
+tlbsim_check_out(mremap_truncate_dirty_v420 0
+  HAS "no violation: 20000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/mremap_truncate_dirty_race.tlbs --kernel 4.20 --runs 20000)
 tlbsim_check_out(mremap_pmd_v510 1
   HAS "VIOLATION I1" "data frame" "token: t2."
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/mremap_pmd_race.tlbs --kernel 5.10 --runs 100000
