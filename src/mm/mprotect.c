@@ -108,10 +108,15 @@ pte_t pte_mkprotnone(const struct pt_format *fmt, pte_t pte)
 	return (pte & ~PTE_VALID) | PTE_PROTNONE;
 }
 
-/* change_pte_range()'s prot_numa skips (v5.1..v5.11): the zero page and KSM
- * pages (nothing to migrate), a private page mapped more than once (a
- * shared COW page: refcount > 1 in the model), a PTE already PROT_NONE */
-static bool prot_numa_skip(struct sim *s, pte_t pte)
+/* change_pte_range()'s prot_numa skips (v5.1..v5.11): a PTE already
+ * PROT_NONE; the zero page and KSM pages (nothing to migrate); in a COW
+ * mapping (is_cow_mapping: a private one) a page mapped more than once
+ * (859d4adc3 "do not trap faults on shared data section pages", v4.16:
+ * page_mapcount != 1 - refcount for an anonymous page in the model, less the
+ * page cache's reference for a file page); a dirty page-cache page that is
+ * not swap-backed (ext4, not tmpfs), which MIGRATE_ASYNC cannot always move
+ * (09a913a7a, v4.17) */
+static bool prot_numa_skip(struct sim *s, const struct vm_area_struct *vma, pte_t pte)
 {
 	if (pte & PTE_PROTNONE)
 		return true;
@@ -119,7 +124,16 @@ static bool prot_numa_skip(struct sim *s, pte_t pte)
 	if (is_zero_frame(s, f))
 		return true;
 	const struct frame *fr = frame_of(hw_of(s), f);
-	return (fr->pgflags & PG_KSM) || ((fr->pgflags & PG_ANON) && fr->refcount > 1);
+	if (fr->pgflags & PG_KSM)
+		return true;
+	bool anon = fr->pgflags & PG_ANON;
+	uint32_t mapcount = anon || !fr->refcount ? fr->refcount : fr->refcount - 1;
+	if (!(vma->vm_flags & VM_SHARED) && mapcount != 1)
+		return true;
+	/* page_is_file_cache(): a page-cache page that is not swap-backed - an
+	 * ext4 page, not a tmpfs one (fs->account_dirty tells them apart) */
+	bool file_lru = !anon && vma->file && vma->file->fs->account_dirty;
+	return file_lru && (fr->pgflags & PG_DIRTY);
 }
 
 /*
@@ -169,7 +183,7 @@ static uint64_t change_pte_range(struct sim *s, struct vm_area_struct *vma, uint
 		if (!pte_present(old) && !(old & PTE_PROTNONE))
 			continue;
 		if (prot_numa) {
-			if (prot_numa_skip(s, old))
+			if (prot_numa_skip(s, vma, old))
 				continue;
 			table[i] = pte_mkprotnone(hw->fmt, old);
 		} else {
@@ -236,7 +250,7 @@ static uint64_t hugetlb_change_protection(struct sim *s, struct vm_area_struct *
 	 * may free it right after */
 	if (shared_pmd)
 		machine_of(s)->arch->flush_tlb_range(s, &mm->context, f_start, f_end);
-	else if (pages)
+	else
 		machine_of(s)->arch->flush_tlb_range(s, &mm->context, start, end);
 	up_write(s, &vma->file->i_mmap_rwsem);
 	return pages;
@@ -427,7 +441,11 @@ int64_t numa_scan(struct sim *s, uint64_t addr, uint64_t len, bool misplaced)
 		struct vm_area_struct *vma = mm->vmas[i];
 		uint64_t from = vma->vm_start > a ? vma->vm_start : a;
 		uint64_t to = vma->vm_end < end ? vma->vm_end : end;
-		if (!(vma->file && !(vma->vm_flags & VM_WRITE)) && (vma->vm_flags & VM_READ))
+		/* task_numa_work's VMA skips: not migratable (VM_PFNMAP; VM_IO
+		 * is not modelled), hugetlbfs, VM_MIXEDMAP, a read-only file
+		 * mapping, an inaccessible one */
+		if (!(vma->vm_flags & (VM_PFNMAP | VM_MIXEDMAP | VM_HUGETLB)) &&
+		    !(vma->file && !(vma->vm_flags & VM_WRITE)) && (vma->vm_flags & VM_READ))
 			pages += (int64_t)change_protection(s, vma, from, to, false,
 							    MM_CP_PROT_NUMA);
 		a = to;

@@ -13,7 +13,8 @@
  *    share (huge_pmd_unshare), zaps nothing, frees no table, and the other
  *    mm keeps its translation;
  *  - mprotect of a shared range unshares it too (hugetlb_change_protection)
- *    and flushes the PUD range with flush_tlb_range before the unlock;
+ *    and flushes the PUD range with flush_tlb_range before the unlock; an
+ *    mprotect that changed no PTE flushes its range all the same;
  *  - with before_unlock the unsharing unmap has flushed (x86: a full flush,
  *    the PUD range is above the ceiling) by the time it releases
  *    i_mmap_rwsem; with after_unlock it has not (its flush comes at
@@ -228,6 +229,36 @@ static void test_mprotect_unshares(void **state)
 	tsim_free(s);
 }
 
+/* an mprotect that rewrites no PTE: nothing of the range was touched */
+static void untouched(struct sim *s, struct sim_thread *t)
+{
+	struct ctx *c = t->arg;
+	c->file = sys_tmpfile(s, &fs_hugetlbfs, GB);
+	assert_true(sys_mmap_file(s, AT, GB, TLBSIM_MAP_SHARED, c->file, 0) == AT);
+	uint64_t f0 = s->m.flush_full + s->m.flush_local_pages;
+	assert_int_equal(sys_mprotect(s, AT, GB, TLBSIM_PROT_READ), 0);
+	c->flushes_at_unlock = s->m.flush_full + s->m.flush_local_pages - f0;
+	c->ran++;
+}
+
+/* Rule (hugetlb_change_protection, mm/hugetlb.c, v4.20..v6.x): the range
+ * is flushed before i_mmap_rwsem is released whether or not a PTE changed
+ * (flush_hugetlb_tlb_range has no `pages` test, unlike
+ * change_protection_range): an mprotect of an untouched hugetlb mapping
+ * still flushes it once (x86: the range is above the ceiling, a full
+ * flush). */
+static void test_mprotect_flushes_unchanged(void **state)
+{
+	(void)state;
+	struct ctx c = {0};
+	struct sim *s = tsim_new("x86-24", 1, NESTED_FULLMM);
+	tsim_spawn(s, untouched, &c, 0);
+	tsim_run(s);
+	assert_int_equal(c.ran, 1);
+	assert_int_equal(c.flushes_at_unlock, 1);
+	tsim_free(s);
+}
+
 static void test_presets(void **state)
 {
 	(void)state;
@@ -254,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_partial_mapping_shares_nothing),
 		cmocka_unit_test(test_unshare_flush_before_unlock),
 		cmocka_unit_test(test_mprotect_unshares),
+		cmocka_unit_test(test_mprotect_flushes_unchanged),
 		cmocka_unit_test(test_presets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,8 @@
  *    clear, the pfn and the write bit kept), skips the zero page and a
  *    private page mapped twice, returns the PTEs changed and flushes the
  *    range before it returns (x86: an IPI to the other CPU running the mm);
+ *    it skips a dirty ext4 page (not a dirty tmpfs one), a page-cache page
+ *    mapped twice in private mappings, and hugetlbfs and VM_PFNMAP VMAs;
  *  - while the scan is between its PTE change and its flush,
  *    mm->tlb_flush_pending is 1 with numa_pending=raised and 0 with none;
  *    pte_accessible() of the PROT_NONE PTE is then true only with
@@ -174,6 +176,91 @@ static void test_scan_skips(void **state)
 	assert_true(pte_present(x.pz));
 	assert_true(pte_present(x.pshared));
 	assert_true(x.pnormal & PTE_PROTNONE);
+	tsim_free(s);
+}
+
+/* ---- what the scan skips: file pages and whole VMAs ---- */
+struct fskip {
+	int64_t ret_ext4, ret_tmpfs, ret_priv, ret_huge, ret_pfn;
+	pte_t ext4_dirty, ext4_clean, tmpfs_dirty, tmpfs_clean, priv_twice, priv_once;
+	pte_t pfn_before, pfn_after;
+	uint64_t flushes_huge;
+};
+
+static void fskip_body(struct sim *s, struct sim_thread *t)
+{
+	struct fskip *x = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	uint64_t ps = hw_of(s)->geom.page_size;
+	/* shared ext4 and tmpfs mappings: page 0 written (PG_DIRTY), page 1 read */
+	const struct fs_type *fs[2] = {&fs_ext4, &fs_tmpfs};
+	for (int i = 0; i < 2; i++) {
+		struct inode *f = sys_tmpfile(s, fs[i], 2 * ps);
+		uint64_t a = sys_mmap_file(s, 0, 2 * ps, TLBSIM_MAP_SHARED, f, 0);
+		assert_int_equal(user_access(s, a, true), 0);
+		assert_int_equal(user_access(s, a + ps, false), 0);
+		assert_true(frame_of(hw_of(s), pte_pfn(*pte_lookup(s, mm, a)))->pgflags & PG_DIRTY);
+		int64_t r = numa_scan(s, a, 2 * ps, false);
+		*(i ? &x->ret_tmpfs : &x->ret_ext4) = r;
+		*(i ? &x->tmpfs_dirty : &x->ext4_dirty) = *pte_lookup(s, mm, a);
+		*(i ? &x->tmpfs_clean : &x->ext4_clean) = *pte_lookup(s, mm, a + ps);
+	}
+	/* two private mappings of one ext4 file, read (page cache pages, not
+	 * copied): page 0 is mapped by both, page 1 by the first only */
+	struct inode *f = sys_tmpfile(s, &fs_ext4, 2 * ps);
+	uint64_t p1 = sys_mmap_file(s, 0, 2 * ps, TLBSIM_MAP_PRIVATE, f, 0);
+	uint64_t p2 = sys_mmap_file(s, 0, ps, TLBSIM_MAP_PRIVATE, f, 0);
+	assert_int_equal(user_access(s, p1, false), 0);
+	assert_int_equal(user_access(s, p1 + ps, false), 0);
+	assert_int_equal(user_access(s, p2, false), 0);
+	x->ret_priv = numa_scan(s, p1, 2 * ps, false);
+	x->priv_twice = *pte_lookup(s, mm, p1);
+	x->priv_once = *pte_lookup(s, mm, p1 + ps);
+	/* hugetlbfs and a driver's VM_PFNMAP mapping: not scanned at all */
+	uint64_t hs = 1ull << hw_of(s)->geom.pmd_shift;
+	struct inode *hf = sys_tmpfile(s, &fs_hugetlbfs, hs);
+	uint64_t h = sys_mmap_file(s, 0, hs, TLBSIM_MAP_SHARED, hf, 0);
+	assert_true(h != TLBSIM_EINVAL_VA);
+	assert_int_equal(user_access(s, h, true), 0);
+	uint64_t fl0 = s->m.flush_local_pages + s->m.flush_full;
+	x->ret_huge = numa_scan(s, h, hs, false);
+	x->flushes_huge = s->m.flush_local_pages + s->m.flush_full - fl0;
+	uint64_t d = sys_pfnmap(s, 0, ps, false);
+	x->pfn_before = *pte_lookup(s, mm, d);
+	x->ret_pfn = numa_scan(s, d, ps, false);
+	x->pfn_after = *pte_lookup(s, mm, d);
+}
+
+/* Rule (change_pte_range's prot_numa skips, v4.17..v5.11; task_numa_work's
+ * VMA skips): a dirty page-cache page that is not swap-backed (ext4) stays
+ * as it is - 09a913a7a: MIGRATE_ASYNC cannot move every dirty page - while
+ * a dirty tmpfs page (swap-backed) and clean pages are made PROT_NONE; in a
+ * private (COW) mapping a page mapped more than once is skipped whether it
+ * is anonymous or a page-cache page (859d4adc3: page_mapcount != 1); a
+ * hugetlbfs, VM_PFNMAP or VM_MIXEDMAP VMA is not scanned (is_vm_hugetlb_page,
+ * vma_migratable): no PTE changed, nothing flushed. */
+static void test_scan_skips_file_pages_and_vmas(void **state)
+{
+	(void)state;
+	struct fskip x = {0};
+	struct sim *s = tsim_new_p("x86-24", 1, NESTED_FULLMM, no_kpti);
+	tsim_spawn(s, fskip_body, &x, 0);
+	tsim_run(s);
+	assert_int_equal(x.ret_ext4, 1);
+	assert_true(pte_present(x.ext4_dirty));
+	assert_true(x.ext4_clean & PTE_PROTNONE);
+	assert_int_equal(x.ret_tmpfs, 2);
+	assert_true(x.tmpfs_dirty & PTE_PROTNONE);
+	assert_true(x.tmpfs_clean & PTE_PROTNONE);
+	assert_int_equal(x.ret_priv, 1);
+	assert_true(pte_present(x.priv_twice));
+	assert_true(x.priv_once & PTE_PROTNONE);
+	assert_int_equal(x.ret_huge, 0);
+	assert_int_equal(x.flushes_huge, 0);
+	assert_int_equal(x.ret_pfn, 0);
+	assert_true(pte_present(x.pfn_before));
+	assert_int_equal(x.pfn_after, x.pfn_before);
+	assert_int_equal(s->m.violations, 0);
 	tsim_free(s);
 }
 
@@ -613,6 +700,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scan_pending_and_accessible),
 		cmocka_unit_test(test_scan_skips),
+		cmocka_unit_test(test_scan_skips_file_pages_and_vmas),
 		cmocka_unit_test(test_numa_fault_restores),
 		cmocka_unit_test(test_numa_fault_migrates),
 		cmocka_unit_test(test_numa_fault_pinned_not_migrated),
