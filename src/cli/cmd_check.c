@@ -13,11 +13,9 @@
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <inttypes.h>
@@ -30,106 +28,40 @@
  * place, or a regular file replaced through a temporary in `dir`. */
 struct trace_dest {
 	bool to_stdout;
-	bool direct;
-	char target[PATH_MAX];
-	char dir[PATH_MAX];
+	const char *path;
 };
 
-/* Follow symlinks of path (even to a file that does not exist yet) into out.
- * 0, or -1 on a loop or a name too long. */
-static int follow_links(const char *path, char *out, size_t outlen)
-{
-	char cur[PATH_MAX];
-	if (strlen(path) >= sizeof(cur))
-		return -1;
-	memcpy(cur, path, strlen(path) + 1);
-	for (int hops = 0; hops < 40; hops++) {
-		struct stat st;
-		if (lstat(cur, &st) || !S_ISLNK(st.st_mode)) {
-			if (strlen(cur) >= outlen)
-				return -1;
-			memcpy(out, cur, strlen(cur) + 1);
-			return 0;
-		}
-		char link[PATH_MAX];
-		ssize_t n = readlink(cur, link, sizeof(link) - 1);
-		if (n < 0)
-			return -1;
-		link[n] = 0;
-		if (link[0] == '/') {
-			memcpy(cur, link, (size_t)n + 1);
-		} else {
-			char dir[PATH_MAX];
-			memcpy(dir, cur, strlen(cur) + 1);
-			char next[PATH_MAX];
-			if ((size_t)snprintf(next, sizeof(next), "%s/%s", dirname(dir), link) >= sizeof(next))
-				return -1;
-			memcpy(cur, next, strlen(next) + 1);
-		}
-	}
-	return -1;
-}
-
-/* Resolve and check the destination before the search runs. 0, or an error
- * message in err. */
+/* Check the destination before the search runs, as every other output
+ * file is checked (csv_probe_dir: a directory, a missing or read-only
+ * directory, /proc, a symlink loop, a name longer than the directory
+ * allows). 0, or an error message in err. */
 static int trace_dest_prepare(const char *path, struct trace_dest *d, char *err, size_t errlen)
 {
 	memset(d, 0, sizeof(*d));
+	d->path = path;
 	if (strcmp(path, "-") == 0) {
 		d->to_stdout = true;
 		return 0;
 	}
-	char real[PATH_MAX];
-	if (follow_links(path, real, sizeof(real))) {
-		snprintf(err, errlen, "--trace %.200s: cannot follow the symlink", path);
-		return -1;
-	}
-	path = real;
-	struct stat st;
-	if (stat(path, &st) == 0) {
-		/* exists (a symlink is followed): resolve to the real file */
-		if (!realpath(path, d->target)) {
-			snprintf(err, errlen, "--trace %.200s: %s", path, strerror(errno));
-			return -1;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			snprintf(err, errlen, "--trace %.200s: is a directory", path);
-			return -1;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			d->direct = true;
-			if (access(d->target, W_OK)) {
-				snprintf(err, errlen, "--trace %.200s: %s", path, strerror(errno));
-				return -1;
-			}
-			return 0;
-		}
-	} else {
-		if (strlen(path) >= sizeof(d->target)) {
-			snprintf(err, errlen, "--trace: the file name is too long");
-			return -1;
-		}
-		memcpy(d->target, path, strlen(path) + 1);
-	}
-	char tmp[PATH_MAX];
-	memcpy(tmp, d->target, strlen(d->target) + 1);
-	snprintf(d->dir, sizeof(d->dir), "%s", dirname(tmp));
-	if (access(d->dir, W_OK)) {
-		snprintf(err, errlen, "--trace %.100s: cannot create a file in %.80s: %s", path, d->dir,
+	if (csv_probe_dir(path)) {
+		snprintf(err, errlen, "--trace %.1000s: cannot create a file there: %s", path,
 			 strerror(errno));
 		return -1;
 	}
-	/* a name the directory cannot hold is bad input, found before the
-	 * search (it used to fail only when the trace was written: exit 3) */
-	const char *base = strrchr(d->target, '/');
-	base = base ? base + 1 : d->target;
-	long name_max = pathconf(d->dir, _PC_NAME_MAX);
-	if (name_max > 0 && strlen(base) > (size_t)name_max) {
-		snprintf(err, errlen, "--trace %.1000s: the file name is %zu bytes long, more than the "
-			 "%ld its directory allows", path, strlen(base), name_max);
-		return -1;
-	}
 	return 0;
+}
+
+struct trace_args {
+	const struct trace_buf *tb;
+	int cpus;
+	const char *title, *token;
+};
+
+static void put_trace(FILE *f, const void *arg)
+{
+	const struct trace_args *a = arg;
+	/* a write error leaves f in error: atomic_write reports it */
+	(void)out_chrome_trace(f, a->tb, a->cpus, a->title, a->token);
 }
 
 static int trace_write(const struct trace_dest *d, const struct check_result *r, char *err,
@@ -137,45 +69,19 @@ static int trace_write(const struct trace_dest *d, const struct check_result *r,
 {
 	char title[256];
 	snprintf(title, sizeof(title), "tlbsim %s on %s", r->res.workload->name, r->res.profile->name);
-	const struct trace_buf *tb = r->found ? &r->trace : NULL;
-	const char *token = r->found ? r->token : NULL;
+	struct trace_args a = {.tb = r->found ? &r->trace : NULL, .cpus = r->res.cpus,
+			       .title = title, .token = r->found ? r->token : NULL};
 	if (d->to_stdout) {
-		if (out_chrome_trace(stdout, tb, r->res.cpus, title, token) || fflush(stdout)) {
+		if (out_chrome_trace(stdout, a.tb, a.cpus, title, a.token) || fflush(stdout)) {
 			snprintf(err, errlen, "--trace -: cannot write to stdout");
 			return -1;
 		}
 		return 0;
 	}
-	if (d->direct) {
-		FILE *f = fopen(d->target, "w");
-		int bad = !f || out_chrome_trace(f, tb, r->res.cpus, title, token);
-		if (f && fclose(f))
-			bad = 1;
-		if (bad) {
-			snprintf(err, errlen, "--trace %.200s: cannot write: %s", d->target, strerror(errno));
-			return -1;
-		}
-		return 0;
-	}
-	char tmp[PATH_MAX + 64];
-	snprintf(tmp, sizeof(tmp), "%s/.tlbsim-trace.XXXXXX", d->dir);
-	int fd = mkstemp(tmp);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		snprintf(err, errlen, "--trace %.100s: cannot create a file in %.80s: %s", d->target, d->dir,
-			 strerror(errno));
-		return -1;
-	}
-	fchmod(fd, 0644);
-	int bad = out_chrome_trace(f, tb, r->res.cpus, title, token);
-	if (fclose(f))
-		bad = 1;
-	if (bad || rename(tmp, d->target)) {
-		int e = errno;
-		unlink(tmp);
-		snprintf(err, errlen, "--trace %.200s: cannot write: %s", d->target, strerror(e));
+	/* written to a temporary file and renamed (a symlink is written
+	 * through; a FIFO or device in place): atomic_write, as every output */
+	if (atomic_write(d->path, put_trace, &a)) {
+		snprintf(err, errlen, "--trace %.150s: cannot write: %s", d->path, strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -1,6 +1,8 @@
 /* csv.c - CSV files of results (csv.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "cli/csv.h"
 
 /* ---- reading ---- */
@@ -511,12 +514,22 @@ char **csv_result_row(const struct csv_table *t, const struct run_result *r,
 
 /* ---- files ---- */
 
+/* path's temporary sibling "path.WHATpid", its last component cut so that
+ * it fits in NAME_MAX (a final name of 245..255 bytes is valid; its
+ * temporary one was not) */
 static char *temp_name(const char *path, const char *what)
 {
-	size_t l = strlen(path) + 48;
-	char *p = malloc(l);
-	if (p)
-		snprintf(p, l, "%s.%s%ld", path, what, (long)getpid());
+	char sfx[48];
+	int sl = snprintf(sfx, sizeof(sfx), ".%s%ld", what, (long)getpid());
+	const char *slash = strrchr(path, '/');
+	size_t dl = slash ? (size_t)(slash - path) + 1 : 0, bl = strlen(path) - dl;
+	if (bl + (size_t)sl > NAME_MAX)
+		bl = NAME_MAX - (size_t)sl;
+	char *p = malloc(dl + bl + (size_t)sl + 1);
+	if (p) {
+		memcpy(p, path, dl + bl);
+		memcpy(p + dl + bl, sfx, (size_t)sl + 1);
+	}
 	return p;
 }
 
@@ -530,17 +543,24 @@ bool out_is_stream(const char *path)
  * target (followed link by link, so a link to a file not yet there works),
  * so that the link stays a link (a rename over the link itself turned it
  * into a file: as root, -o /dev/stdout replaced the /dev/stdout link), else
- * path. NULL: out of memory. */
+ * path. NULL with errno: out of memory (ENOMEM), or a chain of links that
+ * names no file (ELOOP: a loop, or more than 40 links; the rename replaced
+ * one of the links). */
 static char *out_target(const char *path)
 {
 	char *cur = strdup(path);
-	for (int hops = 0; cur && hops < 40; hops++) {
+	for (int hops = 0; cur; hops++) {
 		struct stat lst;
 		char link[4096];
 		ssize_t n;
 		if (lstat(cur, &lst) != 0 || !S_ISLNK(lst.st_mode) ||
 		    (n = readlink(cur, link, sizeof(link) - 1)) <= 0)
 			break;
+		if (hops == 40) {
+			free(cur);
+			errno = ELOOP;
+			return NULL;
+		}
 		link[n] = 0;
 		const char *slash = strrchr(cur, '/');
 		size_t dl = link[0] == '/' || !slash ? 0 : (size_t)(slash - cur) + 1;
@@ -552,21 +572,45 @@ static char *out_target(const char *path)
 		free(cur);
 		cur = next;
 	}
+	if (!cur)
+		errno = ENOMEM;
 	return cur;
+}
+
+/* A FIFO with no reader blocks open(2), a pipe nobody drains blocks
+ * write(2); the run's SIGINT and SIGTERM are blocked (cli_block_signals),
+ * which made such a wait unbreakable. While a stream is opened and written
+ * they end the process, as they would a shell redirection - unless one is
+ * pending already (a stopped run writes what it measured). */
+static bool stream_signals_on(sigset_t *old)
+{
+	if (cli_pending_signal(NULL))
+		return false;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	return pthread_sigmask(SIG_UNBLOCK, &set, old) == 0;
 }
 
 /* a stream (out_is_stream): written in place, there is nothing to rename */
 static int stream_write(const char *path, void (*fn)(FILE *f, const void *arg), const void *arg)
 {
+	sigset_t old;
+	bool on = stream_signals_on(&old);
 	FILE *f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fn(f, arg);
 	int e = 0;
-	if (fflush(f) || ferror(f))
-		e = errno ? errno : EIO;
-	if (fclose(f) && !e)
+	if (!f) {
 		e = errno;
+	} else {
+		fn(f, arg);
+		if (fflush(f) || ferror(f))
+			e = errno ? errno : EIO;
+		if (fclose(f) && !e)
+			e = errno;
+	}
+	if (on)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = e;
 	return e ? -1 : 0;
 }
@@ -576,7 +620,9 @@ int atomic_write(const char *path, void (*fn)(FILE *f, const void *arg), const v
 	if (out_is_stream(path))
 		return stream_write(path, fn, arg);
 	char *target = out_target(path);
-	char *tmp = target ? temp_name(target, "tmp") : NULL;
+	if (!target)
+		return -1;			/* errno: ELOOP or ENOMEM */
+	char *tmp = temp_name(target, "tmp");
 	if (!tmp) {
 		free(target);
 		errno = ENOMEM;
@@ -587,6 +633,7 @@ int atomic_write(const char *path, void (*fn)(FILE *f, const void *arg), const v
 	if (!f) {
 		int e = errno;
 		free(tmp);
+		free(target);
 		errno = e;
 		return -1;
 	}
@@ -621,7 +668,17 @@ int csv_probe_dir(const char *path)
 	if (out_is_stream(path))	/* written in place */
 		return access(path, W_OK) ? -1 : 0;
 	char *target = out_target(path);
-	char *tmp = target ? temp_name(target, "probe") : NULL;
+	if (!target)
+		return -1;			/* errno: ELOOP or ENOMEM */
+	/* a last component longer than the directory allows (the probe's name
+	 * is cut to fit: temp_name) */
+	const char *slash = strrchr(target, '/');
+	if (strlen(slash ? slash + 1 : target) > NAME_MAX) {
+		free(target);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	char *tmp = temp_name(target, "probe");
 	free(target);
 	if (!tmp) {
 		errno = ENOMEM;

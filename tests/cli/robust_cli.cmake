@@ -143,6 +143,7 @@ tlbsim_cli_script(cli_profile_file profile_file 300 cli)
 # (exit 2, one line), and a directory read as an input says so
 tlbsim_cli_script(cli_output_dir output_dir 120 cli)
 tlbsim_cli_script(cli_output_stream output_stream 300 cli)
+tlbsim_cli_script(cli_output_paths output_paths 300 cli)
 # tlbsim sensitivity: rows equal plain runs with one parameter moved, ranked;
 # ratio of two policies; the SVG chart; -j independence; bad input exit 2
 tlbsim_cli_script(cli_sensitivity sensitivity 300 cli)
