@@ -181,12 +181,19 @@ static void write_trace(FILE *f, const void *arg)
 	const struct tlbsim_resolved *r = &j->run->res;
 	if (j->ftrace) {
 		j->rc = out_ftrace(f, j->tb, r->cpus, r->workload->name);
+		if (j->rc && ferror(f))
+			j->rc = 0;	/* as below */
 		return;
 	}
 	char title[256];
 	snprintf(title, sizeof(title), "tlbsim run %s on %s, %d CPUs (simulated time)",
 		 r->workload->name, r->profile->name, r->cpus);
 	j->rc = out_chrome_timeline(f, j->tb, r->cpus, j->end, title, j->cmdline);
+	/* a write error (EPIPE, ENOSPC) leaves f in error, for atomic_write to
+	 * report with its errno: rc is then no allocation failure (every write
+	 * error was called "out of memory") */
+	if (j->rc && ferror(f))
+		j->rc = 0;
 }
 
 static int trace_finish(const struct cli_opts *o, const struct trace_buf *tb,

@@ -101,6 +101,60 @@ static bool numeric_col(const char *name, int i, int nconf)
 		 strcmp(name, "policy") == 0 || strncmp(name, "w:", 2) == 0);
 }
 
+/* s has the grammar of a JSON number (RFC 8259 section 6) */
+static bool is_json_number(const char *s)
+{
+	const char *p = s;
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (*p >= '0' && *p <= '9')
+			p++;
+	else
+		return false;
+	if (*p == '.') {
+		if (!(*++p >= '0' && *p <= '9'))
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!(*p >= '0' && *p <= '9'))
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return *p == 0;
+}
+
+/* A numeric column's text as a JSON number: as it is when it has the JSON
+ * grammar, a decimal integer given with leading zeros (--grid
+ * D:syscall_ns=0150, "the value as given" in the CSV) without them - 0150
+ * is no JSON number, and the file did not parse - and anything else as a
+ * string. */
+static void json_number_text(FILE *f, const char *s)
+{
+	if (is_json_number(s)) {
+		fputs(s, f);
+		return;
+	}
+	const char *p = s + (s[0] == '-');
+	if (*p && strspn(p, "0123456789") == strlen(p)) {
+		while (p[0] == '0' && p[1])
+			p++;
+		if (s[0] == '-' && strcmp(p, "0") != 0)
+			fputc('-', f);
+		fputs(p, f);
+		return;
+	}
+	json_string(f, s);
+}
+
 static void write_rows(FILE *f, const void *arg)
 {
 	const struct rows_out *ro = arg;
@@ -119,7 +173,7 @@ static void write_rows(FILE *f, const void *arg)
 			json_string(f, t->cols[c]);
 			fputc(':', f);
 			if (numeric_col(t->cols[c], c, ro->nconf) && t->rows[r][c][0])
-				fputs(t->rows[r][c], f);
+				json_number_text(f, t->rows[r][c]);
 			else
 				json_string(f, t->rows[r][c]);
 		}
@@ -139,8 +193,24 @@ static int grid_same_values(const struct cli_opts *o, const struct gdim *dims,
 			    const struct csv_table *out, int nconf, const char *label)
 {
 	for (int g = 0; g < o->ngrid; g++) {
-		if (extra_key(dims[g].key) || dims[g].nvals < 2)
-			continue;	/* w: and D: rows hold the value's text */
+		if (dims[g].nvals < 2)
+			continue;
+		/* D: values are integers (checked when the grid was read): two
+		 * that are the same number (01 and 1) are one configuration */
+		if (strncmp(dims[g].key, "D:", 2) == 0) {
+			for (int i = 1; i < dims[g].nvals; i++)
+				for (int j = 0; j < i; j++)
+					if (strtoull(dims[g].vals[i], NULL, 10) ==
+					    strtoull(dims[g].vals[j], NULL, 10))
+						return cli_error("--grid %s: the values %s and %s give the "
+								 "same configuration (%s=%s); give one of "
+								 "them", dims[g].key, dims[g].vals[j],
+								 dims[g].vals[i], dims[g].key,
+								 dims[g].vals[j]);
+			continue;
+		}
+		if (extra_key(dims[g].key))
+			continue;	/* w: rows hold the value's text */
 		char ***rows = calloc((size_t)dims[g].nvals, sizeof(*rows));
 		if (!rows)
 			return cli_error_code(EXIT_INTERNAL, "out of memory");

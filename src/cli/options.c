@@ -757,6 +757,16 @@ int cli_parse(int argc, char **argv, unsigned cmd_bit, struct cli_opts *o)
 					    !find_opt(opts[i].id, cmd_bit))
 						return cli_error("%s: option --%s does not apply here",
 								 o->cmd, opts[i].name);
+				/* this command's option spelled in full: its value is
+				 * missing (it was called ambiguous: --trace is also a
+				 * prefix of --trace-window) */
+				for (size_t i = 0; i < NOPTS; i++)
+					if (opts[i].name && (opts[i].cmds & cmd_bit) &&
+					    strlen(opts[i].name) == l &&
+					    strncmp(opts[i].name, what + 2, l) == 0 && opts[i].has_arg)
+						return cli_error("%s: option --%s needs a value (%s)", o->cmd,
+								 opts[i].name,
+								 opts[i].arg ? opts[i].arg : "VALUE");
 				/* an abbreviation of several of this command's options */
 				const char *m1 = NULL, *m2 = NULL;
 				for (size_t i = 0; i < NOPTS; i++)

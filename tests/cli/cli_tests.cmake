@@ -90,6 +90,14 @@ tlbsim_cli(err_unknown_policy_value_compare 2 STDERR "unknown value 'zzz'"
            ARGS compare mmap8 --policy nested=prefix --policy nested=zzz)
 tlbsim_cli(err_policy_not_kv 2 STDERR "--policy nested" "NAME=VALUE"
            ARGS run mmap8 --policy nested)
+# an option spelled in full without its value says so (--trace and --seed
+# were called ambiguous: they prefix --trace-window and --seeds)
+tlbsim_cli(err_trace_needs_value 2 STDERR "option --trace needs a value \\(FILE\\)"
+           ARGS run mmap8 --iters 2 --trace)
+tlbsim_cli(err_seed_needs_value 2 STDERR "option --seed needs a value"
+           ARGS compare mmap8 --policy nested=v2 --policy nested=fullmm --seed)
+tlbsim_cli(err_abbrev_ambiguous 2 STDERR "option '--tra' is ambiguous"
+           ARGS run mmap8 --tra x)
 # a name or value over its length says so (it said "want NAME=VALUE"); an
 # argument of thousands of characters keeps the reason at the end of the
 # line (the message was cut at 2 KiB, before it)

@@ -13,7 +13,8 @@
 #    search ran, printed its report and then failed, exit 3);
 #  - merge -o and plot -o into a missing directory: exit 2, one line (under
 #    ASan a leak made it 1);
-#  - check --trace honours the umask (it forced 0644).
+#  - check --trace honours the umask (it forced 0644);
+#  - a trace write error says what it was (ENOSPC was "out of memory").
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -81,6 +82,16 @@ refused "plot -o missing/" plot sw.csv --x threads --y wall -o nonexist/p.svg
 # check --trace and the umask
 (umask 077 && timeout 60 "$bin" "${chk[@]}" --trace um.json >/dev/null 2>&1)
 [ "$(stat -c %a um.json 2>/dev/null)" = 600 ] || failmsg "check --trace under umask 077: mode $(stat -c %a um.json 2>&1)"
+
+# a write error is named as such (every one was "out of memory")
+if [ -w /dev/full ]; then
+	for fmt in chrome ftrace; do
+		timeout 60 "$bin" run mmap8 --iters 2 -j 1 --trace /dev/full --trace-format $fmt >/dev/null 2>e
+		rc=$?
+		[ $rc = 3 ] && grep -q "cannot write: No space left on device" e ||
+			failmsg "run --trace /dev/full ($fmt): exit $rc, $(cat e)"
+	done
+fi
 
 if [ $fail = 0 ]; then
 	echo "output_paths: PASS"

@@ -9,7 +9,7 @@
 #   * resume runs only the missing rows; a file of other columns is refused;
 #   * --json has the same rows;
 #   * the row order is total (numbers and text in one column, nan, inf), and
-#     one configuration given twice (threads=01,1; a --policy twice) is
+#     one configuration given twice (threads=01,1; D:syscall_ns=01,1; a --policy twice) is
 #     refused.
 set -u
 bin=$1
@@ -201,6 +201,14 @@ cp rc.csv rc0.csv
 "$bin" sweep mmap8 --iters 20 --grid threads=01,1 -o dup.csv >/dev/null 2>e
 [ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "values 01 and 1 give the same configuration" e &&
 	[ ! -e dup.csv ] || failmsg "threads=01,1: $(cat e)"
+# the same for a D: key: 01 and 1 are one number (both ran, two rows)
+"$bin" sweep mmap8 --iters 20 --grid D:syscall_ns=01,1 -o dup.csv >/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "values 01 and 1 give the same configuration" e &&
+	[ ! -e dup.csv ] || failmsg "D:syscall_ns=01,1: $(cat e)"
+# --json of a D: value given with a leading zero is JSON (it printed 0150)
+"$bin" sweep mmap8 --iters 2 --grid D:syscall_ns=0150,100 --json >dz.json 2>e &&
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert sorted(r["D:syscall_ns"] for r in d["rows"]) == [100, 150]' dz.json ||
+	failmsg "--json with D:syscall_ns=0150: $(head -c 300 dz.json) $(cat e)"
 "$bin" sweep mmap8 --iters 20 --grid threads=1 --policy nested=v2 --policy nested=v2 -o dup.csv \
 	>/dev/null 2>e
 [ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "policy nested=v2 given twice" e &&
