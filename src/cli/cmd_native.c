@@ -553,7 +553,11 @@ int cmd_calibrate(int argc, char **argv)
 			return cli_error_code(EXIT_INTERNAL, "calibrate: writing %s: %s", out,
 					      strerror(e));
 		}
-		fprintf(stderr, "tlbsim: profile: %s (use with --profile %s)\n", out, out);
+		fputs("tlbsim: profile: ", stderr);	/* a name escaped: the note stays one line */
+		cli_put_sanitized(stderr, out);
+		fputs(" (use with --profile ", stderr);
+		cli_put_sanitized(stderr, out);
+		fputs(")\n", stderr);
 	}
 	if (json)
 		native_write_calib_json(stdout, c);

@@ -158,7 +158,9 @@ static int write_compare_svg(const struct cli_opts *o, const struct run_result *
 	};
 	if (atomic_write(o->svg_file, write_bars, &ch))
 		return -1;
-	fprintf(stderr, "tlbsim: chart: %s\n", o->svg_file);
+	fputs("tlbsim: chart: ", stderr);	/* escaped: one line whatever the name */
+	cli_put_sanitized(stderr, o->svg_file);
+	fputc('\n', stderr);
 	return 0;
 }
 
@@ -210,7 +212,9 @@ static int trace_finish(const struct cli_opts *o, const struct trace_buf *tb,
 		return cli_error_code(EXIT_INTERNAL, "--trace %s: cannot write: %s", o->trace_file,
 				      j.rc ? "out of memory" : strerror(e));
 	}
-	fprintf(stderr, "tlbsim: trace: %s (%" PRIu32 " events", o->trace_file, tb->n);
+	fputs("tlbsim: trace: ", stderr);	/* escaped: one line whatever the name */
+	cli_put_sanitized(stderr, o->trace_file);
+	fprintf(stderr, " (%" PRIu32 " events", tb->n);
 	if (tb->dropped)
 		fprintf(stderr, "; %" PRIu64 " more in the window left out: at most %u are kept, "
 			"give a shorter --trace-window", tb->dropped, TRACE_MAX_RECORDS);

@@ -410,7 +410,9 @@ int cmd_sensitivity(int argc, char **argv)
 			strerror(errno));
 		rc = EXIT_INTERNAL;
 	} else {
-		fprintf(stderr, "tlbsim: chart: %s\n", o.svg_file);
+		fputs("tlbsim: chart: ", stderr);
+		cli_put_sanitized(stderr, o.svg_file);
+		fputc('\n', stderr);
 	}
 	free(pool.t);
 	free(rows);

@@ -539,9 +539,12 @@ int cmd_sweep(int argc, char **argv)
 		rc = stopped_sig ? 128 + stopped_sig : 0;
 		goto done;
 	}
-	if (o.output)
-		fprintf(stderr, "tlbsim: sweep: %s: %d row(s), %d run now, %d already there\n",
-			o.output, out.nrows, ran, npts - torun);
+	if (o.output) {
+		fputs("tlbsim: sweep: ", stderr);
+		cli_put_sanitized(stderr, o.output);
+		fprintf(stderr, ": %d row(s), %d run now, %d already there\n", out.nrows, ran,
+			npts - torun);
+	}
 done:
 	if (dims)
 		for (int g = 0; g < MAX_GRID; g++)

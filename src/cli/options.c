@@ -429,7 +429,7 @@ static int parse_sim_time(const char *txt, uint64_t *ns)
 		int fd = 0;
 		for (p++; *p >= '0' && *p <= '9'; p++, fd++) {
 			if (fd == 9)
-				return -1;
+				return -3;	/* finer than a nanosecond in any unit */
 			frac = frac * 10 + (uint64_t)(*p - '0');
 			fscale *= 10;
 		}
@@ -439,10 +439,10 @@ static int parse_sim_time(const char *txt, uint64_t *ns)
 	if (*p || !digits)
 		return -1;
 	if (whole > 1000000000000000ull / mul)
-		return -1;
+		return -2;	/* past 10^15 ns (about 11.6 days) */
 	uint64_t f = frac * mul;
 	if (f % fscale)
-		return -1;	/* finer than a nanosecond */
+		return -3;	/* finer than a nanosecond */
 	*ns = whole * mul + f / fscale;
 	return 0;
 }
@@ -457,13 +457,17 @@ static int parse_trace_window(const char *arg, uint64_t *from, uint64_t *to)
 				 "0:500us (END may be left out: to the end)", arg);
 	memcpy(a, arg, (size_t)(colon - arg));
 	a[colon - arg] = 0;
-	if (parse_sim_time(a, from))
-		return cli_error("--trace-window %s: bad START '%s': want a number with a unit "
-				 "(ns, us, ms, s), e.g. 10ms", arg, a);
+	static const char *const why[] = {
+		"want a number with a unit (ns, us, ms, s), e.g. 10ms",
+		"more than 1000000 s (10^15 ns) of simulated time",
+		"finer than a nanosecond",
+	};
+	int e = parse_sim_time(a, from);
+	if (e)
+		return cli_error("--trace-window %s: bad START '%s': %s", arg, a, why[-e - 1]);
 	*to = 0;
-	if (colon[1] && parse_sim_time(colon + 1, to))
-		return cli_error("--trace-window %s: bad END '%s': want a number with a unit "
-				 "(ns, us, ms, s), e.g. 12ms", arg, colon + 1);
+	if (colon[1] && (e = parse_sim_time(colon + 1, to)))
+		return cli_error("--trace-window %s: bad END '%s': %s", arg, colon + 1, why[-e - 1]);
 	if (colon[1] && *to <= *from)
 		return cli_error("--trace-window %s: END must be later than START", arg);
 	return 0;

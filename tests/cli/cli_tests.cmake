@@ -98,6 +98,12 @@ tlbsim_cli(err_seed_needs_value 2 STDERR "option --seed needs a value"
            ARGS compare mmap8 --policy nested=v2 --policy nested=fullmm --seed)
 tlbsim_cli(err_abbrev_ambiguous 2 STDERR "option '--tra' is ambiguous"
            ARGS run mmap8 --tra x)
+# a --trace-window time past its limit or finer than 1 ns says so (both
+# said "want a number with a unit")
+tlbsim_cli(err_trace_window_too_late 2 STDERR "bad END '1000001s': more than 1000000 s"
+           ARGS run mmap8 --iters 2 --trace tw.json --trace-window 0:1000001s)
+tlbsim_cli(err_trace_window_sub_ns 2 STDERR "bad START '0.5ns': finer than a nanosecond"
+           ARGS run mmap8 --iters 2 --trace tw.json --trace-window 0.5ns:1ms)
 # a name or value over its length says so (it said "want NAME=VALUE"); an
 # argument of thousands of characters keeps the reason at the end of the
 # line (the message was cut at 2 KiB, before it)

@@ -83,6 +83,11 @@ refused "plot -o missing/" plot sw.csv --x threads --y wall -o nonexist/p.svg
 (umask 077 && timeout 60 "$bin" "${chk[@]}" --trace um.json >/dev/null 2>&1)
 [ "$(stat -c %a um.json 2>/dev/null)" = 600 ] || failmsg "check --trace under umask 077: mode $(stat -c %a um.json 2>&1)"
 
+# the note naming the file stays one line whatever the name
+timeout 60 "$bin" run mmap8 --iters 2 -j 1 --trace $'nl\nname.json' >/dev/null 2>e
+[ "$(wc -l <e)" = 1 ] && grep -qF 'nl\x0aname.json' e || failmsg "trace note for a name with a newline: $(cat e)"
+rm -f $'nl\nname.json'
+
 # a write error is named as such (every one was "out of memory")
 if [ -w /dev/full ]; then
 	for fmt in chrome ftrace; do
