@@ -1363,7 +1363,7 @@ struct header {
 	int64_t cpus, threads, iters, check_iters, check_cpus;
 	unsigned seen;		/* header_item's one-value items given so far */
 	bool fixed;
-	char kernel_policy[512];
+	char kernel_policy[4096];	/* a preset's knob list (~750 bytes in 2026) */
 	struct tlbsim_kv check_kv[TLBSIM_MAX_WPARAMS];
 	int ncheck_kv;
 };
@@ -1447,11 +1447,15 @@ static void header_item(struct parser *ps, struct header *h)
 			if (!kp)
 				perr_at(ps, line, vcol, "unknown kernel '%s' (see tlbsim list kernels)",
 					v);
-			else
-				snprintf(h->kernel_policy, sizeof(h->kernel_policy), "%s", kp->policy);
+			else if (strlen(kp->policy) >= sizeof(h->kernel_policy))
+				perr_at(ps, line, vcol, "kernel %s: its knob list is longer than %zu "
+					"bytes", v, sizeof(h->kernel_policy) - 1);
+			else	/* the whole list: cut at 511 bytes, later knobs kept today's */
+				memcpy(h->kernel_policy, kp->policy, strlen(kp->policy) + 1);
 		}
 	} else if (strcmp(n, "policy") == 0) {
-		kv_list(ps, sc->policy, sizeof(sc->policy), NULL, NULL, NULL, NULL);
+		/* at most SCEN_POLICY_LINE bytes: room for a kernel preset before it */
+		kv_list(ps, sc->policy, SCEN_POLICY_LINE, NULL, NULL, NULL, NULL);
 	} else if (strcmp(n, "param") == 0) {
 		char pn[48], v[80];
 		int pl = ps->tok.line, pc = ps->tok.col;
@@ -1680,13 +1684,15 @@ struct scenario *scenario_compile(const char *fname, const char *text, size_t le
 		sc->params[i].meaning = sc->pmeaning[i];
 	}
 	if (h.kernel_policy[0]) {
-		char both[sizeof(sc->policy) + sizeof(h.kernel_policy) + 2];
-		snprintf(both, sizeof(both), "%s%s%s", h.kernel_policy, sc->policy[0] ? "," : "",
-			 sc->policy);
-		if (strlen(both) >= sizeof(sc->policy)) {
-			both[sizeof(sc->policy) - 1] = 0;	/* knob lists are short */
+		/* the preset, then the file's own knobs (which win) */
+		size_t kl = strlen(h.kernel_policy), pl = strlen(sc->policy);
+		_Static_assert(sizeof(h.kernel_policy) + SCEN_POLICY_LINE <= sizeof(sc->policy),
+			       "a preset and a policy line fit together");
+		if (pl) {
+			memmove(sc->policy + kl + 1, sc->policy, pl + 1);
+			sc->policy[kl] = ',';
 		}
-		memcpy(sc->policy, both, strlen(both) + 1);
+		memcpy(sc->policy, h.kernel_policy, kl + (pl ? 0 : 1));
 	}
 	size_t o = 0;
 	for (int i = 0; i < h.ncheck_kv; i++)

@@ -117,12 +117,14 @@ struct scen_global {
 #define SCEN_MAX_TASKS 4096	/* tasks started in one run, as --threads */
 #define SCEN_MAX_LOOP 1000000000ll	/* iterations of one loop, as --iters */
 
+#define SCEN_POLICY_LINE 2048	/* a `policy` line's knob list, bytes with its NUL */
+
 struct scenario {
 	struct workload_def def;	/* def.desc.name is name */
 	char name[48];
 	char description[256];
 	char profile[64];
-	char policy[1024];
+	char policy[8192];		/* kernel preset (< 4096 bytes), then the policy line */
 	char check_wparams[256];
 	struct tlbsim_wparam_desc params[SCEN_MAX_PARAMS];
 	char pname[SCEN_MAX_PARAMS][48];
