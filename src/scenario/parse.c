@@ -119,6 +119,11 @@ static const char *tok_text(const struct token *t, char *buf, size_t n)
 static void err_tok(struct parser *ps, const char *what)
 {
 	char b[200];
+	/* after an error on this line, an "expected ..." is the recovery
+	 * tripping again (a name too long, then "expected a value, found '='";
+	 * a nesting too deep, then "expected ')'"): not a second problem */
+	if (ps->nerrors && ps->tok.line == ps->last_line)
+		return;
 	if (ps->tok.kind == T_EOF || ps->tok.kind == T_NL)
 		perr(ps, "expected %s, found %s", what, tok_text(&ps->tok, b, sizeof(b)));
 	else
@@ -154,6 +159,12 @@ static void lex_one(struct parser *ps, struct token *t)
 		}
 		if (c + 1 < ps->end && *c == '\\' && c[1] == '\n') {	/* continuation */
 			c += 2;
+			ps->line++;
+			ps->line_start = c;
+			continue;
+		}
+		if (c + 2 < ps->end && *c == '\\' && c[1] == '\r' && c[2] == '\n') {	/* CRLF */
+			c += 3;
 			ps->line++;
 			ps->line_start = c;
 			continue;
@@ -348,10 +359,20 @@ static bool take_ident(struct parser *ps, char *buf, size_t n, const char *what)
 }
 
 /* skip to the end of the line (error recovery) */
+/* Skip the rest of a line after an error - but not the '}' that closes the
+ * enclosing block on it (`main { x = 9223372036854775808 }`: eaten, it
+ * made a second error, "expected '}'", at the end of the file); a '}'
+ * matching a '{' skipped on the line is skipped with it. */
 static void sync_line(struct parser *ps)
 {
-	while (ps->tok.kind != T_NL && ps->tok.kind != T_EOF)
+	int open = 0;
+	while (ps->tok.kind != T_NL && ps->tok.kind != T_EOF) {
+		if (is_p(ps, "{"))
+			open++;
+		else if (is_p(ps, "}") && open-- == 0 && ps->depth > 0)
+			return;
 		advance(ps);
+	}
 }
 
 static bool end_of_stmt(struct parser *ps)
@@ -600,8 +621,19 @@ static struct eval primary(struct parser *ps)
 			return bad_v();
 		return v;
 	}
-	if (ps->tok.kind == T_IDENT && is_call_name(ps) && next_is_p(ps, "("))
-		return call_expr(ps);
+	if (ps->tok.kind == T_IDENT && is_call_name(ps) && next_is_p(ps, "(")) {
+		/* a call's arguments nest like parentheses (load(load(...)) had
+		 * no limit: the C stack overflowed at a few thousand levels) */
+		if (++ps->depth > MAX_DEPTH) {
+			perr(ps, "expression nested too deeply (at most %d levels)", MAX_DEPTH);
+			ps->depth--;
+			sync_line(ps);
+			return bad_v();
+		}
+		struct eval v = call_expr(ps);
+		ps->depth--;
+		return v;
+	}
 	if (ps->tok.kind != T_IDENT) {
 		if (ps->tok.kind != T_BAD)
 			err_tok(ps, "a value");
@@ -1088,21 +1120,34 @@ static void statement(struct parser *ps)
 		return;
 	}
 	if (is_id(ps, "if")) {
-		advance(ps);
-		num_expr(ps, "condition");
-		uint32_t jz = emit(ps, OP_JZ, 0, 0, -1);
-		block(ps);
-		if (is_id(ps, "else")) {
+		/* if .. else if .. else: one loop over the chain (a recursion per
+		 * `else if` overflowed the C stack at ~50 000 links); each taken
+		 * branch jumps past the whole chain, its OP_JMPs linked through
+		 * their targets until the end is known */
+		uint32_t ends = UINT32_MAX;
+		for (;;) {
+			advance(ps);			/* "if" */
+			num_expr(ps, "condition");
+			uint32_t jz = emit(ps, OP_JZ, 0, 0, -1);
+			block(ps);
+			if (!is_id(ps, "else")) {
+				patch(ps, jz, here(ps));
+				break;
+			}
 			uint32_t jmp = emit(ps, OP_JMP, 0, 0, 0);
+			patch(ps, jmp, ends);
+			ends = jmp;
 			patch(ps, jz, here(ps));
-			advance(ps);
-			if (is_id(ps, "if"))
-				statement(ps);
-			else
+			advance(ps);			/* "else" */
+			if (!is_id(ps, "if")) {
 				block(ps);
-			patch(ps, jmp, here(ps));
-		} else {
-			patch(ps, jz, here(ps));
+				break;
+			}
+		}
+		while (ends < here(ps) && here(ps) <= MAX_OPS) {
+			uint32_t next = (uint32_t)ps->sc->ops[ends].a;
+			patch(ps, ends, here(ps));
+			ends = next;
 		}
 		return;
 	}

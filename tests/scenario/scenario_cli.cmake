@@ -15,6 +15,11 @@ add_test(NAME scenario_bad_input
 set_tests_properties(scenario_bad_input PROPERTIES LABELS "scenario;cli" TIMEOUT 120
   PASS_REGULAR_EXPRESSION "bad_input: PASS" FAIL_REGULAR_EXPRESSION "bad_input: FAIL")
 
+add_test(NAME scenario_parser_limits
+         COMMAND bash ${TLBSIM_SCEN_TESTS}/parser_limits.sh $<TARGET_FILE:tlbsim>)
+set_tests_properties(scenario_parser_limits PROPERTIES LABELS "scenario;cli" TIMEOUT 300
+  PASS_REGULAR_EXPRESSION "parser_limits: PASS" FAIL_REGULAR_EXPRESSION "parser_limits: FAIL")
+
 add_test(NAME scenario_test_runner
          COMMAND bash ${TLBSIM_SCEN_TESTS}/test_runner.sh $<TARGET_FILE:tlbsim> ${TLBSIM_SCEN_DIR})
 set_tests_properties(scenario_test_runner PROPERTIES LABELS "scenario;cli" TIMEOUT 120

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# parser_limits.sh TLBSIM - generated scenario files at the parser's edges,
+# each once a crash or a cascade:
+#  - calls nested 3000 deep (load(load(...))) and 40 deep: one error, "nested
+#    too deeply", exit 2 (the C stack overflowed: ASan stack-overflow at
+#    3000, SIGSEGV at 20000 in the optimised build);
+#  - an if with 50 000 `else if` links runs and takes the right branch (the
+#    parser recursed per link: SIGSEGV);
+#  - one mistake gives one error line: a bad number in a one-line block
+#    (sync_line ate its '}', then "expected '}'" at the end of the file), a
+#    name too long before '=' (then "expected a value, found '='"), nesting
+#    too deep in parentheses (then "expected ')'");
+#  - a `\` line continuation works in a CRLF file.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+failmsg() { echo "parser_limits: FAIL: $*"; fail=1; }
+one_error() {	# file, regex
+	timeout 60 "$bin" run "$tmp/$1" >"$tmp/o" 2>"$tmp/e"
+	local rc=$?
+	[ $rc = 2 ] && [ ! -s "$tmp/o" ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -qE "$2" "$tmp/e" ||
+		failmsg "$1: exit $rc, stderr: $(head -c 400 "$tmp/e")"
+}
+python3 - "$tmp" <<'PY'
+import sys
+d = sys.argv[1]
+def w(name, text):
+    open(d + "/" + name, "w", newline="").write(text)
+w("calls3000.tlbs", "main {\n x = " + "load(" * 3000 + "0" + ")" * 3000 + "\n}\n")
+w("calls40.tlbs", "main {\n x = " + "load(" * 40 + "0" + ")" * 40 + "\n}\n")
+links = "".join(" else if x == %d { y = %d }" % (i + 1, 10 * (i + 1)) for i in range(50000))
+w("elif.tlbs", "main {\n x = 3\n y = 0\n if x == 0 { y = 100 }" + links + " else { y = 7 }\n repeat y { op }\n}\n")
+w("badnum.tlbs", "main { x = 9223372036854775808 }\n")
+w("longname.tlbs", "main {\n " + "a" * 60 + " = 1\n}\n")
+w("parens.tlbs", "main {\n x = " + "(" * 34 + "1" + ")" * 34 + "\n}\n")
+w("crlf.tlbs", "main {\r\n x = 1 + \\\r\n 2\r\n repeat x { op }\r\n}\r\n")
+PY
+one_error calls3000.tlbs "calls3000.tlbs:2:[0-9]+: expression nested too deeply"
+one_error calls40.tlbs "calls40.tlbs:2:[0-9]+: expression nested too deeply"
+timeout 120 "$bin" run "$tmp/elif.tlbs" >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc = 0 ] && grep -qE "^ops +30$" "$tmp/o" || failmsg "elif.tlbs: exit $rc, $(grep ops "$tmp/o") $(head -c 300 "$tmp/e")"
+one_error badnum.tlbs "badnum.tlbs:1:12: bad number"
+one_error longname.tlbs "longname.tlbs:2:2: name too long"
+one_error parens.tlbs "parens.tlbs:2:[0-9]+: expression nested too deeply"
+timeout 60 "$bin" run "$tmp/crlf.tlbs" >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc = 0 ] && grep -qE "^ops +3$" "$tmp/o" || failmsg "crlf.tlbs: exit $rc, $(head -c 300 "$tmp/e")"
+if [ $fail = 0 ]; then
+	echo "parser_limits: PASS"
+	exit 0
+fi
+exit 1
