@@ -54,6 +54,7 @@ struct parser {
 	/* the task being compiled */
 	int task;
 	char locals[MAX_LOCALS][48];
+	bool loopvar[MAX_LOCALS];	/* a for variable, in its loop */
 	int nlocals;
 	int depth;		/* current block / expression nesting */
 	int sdepth, max_sdepth;	/* value-stack depth at this point of the code */
@@ -475,9 +476,12 @@ static int add_global(struct parser *ps, const char *n, enum scen_gkind k, int p
 	return sc->nglobals++;
 }
 
+/* the newest local named n: a for variable shadows a local of its name
+ * inside its loop (the oldest was found: `x = 5; for x in 0..3 { repeat x
+ * { op } }` counted 15 ops, not 3) */
 static int find_local(const struct parser *ps, const char *n)
 {
-	for (int i = 0; i < ps->nlocals; i++)
+	for (int i = ps->nlocals - 1; i >= 0; i--)
 		if (strcmp(ps->locals[i], n) == 0)
 			return i;
 	return -1;
@@ -1056,6 +1060,9 @@ static void statement(struct parser *ps)
 			perr_at(ps, line, col, "'%s' is a reserved word and cannot name a variable", n);
 		} else {
 			int l = find_local(ps, n);
+			if (l >= 0 && ps->loopvar[l])
+				/* it bounds the loop: `for i in 0..2 { i = 0 }` never ended */
+				perr_at(ps, line, col, "cannot assign to the loop variable '%s'", n);
 			if (l < 0)
 				l = add_local(ps, n);
 			emit(ps, OP_SET_L, l, 0, -1);
@@ -1109,9 +1116,11 @@ static void statement(struct parser *ps)
 		place(ps, emit(ps, OP_RANGE_CHK, 0, i, 0), line, col);
 		/* the visible name reads the index */
 		snprintf(ps->locals[i], sizeof(ps->locals[0]), "%s", n);
+		ps->loopvar[i] = true;
 		uint32_t top = here(ps);
 		uint32_t test = emit(ps, OP_FOR_NEXT, 0, i, 0);
 		block(ps);
+		ps->loopvar[i] = false;
 		emit(ps, OP_INC_L, i, 0, 0);
 		emit(ps, OP_LOOP, top, 0, 0);
 		patch(ps, test, here(ps));
@@ -1624,6 +1633,7 @@ static void task_def(struct parser *ps)
 	if (is_main)
 		ps->have_main = true;
 	ps->nlocals = 0;
+	memset(ps->loopvar, 0, sizeof(ps->loopvar));
 	add_local(ps, "arg");
 	ps->depth = 0;
 	ps->sdepth = 0;

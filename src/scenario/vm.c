@@ -198,6 +198,7 @@ static int scen_deadlock_where(struct sim *s, void *arg, char *buf, size_t len)
 	return n ? TLBSIM_EINVAL : TLBSIM_EINTERNAL;
 }
 
+#define SCEN_MAX_SPIN (1ull << 26)	/* loop back-edges with the clock standing still */
 static void exec(struct sim *s, struct scen_inst *in);
 
 static void scen_thread(struct sim *s, struct sim_thread *t)
@@ -294,6 +295,8 @@ static void exec(struct sim *s, struct scen_inst *in)
 	int64_t *sp = in->stack;	/* next free slot */
 	uint64_t ps = hw_of(s)->geom.page_size;
 	uint32_t pc = sc->tasks[in->task].entry;
+	/* loop back-edges since the task's clock last moved (OP_LOOP) */
+	uint64_t spins = 0, spin_clock = UINT64_MAX;
 	for (;;) {
 		const struct scen_op *op = &ops[pc++];
 		switch ((enum scen_opcode)op->code) {
@@ -379,6 +382,22 @@ static void exec(struct sim *s, struct scen_inst *in)
 		case OP_LOOP:
 			if (s->error)
 				return;
+			/* Loops that let no simulated time pass never reach a
+			 * yield point, where the engine looks at --time-limit and
+			 * SIGINT/SIGTERM: nested loops of 10^9 each spun for
+			 * ever. After SCEN_MAX_SPIN back-edges at one clock
+			 * reading the run stops with an error. */
+			if (__builtin_expect((++spins & 0xffff) == 0, 0)) {
+				uint64_t now = s->now + (s->curr ? s->curr->pending_ns : 0);
+				if (now != spin_clock) {
+					spin_clock = now;
+					spins = 0;
+				} else if (spins >= SCEN_MAX_SPIN) {
+					fail_at(s, sc, op, "a loop ran 2^26 times without simulated time "
+						"passing (give its body a statement that takes time)");
+					return;
+				}
+			}
 			pc = (uint32_t)op->a;
 			break;
 		case OP_JZ:

@@ -10,7 +10,11 @@
 #    (sync_line ate its '}', then "expected '}'" at the end of the file), a
 #    name too long before '=' (then "expected a value, found '='"), nesting
 #    too deep in parentheses (then "expected ')'");
-#  - a `\` line continuation works in a CRLF file.
+#  - a `\` line continuation works in a CRLF file;
+#  - a for variable shadows a local of its name in its loop (the older local
+#    was read), and cannot be assigned (`i = 0` made the loop endless);
+#  - loops that let no simulated time pass stop with an error after 2^26
+#    back-edges (nested 10^9 loops ignored --time-limit and SIGTERM).
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -35,6 +39,9 @@ w("elif.tlbs", "main {\n x = 3\n y = 0\n if x == 0 { y = 100 }" + links + " else
 w("badnum.tlbs", "main { x = 9223372036854775808 }\n")
 w("longname.tlbs", "main {\n " + "a" * 60 + " = 1\n}\n")
 w("parens.tlbs", "main {\n x = " + "(" * 34 + "1" + ")" * 34 + "\n}\n")
+w("shadow.tlbs", "main {\n x = 5\n for x in 0..3 {\n  repeat x { op }\n }\n repeat x { op }\n}\n")
+w("reset.tlbs", "main {\n for i in 0..2 {\n  i = 0\n }\n}\n")
+w("spin.tlbs", "main {\n x = 0\n repeat 1000000000 {\n  repeat 1000000000 {\n   x = 1\n  }\n }\n}\n")
 w("crlf.tlbs", "main {\r\n x = 1 + \\\r\n 2\r\n repeat x { op }\r\n}\r\n")
 PY
 one_error calls3000.tlbs "calls3000.tlbs:2:[0-9]+: expression nested too deeply"
@@ -48,6 +55,20 @@ one_error parens.tlbs "parens.tlbs:2:[0-9]+: expression nested too deeply"
 timeout 60 "$bin" run "$tmp/crlf.tlbs" >"$tmp/o" 2>"$tmp/e"
 rc=$?
 [ $rc = 0 ] && grep -qE "^ops +3$" "$tmp/o" || failmsg "crlf.tlbs: exit $rc, $(head -c 300 "$tmp/e")"
+# a for variable shadows a local of its name inside the loop: 0+1+2, then 5
+timeout 60 "$bin" run "$tmp/shadow.tlbs" >"$tmp/o" 2>"$tmp/e"
+grep -qE "^ops +8$" "$tmp/o" || failmsg "shadow.tlbs: $(grep ops "$tmp/o") $(head -c 300 "$tmp/e")"
+# the loop variable cannot be assigned (i = 0 made the loop endless)
+one_error reset.tlbs "reset.tlbs:3:3: cannot assign to the loop variable 'i'"
+# loops that let no time pass end with an error, in run, check and test
+# (10^18 iterations: they spun past --time-limit and SIGTERM)
+for cmd in run check; do
+	timeout -k 5 30 "$bin" $cmd "$tmp/spin.tlbs" >"$tmp/o" 2>"$tmp/e"
+	rc=$?
+	[ $rc = 2 ] && grep -q "without simulated time passing" "$tmp/e" ||
+		failmsg "$cmd spin.tlbs: exit $rc, $(head -c 300 "$tmp/e")"
+done
+
 if [ $fail = 0 ]; then
 	echo "parser_limits: PASS"
 	exit 0
