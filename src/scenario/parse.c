@@ -552,7 +552,7 @@ static void word_use(struct parser *ps, struct eval v, uint32_t allowed, const c
 		perr_at(ps, line, col, "%s: want a word (%s), not a number", what,
 			allowed == WORDS_MAP ? "shared or private"
 			: allowed == WORDS_ADVICE ? "dontneed, free or hugepage"
-			: allowed == WORDS_RW ? "read or write" : "ext4 or tmpfs");
+			: allowed == WORDS_RW ? "read or write" : "ext4, tmpfs or hugetlbfs");
 		return;
 	}
 	if (v.word_const >= 0 && !(allowed & WBIT(v.word_const)))
@@ -560,9 +560,20 @@ static void word_use(struct parser *ps, struct eval v, uint32_t allowed, const c
 			scen_word_names[v.word_const],
 			allowed == WORDS_MAP ? "shared, private"
 			: allowed == WORDS_ADVICE ? "dontneed, free, hugepage"
-			: allowed == WORDS_RW ? "read, write" : "ext4, tmpfs");
-	if (v.word_global >= 0)
-		ps->sc->globals[v.word_global].words |= allowed;
+			: allowed == WORDS_RW ? "read, write" : "ext4, tmpfs, hugetlbfs");
+	if (v.word_global >= 0) {
+		struct scen_global *gl = &ps->sc->globals[v.word_global];
+		/* the parameter's default must be a word of this use (param
+		 * prot = shared given to mprotect ran as read) */
+		int dw = gl->kind == G_WORD_PARAM ? word_of(ps->sc->pdef[gl->param]) : -1;
+		if (dw >= 0 && !(allowed & WBIT(dw)))
+			perr_at(ps, line, col, "%s: parameter %s's default '%s' is not one of %s",
+				what, gl->name, scen_word_names[dw],
+				allowed == WORDS_MAP ? "shared, private"
+				: allowed == WORDS_ADVICE ? "dontneed, free, hugepage"
+				: allowed == WORDS_RW ? "read, write" : "ext4, tmpfs, hugetlbfs");
+		gl->words |= allowed;
+	}
 }
 
 static void want_num(struct parser *ps, struct eval v, int line, int col, const char *what)
@@ -1528,10 +1539,16 @@ static void header_item(struct parser *ps, struct header *h)
 			sync_line(ps);
 			return;
 		}
+		uint64_t nv;
+		if (!word && (scen_num_value(v, &nv) || nv > (uint64_t)INT64_MAX))
+			/* found when the file is read, with its place (1.5 and 1-2 were
+			 * refused only when a run started, without file:line) */
+			perr_at(ps, pl, pc, "parameter %s: '%s' is not a number (decimal with an "
+				"optional suffix K, M, G, T, or 0x hex)", pn, v);
 		if (word && word_of(v) < 0)
 			perr_at(ps, pl, pc, "parameter %s: '%s' is neither a number nor a word "
-				"the language knows (shared, private, dontneed, free, read, write, "
-				"ext4, tmpfs)", pn, v);
+				"the language knows (shared, private, dontneed, free, hugepage, read, "
+				"write, ext4, tmpfs, hugetlbfs)", pn, v);
 		if (sc->nparams >= SCEN_MAX_PARAMS) {
 			perr_at(ps, pl, pc, "too many parameters (at most %d)", SCEN_MAX_PARAMS);
 		} else if (add_global(ps, pn, word ? G_WORD_PARAM : G_NUM_PARAM, sc->nparams) >= 0) {

@@ -119,6 +119,10 @@ struct scen_global {
 
 #define SCEN_POLICY_LINE 2048	/* a `policy` line's knob list, bytes with its NUL */
 
+/* a numeric parameter's text (decimal with a size suffix, or 0x hex) into
+ * *out: 0, or -1 if it is none (vm.c; parse.c checks defaults with it) */
+int scen_num_value(const char *txt, uint64_t *out);
+
 struct scenario {
 	struct workload_def def;	/* def.desc.name is name */
 	char name[48];

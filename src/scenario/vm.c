@@ -60,7 +60,7 @@ static const struct scenario *scen_of(const struct tlbsim_workload_desc *d)
 }
 
 /* a numeric parameter: decimal with a size suffix (16M, 4KiB) or 0x hex */
-static int num_value(const char *txt, uint64_t *out)
+int scen_num_value(const char *txt, uint64_t *out)
 {
 	if (txt[0] == '0' && (txt[1] == 'x' || txt[1] == 'X') && txt[2]) {
 		uint64_t v = 0;
@@ -118,7 +118,7 @@ int scen_setup(struct sim *s, const struct tlbsim_resolved *r, void **state, cha
 			const char *v = wparam(r, gl->name);
 			if (gl->kind == G_NUM_PARAM) {
 				uint64_t x;
-				if (num_value(v, &x) || x > (uint64_t)INT64_MAX) {
+				if (scen_num_value(v, &x) || x > (uint64_t)INT64_MAX) {
 					snprintf(err, errlen, "workload parameter %s=%s: want a number "
 						 "(suffixes K, M, G, T)", gl->name, v);
 					return TLBSIM_EINVAL;
