@@ -4,10 +4,11 @@
  * Mirrors mm/madvise.c (v5.1): do_madvise() with mmap_sem held for read walks
  * the VMAs of the range; MADV_DONTNEED zaps each piece through
  * zap_page_range() (madvise_dontneed_single_vma); MADV_FREE
- * (madvise_free_single_vma -> madvise_free_pte_range) makes every present,
- * exclusively owned private anonymous page old and clean, records it in a
- * gather, and lets reclaim discard it later unless it is written again
- * (mark_page_lazyfree: PG_LAZYFREE; the discard is in rmap.c).
+ * (madvise_free_single_vma -> madvise_free_pte_range) makes every present
+ * private anonymous page old and clean - one with PG_dirty only when it is
+ * mapped once (page_mapcount) - records it in a gather, and lets reclaim
+ * discard it later unless it is written again (mark_page_lazyfree:
+ * PG_LAZYFREE; the discard is in rmap.c).
  */
 #include "mm/mm.h"
 #include "mm/points.h"
@@ -123,8 +124,15 @@ static void madvise_free_single_vma(struct sim *s, struct vm_area_struct *v, uin
 		if (!ptep || !pte_present(*ptep))
 			continue;
 		uint32_t f = pte_pfn(*ptep);
-		if (is_zero_frame(s, f) || frame_of(hw, f)->refcount != 1)
-			continue;	/* not exclusively mapped */
+		if (is_zero_frame(s, f))
+			continue;
+		/* a dirty page (PG_dirty; no swap cache here) is taken only when
+		 * mapped once - its dirty flag could not be cleared for the other
+		 * mappings; a clean one shared after fork is aged, cleaned in
+		 * this mm and marked lazyfree all the same (reclaim frees it
+		 * only once it is mapped once and still clean) */
+		if ((frame_of(hw, f)->pgflags & PG_DIRTY) && frame_of(hw, f)->refcount != 1)
+			continue;
 		sim_step_arg(s, YP_ZAP_PTE, (uint64_t)P(s, P_pte_zap_ns), p, 1);
 		ptep = pte_lookup(s, mm, p);
 		if (!ptep || !pte_present(*ptep) || pte_pfn(*ptep) != f)

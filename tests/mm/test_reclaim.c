@@ -9,7 +9,8 @@
  *  - a clean lazyfree page (MADV_FREE, not written since) is discarded: its
  *    PTE is cleared and the page freed; a page written after MADV_FREE is
  *    kept with its PTE put back and is swap-backed again; a page never
- *    MADV_FREEd is kept (no swap device);
+ *    MADV_FREEd is kept (no swap device); MADV_FREE leaves a page mapped
+ *    more than once alone only when it has PG_dirty;
  *  - a batched (deferred) unmap leaves another CPU's TLB entry in place, and
  *    mm->tlb_flush_batched pending, until try_to_unmap_flush(); the page is
  *    freed only after that flush (x86 with another CPU in mm_cpumask; arm64
@@ -411,9 +412,72 @@ static void test_reclaim_waits_for_ptl(void **state)
 	tsim_free(s);
 }
 
+/* ---- MADV_FREE of pages mapped more than once ---- */
+
+struct mf {
+	pte_t pte[3];
+	uint8_t flags[3];
+	uint64_t flushes;
+	int ran;
+};
+
+static void mf_body(struct sim *s, struct sim_thread *t)
+{
+	struct mf *x = t->arg;
+	struct mm_struct *mm = task_of(t)->mm;
+	struct hw *hw = hw_of(s);
+	uint64_t ps = hw->geom.page_size;
+	uint64_t a = sys_mmap(s, 0, 3 * ps, TLBSIM_MAP_PRIVATE);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(user_access(s, a + (uint64_t)i * ps, true), 0);
+	/* page 1 and page 2 mapped twice (as a forked child would share them);
+	 * page 2 with PG_dirty */
+	uint32_t f1 = pte_pfn(*pte_lookup(s, mm, a + ps)), f2 = pte_pfn(*pte_lookup(s, mm, a + 2 * ps));
+	frame_of(hw, f1)->refcount++;
+	frame_of(hw, f2)->refcount++;
+	frame_of(hw, f2)->pgflags |= PG_DIRTY;
+	uint64_t fl0 = s->m.flush_local_pages + s->m.flush_full;
+	assert_int_equal(sys_madvise_free(s, a, 3 * ps), 0);
+	x->flushes = s->m.flush_local_pages + s->m.flush_full - fl0;
+	for (int i = 0; i < 3; i++) {
+		x->pte[i] = *pte_lookup(s, mm, a + (uint64_t)i * ps);
+		x->flags[i] = frame_of(hw, pte_pfn(x->pte[i]))->pgflags;
+	}
+	frame_of(hw, f1)->refcount--;
+	frame_of(hw, f2)->refcount--;
+	x->ran = 1;
+}
+
+/* Rule (madvise_free_pte_range, mm/madvise.c, v4.12..v5.x): the mapcount
+ * test applies to a page with PG_dirty (or in the swap cache) only, whose
+ * dirty flag cannot be cleared for the other mappings: it is left alone. A
+ * clean-flagged page is aged and cleaned in this mm, flushed, and marked
+ * lazyfree however many times it is mapped (the model skipped every page
+ * mapped more than once, so MADV_FREE after fork flushed less). */
+static void test_madv_free_shared_pages(void **state)
+{
+	(void)state;
+	struct mf x = {0};
+	struct sim *s = tsim_new("x86-24", 1, NESTED_FULLMM);
+	tsim_spawn(s, mf_body, &x, 0);
+	tsim_run(s);
+	assert_int_equal(x.ran, 1);
+	const struct pt_format *fmt = hw_of(s)->fmt;
+	for (int i = 0; i < 2; i++) {
+		assert_true(fmt_pte_clean(fmt, x.pte[i]));
+		assert_false(x.pte[i] & PTE_YOUNG);
+		assert_true(x.flags[i] & PG_LAZYFREE);
+	}
+	assert_false(fmt_pte_clean(fmt, x.pte[2]));
+	assert_false(x.flags[2] & PG_LAZYFREE);
+	assert_int_equal(x.flushes, 2);		/* INVLPG of pages 0 and 1 */
+	tsim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_madv_free_shared_pages),
 		cmocka_unit_test(test_discard_x86),
 		cmocka_unit_test(test_discard_arm64),
 		cmocka_unit_test(test_deferred_x86),
