@@ -163,7 +163,7 @@ enum zap_rmap_policy {
 /* the reclaim batch's mm->tlb_flush_batched (mm/rmap.c) */
 enum ubc_flag_policy {
 	UBC_FLAG_GEN,		/* pending/flushed generations, cmpxchg after the flush */
-	UBC_FLAG_BOOL,		/* a bool cleared after the flush (v4.11 3ea277194daa) */
+	UBC_FLAG_BOOL,		/* a bool cleared after the flush (v4.13 3ea277194daa) */
 	UBC_FLAG_COUNT
 };
 
@@ -337,7 +337,7 @@ struct tlbsim_policy {
 	enum mremap_pmd_policy mremap_pmd;
 	enum zap_rmap_policy zap_rmap;
 	/* flush_tlb_batched_pending() in change_pte_range / zap_pte_range /
-	 * madvise_free_pte_range (1: called; 3ea277194daa, v4.11) */
+	 * madvise_free_pte_range (1: called; 3ea277194daa, v4.13) */
 	int ubc_check_mprotect, ubc_check_zap, ubc_check_madv_free;
 	enum ubc_flag_policy ubc_flag;
 	enum arm64_batch_policy arm64_batch;

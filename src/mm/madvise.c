@@ -110,7 +110,7 @@ static void madvise_free_single_vma(struct sim *s, struct vm_area_struct *v, uin
 	tlb_start_vma(s, &tlb, v);
 	for (uint64_t p = st; p < en; p += ps) {
 		/* madvise_free_pte_range() per PTE table: pte_offset_map_lock,
-		 * then flush_tlb_batched_pending(mm) (3ea277194daa, v4.11; knob
+		 * then flush_tlb_batched_pending(mm) (3ea277194daa, v4.13; knob
 		 * ubc_check_madv_free) */
 		uint32_t table = pte_table_of(s, mm, p);
 		if (table != locked) {

@@ -38,7 +38,7 @@ static void zap_pte_range_locked(struct sim *s, struct mmu_gather *tlb,
 				 uint64_t end);
 
 /* zap_pte_range() under the PTE table's lock: flush_tlb_batched_pending(mm)
- * first (3ea277194daa, v4.11; knob ubc_check_zap), so that a PTE reclaim
+ * first (3ea277194daa, v4.13; knob ubc_check_zap), so that a PTE reclaim
  * cleared without a flush is not left cached when munmap/MADV_DONTNEED
  * returns */
 static void zap_pte_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,

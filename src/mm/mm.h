@@ -962,7 +962,7 @@ void rmap_ptl_lock2(struct sim *s, uint32_t table);
 void rmap_ptl_unlock2(struct sim *s);
 /* The PTE table mapping addr in mm, or 0 */
 uint32_t pte_table_of(struct sim *s, struct mm_struct *mm, uint64_t addr);
-/* flush_tlb_batched_pending(mm) (mm/rmap.c, v4.11+): under the PTL */
+/* flush_tlb_batched_pending(mm) (mm/rmap.c, v4.13+): under the PTL */
 void flush_tlb_batched_pending_slow(struct sim *s, struct mm_struct *mm);
 static inline void flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm)
 {

@@ -13,7 +13,7 @@
  * ptep_modify_prot_start / pte_modify / ptep_modify_prot_commit, counting
  * each present PTE), and - only if it counted any - flushes the whole range
  * with flush_tlb_range(vma, start, end) before dec_tlb_flush_pending(). No
- * mmu_gather: that came with 4a18419f71cd (v6.0).
+ * mmu_gather: that came with 4a18419f71cd (v5.19).
  *
  * vma_merge: a file-backed VMA (a shared anonymous mapping is a shmem file)
  * merges back with its neighbours when mprotect gives them the same flags
@@ -167,7 +167,7 @@ static uint64_t change_pte_range(struct sim *s, struct vm_area_struct *vma, uint
 		return 0;
 	}
 	/* flush_tlb_batched_pending(vma->vm_mm) under the PTL (3ea277194daa,
-	 * v4.11): a PTE reclaim cleared without a flush would be skipped below
+	 * v4.13): a PTE reclaim cleared without a flush would be skipped below
 	 * as not present while a CPU still caches it */
 	if (machine_of(s)->policy.ubc_check_mprotect)
 		flush_tlb_batched_pending(s, mm);

@@ -165,7 +165,7 @@ static void move_ptes(struct sim *s, struct vm_area_struct *vma, uint64_t old_ad
 	rmap_ptl_lock(s, old_t);
 	if (new_t != old_t)
 		rmap_ptl_lock2(s, new_t);
-	flush_tlb_batched_pending(s, mm);	/* 3ea277194daa (v4.11) */
+	flush_tlb_batched_pending(s, mm);	/* 3ea277194daa (v4.13) */
 	uint64_t i0 = pt_index(g, d, old_addr), n = len >> g->page_shift;
 	uint64_t j0 = pt_index(g, d, new_addr);
 	pte_t *ot = table_of(hw, old_t);

@@ -182,10 +182,10 @@ static const struct tlbsim_knob_value zap_rmap_values[ZAP_RMAP_COUNT] = {
 
 static const struct tlbsim_knob_value ubc_check_values[2] = {
 	{"off", "the path does not call flush_tlb_batched_pending(): it can return while a "
-		"PTE reclaim cleared is still cached (v4.3..v4.10)"},
+		"PTE reclaim cleared is still cached (v4.3..v4.12)"},
 	{"on", "flush_tlb_batched_pending(mm) under the PTL before the PTEs are looked at "
 	       "(3ea277194daa \"mm, mprotect: flush TLB if potentially racing with a parallel "
-	       "reclaim leaving stale TLB entries\", v4.11)"},
+	       "reclaim leaving stale TLB entries\", v4.13)"},
 };
 
 static const struct tlbsim_knob_value ubc_flag_values[UBC_FLAG_COUNT] = {
@@ -195,7 +195,7 @@ static const struct tlbsim_knob_value ubc_flag_values[UBC_FLAG_COUNT] = {
 				 "\"mm/rmap: fix potential batched TLB flush race\", v5.17)"},
 	[UBC_FLAG_BOOL] = {"bool", "a bool set by set_tlb_ubc_flush_pending and cleared after "
 				   "flush_tlb_batched_pending's flush: a PTE cleared during that flush "
-				   "loses its mark (3ea277194daa, v4.11..v5.16)"},
+				   "loses its mark (3ea277194daa, v4.13..v5.16)"},
 };
 
 static const struct tlbsim_knob_value arm64_batch_values[ARM64_BATCH_COUNT] = {
@@ -921,7 +921,7 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 /* reclaim's batched unmap (rmap.c): the tlb_flush_batched bool until
  * 5ee2fa2f0636 (v5.17); arm64 batches from v6.5 (43b3dfdd0455) with a
  * DSB-only flush_tlb_batched_pending until 4b634918384c (v6.16); every
- * preset is v4.11+ (3ea277194daa: all ubc_check_* on) */
+ * preset is v4.13+ (3ea277194daa: all ubc_check_* on) */
 #define K_UBC_BOOL ",ubc_flag=bool,arm64_batch=none"
 #define K_UBC_NOARM ",arm64_batch=none"
 #define K_UBC_DSB ",arm64_batch=dsb"

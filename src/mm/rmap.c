@@ -12,7 +12,7 @@
  * batch is freed. Because another task may change the same page tables
  * between the clear and that flush, the paths that rely on "no PTE, so no
  * cached translation" call flush_tlb_batched_pending(mm) under the PTL first
- * (3ea277194daa, v4.11: change_pte_range, zap_pte_range,
+ * (3ea277194daa, v4.13: change_pte_range, zap_pte_range,
  * madvise_free_pte_range, move_ptes; the knobs ubc_check_*).
  *
  * The reclaim actor: the current task reclaims the pages mapped at a range of
@@ -291,9 +291,9 @@ static void arch_flush_tlb_batched_pending(struct sim *s, struct mm_struct *mm)
 }
 
 /*
- * flush_tlb_batched_pending(mm) (mm/rmap.c, v4.11 3ea277194daa), called
+ * flush_tlb_batched_pending(mm) (mm/rmap.c, v4.13 3ea277194daa), called
  * under the PTL: if reclaim may have cleared a PTE of this mm without
- * flushing yet, flush the whole mm. ubc_flag=bool: the v4.11..v5.16 bool,
+ * flushing yet, flush the whole mm. ubc_flag=bool: the v4.13..v5.16 bool,
  * cleared after the flush (a batch added during the flush is lost); gen:
  * the pending/flushed generations of 5ee2fa2f0636 (v5.17): flushed =
  * pending by cmpxchg against the value read before the flush.
