@@ -128,6 +128,10 @@ int cmd_list(int argc, char **argv)
 		       "       tlbsim list profiles --dump NAME   (a profile as a file for --profile FILE)\n");
 		return 0;
 	}
+	/* --json before WHAT is the same request (list --json workloads named
+	 * "workloads" as the unexpected argument) */
+	if (argc == 3 && strcmp(argv[1], "--json") == 0 && strcmp(argv[2], "--json") != 0)
+		return list_json(argv[2]);
 	const char *what = argv[1];
 	if (strcmp(what, "profiles") == 0 && argc >= 3 && strcmp(argv[2], "--dump") == 0) {
 		if (argc < 4)

@@ -98,6 +98,8 @@ tlbsim_cli(err_seed_needs_value 2 STDERR "option --seed needs a value"
            ARGS compare mmap8 --policy nested=v2 --policy nested=fullmm --seed)
 tlbsim_cli(err_abbrev_ambiguous 2 STDERR "option '--tra' is ambiguous"
            ARGS run mmap8 --tra x)
+# --json before WHAT lists the same (it named WHAT "unexpected")
+tlbsim_cli(list_json_first 0 STDOUT "^.\"kernels\":" ARGS list --json kernels)
 # a --trace-window time past its limit or finer than 1 ns says so (both
 # said "want a number with a unit")
 tlbsim_cli(err_trace_window_too_late 2 STDERR "bad END '1000001s': more than 1000000 s"
