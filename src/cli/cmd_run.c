@@ -205,6 +205,16 @@ static int trace_finish(const struct cli_opts *o, const struct trace_buf *tb,
 		.tb = tb, .run = run, .cmdline = cli_cmdline(o), .ftrace = o->trace_ftrace,
 		.end = tb->to && tb->to < wall_ns ? tb->to : wall_ns,
 	};
+	/* records left out past the cap: the slices still open end at the last
+	 * record kept, not at the window's end (they were drawn through time
+	 * nothing was recorded in) */
+	if (tb->dropped && tb->n) {
+		uint64_t last = 0;
+		for (uint32_t i = 0; i < tb->n; i++)
+			last = tb->r[i].time > last ? tb->r[i].time : last;
+		if (last < j.end)
+			j.end = last;
+	}
 	if (j.end < tb->from)
 		j.end = tb->from;
 	if (atomic_write(o->trace_file, write_trace, &j) || j.rc) {
