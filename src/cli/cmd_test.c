@@ -525,7 +525,10 @@ int cmd_test(int argc, char **argv)
 			test_one(&run, i);
 		done = i + 1;
 		static const char *const tag[] = {"ok", "FAIL", "ERROR"};
-		printf("%-5s %s\n", tag[tc[i].status], tc[i].msg);
+		/* the message names the file: escaped, one line whatever the name */
+		printf("%-5s ", tag[tc[i].status]);
+		cli_put_sanitized(stdout, tc[i].msg);
+		putchar('\n');
 		if (tc[i].dbuf)
 			fputs(tc[i].dbuf, stdout);
 		free(tc[i].dbuf);

@@ -88,6 +88,12 @@ timeout 60 "$bin" run mmap8 --iters 2 -j 1 --trace $'nl\nname.json' >/dev/null 2
 [ "$(wc -l <e)" = 1 ] && grep -qF 'nl\x0aname.json' e || failmsg "trace note for a name with a newline: $(cat e)"
 rm -f $'nl\nname.json'
 
+# tlbsim test's line for a file whose name holds a newline stays one line
+mkdir tdir
+printf 'main {\n op\n}\n' >tdir/$'t\nx.tlbs'
+timeout 60 "$bin" test tdir --time-limit 0.1 >o 2>e
+[ "$(grep -c '^ok ' o)" = 1 ] && grep -qF 't\x0ax.tlbs' o || failmsg "test with a newline in a file name: $(cat o e)"
+
 # a write error is named as such (every one was "out of memory")
 if [ -w /dev/full ]; then
 	for fmt in chrome ftrace; do
