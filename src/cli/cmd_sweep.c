@@ -182,6 +182,13 @@ static void write_rows(FILE *f, const void *arg)
 	fprintf(f, "\n]}\n");
 }
 
+/* the one error of two --grid values that give one configuration */
+static int same_config_error(const struct gdim *d, int j, int i)
+{
+	return cli_error("--grid %s: the values %s and %s give the same configuration (%s=%s); "
+			 "give one of them", d->key, d->vals[j], d->vals[i], d->key, d->vals[j]);
+}
+
 /*
  * Two values of one --grid key that give one configuration (threads=01,1;
  * threads=3,4 of a workload whose thread count is fixed) would run it twice
@@ -202,11 +209,7 @@ static int grid_same_values(const struct cli_opts *o, const struct gdim *dims,
 				for (int j = 0; j < i; j++)
 					if (strtoull(dims[g].vals[i], NULL, 10) ==
 					    strtoull(dims[g].vals[j], NULL, 10))
-						return cli_error("--grid %s: the values %s and %s give the "
-								 "same configuration (%s=%s); give one of "
-								 "them", dims[g].key, dims[g].vals[j],
-								 dims[g].vals[i], dims[g].key,
-								 dims[g].vals[j]);
+						return same_config_error(&dims[g], j, i);
 			continue;
 		}
 		if (extra_key(dims[g].key))
@@ -240,10 +243,7 @@ static int grid_same_values(const struct cli_opts *o, const struct gdim *dims,
 			}
 			for (int j = 0; j < i; j++)
 				if (rows[j] && csv_row_cmp(rows[j], rows[i], nconf) == 0) {
-					rc = cli_error("--grid %s: the values %s and %s give the same "
-						       "configuration (%s=%s); give one of them",
-						       dims[g].key, dims[g].vals[j], dims[g].vals[i],
-						       dims[g].key, dims[g].vals[j]);
+					rc = same_config_error(&dims[g], j, i);
 					break;
 				}
 		}

@@ -543,6 +543,16 @@ static struct eval bad_v(void)
 
 /* a word is used where `allowed` words are: a literal must be one of them;
  * a parameter's value will be checked against them when a run starts */
+/* the words of a WORDS_* set, for messages: "a, b, c", or with_or
+ * "a, b or c" */
+static const char *words_text(uint32_t allowed, bool with_or)
+{
+	return allowed == WORDS_MAP ? (with_or ? "shared or private" : "shared, private")
+	       : allowed == WORDS_ADVICE ? (with_or ? "dontneed, free or hugepage" : "dontneed, free, hugepage")
+	       : allowed == WORDS_RW ? (with_or ? "read or write" : "read, write")
+	       : (with_or ? "ext4, tmpfs or hugetlbfs" : "ext4, tmpfs, hugetlbfs");
+}
+
 static void word_use(struct parser *ps, struct eval v, uint32_t allowed, const char *what,
 		     int line, int col)
 {
@@ -550,17 +560,12 @@ static void word_use(struct parser *ps, struct eval v, uint32_t allowed, const c
 		return;
 	if (v.t != V_WORD) {
 		perr_at(ps, line, col, "%s: want a word (%s), not a number", what,
-			allowed == WORDS_MAP ? "shared or private"
-			: allowed == WORDS_ADVICE ? "dontneed, free or hugepage"
-			: allowed == WORDS_RW ? "read or write" : "ext4, tmpfs or hugetlbfs");
+			words_text(allowed, true));
 		return;
 	}
 	if (v.word_const >= 0 && !(allowed & WBIT(v.word_const)))
 		perr_at(ps, line, col, "%s: '%s' is not one of %s", what,
-			scen_word_names[v.word_const],
-			allowed == WORDS_MAP ? "shared, private"
-			: allowed == WORDS_ADVICE ? "dontneed, free, hugepage"
-			: allowed == WORDS_RW ? "read, write" : "ext4, tmpfs, hugetlbfs");
+			scen_word_names[v.word_const], words_text(allowed, false));
 	if (v.word_global >= 0) {
 		struct scen_global *gl = &ps->sc->globals[v.word_global];
 		/* the parameter's default must be a word of this use (param
@@ -568,10 +573,7 @@ static void word_use(struct parser *ps, struct eval v, uint32_t allowed, const c
 		int dw = gl->kind == G_WORD_PARAM ? word_of(ps->sc->pdef[gl->param]) : -1;
 		if (dw >= 0 && !(allowed & WBIT(dw)))
 			perr_at(ps, line, col, "%s: parameter %s's default '%s' is not one of %s",
-				what, gl->name, scen_word_names[dw],
-				allowed == WORDS_MAP ? "shared, private"
-				: allowed == WORDS_ADVICE ? "dontneed, free, hugepage"
-				: allowed == WORDS_RW ? "read, write" : "ext4, tmpfs, hugetlbfs");
+				what, gl->name, scen_word_names[dw], words_text(allowed, false));
 		gl->words |= allowed;
 	}
 }
