@@ -82,7 +82,8 @@ static void perr_at(struct parser *ps, int line, int col, const char *fmt, ...)
 	ps->last_col = col;
 	ps->nerrors++;
 	if (ps->errf) {
-		fprintf(ps->errf, "%s:%d:%d: ", ps->fname, line, col);
+		scenario_put_name(ps->errf, ps->fname);
+		fprintf(ps->errf, ":%d:%d: ", line, col);
 		va_list ap;
 		va_start(ap, fmt);
 		vfprintf(ps->errf, fmt, ap);
@@ -90,8 +91,10 @@ static void perr_at(struct parser *ps, int line, int col, const char *fmt, ...)
 		fputc('\n', ps->errf);
 	}
 	if (ps->nerrors >= SCEN_MAX_ERRORS) {
-		if (ps->errf)
-			fprintf(ps->errf, "%s: too many errors, giving up\n", ps->fname);
+		if (ps->errf) {
+			scenario_put_name(ps->errf, ps->fname);
+			fputs(": too many errors, giving up\n", ps->errf);
+		}
 		ps->gave_up = true;
 	}
 }
@@ -1675,8 +1678,10 @@ struct scenario *scenario_compile(const char *fname, const char *text, size_t le
 	if (!ps || !sc) {
 		free(ps);
 		free(sc);
-		if (errf)
-			fprintf(errf, "%s: out of memory\n", fname);
+		if (errf) {
+			scenario_put_name(errf, fname);
+			fputs(": out of memory\n", errf);
+		}
 		*nerrors = 1;
 		return NULL;
 	}
@@ -1794,20 +1799,34 @@ struct scenario *scenario_compile(const char *fname, const char *text, size_t le
 	return sc;
 }
 
+void scenario_put_name(FILE *f, const char *name)
+{
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+}
+
 struct scenario *scenario_load(const char *path, FILE *errf, int *nerrors)
 {
 	*nerrors = 1;
 	FILE *f = fopen(path, "rb");
 	if (!f) {
-		if (errf)
-			fprintf(errf, "%s: cannot open: %s\n", path, strerror(errno));
+		if (errf) {
+			int e = errno;
+			scenario_put_name(errf, path);
+			fprintf(errf, ": cannot open: %s\n", strerror(e));
+		}
 		return NULL;
 	}
 	char *buf = malloc(SCEN_MAX_FILE_BYTES + 1);
 	if (!buf) {
 		fclose(f);
-		if (errf)
-			fprintf(errf, "%s: out of memory\n", path);
+		if (errf) {
+			scenario_put_name(errf, path);
+			fputs(": out of memory\n", errf);
+		}
 		return NULL;
 	}
 	size_t n = fread(buf, 1, SCEN_MAX_FILE_BYTES + 1, f);
@@ -1815,15 +1834,19 @@ struct scenario *scenario_load(const char *path, FILE *errf, int *nerrors)
 	fclose(f);
 	if (bad) {
 		free(buf);
-		if (errf)
-			fprintf(errf, "%s: read error (a directory?)\n", path);
+		if (errf) {
+			scenario_put_name(errf, path);
+			fputs(": read error (a directory?)\n", errf);
+		}
 		return NULL;
 	}
 	if (n > SCEN_MAX_FILE_BYTES) {
 		free(buf);
-		if (errf)
-			fprintf(errf, "%s: larger than %u bytes: not a scenario file\n", path,
+		if (errf) {
+			scenario_put_name(errf, path);
+			fprintf(errf, ": larger than %u bytes: not a scenario file\n",
 				SCEN_MAX_FILE_BYTES);
+		}
 		return NULL;
 	}
 	struct scenario *sc = scenario_compile(path, buf, n, errf, nerrors);

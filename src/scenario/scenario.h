@@ -41,6 +41,10 @@ struct scen_expect {
  * in .tlbs or contains a '/'. */
 bool scenario_is_path(const char *name);
 
+/* Print a file name in a message on f, a control byte as \xNN: a line
+ * break in the name split the one-line error in two. */
+void scenario_put_name(FILE *f, const char *name);
+
 /* Read and compile the file at path. NULL on failure, after printing each
  * error as "FILE:LINE:COL: message" on errf (at most SCEN_MAX_ERRORS);
  * *nerrors is the number printed (a read error counts as one). */

@@ -79,15 +79,20 @@ static void st_err(struct st *s, const char *fmt, const char *arg)
 {
 	if (s->errors++ >= SCEN_MAX_ERRORS)
 		return;
-	if (s->where && s->line >= 1 && (size_t)s->line <= s->nwhere)
-		fprintf(s->errf, "%s: ", s->where[s->line - 1]);
-	else
-		fprintf(s->errf, "%s:%d: ", s->fname, s->line);
+	if (s->where && s->line >= 1 && (size_t)s->line <= s->nwhere) {
+		scenario_put_name(s->errf, s->where[s->line - 1]);
+		fputs(": ", s->errf);
+	} else {
+		scenario_put_name(s->errf, s->fname);
+		fprintf(s->errf, ":%d: ", s->line);
+	}
 	fprintf(s->errf, fmt, arg);
 	fputc('\n', s->errf);
 	/* as the scenario compiler says it (parse.c): the last message */
-	if (s->errors == SCEN_MAX_ERRORS)
-		fprintf(s->errf, "%s: too many errors, giving up\n", s->fname);
+	if (s->errors == SCEN_MAX_ERRORS) {
+		scenario_put_name(s->errf, s->fname);
+		fputs(": too many errors, giving up\n", s->errf);
+	}
 }
 
 static void emit(struct st_task *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -599,7 +604,8 @@ int strace_import_where(const char *text, size_t len, const char *fname,
 {
 	struct st *s = calloc(1, sizeof(*s));
 	if (!s) {
-		fprintf(errf, "%s: out of memory\n", fname);
+		scenario_put_name(errf, fname);
+		fputs(": out of memory\n", errf);
 		return 1;
 	}
 	s->touch = touch;
@@ -642,10 +648,13 @@ int strace_import_where(const char *text, size_t len, const char *fname,
 	for (int k = 1; k < s->ntasks && !rc; k++)
 		if (!s->task[k].started && !unstarted++)
 			first_unstarted = s->task[k].pid;
-	if (unstarted && errf)
-		fprintf(errf, "tlbsim: note: %s: %d pid(s) (the first %ld) have no clone or fork in "
-			"the trace: their tasks never start (trace with strace -f from the start, "
-			"with the process calls)\n", fname, unstarted, first_unstarted);
+	if (unstarted && errf) {
+		fputs("tlbsim: note: ", errf);
+		scenario_put_name(errf, fname);
+		fprintf(errf, ": %d pid(s) (the first %ld) have no clone or fork in the trace: "
+			"their tasks never start (trace with strace -f from the start, with the "
+			"process calls)\n", unstarted, first_unstarted);
+	}
 	for (int k = 0; k < s->ntasks; k++)
 		if (s->task[k].pending) {
 			emit_comment(&s->task[k], "unfinished at the end: ", s->task[k].pending);

@@ -14,7 +14,9 @@
 #  - a for variable shadows a local of its name in its loop (the older local
 #    was read), and cannot be assigned (`i = 0` made the loop endless);
 #  - loops that let no simulated time pass stop with an error after 2^26
-#    back-edges (nested 10^9 loops ignored --time-limit and SIGTERM).
+#    back-edges (nested 10^9 loops ignored --time-limit and SIGTERM);
+#  - a line break in a file's name is \x0a in its messages, which stay one
+#    line each (run, test, import strace printed the raw name).
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -68,6 +70,25 @@ for cmd in run check; do
 	[ $rc = 2 ] && grep -q "without simulated time passing" "$tmp/e" ||
 		failmsg "$cmd spin.tlbs: exit $rc, $(head -c 300 "$tmp/e")"
 done
+# a file name with a line break: each message stays one line
+nl=$(printf 'p\nq')
+printf 'bogus\n' >"$tmp/$nl.tlbs"
+timeout 60 "$bin" run "$tmp/$nl.tlbs" >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc = 2 ] && [ "$(grep -c 'p\\x0aq\.tlbs:[12]:1: ' "$tmp/e")" = 2 ] && [ "$(wc -l <"$tmp/e")" = 2 ] ||
+	failmsg "run of a name with a line break: exit $rc, $(head -c 300 "$tmp/e")"
+timeout 60 "$bin" run "$tmp/$nl.none.tlbs" >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q 'p\\x0aq\.none\.tlbs: cannot open' "$tmp/e" ||
+	failmsg "run of a missing name with a line break: exit $rc, $(head -c 300 "$tmp/e")"
+timeout 60 "$bin" test "$tmp/$nl.tlbs" >"$tmp/o" 2>"$tmp/e"
+grep -q 'p\\x0aq\.tlbs:1:1: unknown header item' "$tmp/o" ||
+	failmsg "test of a name with a line break: $(head -c 300 "$tmp/o")"
+printf 'garbage line\n' >"$tmp/$nl.txt"
+timeout 60 "$bin" import strace "$tmp/$nl.txt" -o "$tmp/imp.tlbs" >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q 'p\\x0aq\.txt:1: no -tt timestamp' "$tmp/e" ||
+	failmsg "import strace of a name with a line break: exit $rc, $(head -c 300 "$tmp/e")"
 
 if [ $fail = 0 ]; then
 	echo "parser_limits: PASS"
