@@ -280,8 +280,18 @@ static void pf_task_body(struct pf_task *t)
 	struct statfs sf;
 	if (fstatfs(fd, &sf) == 0)
 		atomic_store(&sh->fstype, (long)sf.f_type);
-	if (ftruncate(fd, (off_t)c->size)) {
-		pf_fail(sh, "ftruncate");
+	/* the blocks reserved up front: a file the filesystem cannot back (a
+	 * full tmpfs, RLIMIT_FSIZE) failed at its first store, with SIGBUS or
+	 * SIGXFSZ and no message; round 1 fills the page cache either way, so
+	 * the window's rounds (after every task's first) are the same */
+	int fe = ftruncate(fd, (off_t)c->size) ? errno : posix_fallocate(fd, 0, (off_t)c->size);
+	if (fe) {
+		char what[200];
+		snprintf(what, sizeof(what), "file of %llu bytes in %.100s%s",
+			 (unsigned long long)c->size, dir,
+			 c->tmpfs ? " (-w fs=tmpfs)" : tmpdir ? " (TMPDIR)" : "");
+		errno = fe;
+		pf_fail(sh, what);
 		close(fd);
 		return;
 	}
@@ -351,6 +361,11 @@ static int run_page_fault3(const struct native_run_cfg *c, const cpu_set_t *cpus
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* over RLIMIT_FSIZE, ftruncate and fallocate fail with EFBIG rather
+	 * than the signal killing the process (forked tasks inherit it) */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_xfsz;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGXFSZ, &ign, &old_xfsz);
 	uint64_t t0 = native_now_ns();
 	int n = 0;
 	struct watch w;
@@ -380,17 +395,34 @@ static int run_page_fault3(const struct native_run_cfg *c, const cpu_set_t *cpus
 		pf_fail(sh, c->processes ? "fork" : "pthread_create");
 	}
 	for (int i = 0; i < n; i++) {
-		if (c->processes)
-			waitpid(pids[i], NULL, 0);
-		else
+		if (c->processes) {
+			int st = 0;
+			/* a task killed by a signal (SIGBUS: the file's page could
+			 * not be backed) did not count its rounds: a run of zeros
+			 * came out as a result */
+			if (waitpid(pids[i], &st, 0) == pids[i] && WIFSIGNALED(st) &&
+			    atomic_exchange(&sh->failed, 1) == 0) {
+				sh->fail_errno = 0;	/* no errno text */
+				snprintf(sh->fail_what, sizeof(sh->fail_what),
+					 "process %d killed by signal %d (%s)", i, WTERMSIG(st),
+					 strsignal(WTERMSIG(st)));
+				atomic_store(&sh->stop, 1);
+			}
+		} else {
 			pthread_join(th[i], NULL);
+		}
 	}
+	sigaction(SIGXFSZ, &old_xfsz, NULL);
 	uint64_t t_end = native_now_ns();
 	r->real_ns = t_end - t0;
 	r->stopped = watch_end(&w);
 	int rc = 0;
 	if (atomic_load(&sh->failed)) {
-		snprintf(err, errlen, "task %s: %s", sh->fail_what, strerror(sh->fail_errno));
+		if (sh->fail_errno)
+			snprintf(err, errlen, "task %s: %s", sh->fail_what,
+				 strerror(sh->fail_errno));
+		else
+			snprintf(err, errlen, "%s", sh->fail_what);
 		rc = -1;
 	} else {
 		r->ops = pf_sum(sh, c->threads);

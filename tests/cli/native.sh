@@ -10,7 +10,8 @@
 #     ipi_per_op >= 0 or null; page_fault3 (threads and processes) runs;
 #     compare --native prints a model and a native column.
 #   errors: bad input is one line on stderr, exit 2, nothing on stdout, and
-#     no file left behind.
+#     no file left behind; a page_fault3 task file the host cannot fill
+#     (RLIMIT_FSIZE) is exit 3 and one line, in threads and processes mode.
 #   signals: SIGINT during calibrate ends it within seconds, exit 130, no
 #     profile and no temporary file written; SIGINT during native mmap8 and
 #     SIGTERM during native page_fault3 (processes) end the run within
@@ -259,6 +260,18 @@ errors)
 	[ "$(wc -l <"$tmp/e")" = 1 ] || failmsg "bad TMPDIR: stderr is not one line: $(cat "$tmp/e")"
 	grep -q -- "$tmp/none (TMPDIR)" "$tmp/e" || failmsg "bad TMPDIR: stderr lacks the directory: $(cat "$tmp/e")"
 	[ -z "$(ls "$tmp" | grep -v '^[oe]$')" ] || failmsg "files left behind: $(ls "$tmp")"
+	# a task file the host cannot fill (RLIMIT_FSIZE here; a full tmpfs
+	# alike) is a host failure, exit 3 and one line, in both modes: threads
+	# died of SIGXFSZ (or SIGBUS) with no message, processes printed ops 0
+	# and exit 0
+	for m in threads processes; do
+		(cd "$tmp" && ulimit -f 1024 && TMPDIR="$tmp" "$bin" native page_fault3 \
+			--threads 1 --iters 1 -w size=16M -w mode=$m) >"$tmp/o" 2>"$tmp/e"
+		rc=$?
+		[ $rc = 3 ] && [ ! -s "$tmp/o" ] && [ "$(wc -l <"$tmp/e")" = 1 ] &&
+			grep -q "file of 16777216 bytes in $tmp (TMPDIR): File too large" "$tmp/e" ||
+			failmsg "page_fault3 mode=$m over RLIMIT_FSIZE: exit $rc, $(head -c 300 "$tmp/e")"
+	done
 	;;
 *)
 	failmsg "unknown mode $mode"
