@@ -45,6 +45,8 @@ enum nested_policy {
 enum x86_lazy_policy {
 	X86_LAZY_FREED_TABLES,	/* v4.20+: only when page tables were freed */
 	X86_LAZY_NEVER,		/* before b956575bed91: never */
+	X86_LAZY_DEFER,		/* b956575bed91, v4.14..v4.19: always; with PCID
+				 * no lazy mode (tlb_defer_switch_to_init_mm) */
 	X86_LAZY_COUNT
 };
 

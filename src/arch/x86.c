@@ -484,7 +484,9 @@ static void x86_switch_mm(struct sim *s, int cpu, mm_context_t *next)
 		t->pending_ns += cost;
 }
 
-/* enter_lazy_tlb() (arch/x86/mm/tlb.c, v4.20+) */
+/* enter_lazy_tlb() (arch/x86/mm/tlb.c, v4.20+; x86_lazy=defer: v4.14..v4.19,
+ * where tlb_defer_switch_to_init_mm() - true without PCID - chose between
+ * lazy mode and switch_mm(NULL, &init_mm), which leaves the mm's cpumask) */
 static void x86_enter_lazy_tlb(struct sim *s, int cpu)
 {
 	struct arch_cpu *ac = arch_cpu(s, cpu);
@@ -492,6 +494,10 @@ static void x86_enter_lazy_tlb(struct sim *s, int cpu)
 		x86_switch_finish(s, cpu);
 	if (!ac->loaded_mm)
 		return;
+	if (machine_of(s)->policy.x86_lazy == X86_LAZY_DEFER && P(s, P_pcid)) {
+		x86_switch_mm(s, cpu, NULL);
+		return;
+	}
 	set_is_lazy(s, cpu, true);
 }
 
@@ -593,7 +599,8 @@ static uint64_t flush_tlb_func_remote(struct sim *s, int cpu, const void *data)
  * Does cpu (in mm_cpumask, not the initiator) get the flush IPI? v4.20..v6.13
  * (native_flush_tlb_others; v5.13 tlb_is_not_lazy): with freed_tables every
  * CPU of the mask, otherwise only CPUs not in lazy TLB mode (x86_lazy=never:
- * lazy CPUs never, the pre-b956575bed91 rule). v6.14 should_flush_tlb()
+ * lazy CPUs never, the pre-b956575bed91 rule; x86_lazy=defer, v4.14..v4.19:
+ * every CPU of the mask, smp_call_function_many with no lazy test). v6.14 should_flush_tlb()
  * (x86_should_flush=loaded_mm, 6db2526c1d69): a flush that freed no tables
  * also skips a CPU whose loaded_mm is not the target mm, unless this flush
  * trims the mask (once a second per mm).
@@ -605,7 +612,8 @@ should_flush(struct sim *s, uintptr_t loaded_mm, bool is_lazy, const struct flus
 	/* be88a1dd6112 (v6.15): an mm in ASID transition IPIs the whole mask */
 	if (mm_in_asid_transition(s, f->mm))
 		return true;
-	if (is_lazy && (!f->freed_tables || mc->policy.x86_lazy == X86_LAZY_NEVER))
+	if (is_lazy && mc->policy.x86_lazy != X86_LAZY_DEFER &&
+	    (!f->freed_tables || mc->policy.x86_lazy == X86_LAZY_NEVER))
 		return false;
 	if (!f->freed_tables && mc->policy.x86_should_flush == X86_SHOULD_FLUSH_LOADED_MM &&
 	    !f->trim_cpumask) {

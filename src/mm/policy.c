@@ -28,8 +28,12 @@ static const struct tlbsim_knob_value nested_check_values[2] = {
 
 static const struct tlbsim_knob_value x86_lazy_values[X86_LAZY_COUNT] = {
 	[X86_LAZY_FREED_TABLES] = {"freed_tables", "flush IPIs reach lazy-TLB CPUs only when page "
-						   "tables were freed (v4.20+)"},
-	[X86_LAZY_NEVER] = {"never", "lazy-TLB CPUs never get flush IPIs (before b956575bed91)"},
+						   "tables were freed (145f573b89a6, v4.20+)"},
+	[X86_LAZY_NEVER] = {"never", "lazy-TLB CPUs never get flush IPIs (94b1b03b519b, "
+				     "v4.14-rc1..rc4, before b956575bed91)"},
+	[X86_LAZY_DEFER] = {"defer", "every flush IPIs lazy-TLB CPUs, which leave to init_mm; with "
+				     "PCID a CPU goes to init_mm at once, never lazy "
+				     "(b956575bed91, v4.14..v4.19)"},
 };
 
 static const struct tlbsim_knob_value fault_retry_values[FAULT_RETRY_COUNT] = {
@@ -777,8 +781,11 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *                 level bits to lose (v1); v4.20 added the level tracking and
  *                 __tlb_reset_range, the 000 bug (prefix); fixed by
  *                 7a30df49f63a in v5.2-rc5/rc6 (fullmm);
- *   x86_lazy      lazy CPUs get flush IPIs when tables were freed from v4.20
- *                 (b956575bed91); never before;
+ *   x86_lazy      b956575bed91 (v4.14-rc5) IPIs lazy CPUs at every flush,
+ *                 and with PCID has no lazy mode (defer); from v4.20 only
+ *                 when tables were freed (145f573b89a6, 016c4d92cd16;
+ *                 the v4.19-rc version was reverted); never: the
+ *                 v4.14-rc1..rc4 state, no preset;
  *   fault_retry   89b15332af7c in v5.8 (dirty_throttle); VM_FAULT_COMPLETED
  *                 from v6.0 (d92725256b4f);
  *   spurious_flush broadcast up to v5.8; b7333b58f358 in v5.9 (skip_tried);
@@ -927,7 +934,7 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 #define K_UBC_DSB ",arm64_batch=dsb"
 static const struct tlbsim_kernel_preset kernels[] = {
 	{"4.14",
-	 "nested=v1,nested_check=on,x86_lazy=never,fault_retry=none,spurious_flush=broadcast,"
+	 "nested=v1,nested_check=on,x86_lazy=defer,fault_retry=none,spurious_flush=broadcast,"
 	 K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_414 K_DEV_OLD K_PT_414,
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
 	 "arm64 had no level tracking before v4.20: tlb_flush issued page-stride VALE1IS over the "
@@ -937,7 +944,7 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_420 K_DEV_OLD K_PT_420,
 	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
-	 "b956575bed91",
+	 "145f573b89a6/016c4d92cd16 (lazy CPUs IPIed only for freed tables)",
 	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
 	 "PTRS_PER_PTE" K_NO_UFFD_WP K_NO_THP_PTE},
 	{"5.1",

@@ -61,7 +61,8 @@ static void test_nested_check_x86(void **state)
  * per iteration exactly one such flush with exactly one lazy CPU (the
  * writer thread's CPU after it exited; an IPIed lazy CPU switches to init_mm
  * and leaves mm_cpumask, so earlier writers' CPUs are not in it). */
-static void run_lazy_tables(enum x86_lazy_policy lazy, int64_t iters, struct tlbsim_metrics *m)
+static void run_lazy_tables_pcid(enum x86_lazy_policy lazy, int64_t iters, bool pcid,
+				 struct tlbsim_metrics *m)
 {
 	struct tlbsim_config cfg;
 	struct tlbsim_resolved res;
@@ -72,7 +73,16 @@ static void run_lazy_tables(enum x86_lazy_policy lazy, int64_t iters, struct tlb
 	cfg.cpus = 8;	/* writer threads land on CPUs 1..5, never on main's CPU 0 */
 	cfg.iters = iters;
 	cfg.policy.x86_lazy = lazy;
+	if (!pcid) {
+		cfg.overrides[cfg.noverrides].param = P_pcid;
+		cfg.overrides[cfg.noverrides++].value = 0;
+	}
 	assert_int_equal(tlbsim_run(&cfg, &res, m, err, sizeof(err)), 0);
+}
+
+static void run_lazy_tables(enum x86_lazy_policy lazy, int64_t iters, struct tlbsim_metrics *m)
+{
+	run_lazy_tables_pcid(lazy, iters, true, m);
 }
 
 static void test_x86_lazy_ipis(void **state)
@@ -87,12 +97,33 @@ static void test_x86_lazy_ipis(void **state)
 	assert_true(m.violations >= 1);	/* the lazy CPU's PSC reaches the freed table */
 }
 
+/* Rule (arch/x86/mm/tlb.c v4.14..v4.19, b956575bed91): enter_lazy_tlb goes
+ * lazy only when tlb_defer_switch_to_init_mm() (no PCID); with PCID it
+ * switches to init_mm at once, leaving mm_cpumask, so no flush IPIs it. A
+ * lazy CPU stays in the mask and native_flush_tlb_others IPIs every CPU of
+ * it, tables freed or not. Either way the freed table is unreachable. */
+static void test_x86_lazy_defer(void **state)
+{
+	struct tlbsim_metrics m;
+	run_lazy_tables_pcid(X86_LAZY_DEFER, 5, true, &m);
+	assert_int_equal(m.ipi_sent, 0);	/* the writer's CPU left the mask */
+	assert_int_equal(m.violations, 0);
+	run_lazy_tables_pcid(X86_LAZY_DEFER, 5, false, &m);
+	assert_int_equal(m.ipi_sent, 5);	/* the lazy CPU, once per iteration */
+	assert_int_equal(m.ipi_received, 5);
+	assert_int_equal(m.violations, 0);
+	/* without PCID the v4.20 rule IPIs it too (tables were freed) */
+	run_lazy_tables_pcid(X86_LAZY_FREED_TABLES, 5, false, &m);
+	assert_int_equal(m.ipi_sent, 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nested_check_arm64),
 		cmocka_unit_test(test_nested_check_x86),
 		cmocka_unit_test(test_x86_lazy_ipis),
+		cmocka_unit_test(test_x86_lazy_defer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -102,7 +102,7 @@ FALLBACK = {
     "knobs": {
         "nested": ["prefix", "v1", "v2", "fullmm", "need_flush_all", "keep_bits"],
         "nested_check": ["off", "on"],
-        "x86_lazy": ["freed_tables", "never"],
+        "x86_lazy": ["freed_tables", "never", "defer"],
         "fault_retry": ["none", "dirty_throttle", "completed"],
         "spurious_flush": ["broadcast", "skip_tried", "skip_af_update", "noop", "local"],
         "vmap_purge": ["nodes", "global"],
