@@ -60,10 +60,15 @@ static uint64_t sync_one_fn(struct sim *s, int cpu, const void *data)
  * tlb_remove_table_sync_one() (mm/mmu_gather.c, v6.1, 2ba99c5e0881):
  * smp_call_function(tlb_remove_table_smp_sync, NULL, 1) - an IPI to every
  * other online CPU, and the wait for each handler. A CPU inside a GUP-fast
- * walk has IRQs off and runs it at local_irq_restore (irq.c).
+ * walk has IRQs off and runs it at local_irq_restore (irq.c). Without
+ * CONFIG_MMU_GATHER_RCU_TABLE_FREE (include/asm-generic/tlb.h) it is an
+ * empty inline: native x86 before a37259732a7d (x86_table_free=page), whose
+ * flush IPI the walk already holds off.
  */
 void tlb_remove_table_sync_one(struct sim *s)
 {
+	if (machine_is_x86(s) && machine_of(s)->policy.x86_table_free == X86_TABLE_FREE_PAGE)
+		return;
 	int self = cur_cpu(s);
 	uint64_t t0 = s->now + s->curr->pending_ns, k = 0, finish = t0;
 	struct ipi_round r = {0};

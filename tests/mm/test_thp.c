@@ -40,7 +40,9 @@
  *    freed before the walker is done;
  *  - ipi: the collapse sends one IPI to every other CPU before the free,
  *    none without; the sync returns only after a CPU with IRQs off has
- *    enabled them;
+ *    enabled them; on x86 only with RCU table freeing (x86_table_free=rcu):
+ *    without CONFIG_MMU_GATHER_RCU_TABLE_FREE (native x86 before
+ *    a37259732a7d) tlb_remove_table_sync_one is an empty inline;
  *  - GUP-fast gets a mapped page (1) and leaves its refcount as it was, gets
  *    nothing where no PTE table is (0), and runs with IRQs off (on again
  *    after);
@@ -59,7 +61,7 @@
 
 struct ctx {
 	const char *profile;
-	int range, sync;
+	int range, sync, table_free;
 	uint64_t maplen;
 	bool anon;
 	int64_t collapsed, got, got_hole;
@@ -100,6 +102,7 @@ static struct sim *new_sim(struct ctx *c, int cpus)
 	tlbsim_config_init(&cfg);
 	cfg.policy.thp_collapse_range = (enum thp_collapse_range_policy)c->range;
 	cfg.policy.thp_gup_sync = (enum thp_gup_sync_policy)c->sync;
+	cfg.policy.x86_table_free = (enum x86_table_free_policy)c->table_free;
 	int64_t ov[5];
 	int n = 0;
 	const char *prof = c->profile;
@@ -245,6 +248,24 @@ static void test_collapse_range_x86(void **state)
 	assert_false(h.leaf2_after);
 	assert_int_equal(tsim_violation(s)->kind, -1);
 	tsim_free(s);
+}
+
+static void test_sync_ipis_x86(void **state)
+{
+	(void)state;
+	uint64_t ipis[2][2];	/* [sync none/ipi][table_free page/rcu] */
+	for (int sync = 0; sync < 2; sync++)
+		for (int tf = 0; tf < 2; tf++) {
+			struct ctx c = {.profile = "x86-24", .range = THP_COLLAPSE_RANGE_HADDR,
+					.sync = sync ? THP_GUP_SYNC_IPI : THP_GUP_SYNC_NONE,
+					.table_free = tf ? X86_TABLE_FREE_RCU : X86_TABLE_FREE_PAGE};
+			struct sim *s = run_collapse(&c);
+			assert_int_equal(c.collapsed, 1);
+			ipis[sync][tf] = c.ipis;
+			tsim_free(s);
+		}
+	assert_int_equal(ipis[1][0], ipis[0][0]);	/* the empty inline */
+	assert_int_equal(ipis[1][1], ipis[0][1] + 3);	/* every other CPU of 4 */
 }
 
 static void test_sync_ipis(void **state)
@@ -634,6 +655,7 @@ int main(void)
 		cmocka_unit_test(test_collapse_range_x86),
 		cmocka_unit_test(test_collapse_takes_i_mmap),
 		cmocka_unit_test(test_sync_ipis),
+		cmocka_unit_test(test_sync_ipis_x86),
 		cmocka_unit_test(test_sync_waits_for_irqs_off),
 		cmocka_unit_test(test_gup_fast_basic),
 		cmocka_unit_test(test_gup_fast_freed_table),
