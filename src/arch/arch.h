@@ -304,6 +304,8 @@ void flush_tlb_mm(struct sim *s, mm_context_t *mm);
 void __flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end,
 		       uint64_t stride, bool last_level);
 void flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr);
+/* flush_pmd_tlb_range(): PMD stride with a level hint from v5.9 */
+void arm64_flush_pmd_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end);
 /* __flush_tlb_pgtable(): TLBI VAE1IS of one table's address (v4.1..v4.19) */
 void __flush_tlb_pgtable(struct sim *s, mm_context_t *mm, uint64_t uaddr);
 /* local_flush_tlb_page(): TLBI VALE1 (this CPU only) + DSB NSH, v6.19 */

@@ -301,6 +301,21 @@ static int tlb_get_level(struct sim *s, const struct mmu_gather *tlb)
 	return tlb->cleared_ptes ? 3 : tlb->cleared_pmds ? 2 : tlb->cleared_puds ? 1 : 0;
 }
 
+/* flush_pmd_tlb_range(vma, addr, end) (arch/arm64/include/asm/tlbflush.h):
+ * from c4ab2cbc1d87 (v5.9, the TTL series; knob arm64_ttl not none) arm64
+ * defines it as __flush_tlb_range with stride PMD_SIZE, not leaf only,
+ * level 2 - one VAE1IS per 2 MiB block; before, the generic
+ * flush_tlb_range: page stride, so 512 pages flush the ASID */
+void arm64_flush_pmd_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_t end)
+{
+	if (machine_of(s)->policy.arm64_ttl == ARM64_TTL_NONE) {
+		__flush_tlb_range(s, mm, start, end, hw_of(s)->geom.page_size, false);
+		return;
+	}
+	const struct pt_geom *g = &hw_of(s)->geom;
+	__flush_tlb_range_level(s, mm, start, end, 1ull << g->shift[g->depth_pmd], false, 2);
+}
+
 /* flush_tlb_page(): leaf only, VALE1IS (tlbflush.h, v4.20+) */
 void flush_tlb_page(struct sim *s, mm_context_t *mm, uint64_t addr)
 {

@@ -122,17 +122,21 @@ void zap_huge_pmd(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *
 /*
  * pmdp_invalidate() (mm/pgtable-generic.c, v5.1): make the PMD entry not
  * present (pmdp_establish with pmd_mknotpresent; the model clears it: no
- * walker may use it) and flush_pmd_tlb_range() - the generic
- * flush_tlb_range() of [address, address + HPAGE_PMD_SIZE), neither x86 nor
- * arm64 overriding it in v5.1. Returns the old entry.
+ * walker may use it) and flush_pmd_tlb_range() of [address, address +
+ * HPAGE_PMD_SIZE) - x86's flush_tlb_range (no override), and arm64's own
+ * from v5.9 (arm64_flush_pmd_tlb_range). Returns the old entry.
  */
 static pte_t pmdp_invalidate(struct sim *s, struct vm_area_struct *vma, uint32_t pmd_table,
 			     uint64_t idx, uint64_t address)
 {
 	pte_t old = table_of(hw_of(s), pmd_table)[idx];
 	set_entry(s, pmd_table, idx, 0);
-	machine_of(s)->arch->flush_tlb_range(s, &vma->vm_mm->context, address,
-					     address + hpage_pmd_size(s));
+	if (machine_is_x86(s))
+		machine_of(s)->arch->flush_tlb_range(s, &vma->vm_mm->context, address,
+						     address + hpage_pmd_size(s));
+	else
+		arm64_flush_pmd_tlb_range(s, &vma->vm_mm->context, address,
+					  address + hpage_pmd_size(s));
 	return old;
 }
 

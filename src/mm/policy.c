@@ -418,8 +418,10 @@ static const struct tlbsim_knob_value hugetlb_unshare_flush_values[HUGETLB_UNSHA
 };
 
 static const struct tlbsim_knob_value arm64_ttl_values[ARM64_TTL_COUNT] = {
-	[ARM64_TTL_NONE] = {"none", "arm64 TLBIs carry no level hint (before c4ab2cbc1d87, v5.8 and "
-				    "earlier)"},
+	[ARM64_TTL_NONE] = {"none", "arm64 TLBIs carry no level hint, and a huge PMD's "
+				    "pmdp_invalidate flushes page by page (the ASID at 512 pages) "
+				    "(before c4ab2cbc1d87, v5.8 and earlier); later values: one "
+				    "level-2 VAE1IS of PMD stride (flush_pmd_tlb_range)"},
 	[ARM64_TTL_LEVEL] = {"level", "on FEAT_TTL parts (-D ttl=1) tlb_flush hints the level "
 				      "tlb_get_level() reads from the cleared_* bits, also when "
 				      "tables were freed: a gather that freed only a PTE table hints "

@@ -24,7 +24,10 @@
  *    VALE1IS; the page is freed after the flush and no block entry remains;
  *  - split: __split_huge_pmd flushes the block entry (pmdp_invalidate) from
  *    every CPU before the PTE table it populates is reachable; the 512 PTEs
- *    map the huge page, a later access caches a 4K entry;
+ *    map the huge page, a later access caches a 4K entry; on arm64 the
+ *    flush is flush_pmd_tlb_range: from v5.9 (arm64_ttl not none) one
+ *    VAE1IS of PMD stride, before it the generic page-stride flush_tlb_range,
+ *    whose 512 pages reach MAX_TLBI_OPS: one ASIDE1IS;
  *  - oracle: a block entry used after its huge page was freed without a
  *    flush is reported (I1).
  */
@@ -210,6 +213,7 @@ struct mctx {
 	bool freed;
 	/* split */
 	int split_ret;
+	struct tlbsim_metrics split0, split1;
 	uint32_t other_nblock_before, other_nblock_after, pte_frame, refcount_split;
 	bool small_leaf;
 	bool freed_after_munmap;
@@ -313,7 +317,9 @@ static void split_fn(struct sim *s, struct sim_thread *t)
 	c->faulted = true;
 	TSIM_WAIT_UNTIL(s, c->other_cached);
 	c->other_nblock_before = block_at(s, OTHER);
+	c->split0 = s->m;
 	c->split_ret = sys_split_huge_pmd(s, a);
+	c->split1 = s->m;
 	c->split_done = true;
 	c->other_nblock_after = block_at(s, OTHER) + block_at(s, CPU);
 	c->pte_frame = tsim_pte_frame(s, tsim_mm(s, 0), a + 511 * 4096);
@@ -333,9 +339,13 @@ static void split_other_fn(struct sim *s, struct sim_thread *t)
 	TSIM_WAIT_UNTIL(s, c->split_done);
 }
 
-static void run_split(const char *profile)
+static void run_split_ttl(const char *profile, enum arm64_ttl_policy ttl, struct mctx *out)
 {
-	struct sim *s = tsim_new(profile, 2, NESTED_FULLMM);
+	struct tlbsim_config cfg;
+	tlbsim_config_init(&cfg);
+	cfg.policy.nested = NESTED_FULLMM;
+	cfg.policy.arm64_ttl = ttl;
+	struct sim *s = tsim_new_pol(profile, 2, &cfg.policy, NULL);
 	struct mctx c = {0};
 	tsim_spawn(s, split_fn, &c, CPU);
 	tsim_spawn(s, split_other_fn, &c, OTHER);
@@ -349,6 +359,13 @@ static void run_split(const char *profile)
 	assert_true(c.small_leaf);
 	assert_true(c.freed_after_munmap);
 	tsim_free(s);
+	if (out)
+		*out = c;
+}
+
+static void run_split(const char *profile)
+{
+	run_split_ttl(profile, ARM64_TTL_LEAF_ONLY, NULL);
 }
 
 static void test_split_x86(void **state)
@@ -360,7 +377,15 @@ static void test_split_x86(void **state)
 static void test_split_arm64(void **state)
 {
 	(void)state;
-	run_split("arm64-4k");
+	struct mctx c;
+	run_split_ttl("arm64-4k", ARM64_TTL_LEAF_ONLY, &c);
+	assert_int_equal(c.split1.tlbi.vae1is - c.split0.tlbi.vae1is, 1);
+	assert_int_equal(c.split1.tlbi.aside1is - c.split0.tlbi.aside1is, 0);
+	run_split_ttl("arm64-4k", ARM64_TTL_LEVEL, &c);
+	assert_int_equal(c.split1.tlbi.vae1is - c.split0.tlbi.vae1is, 1);
+	run_split_ttl("arm64-4k", ARM64_TTL_NONE, &c);	/* before v5.9 */
+	assert_int_equal(c.split1.tlbi.vae1is - c.split0.tlbi.vae1is, 0);
+	assert_int_equal(c.split1.tlbi.aside1is - c.split0.tlbi.aside1is, 1);
 }
 
 /* the huge page freed without a flush while the block entry is cached */
