@@ -62,7 +62,8 @@ struct st {
 	int ntasks;
 	struct st_map map[ST_MAX_MAPS];
 	bool var_used[ST_MAX_MAPS];
-	int var_task[ST_MAX_MAPS];	/* 1 + the task that last used it; 0: never */
+	int var_task[ST_MAX_MAPS];	/* 1 + the one task that used it; 0: none yet;
+					 * -1: several (never reused) */
 	int nvars;			/* variables declared (max index + 1) */
 	int nmaps;			/* map slots ever used (max index + 1) */
 	const char *fname;
@@ -304,9 +305,14 @@ static bool parse_u64_any(const char *t, uint64_t *v)
 	return true;
 }
 
-/* addr as "m<var> + off" if inside a live mapping of proc, else NULL */
-static const char *addr_expr(struct st *s, int proc, uint64_t addr, char *buf, size_t n)
+/* addr as "m<var> + off" if inside a live mapping of task t's process, else
+ * NULL. A variable another task names is never reused: t's statement runs in
+ * the model's order, which may put it after the owner's next mmap into the
+ * variable (a thread's munmap of main's old mapping hit its new one) */
+static const char *addr_expr(struct st *s, const struct st_task *t, uint64_t addr, char *buf,
+			     size_t n)
 {
+	const int proc = t->proc;
 	/* the smallest live mapping holding addr: a MAP_FIXED one placed over
 	 * part of an earlier one (the loader's segments) is the more precise */
 	const struct st_map *best = NULL;
@@ -318,6 +324,8 @@ static const char *addr_expr(struct st *s, int proc, uint64_t addr, char *buf, s
 	}
 	if (!best)
 		return NULL;
+	if (s->var_task[best->var] != (int)(t - s->task) + 1)
+		s->var_task[best->var] = -1;
 	if (addr == best->start)
 		snprintf(buf, n, "m%d", best->var);
 	else
@@ -343,9 +351,9 @@ static void do_mmap(struct st *s, struct st_task *t, const struct st_call *c, co
 			slot = i;
 			break;
 		}
-	/* a variable is reused only by the task that used it before: other
-	 * tasks run in the model's order, not the trace's, and might still
-	 * read it */
+	/* a variable is reused only by the one task that used it before:
+	 * other tasks run in the model's order, not the trace's, and might
+	 * still read it (addr_expr marks a variable two tasks named) */
 	int self = (int)(t - s->task) + 1;
 	for (int v = 0; v < s->nvars && slot >= 0 && var < 0; v++)
 		if (!s->var_used[v] && s->var_task[v] == self)
@@ -392,7 +400,7 @@ static void do_munmap_madvise(struct st *s, struct st_task *t, const struct st_c
 		emit_comment(t, "failed or unread: ", line);
 		return;
 	}
-	const char *a = addr_expr(s, t->proc, addr, ab, sizeof(ab));
+	const char *a = addr_expr(s, t, addr, ab, sizeof(ab));
 	if (!a) {
 		emit_comment(t, "not mapped by a traced mmap: ", line);
 		return;

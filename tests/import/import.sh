@@ -26,7 +26,10 @@
 #     process's; --touch skips PROT_NONE/MAP_NORESERVE reservations, and a
 #     touch past the machine's RAM stops the run (exit 2); CRLF lines read as
 #     LF; an unfinished call never resumed stays as a comment; one pid's -ff
-#     file given twice is refused.
+#     file given twice is refused;
+#   * a variable another task named (a thread's munmap of main's mapping) is
+#     not reused by main's next mmap: the thread's munmap, run in the
+#     model's order, hit main's new mapping.
 set -u
 bin=$1
 dir=$2
@@ -265,5 +268,18 @@ printf '%s\n' "$b" >ffd.7
 "$bin" import strace ffd.7 ffd.7 -o ffd.tlbs >/dev/null 2>e
 [ $? = 2 ] && grep -q "'ffd.7' and 'ffd.7' are both pid 7's file" e && [ ! -e ffd.tlbs ] ||
 	failmsg "one -ff file twice: $(cat e)"
+
+# a thread unmaps main's mapping; main's next mmap takes a new variable
+cat >reuse.txt <<'TRACE'
+100 12:00:00.000000 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000000000
+100 12:00:00.000010 clone(child_stack=0x7f00001ff000, flags=CLONE_VM|CLONE_THREAD) = 101
+101 12:00:00.000015 munmap(0x7f0000000000, 4096) = 0
+100 12:00:00.000016 mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000100000
+100 12:00:00.000300 munmap(0x7f0000100000, 8192) = 0
+TRACE
+"$bin" import strace reuse.txt -o reuse.tlbs 2>e &&
+	grep -q "^    m1 = mmap(0x7f0000100000, 0x2000, private)" reuse.tlbs &&
+	grep -q "^    munmap(m0, 0x1000)" reuse.tlbs && grep -q "^    munmap(m1, 0x2000)" reuse.tlbs ||
+	failmsg "a variable another task named was reused: $(cat e; grep -v '^#' reuse.tlbs | head -20)"
 
 [ $fail = 0 ] && echo "import: PASS" || echo "import: FAIL"
