@@ -114,33 +114,51 @@ static int cmp_dirent(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-/* every *.tlbs file under dir (recursively, entries in name order). As
- * find(1) does, a symbolic link to a directory is not followed (a link back
- * up made the walk repeat itself to its depth limit, and two such links
- * made it exponential); a link to a file is a file. A directory is walked
- * once however it is reached (bind mounts). */
-static int walk(const char *dir, struct path_list *l, int depth)
+/* Directories nested deeper than this are an error (the walk recurses; a
+ * silent limit of 32 skipped the files below it and the run passed). */
+#define WALK_MAX_DEPTH 256
+
+/* every *.tlbs file under dir (recursively, entries in name order), hidden
+ * ones (a leading '.') too, as find(1) lists them: a CI directory such as
+ * .ci/ was skipped and its files never checked. As find(1) does, a
+ * symbolic link to a directory is not followed (a link back up made the
+ * walk repeat itself to its depth limit, and two such links made it
+ * exponential); a link to a file is a file. A directory is walked once
+ * however it is reached (bind mounts). On failure -1, with the one-line
+ * reason, naming the directory that failed, in why. */
+static int walk(const char *dir, struct path_list *l, int depth, char *why, size_t whylen)
 {
-	if (depth > 32)
-		return 0;
-	struct stat ds;
-	if (stat(dir, &ds) != 0)
+	if (depth > WALK_MAX_DEPTH) {
+		snprintf(why, whylen, "%s: directories nested more than %d deep", dir,
+			 WALK_MAX_DEPTH);
 		return -1;
+	}
+	struct stat ds;
+	if (stat(dir, &ds) != 0) {
+		snprintf(why, whylen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
 	int seen = dir_seen(l, &ds);
-	if (seen)
+	if (seen) {
+		if (seen < 0)
+			snprintf(why, whylen, "out of memory");
 		return seen < 0 ? -1 : 0;
+	}
 	struct dirent **ents;
 	int ne = scandir(dir, &ents, NULL, cmp_dirent);
-	if (ne < 0)
+	if (ne < 0) {
+		snprintf(why, whylen, "%s: cannot read the directory: %s", dir, strerror(errno));
 		return -1;
+	}
 	int rc = 0;
 	for (int i = 0; i < ne; i++) {
 		const struct dirent *e = ents[i];
-		if (rc || e->d_name[0] == '.')
+		if (rc || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		size_t n = strlen(dir) + strlen(e->d_name) + 2;
 		char *p = malloc(n);
 		if (!p) {
+			snprintf(why, whylen, "out of memory");
 			rc = -1;
 			continue;
 		}
@@ -148,10 +166,13 @@ static int walk(const char *dir, struct path_list *l, int depth)
 		struct stat st, lst;
 		if (stat(p, &st) == 0 && lstat(p, &lst) == 0) {
 			size_t pl = strlen(p);
-			if (S_ISDIR(st.st_mode) && !S_ISLNK(lst.st_mode))
-				rc = walk(p, l, depth + 1) < 0 ? -1 : 0;
-			else if (S_ISREG(st.st_mode) && pl > 5 && strcmp(p + pl - 5, ".tlbs") == 0)
+			if (S_ISDIR(st.st_mode) && !S_ISLNK(lst.st_mode)) {
+				rc = walk(p, l, depth + 1, why, whylen) < 0 ? -1 : 0;
+			} else if (S_ISREG(st.st_mode) && pl > 5 && strcmp(p + pl - 5, ".tlbs") == 0) {
 				rc = list_add(l, p);
+				if (rc)
+					snprintf(why, whylen, "out of memory");
+			}
 		}
 		free(p);
 	}
@@ -378,7 +399,8 @@ static void test_help(FILE *f)
 {
 	fprintf(f, "usage: tlbsim test PATH... [--time-limit S] [-j J] [--junit FILE] [-v]\n\n"
 		   "Check every scenario file (*.tlbs) under the paths (directories are searched\n"
-		   "recursively; symbolic links to directories in them are not followed) against\n"
+		   "recursively, hidden entries too; symbolic links to directories in them are not\n"
+		   "followed) against\n"
 		   "its expect clauses (docs/scenarios.md): each clause is a\n"
 		   "`tlbsim check FILE` with the clause's knobs and parameters. Prints one line per\n"
 		   "file - ok, FAIL (the clause and the first violation, or nothing found) or\n"
@@ -461,8 +483,9 @@ int cmd_test(int argc, char **argv)
 		}
 		if (S_ISDIR(st.st_mode)) {
 			size_t before = files.n;
-			if (walk(a, &files, 0) < 0) {
-				rc = cli_error("test: %s: cannot read the directory", a);
+			char why[4096 + 160];
+			if (walk(a, &files, 0, why, sizeof(why)) < 0) {
+				rc = cli_error("test: %s", why);
 				goto out;
 			}
 			if (files.n > before)

@@ -14,7 +14,11 @@
 #     links back up made the walk exponential: 2^32 visits), a link to a
 #     file is a file, and a PATH that is a link to a directory is walked;
 #   - a FIFO as PATH is an error; the JUnit XML is well-formed for file
-#     names cut inside a UTF-8 character or not in UTF-8.
+#     names cut inside a UTF-8 character or not in UTF-8;
+#   - files 40 directories deep and under hidden directories (.ci/) are
+#     checked, as find(1) lists them (a silent depth limit of 32 and the
+#     skip of dot entries left them unchecked and the run passed); nesting
+#     past 256 is one error line naming the directory.
 # Prints "test_runner: PASS" or "test_runner: FAIL: ..." lines.
 set -u
 bin=$1
@@ -136,4 +140,22 @@ if len(r.findall(".//error")) != 2:
     print("test_runner: FAIL: odd names: %d errors in the XML" % len(r.findall(".//error")))
     sys.exit(1)
 PY
+# deep and hidden: a broken file in each must be found
+d="$tmp/deep"
+for i in $(seq 40); do d=$d/d; done
+mkdir -p "$d" "$tmp/deep/.ci"
+printf 'main {\n    spawn\n}\n' >"$d/z.tlbs"
+printf 'main {\n    spawn\n}\n' >"$tmp/deep/.ci/y.tlbs"
+printf 'main {\n    spawn\n}\n' >"$tmp/deep/.x.tlbs"
+"$bin" test "$tmp/deep" --time-limit 1 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && [ "$(grep -c '^ERROR ' "$tmp/out")" = 3 ] ||
+	bad "deep and hidden files: exit $rc, $(head -c 300 "$tmp/out")"
+d="$tmp/deeper"
+for i in $(seq 260); do d=$d/d; done
+mkdir -p "$d"
+"$bin" test "$tmp/deeper" --time-limit 1 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "/d: directories nested more than 256 deep" "$tmp/err" ||
+	bad "directories 260 deep: exit $rc, $(head -c 300 "$tmp/err")"
 [ $fail = 0 ] && echo "test_runner: PASS" || echo "test_runner: FAIL"
