@@ -1393,7 +1393,19 @@ static void kv_list(struct parser *ps, char *pol, size_t poln, struct tlbsim_kv 
 			bool twice = false;
 			for (int i = 0; i < *nkv && !twice; i++)
 				twice = strcmp(kv[i].name, k) == 0;
-			if (twice) {
+			/* a value its parameter cannot take, found when the file is
+			 * read (run and check took `with p=abc`; only test said so,
+			 * without a column, after the clauses before it had run) */
+			bool word = isalpha((unsigned char)ps->sc->pdef[param_index(ps->sc, k)][0]);
+			uint64_t nv;
+			if (!word && (scen_num_value(v, &nv) || nv > (uint64_t)INT64_MAX)) {
+				perr_at(ps, line, col, "parameter %s: '%s' is not a number (decimal with "
+					"an optional suffix K, M, G, T, or 0x hex)", k, v);
+			} else if (word && word_of(v) < 0) {
+				perr_at(ps, line, col, "parameter %s: '%s' is not a word the language "
+					"knows (shared, private, dontneed, free, hugepage, read, write, "
+					"ext4, tmpfs, hugetlbfs)", k, v);
+			} else if (twice) {
 				perr_at(ps, line, col, "%s given twice", k);
 			} else if (*nkv >= TLBSIM_MAX_WPARAMS) {
 				perr_at(ps, line, col, "too many parameter values");
