@@ -254,8 +254,8 @@ int cmd_import(int argc, char **argv)
 				return cli_error("%s: give a value", a);
 			if (a[2] == 'n')
 				name = argv[++i];
-			else
-				out = argv[++i];
+			else if (!*(out = argv[++i]))
+				return cli_error("import strace: %s: want a file name", a);
 		} else if (!strcmp(a, "--touch")) {
 			touch = true;
 		} else if (a[0] == '-' && a[1]) {

@@ -282,4 +282,9 @@ TRACE
 	grep -q "^    munmap(m0, 0x1000)" reuse.tlbs && grep -q "^    munmap(m1, 0x2000)" reuse.tlbs ||
 	failmsg "a variable another task named was reused: $(cat e; grep -v '^#' reuse.tlbs | head -20)"
 
+# -o '' is bad input (exit 2), as calibrate -o '' and test --junit '' are;
+# the final rename's failure was reported as a host failure, exit 3
+"$bin" import strace reuse.txt -o '' >/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q -- "-o: want a file name" e || failmsg "-o '': $(cat e)"
+
 [ $fail = 0 ] && echo "import: PASS" || echo "import: FAIL"
