@@ -83,6 +83,9 @@ static void st_err(struct st *s, const char *fmt, const char *arg)
 	if (s->where && s->line >= 1 && (size_t)s->line <= s->nwhere) {
 		scenario_put_name(s->errf, s->where[s->line - 1]);
 		fputs(": ", s->errf);
+	} else if (s->line == 0) {	/* the whole file: no line to name */
+		scenario_put_name(s->errf, s->fname);
+		fputs(": ", s->errf);
 	} else {
 		scenario_put_name(s->errf, s->fname);
 		fprintf(s->errf, ":%d: ", s->line);
@@ -555,6 +558,18 @@ static void read_line(struct st *s, char *p)
 	}
 	while (*p == ' ')
 		p++;
+	/* the columns strace -n ("[  9]", the syscall number), -i ("[0000...]",
+	 * the instruction pointer) and -r ("(+ 0.000211)", the time since the
+	 * previous line) put before the call: every line was "unread" and the
+	 * trace had "no syscall lines" */
+	while (*p == '[' || (p[0] == '(' && p[1] == '+')) {
+		char *e = strchr(p, *p == '[' ? ']' : ')');
+		if (!e)
+			break;
+		p = e + 1;
+		while (*p == ' ')
+			p++;
+	}
 	struct st_task *t = task_of_pid(s, pid, true);
 	if (!t)
 		return;

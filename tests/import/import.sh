@@ -282,6 +282,15 @@ TRACE
 	grep -q "^    munmap(m0, 0x1000)" reuse.tlbs && grep -q "^    munmap(m1, 0x2000)" reuse.tlbs ||
 	failmsg "a variable another task named was reused: $(cat e; grep -v '^#' reuse.tlbs | head -20)"
 
+# the columns of strace -i, -n and -r after the timestamp are skipped (every
+# line was unread: "FILE:0: no syscall lines"); a whole-file error names no line
+printf '2385  04:21:48.902018 [00007f5d8beadca3] mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f5d8be83000\n2385  04:21:48.902118 [   9] munmap(0x7f5d8be83000, 8192) = 0\n2385  04:21:48.902218 (+     0.000211) mmap(NULL, 4096, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f5d8be80000\n' >inr.txt
+"$bin" import strace inr.txt -o inr.tlbs 2>e && [ "$(grep -c '^    m0 = mmap(0x7f5d8be8' inr.tlbs)" = 2 ] &&
+	grep -q "^    munmap(m0, 0x2000)" inr.tlbs || failmsg "-i/-n/-r columns: $(cat e; grep -v '^#' inr.tlbs)"
+: >empty0.txt
+"$bin" import strace empty0.txt >/dev/null 2>e
+grep -q "^empty0.txt: no syscall lines" e || failmsg "an empty file: $(cat e)"
+
 # -o '' is bad input (exit 2), as calibrate -o '' and test --junit '' are;
 # the final rename's failure was reported as a host failure, exit 3
 "$bin" import strace reuse.txt -o '' >/dev/null 2>e
