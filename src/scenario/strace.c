@@ -248,7 +248,14 @@ static bool split_call(char *p, struct st_call *c)
 				quote = false;
 			continue;
 		}
-		if (*p == '"')
+		if (*p == '<' && p > a && isdigit((unsigned char)p[-1])) {
+			/* strace -y: fd<path>, the path unescaped but for '>' (\76):
+			 * a ')' or ',' in it ended the argument list */
+			char *e = strchr(p, '>');
+			if (!e)
+				return false;
+			p = e;
+		} else if (*p == '"')
 			quote = true;
 		else if (*p == '(' || *p == '{' || *p == '[')
 			depth++;

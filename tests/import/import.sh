@@ -291,6 +291,15 @@ printf '2385  04:21:48.902018 [00007f5d8beadca3] mmap(NULL, 8192, PROT_READ|PROT
 "$bin" import strace empty0.txt >/dev/null 2>e
 grep -q "^empty0.txt: no syscall lines" e || failmsg "an empty file: $(cat e)"
 
+# strace -y: a mapped file's path with ')' and ',' in it (printed unescaped
+# but for '>') stays inside its argument (the mmap was "unread")
+cat >y.txt <<'TRACE'
+100 12:00:00.000000 mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_SHARED, 3</tmp/a),b, c\76d>, 0) = 0x7eff078dc000 <0.000017>
+100 12:00:00.000100 munmap(0x7eff078dc000, 8192) = 0 <0.000042>
+TRACE
+"$bin" import strace y.txt -o y.tlbs 2>e && grep -q "^    m0 = mmap(0x7eff078dc000, 0x2000, shared)" y.tlbs &&
+	grep -q "^    munmap(m0, 0x2000)" y.tlbs || failmsg "-y path with ')': $(cat e; grep -v '^#' y.tlbs)"
+
 # -o '' is bad input (exit 2), as calibrate -o '' and test --junit '' are;
 # the final rename's failure was reported as a host failure, exit 3
 "$bin" import strace reuse.txt -o '' >/dev/null 2>e
