@@ -128,6 +128,17 @@ static void migrate_vma_collect_pmd(struct sim *s, struct vm_area_struct *vma, u
 		 * the page (folio_mark_dirty) */
 		sim_step_arg(s, &tp_migrate, (uint64_t)P(s, P_pte_zap_ns), addr, MIG_STEP_COLLECT);
 		pte = tab[idx];
+		/* 6c287605fd56 (v5.19; presets 6.0+, migrate_flush=under_ptl):
+		 * an anonymous page mapped exclusively (PageAnonExclusive; here:
+		 * mapped once - the mapping's reference and the collect's - and
+		 * not KSM) is unshared with ptep_clear_flush(), a flush_tlb_page
+		 * of its own before the migration entry; the range flush below
+		 * still follows */
+		if (pol->migrate_flush == MIGRATE_FLUSH_UNDER_PTL && fr->refcount == 2 &&
+		    !(fr->pgflags & PG_KSM)) {
+			set_entry(s, table, idx, 0);
+			machine_of(s)->arch->flush_tlb_page(s, &mm->context, addr);
+		}
 		if (pol->migrate_dirty == MIGRATE_DIRTY_COPY && !fmt_pte_clean(hw->fmt, pte))
 			fr->pgflags |= PG_DIRTY;
 		/* make_migration_entry(): writable if the PTE was; set_pte_at() */

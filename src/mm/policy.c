@@ -301,7 +301,9 @@ static const struct tlbsim_knob_value migrate_flush_values[MIGRATE_FLUSH_COUNT] 
 	[MIGRATE_FLUSH_UNDER_PTL] = {"under_ptl", "migrate_vma_collect_pmd flushes the PTEs it "
 						  "replaced with migration entries before it drops the "
 						  "PTE lock (60bae7370896 \"mm/migrate_device.c: flush "
-						  "TLB while holding PTL\", v6.0)"},
+						  "TLB while holding PTL\", v6.0), after a "
+						  "ptep_clear_flush of each exclusive anonymous page "
+						  "(6c287605fd56, v5.19)"},
 	[MIGRATE_FLUSH_AFTER_UNLOCK] = {"after_unlock", "it flushes after pte_unmap_unlock "
 							"(8c3328f1f36a, v4.14 .. v5.19): a "
 							"MADV_DONTNEED or munmap that takes the "
