@@ -861,6 +861,9 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 /* ... nor collapse_pte_mapped_thp before v5.4 */
 #define K_NO_THP_PTE "; collapse_pte_mapped_thp (the collapse statement) did not exist before " \
 	"v5.4 (27e1f8273113): the model runs it with the later fixed flush range"
+/* ... nor KASAN's vmalloc shadow before v5.5 */
+#define K_NO_KASAN_VM "; KASAN's vmalloc shadow and vmalloc'ed stacks under KASAN came in " \
+	"v5.5 (3c5c3cfb9ef4): kbuild and vmtest with kasan=1 (their default) run them anyway"
 #define K_UFFD_NEW ",numa_pending=raised,pte_accessible=pending,uffd_wp_flush=pending"
 #define K_MREMAP_420 ",mremap_flush=under_ptl,mremap_pmd=none" K_UFFD_OLD
 #define K_MREMAP_51 ",mremap_flush=under_ptl,mremap_pmd=need_rmap" K_UFFD_OLD
@@ -923,7 +926,10 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
 	"mmap_lock"
 #define K_X86_6X                                                                \
 	"x86: the contended cache line of mm tlb_gen, which aa44284960d5 avoids "  \
-	"reading, is not charged; "
+	"reading, is not charged; mprotect and the NUMA scan flush as in v5.1 (a " \
+	"huge PMD under its lock, then the range at the end): the mmu_gather of "  \
+	"4a18419f71cd (v5.19), which defers the huge PMD's flush and on x86 "      \
+	"skips it (pmdp_invalidate_ad), is not modelled; "
 #define K_X86_14                                                                \
 	"x86: the mm_cpumask atomics that 209954cbc7d0 saves at context switch "   \
 	"are not charged (only the IPIs to stale CPUs it adds are); "              \
@@ -943,23 +949,23 @@ static const struct tlbsim_kernel_preset kernels[] = {
 	 "99baac21e458 (nested check); no level bits yet, a nested finish widens the range",
 	 "arm64 had no level tracking before v4.20: tlb_flush issued page-stride VALE1IS over the "
 	 "range and __p?d_free_tlb one VAE1IS per freed table (arm64_pgtable_flush=hook); the "
-	 "model's stride still follows the level bits" K_NO_UFFD_WP K_NO_THP_PTE},
+	 "model's stride still follows the level bits" K_NO_UFFD_WP K_NO_THP_PTE K_NO_KASAN_VM},
 	{"4.20",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_420 K_DEV_OLD K_PT_420,
 	 "a6d60245d6d9/22a61c3c4f13 (level tracking, the 000 bug with dd2283f2605e), "
 	 "145f573b89a6/016c4d92cd16 (lazy CPUs IPIed only for freed tables)",
 	 "arm64's range limit was 1024 TLBI ops (PTRS_PER_PTE from v5.0); the model uses "
-	 "PTRS_PER_PTE" K_NO_UFFD_WP K_NO_THP_PTE},
+	 "PTRS_PER_PTE" K_NO_UFFD_WP K_NO_THP_PTE K_NO_KASAN_VM},
 	{"5.1",
 	 "nested=prefix,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_420,
 	 "the seed-000 kernel: the nested finish resets the level bits",
-	 &(K_NO_UFFD_WP K_NO_THP_PTE)[2]},
+	 &(K_NO_UFFD_WP K_NO_THP_PTE K_NO_KASAN_VM)[2]},
 	{"5.2",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=none,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_END K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_420,
-	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", &(K_NO_UFFD_WP K_NO_THP_PTE)[2]},
+	 "7a30df49f63a (the 000 fix, v5.2-rc5/rc6)", &(K_NO_UFFD_WP K_NO_THP_PTE K_NO_KASAN_VM)[2]},
 	{"5.8",
 	 "nested=fullmm,nested_check=on,x86_lazy=freed_tables,fault_retry=dirty_throttle,"
 	 "spurious_flush=broadcast," K_OLD_VMAP K_X86_OLD K_GATHER_BITS K_UBC_BOOL K_MREMAP_51 K_DEV_OLD K_PT_58,
