@@ -19,8 +19,9 @@
  *    left behind: haddr + HPAGE_PMD_SIZE, so the flush covers the next
  *    extent and leaves every CPU's walk entries to the table it frees (and
  *    its leaf entries, which still point to the right subpages). A 2 MiB
- *    range is a full flush on x86 below tlb_single_page_flush_ceiling 512
- *    and on arm64 without FEAT_TLBIRANGE (MAX_TLBI_OPS), where the wrong
+ *    range - 512 pages, above x86's tlb_single_page_flush_ceiling of 33 -
+ *    is a full flush on x86, and on arm64 without FEAT_TLBIRANGE (512 pages
+ *    reach MAX_TLBI_OPS) an ASID flush, where the wrong
  *    range is harmless, as the fix's message suspected.
  *  - thp_gup_sync: 2ba99c5e0881 (v6.1) calls tlb_remove_table_sync_one()
  *    between the flush and pte_free(): an IPI to every other CPU, waited
