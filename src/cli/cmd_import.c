@@ -91,8 +91,8 @@ static int ff_cmp(const void *a, const void *b)
 }
 
 /* the timestamp at p ("HH:MM:SS.ffffff" or "SECONDS.ffffff"), in ns; false
- * when the line has none */
-static bool ff_time(const char *p, const char *end, uint64_t *t)
+ * when the line has none. *tod: a time of day (-tt), which wraps at midnight */
+static bool ff_time(const char *p, const char *end, uint64_t *t, bool *tod)
 {
 	uint64_t v = 0;
 	const char *q = p;
@@ -106,6 +106,7 @@ static bool ff_time(const char *p, const char *end, uint64_t *t)
 		sec = (uint64_t)(p[6] - '0') * 10 + (uint64_t)(p[7] - '0');
 		v = h * 3600 + m * 60 + sec;
 		q = p + 8;
+		*tod = true;
 	} else {
 		int k = 0;
 		for (; q < end && isdigit((unsigned char)*q) && k < 12; q++, k++)
@@ -124,6 +125,62 @@ static bool ff_time(const char *p, const char *end, uint64_t *t)
 	}
 	*t = v * 1000000000ull + ns;
 	return true;
+}
+
+#define DAY_NS (86400ull * 1000000000ull)
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Times of day (-tt) as times since a day boundary, across midnight: the
+ * trace starts at the first-line time that follows the largest gap between
+ * the files' first-line times (on the 24 h circle), a file whose first line
+ * is before that start begins the next day, and within a file a time more
+ * than 12 h below the line before it is a day later. Sorted as times of day,
+ * a child's lines after midnight came before its parent's, and the child
+ * became main. ln holds each file's lines in a run, in file order.
+ */
+static void ff_unwrap_days(struct ff_line *ln, size_t nln, int nfiles)
+{
+	uint64_t *first = malloc((size_t)nfiles * sizeof(*first));
+	uint64_t *sorted = malloc((size_t)nfiles * sizeof(*sorted));
+	if (!first || !sorted) {
+		free(first);
+		free(sorted);
+		return;		/* the trace stays as times of day */
+	}
+	int nf = 0;
+	for (size_t k = 0; k < nln; k++)
+		if (k == 0 || ln[k].file != ln[k - 1].file)
+			first[ln[k].file] = sorted[nf++] = ln[k].t;
+	uint64_t start = 0;
+	if (nf) {
+		qsort(sorted, (size_t)nf, sizeof(*sorted), cmp_u64);
+		/* the gap before sorted[0] wraps around from the last */
+		uint64_t best = sorted[0] + DAY_NS - sorted[nf - 1];
+		start = sorted[0];
+		for (int i = 1; i < nf; i++)
+			if (sorted[i] - sorted[i - 1] > best) {
+				best = sorted[i] - sorted[i - 1];
+				start = sorted[i];
+			}
+	}
+	uint64_t day = 0, prev = 0;
+	for (size_t k = 0; k < nln; k++) {
+		if (k == 0 || ln[k].file != ln[k - 1].file) {
+			day = first[ln[k].file] < start ? DAY_NS : 0;
+		} else if (ln[k].t + day + DAY_NS / 2 < prev) {
+			day += DAY_NS;
+		}
+		ln[k].t += day;
+		prev = ln[k].t;
+	}
+	free(first);
+	free(sorted);
 }
 
 /* the pid of a strace -ff file name PREFIX.PID, or -1 */
@@ -150,6 +207,7 @@ static int ff_merge(char **files, int nfiles, char **text_out, size_t *len_out, 
 	if (!raw)
 		return cli_error_code(EXIT_INTERNAL, "import strace: out of memory");
 	struct ff_line *ln = NULL;
+	bool any_tod = false;	/* some line has a time of day (-tt) */
 	size_t nln = 0, cap = 0;
 	int rc = 0;
 	for (int f = 0; f < nfiles && !rc; f++) {
@@ -190,7 +248,7 @@ static int ff_merge(char **files, int nfiles, char **text_out, size_t *len_out, 
 					ln = g;
 					cap = nc;
 				}
-				ff_time(raw + i, raw + j, &t);	/* none: the previous line's */
+				ff_time(raw + i, raw + j, &t, &any_tod);	/* none: the previous line's */
 				ln[nln++] = (struct ff_line){t, pid, line, f, i, j - i};
 			}
 			i = j + 1;
@@ -200,6 +258,8 @@ static int ff_merge(char **files, int nfiles, char **text_out, size_t *len_out, 
 	char *text = NULL, **where = NULL, *wbuf = NULL;
 	size_t tlen = 0, wlen = 0;
 	if (!rc) {
+		if (any_tod)
+			ff_unwrap_days(ln, nln, nfiles);
 		if (nln)	/* qsort of no lines: NULL is undefined */
 			qsort(ln, nln, sizeof(*ln), ff_cmp);
 		for (size_t k = 0; k < nln; k++) {

@@ -73,6 +73,7 @@ struct st {
 	FILE *errf;
 	int errors;
 	int nsys;			/* syscall lines read */
+	uint64_t day_ns, last_line_ns;	/* -tt times: days passed, the last line's */
 	bool touch;			/* write every page of each mmap after it */
 };
 
@@ -174,8 +175,9 @@ static struct st_task *task_of_pid(struct st *s, long pid, bool create)
 	return t;
 }
 
-/* "12:34:56.123456" or "1712345678.123456" -> ns; false if neither */
-static bool parse_time(const char **pp, uint64_t *ns)
+/* "12:34:56.123456" or "1712345678.123456" -> ns; false if neither. *tod
+ * (if not NULL): the first form, a time of day */
+static bool parse_time(const char **pp, uint64_t *ns, bool *tod)
 {
 	const char *p = *pp;
 	uint64_t sec = 0, frac = 0;
@@ -187,6 +189,8 @@ static bool parse_time(const char **pp, uint64_t *ns)
 			return false;
 		sec = (uint64_t)h * 3600 + m * 60 + sc;
 		p += 8;
+		if (tod)
+			*tod = true;
 	} else {
 		if (!isdigit((unsigned char)*p))
 			return false;
@@ -289,7 +293,7 @@ static bool split_call(char *p, struct st_call *c)
 	if (lt && lt > p) {
 		uint64_t d;
 		const char *q = lt + 1;
-		if (parse_time(&q, &d) && *q == '>')
+		if (parse_time(&q, &d, NULL) && *q == '>')
 			c->dur_ns = d;
 	}
 	char *sp = strchr(p, ' ');
@@ -559,9 +563,21 @@ static void read_line(struct st *s, char *p)
 	while (*p == ' ')
 		p++;
 	uint64_t ns;
-	if (!parse_time((const char **)&p, &ns)) {
+	bool tod = false;
+	if (!parse_time((const char **)&p, &ns, &tod)) {
 		st_err(s, "no -tt timestamp (strace -f -tt): %.60s", p);
 		return;
+	}
+	if (tod) {
+		/* -tt wraps at midnight: a time more than 12 h below the line
+		 * before is the next day (the gap across midnight was lost) */
+		const uint64_t day = 86400ull * 1000000000ull;
+		ns += s->day_ns;
+		if (ns + day / 2 < s->last_line_ns) {
+			s->day_ns += day;
+			ns += day;
+		}
+		s->last_line_ns = ns;
 	}
 	while (*p == ' ')
 		p++;

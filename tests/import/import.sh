@@ -29,7 +29,10 @@
 #     file given twice is refused;
 #   * a variable another task named (a thread's munmap of main's mapping) is
 #     not reused by main's next mmap: the thread's munmap, run in the
-#     model's order, hit main's new mapping.
+#     model's order, hit main's new mapping;
+#   * strace -i/-n/-r columns are skipped; -y paths with ')' stay one
+#     argument; -o '' is exit 2; a -tt trace across midnight imports the
+#     same from -ff files and a -f file, main the pid that started first.
 set -u
 bin=$1
 dir=$2
@@ -299,6 +302,20 @@ cat >y.txt <<'TRACE'
 TRACE
 "$bin" import strace y.txt -o y.tlbs 2>e && grep -q "^    m0 = mmap(0x7eff078dc000, 0x2000, shared)" y.tlbs &&
 	grep -q "^    munmap(m0, 0x2000)" y.tlbs || failmsg "-y path with ')': $(cat e; grep -v '^#' y.tlbs)"
+
+# a -tt trace across midnight: the -ff files and the -f file give the same
+# scenario, main the pid that started first and the gaps across midnight
+# kept (sorted as times of day, the child's line after midnight came first:
+# it became main and the real main never started)
+printf '23:59:59.900000 mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000000000\n23:59:59.950000 clone(child_stack=0x1, flags=CLONE_VM|CLONE_THREAD) = 101\n00:00:00.100000 munmap(0x7f0000000000, 8192) = 0\n' >mid.100
+printf '00:00:00.050000 madvise(0x7f0000000000, 4096, MADV_DONTNEED) = 0\n' >mid.101
+{ sed -n '1,2s/^/100 /p' mid.100; sed 's/^/101 /' mid.101; sed -n '3s/^/100 /p' mid.100; } >mid.txt
+"$bin" import strace mid.100 mid.101 --name mid -o midff.tlbs 2>e &&
+	"$bin" import strace mid.txt --name mid -o midf.tlbs 2>>e &&
+	diff <(grep -v '^#\|^scenario' midff.tlbs) <(grep -v '^#\|^scenario' midf.tlbs) >/dev/null &&
+	grep -q "^main {    # pid 100" midf.tlbs && grep -q "^    compute 150000000 ns" midf.tlbs &&
+	grep -q "^    compute 100000000 ns" midf.tlbs ||
+	failmsg "across midnight: $(cat e; grep -v '^#' midff.tlbs; grep -v '^#' midf.tlbs)"
 
 # -o '' is bad input (exit 2), as calibrate -o '' and test --junit '' are;
 # the final rename's failure was reported as a host failure, exit 3
