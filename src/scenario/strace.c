@@ -357,8 +357,16 @@ static void do_mmap(struct st *s, struct st_task *t, const struct st_call *c, co
 	}
 	if (!parse_u64_any(c->arg[0], &addr))
 		addr = 0;
-	bool shared = strstr(c->arg[3], "MAP_SHARED") != NULL;
-	bool anon = strstr(c->arg[3], "MAP_ANON") != NULL;
+	/* flags by name, or as the number strace -X raw prints (the Linux
+	 * values of x86-64 and arm64: MAP_SHARED 0x01, MAP_ANONYMOUS 0x20,
+	 * MAP_NORESERVE 0x4000; PROT_NONE 0) */
+	uint64_t fl = 0, prot = 1;
+	bool raw = parse_u64_any(c->arg[3], &fl);
+	bool raw_prot = parse_u64_any(c->arg[2], &prot);
+	bool shared = raw ? (fl & 0x01) != 0 : strstr(c->arg[3], "MAP_SHARED") != NULL;
+	bool anon = raw ? (fl & 0x20) != 0 : strstr(c->arg[3], "MAP_ANON") != NULL;
+	bool reserve = (raw_prot ? prot == 0 : strstr(c->arg[2], "PROT_NONE") != NULL) ||
+		       (raw ? (fl & 0x4000) != 0 : strstr(c->arg[3], "MAP_NORESERVE") != NULL);
 	int slot = -1, var = -1;
 	for (int i = 0; i < ST_MAX_MAPS; i++)	/* the first free: stops early */
 		if (!s->map[i].live) {
@@ -398,7 +406,7 @@ static void do_mmap(struct st *s, struct st_task *t, const struct st_call *c, co
 	     shared ? "shared" : "private", ret);
 	/* a reservation (PROT_NONE, MAP_NORESERVE: an allocator's or ASan's
 	 * terabytes) is not memory the program writes */
-	if (s->touch && (strstr(c->arg[2], "PROT_NONE") || strstr(c->arg[3], "MAP_NORESERVE")))
+	if (s->touch && reserve)
 		emit_comment(t, "not touched: ", "a PROT_NONE or MAP_NORESERVE reservation");
 	else if (s->touch)
 		emit(t, "touch(m%d, 0x%" PRIx64 ")", var, len);
@@ -420,8 +428,11 @@ static void do_munmap_madvise(struct st *s, struct st_task *t, const struct st_c
 		return;
 	}
 	if (madv) {
-		const char *adv = strcmp(c->arg[2], "MADV_DONTNEED") == 0 ? "dontneed"
-				  : strcmp(c->arg[2], "MADV_FREE") == 0   ? "free"
+		/* by name, or the number of strace -X raw (4 and 8 on Linux) */
+		uint64_t an = 0;
+		bool araw = parse_u64_any(c->arg[2], &an);
+		const char *adv = (araw ? an == 4 : strcmp(c->arg[2], "MADV_DONTNEED") == 0) ? "dontneed"
+				  : (araw ? an == 8 : strcmp(c->arg[2], "MADV_FREE") == 0)   ? "free"
 									  : NULL;
 		if (!adv) {
 			emit_comment(t, "not modelled: ", line);

@@ -317,6 +317,16 @@ printf '00:00:00.050000 madvise(0x7f0000000000, 4096, MADV_DONTNEED) = 0\n' >mid
 	grep -q "^    compute 100000000 ns" midf.tlbs ||
 	failmsg "across midnight: $(cat e; grep -v '^#' midff.tlbs; grep -v '^#' midf.tlbs)"
 
+# strace -X raw: flags and advice as numbers (MAP_SHARED 0x1, MAP_ANONYMOUS
+# 0x20, MAP_NORESERVE 0x4000, PROT_NONE 0, MADV_DONTNEED 4, MADV_FREE 8):
+# every mapping was private and "of fd", every madvise "not modelled"
+printf '100 12:00:00.000000 mmap(NULL, 0x2000, 0x3, 0x21, 0xffffffff, 0) = 0x7f0000000000\n100 12:00:00.000100 madvise(0x7f0000000000, 0x1000, 0x4) = 0\n100 12:00:00.000200 mmap(NULL, 0x100000, 0, 0x4022, 0xffffffff, 0) = 0x7f0000100000\n100 12:00:00.000300 madvise(0x7f0000100000, 0x1000, 0x8) = 0\n' >xraw.txt
+"$bin" import strace xraw.txt --touch -o xraw.tlbs 2>e &&
+	grep -q "^    m0 = mmap(0x7f0000000000, 0x2000, shared)" xraw.tlbs &&
+	grep -q "^    madvise(m0, 0x1000, dontneed)" xraw.tlbs && grep -q "^    madvise(m1, 0x1000, free)" xraw.tlbs &&
+	grep -q "^    # not touched: a PROT_NONE or MAP_NORESERVE reservation" xraw.tlbs &&
+	! grep -q "of fd" xraw.tlbs || failmsg "-X raw: $(cat e; grep -v '^#' xraw.tlbs)"
+
 # -o '' is bad input (exit 2), as calibrate -o '' and test --junit '' are;
 # the final rename's failure was reported as a host failure, exit 3
 "$bin" import strace reuse.txt -o '' >/dev/null 2>e
