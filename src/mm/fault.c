@@ -422,8 +422,10 @@ static vm_fault_t do_wp_page(struct sim *s, struct vm_fault *vmf, pte_t *ptep)
 		if (fr->pgflags & PG_KSM)
 			return wp_page_copy(s, vmf);
 	}
-	if (fr->refcount == 1)					/* reuse_swap_page() */
+	if (fr->refcount == 1) {				/* reuse_swap_page() */
+		fr->pgflags &= (uint8_t)~PG_DUPED;	/* page_move_anon_rmap: exclusive */
 		return wp_page_reuse(s, vmf, ptep);
+	}
 	return wp_page_copy(s, vmf);
 }
 

@@ -400,6 +400,7 @@ bool copy_huge_pmd(struct sim *s, struct vm_area_struct *dst, struct vm_area_str
 		return false;
 	uint32_t f = pte_pfn(pmd);
 	frame_of(hw, f)->refcount++;				/* get_page */
+	frame_of(hw, f)->pgflags |= PG_DUPED;			/* page_try_dup_anon_rmap */
 	if (k->hooks && k->hooks->page_dup)
 		k->hooks->page_dup(k->hooks_ctx, f);
 	pmd = pte_wrprotect_fmt(hw->fmt, pmd);

@@ -129,9 +129,9 @@ static int write_protect_page(struct sim *s, struct vm_area_struct *vma, uint32_
 		return -1;
 	}
 	pte_t pte = *ptep;
-	/* PageAnonExclusive: an anonymous page mapped only here (every
-	 * non-KSM anonymous page of the model that has one reference) */
-	bool exclusive = fr->refcount == 1 && !(fr->pgflags & PG_KSM);
+	/* PageAnonExclusive: an anonymous page mapped only here that fork has
+	 * not shared since a write fault last reused it (PG_DUPED) */
+	bool exclusive = fr->refcount == 1 && !(fr->pgflags & (PG_KSM | PG_DUPED));
 	bool flush = (pte & PTE_WRITE) || ksm_pte_dirty(hw->fmt, pte) ||
 		     (pol >= KSM_WP_PENDING && mm->tlb_flush_pending > 0) ||
 		     (pol == KSM_WP_EXCLUSIVE && exclusive);

@@ -570,6 +570,8 @@ static void copy_pte_range(struct sim *s, struct vm_area_struct *dst, struct vm_
 		uint32_t f = pte_pfn(pte);
 		if (!is_zero_frame(s, f)) {
 			frame_of(hw, f)->refcount++;			/* get_page */
+			if (frame_of(hw, f)->pgflags & PG_ANON)	/* page_try_dup_anon_rmap */
+				frame_of(hw, f)->pgflags |= PG_DUPED;
 			if (k->hooks && k->hooks->page_dup)
 				k->hooks->page_dup(k->hooks_ctx, f);
 		}

@@ -135,7 +135,7 @@ static void migrate_vma_collect_pmd(struct sim *s, struct vm_area_struct *vma, u
 		 * of its own before the migration entry; the range flush below
 		 * still follows */
 		if (pol->migrate_flush == MIGRATE_FLUSH_UNDER_PTL && fr->refcount == 2 &&
-		    !(fr->pgflags & PG_KSM)) {
+		    !(fr->pgflags & (PG_KSM | PG_DUPED))) {
 			set_entry(s, table, idx, 0);
 			machine_of(s)->arch->flush_tlb_page(s, &mm->context, addr);
 		}

@@ -129,6 +129,10 @@ const struct fs_type *fs_type_find(const char *name);
 /* a page-table page reachable from more than one mm (hugetlb PMD sharing,
  * hugetlb.c): the PMD table and the PTE tables under it */
 #define PG_PT_SHARED 0x40u
+/* an anonymous page fork shared, not PageAnonExclusive (6c287605fd56,
+ * v5.19: page_try_dup_anon_rmap clears it) even once the other mm has let
+ * it go, until a write fault reuses it (page_move_anon_rmap sets it again) */
+#define PG_DUPED 0x80u
 
 struct pagecache_ent {
 	uint64_t index;

@@ -16,7 +16,8 @@
  *    cached entry of the page survives; x86 the child's tlb_gen moves, the
  *    parent's does not;
  *  - the parent's write after the child is gone reuses its page in place
- *    (no copy);
+ *    (no copy); a page fork shared is not PageAnonExclusive (PG_DUPED,
+ *    6c287605fd56) until that write: still not once the child is gone;
  *  - after exec the old mm is released (its pages' references dropped, the
  *    mm gone), the CPU runs under a new ASID, and the old mapping is not
  *    reachable from it;
@@ -61,6 +62,7 @@ struct cow {
 	struct tlbsim_metrics w0, w1;	/* around the parent's rewrite */
 	uint32_t frame_after[NP];
 	uint32_t refcount_after;
+	uint8_t flags_fork, flags_wait, flags_rewrite;	/* page 1's pgflags */
 	/* the second thread */
 	volatile bool b_ready, done, parent_read_done;
 	uint32_t ptag;			/* the parent's user tag on CPU 1 */
@@ -143,6 +145,7 @@ static void cow_parent(struct sim *s, struct sim_thread *t)
 	c->fork_tlbgen0 = c->pmm->context.tlb_gen;
 	struct task *child = sys_fork(s, sizeof(struct task), cow_child, c, c->child_cpu);
 	c->f1 = s->m;
+	c->flags_fork = frame_of(hw, c->frame[1])->pgflags;
 	c->fork_tlbgen1 = c->pmm->context.tlb_gen;
 	assert_non_null(child);
 	for (int i = 0; i < NP; i++) {
@@ -158,6 +161,7 @@ static void cow_parent(struct sim *s, struct sim_thread *t)
 	c->ptag = machine_of(s)->arch->user_tag(s, t->cpu);
 	c->parent_read_done = true;
 	assert_true(sys_wait4(s) == child);
+	c->flags_wait = frame_of(hw, c->frame[1])->pgflags;
 	c->w0 = s->m;
 	for (int i = 0; i < NP; i++) {
 		assert_int_equal(user_access(s, p + (uint64_t)i * ps, true), 0);
@@ -165,6 +169,7 @@ static void cow_parent(struct sim *s, struct sim_thread *t)
 	}
 	c->w1 = s->m;
 	c->refcount_after = frame_of(hw, c->frame[0])->refcount;
+	c->flags_rewrite = frame_of(hw, c->frame[1])->pgflags;
 }
 
 #define D(a, b, f) ((b).f - (a).f)
@@ -227,6 +232,11 @@ static void test_fork_cow_arm64(void **state)
 	for (int i = 0; i < NP; i++)
 		assert_int_equal(c.frame_after[i], c.frame[i]);
 	assert_int_equal(c.refcount_after, 1);
+	/* PageAnonExclusive: cleared by the fork, not by the child's exit,
+	 * set again by the reusing write */
+	assert_true(c.flags_fork & PG_DUPED);
+	assert_true(c.flags_wait & PG_DUPED);
+	assert_false(c.flags_rewrite & PG_DUPED);
 	tsim_free(s);
 }
 

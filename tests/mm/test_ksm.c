@@ -6,7 +6,8 @@
  *  - write_protect_page() of a PTE that is already read-only and clean:
  *    ksm_wp=pte never flushes it; ksm_wp=pending (b3a81d0841a9) flushes it
  *    only while mm_tlb_flush_pending(mm); ksm_wp=exclusive (6c287605fd56)
- *    flushes it for an anonymous page mapped only there. A writable or
+ *    flushes it for an anonymous page mapped only there and PageAnonExclusive
+ *    (not one fork shared and no write fault has reused since). A writable or
  *    dirty PTE is flushed under every value;
  *  - what each value emits for a merge whose first page is read-only and
  *    clean and whose second is writable and dirty, with the mm running on
@@ -37,6 +38,7 @@ static const int64_t no_kpti[] = {P_kpti, 0, -1};
 
 struct merge {
 	bool ro_clean;			/* make a's PTE read-only and clean by hand first */
+	bool duped;			/* a's page as a fork shared it (PG_DUPED) */
 	int pending;			/* mm->tlb_flush_pending raised by hand meanwhile */
 	uint64_t a, b;
 	volatile int touched;
@@ -77,6 +79,8 @@ static void ksmd_body(struct sim *s, struct sim_thread *t)
 	pte_t *pa = pte_lookup(s, mm, a);
 	x->fa = pte_pfn(*pa);
 	x->fb = pte_pfn(*pte_lookup(s, mm, x->b));
+	if (x->duped)	/* fork shared it and the child is gone: not exclusive */
+		frame_of(hw, x->fa)->pgflags |= PG_DUPED;
 	if (x->ro_clean)	/* what MADV_FREE and a soft-dirty clear_refs leave */
 		*pa = fmt_pte_mkclean(hw->fmt, *pa & ~(PTE_WRITE | PTE_YOUNG));
 	mm->tlb_flush_pending += x->pending;
@@ -131,18 +135,22 @@ static void test_write_protect_page_x86(void **state)
 		int pending;
 		uint64_t flushes;	/* flush_tlb_page calls */
 		bool stale;
+		bool duped;
 	} cases[] = {
-		{KSM_WP_PTE, true, 0, 2, true},
-		{KSM_WP_PTE, true, 1, 2, true},		/* the bug: pending ignored */
-		{KSM_WP_PENDING, true, 0, 2, true},
-		{KSM_WP_PENDING, true, 1, 3, false},	/* b3a81d0841a9 */
-		{KSM_WP_EXCLUSIVE, true, 0, 3, false},	/* 6c287605fd56 */
-		{KSM_WP_EXCLUSIVE, true, 1, 3, false},
-		{KSM_WP_PTE, false, 0, 3, false},	/* writable and dirty: always */
-		{KSM_WP_PENDING, false, 0, 3, false},
+		{KSM_WP_PTE, true, 0, 2, true, false},
+		{KSM_WP_PTE, true, 1, 2, true, false},		/* the bug: pending ignored */
+		{KSM_WP_PENDING, true, 0, 2, true, false},
+		{KSM_WP_PENDING, true, 1, 3, false, false},	/* b3a81d0841a9 */
+		{KSM_WP_EXCLUSIVE, true, 0, 3, false, false},	/* 6c287605fd56 */
+		{KSM_WP_EXCLUSIVE, true, 1, 3, false, false},
+		/* one reference, but fork shared it: not PageAnonExclusive */
+		{KSM_WP_EXCLUSIVE, true, 0, 2, true, true},
+		{KSM_WP_PTE, false, 0, 3, false, false},	/* writable and dirty: always */
+		{KSM_WP_PENDING, false, 0, 3, false, false},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct merge x = {.ro_clean = cases[i].ro_clean, .pending = cases[i].pending};
+		struct merge x = {.ro_clean = cases[i].ro_clean, .pending = cases[i].pending,
+				  .duped = cases[i].duped};
 		struct sim *s = run_merge("x86-24", &x, cases[i].p);
 		assert_merged(s, &x);
 		/* each flush_tlb_page: one IPI to the writer's CPU and an
