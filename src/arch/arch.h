@@ -156,6 +156,9 @@ struct arch_ops {
 	 * them (arm64 ASIDE1IS; x86 flush_tlb_mm_range(TLB_FLUSH_ALL, freed
 	 * tables)), as dup_mmap issues it for the parent */
 	void (*flush_tlb_mm)(struct sim *s, mm_context_t *mm);
+	/* x86 arch_tlbbatch_flush(): one full flush of the union of the
+	 * cpumasks of the n mms (NULL on arm64, whose batch is TLBIs) */
+	void (*tlbbatch_flush)(struct sim *s, mm_context_t *const *mms, uint32_t n);
 };
 
 extern const struct arch_ops arch_x86_64_ops;

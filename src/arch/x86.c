@@ -615,6 +615,9 @@ should_flush(struct sim *s, uintptr_t loaded_mm, bool is_lazy, const struct flus
 	if (is_lazy && mc->policy.x86_lazy != X86_LAZY_DEFER &&
 	    (!f->freed_tables || mc->policy.x86_lazy == X86_LAZY_NEVER))
 		return false;
+	/* a flush of no mm (the reclaim batch) reaches every CPU left */
+	if (!f->mm)
+		return true;
 	if (!f->freed_tables && mc->policy.x86_should_flush == X86_SHOULD_FLUSH_LOADED_MM &&
 	    !f->trim_cpumask) {
 		/* fea4e317f9e7 (v6.15): a CPU in the middle of switch_mm may
@@ -666,6 +669,7 @@ static inline bool x86_should_ipi(struct sim *s, int c, const struct flush_tlb_i
 /*
  * native_flush_tlb_others(cpumask, info) (arch/x86/mm/tlb.c, v4.20..v5.1) and,
  * with run_local, native_flush_tlb_multi() of v5.13+ (4ce94eabac16,
+ * the cpumask that of mm - f->mm's, or a batch's union (tlbbatch_flush)),
  * smp_call_function_many_cond with SCF_RUN_LOCAL): the IPIs go out first,
  * then the initiator runs its own flush while they are in flight, then it
  * waits for every handler. The targets: x86_should_ipi(). The sender waits
@@ -673,10 +677,9 @@ static inline bool x86_should_ipi(struct sim *s, int c, const struct flush_tlb_i
  * them: irq.c).
  */
 static void native_flush_tlb_multi(struct sim *s, int self, const struct flush_tlb_info *f,
-				   bool run_local)
+				   const mm_context_t *mm, bool run_local)
 {
 	struct machine *mc = machine_of(s);
-	mm_context_t *mm = f->mm;
 	uint64_t t0 = s->now;
 	uint64_t finish = t0;
 	uint64_t k = 0;
@@ -746,7 +749,7 @@ static void finish_asid_transition(struct sim *s, const struct flush_tlb_info *f
 			continue;
 		if (mc->cpu[c].loaded_mm_asid != g) {
 			sim_step(s, YP_IPI, 0);
-			native_flush_tlb_multi(s, cur_cpu(s), f, true);
+			native_flush_tlb_multi(s, cur_cpu(s), f, mm, true);
 			return;
 		}
 	}
@@ -852,7 +855,7 @@ void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_
 		if (mc->policy.x86_should_flush == X86_SHOULD_FLUSH_LOADED_MM)
 			info.trim_cpumask = should_trim_cpumask(s, mm);
 		sim_step(s, YP_IPI, 0);
-		native_flush_tlb_multi(s, cpu, &info, concurrent);
+		native_flush_tlb_multi(s, cpu, &info, mm, concurrent);
 		consider_global_asid(s, mm);
 	} else if (concurrent && mc->cpu[cpu].loaded_mm == mm) {
 		sim_charge_sys(s, flush_tlb_func_common(s, cpu, &info, true));
@@ -1025,6 +1028,55 @@ static void x86_flush_tlb_range(struct sim *s, mm_context_t *mm, uint64_t start,
 	flush_tlb_mm_range(s, mm, start, end, (unsigned int)hw_of(s)->geom.page_shift, freed);
 }
 
+/*
+ * arch_tlbbatch_flush(batch) (arch/x86/mm/tlb.c, v4.20..v6.x) for the mms a
+ * reclaim batch unmapped from (arch_tlbbatch_add_mm bumped each one's
+ * tlb_gen): one full flush of no mm (full_flush_tlb_info: mm NULL, no
+ * freed tables) to the union of their cpumasks - a CPU runs it on whatever
+ * mm it has loaded, which is behind if it is one of them; lazy CPUs are
+ * left out, and from v6.14 should_flush_tlb() lets a CPU running another
+ * mm in ("no mm means kernel memory flush"). Up to v5.12 the local flush
+ * first, then flush_tlb_others() of the whole mask (the sender's own call
+ * counted, as in flush_tlb_mm_range); from v5.13 flush_tlb_multi() with
+ * the local one concurrent. One IPI round however many mms: the model
+ * flushed each mm with a range flush of its own.
+ */
+static void x86_tlbbatch_flush(struct sim *s, mm_context_t *const *mms, uint32_t n)
+{
+	struct machine *mc = machine_of(s);
+	int cpu = cur_cpu(s);
+	uint64_t um[64] = {0};
+	mm_context_t u = {.cpumask = um};
+	uint32_t words = mc->cpumask_words < 64 ? mc->cpumask_words : 64;
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t w = 0; w < words; w++)
+			um[w] |= mms[i]->cpumask[w];
+	struct flush_tlb_info info = {.mm = NULL, .start = 0, .end = TLB_FLUSH_ALL,
+				      .stride_shift = (unsigned int)hw_of(s)->geom.page_shift};
+	sim_step_arg(s, YP_ARCH_FLUSH, 0, 0, TLB_FLUSH_ALL);
+	if (mc->hooks && mc->hooks->tlb_flush) {
+		struct flush_note note = {.what = FLUSH_X86_MM_RANGE, .full = true, .start = 0,
+					  .end = TLB_FLUSH_ALL, .cpu = cpu};
+		mc->hooks->tlb_flush(mc->hooks_ctx, &note);
+	}
+	bool concurrent = mc->policy.x86_flush_local == X86_FLUSH_LOCAL_CONCURRENT;
+	if (!concurrent && cpumask_test(&u, cpu))
+		sim_charge_sys(s, flush_tlb_func_common(s, cpu, &info, true));
+	bool others = false;
+	for (uint32_t w = 0; w < words && !others; w++) {
+		uint64_t bits = um[w];
+		if (w == (uint32_t)cpu / 64)
+			bits &= ~(1ull << (cpu % 64));
+		others = bits != 0;
+	}
+	if (others) {
+		sim_step(s, YP_IPI, 0);
+		native_flush_tlb_multi(s, cpu, &info, &u, concurrent);
+	} else if (concurrent && cpumask_test(&u, cpu)) {
+		sim_charge_sys(s, flush_tlb_func_common(s, cpu, &info, true));
+	}
+}
+
 /* flush_tlb_mm(mm) (arch/x86/include/asm/tlbflush.h, v4.20+):
  * flush_tlb_mm_range(mm, 0UL, TLB_FLUSH_ALL, 0UL, true) - freed_tables true,
  * so lazy CPUs are flushed too */
@@ -1060,6 +1112,7 @@ const struct arch_ops arch_x86_64_ops = {
 	.flush_at_end_vma = false,	/* tlb_end_vma is a no-op on x86 in v5.1 */
 	.switch_mm = x86_switch_mm,
 	.enter_lazy_tlb = x86_enter_lazy_tlb,
+	.tlbbatch_flush = x86_tlbbatch_flush,
 	.flush_tlb_fix_spurious_fault = x86_flush_tlb_fix_spurious_fault,
 	.flush_tlb_page = x86_flush_tlb_page,
 	.ptep_set_access_flags = x86_ptep_set_access_flags,

@@ -257,9 +257,10 @@ static void try_to_unmap_flush(struct sim *s)
 		return;
 	sim_step_arg(s, &tp_ubc_flush, 0, machine_is_x86(s) ? ubc->nmm : ubc->nva, 0);
 	if (machine_is_x86(s)) {
+		mm_context_t *ctx[UBC_MAX];
 		for (uint32_t i = 0; i < ubc->nmm; i++)
-			machine_of(s)->arch->flush_tlb_range(s, &ubc->mms[i]->context, 0,
-							     TLB_FLUSH_ALL);
+			ctx[i] = &ubc->mms[i]->context;
+		machine_of(s)->arch->tlbbatch_flush(s, ctx, ubc->nmm);
 	} else {
 		uint64_t ps = hw_of(s)->geom.page_size;
 		for (uint32_t i = 0; i < ubc->nva && !s->ex; i++) {

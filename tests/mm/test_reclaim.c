@@ -40,6 +40,7 @@ struct rc {
 	bool redirty;			/* and write it again */
 	enum race race;			/* what main does between unmap and flush */
 	bool plant_stale_dirty;		/* I3: a MADV_FREE whose flush was missed */
+	bool helper_exits;		/* the helper exits after its access: CPU 1 lazy */
 	/* shared with the helper */
 	uint64_t a;
 	volatile int touched;
@@ -54,6 +55,7 @@ struct rc {
 	uint8_t state_after_unmap, state_after_flush;
 	uint8_t pgflags_after;
 	int race_ret;
+	uint64_t flush_ipis;		/* IPIs sent by try_to_unmap_flush */
 };
 
 static void helper_body(struct sim *s, struct sim_thread *t)
@@ -64,6 +66,8 @@ static void helper_body(struct sim *s, struct sim_thread *t)
 	 * read: this CPU caches the translation */
 	assert_int_equal(user_access(s, x->a, x->plant_stale_dirty), 0);
 	x->touched++;
+	if (x->helper_exits)
+		return;
 	while (!x->done) {		/* stay on the CPU: in mm_cpumask, not lazy */
 		if (x->write_now && !x->wrote) {
 			x->helper_write_ret = user_access(s, x->a, true);
@@ -117,7 +121,9 @@ static void main_body(struct sim *s, struct sim_thread *t)
 	else if (x->race == RACE_MUNMAP)
 		x->race_ret = sys_munmap(s, a, ps);
 	x->entry_after_race = tsim_leaf_of(s, 1, a) != NULL;
+	uint64_t ipi0 = s->m.ipi_sent;
 	shrink_page_list_finish(s, &rl);
+	x->flush_ipis = s->m.ipi_sent - ipi0;
 	x->entry_after_flush = tsim_leaf_of(s, 1, a) != NULL;
 	x->state_after_flush = frame_of(hw, x->frame)->state;
 	x->pgflags_after = frame_of(hw, x->frame)->pgflags;
@@ -218,6 +224,34 @@ static void test_deferred_x86(void **state)
 {
 	(void)state;
 	check_deferred("x86-24", NULL, true);
+}
+
+static void pol_range_freed(struct tlbsim_policy *p)
+{
+	p->x86_range_freed = X86_RANGE_FREED_TRUE;
+}
+
+/* Rule (arch/x86/mm/tlb.c arch_tlbbatch_flush, v4.20..v6.x): the batch is
+ * one full flush of no mm (full_flush_tlb_info) that frees no tables, so a
+ * lazy CPU is not IPIed - also from v6.14, where flush_tlb_range() says it
+ * frees tables (x86_range_freed=true: 3ef938c35035) and IPIs lazy CPUs; it
+ * was a flush_tlb_range() of the mm. A running CPU of the mm is IPIed. */
+static void test_batch_flush_x86(void **state)
+{
+	(void)state;
+	for (int freed = 0; freed < 2; freed++) {
+		struct rc x = {.madv_free = true, .helper_exits = true};
+		struct sim *s = run_rc("x86-24", &x, freed ? pol_range_freed : NULL);
+		assert_int_equal(x.state_after_flush, FRAME_FREE);
+		assert_int_equal(x.flush_ipis, 0);	/* CPU 1 is lazy */
+		assert_int_equal(s->m.violations, 0);
+		tsim_free(s);
+		struct rc y = {.madv_free = true};
+		s = run_rc("x86-24", &y, freed ? pol_range_freed : NULL);
+		assert_int_equal(y.flush_ipis, 1);	/* CPU 1 runs the mm */
+		assert_false(y.entry_after_flush);
+		tsim_free(s);
+	}
 }
 
 static void test_deferred_arm64(void **state)
@@ -481,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_discard_x86),
 		cmocka_unit_test(test_discard_arm64),
 		cmocka_unit_test(test_deferred_x86),
+		cmocka_unit_test(test_batch_flush_x86),
 		cmocka_unit_test(test_deferred_arm64),
 		cmocka_unit_test(test_mprotect_check_x86),
 		cmocka_unit_test(test_munmap_check_x86),
