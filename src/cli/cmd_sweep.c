@@ -256,9 +256,9 @@ static int grid_same_values(const struct cli_opts *o, const struct gdim *dims,
 	return 0;
 }
 
-/* t sorted by its nconf configuration columns: one row per configuration
- * (neighbours), the same row twice kept once, two different rows for one
- * configuration an error "WHO: ..." (EXIT_USAGE); 0 */
+/* t (csv_result_layout) sorted by its nconf configuration columns: one row
+ * per configuration (neighbours), the same row twice kept once, two
+ * different rows for one configuration an error "WHO: ..." (EXIT_USAGE); 0 */
 static int unique_rows(struct csv_table *t, int nconf, const char *who)
 {
 	int w = 0;
@@ -603,6 +603,14 @@ int cmd_merge(int argc, char **argv)
 				csv_free(&t);
 				rc = cli_error("merge: %s: not a tlbsim result file (no wall_ns column)",
 					       files[i]);
+				goto done;
+			}
+			/* unique_rows names a configuration by these columns */
+			if (!csv_result_layout(&t)) {
+				csv_free(&t);
+				rc = cli_error("merge: %s: not a tlbsim result file (the columns before "
+					       "wall_ns are not workload, profile, cpus, threads, iters, "
+					       "w:/D: columns, policy, seed, seeds)", files[i]);
 				goto done;
 			}
 			all.ncols = t.ncols;

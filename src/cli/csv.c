@@ -276,12 +276,32 @@ void csv_write(FILE *f, const struct csv_table *t)
 		write_line(f, t->rows[i], t->ncols);
 }
 
+static const char *const config_head[] = {"workload", "profile", "cpus", "threads", "iters"};
+static const char *const config_tail[] = {"policy", "seed", "seeds"};
+
 int csv_config_cols(const struct csv_table *t)
 {
 	for (int i = 0; i < t->ncols; i++)
 		if (strcmp(t->cols[i], "wall_ns") == 0 || strcmp(t->cols[i], "wall_ns_mean") == 0)
 			return i;
 	return -1;
+}
+
+bool csv_result_layout(const struct csv_table *t)
+{
+	int n = csv_config_cols(t);
+	if (n < 8)
+		return false;
+	for (int i = 0; i < 5; i++)
+		if (strcmp(t->cols[i], config_head[i]) != 0)
+			return false;
+	for (int i = 5; i < n - 3; i++)
+		if (strncmp(t->cols[i], "w:", 2) != 0 && strncmp(t->cols[i], "D:", 2) != 0)
+			return false;
+	for (int i = 0; i < 3; i++)
+		if (strcmp(t->cols[n - 3 + i], config_tail[i]) != 0)
+			return false;
+	return true;
 }
 
 /* a number for the row order: all of the field, not NaN ("nan" is text) */
@@ -416,8 +436,6 @@ static const struct metric_col metric_cols[] = {
 };
 #define NMETRICS (int)(sizeof(metric_cols) / sizeof(metric_cols[0]))
 
-static const char *const config_head[] = {"workload", "profile", "cpus", "threads", "iters"};
-static const char *const config_tail[] = {"policy", "seed", "seeds"};
 
 int csv_result_header(struct csv_table *t, const struct csv_extra *extra, bool stats)
 {

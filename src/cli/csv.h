@@ -35,6 +35,10 @@ void csv_write(FILE *f, const struct csv_table *t);
 /* The number of configuration columns of a result header: those before the
  * first metric ("wall_ns" or "wall_ns_mean"); -1 if there is none. */
 int csv_config_cols(const struct csv_table *t);
+/* The configuration columns of t are a result file's: workload, profile,
+ * cpus, threads, iters, any w:NAME and D:NAME, policy, seed, seeds, then a
+ * metric (csv_result_header's layout). */
+bool csv_result_layout(const struct csv_table *t);
 /* Order of two rows by their first n fields. A field that is a number
  * (strtod reads all of it, not NaN) comes before one that is not; numbers
  * compare by value, then by text (10 before 1e1); other fields by text. A
