@@ -41,7 +41,98 @@ struct point {
 	struct csv_extra extra;
 	char **key;			/* configuration columns */
 	bool have;			/* already in the -o file */
+	long gi;			/* its grid point (where_text) */
 };
+
+/* "KEY=V KEY=V ..." of grid point gi (the first --grid varies slowest) */
+static void where_text(const struct gdim *dims, int ngrid, long gi, char *where, size_t len)
+{
+	int idx[MAX_GRID];
+	for (int g = ngrid - 1; g >= 0; g--) {
+		idx[g] = (int)(gi % dims[g].nvals);
+		gi /= dims[g].nvals;
+	}
+	size_t w = 0;
+	where[0] = 0;
+	for (int g = 0; g < ngrid; g++)
+		w += (size_t)snprintf(where + w, w < len ? len - w : 0, "%s%s=%s", g ? " " : "",
+				      dims[g].key, dims[g].vals[idx[g]]);
+}
+
+struct wkey {
+	char *text;			/* profile and workload parameters */
+	int pt;
+};
+
+static int wkey_cmp(const void *a, const void *b)
+{
+	const struct wkey *x = a, *y = b;
+	int c = strcmp(x->text, y->text);
+	return c ? c : (x->pt > y->pt) - (x->pt < y->pt);
+}
+
+/*
+ * The workload parameters of every point, checked before anything runs: a
+ * workload's setup reads them (mmap8's size=abc, map=bogus), and a run was
+ * the first to do so - after the rows before it had run and been written
+ * (a header-only or partial -o file, rows on stdout, exit 2). One build
+ * (core_check_build: setup without a run) per profile and set of workload
+ * parameters, of its first point in grid order; the first point that fails
+ * is named. 0, EXIT_USAGE or EXIT_INTERNAL.
+ */
+static int check_workload_params(const struct point *pts, int npts, const struct gdim *dims,
+				 int ngrid, uint64_t host_limit)
+{
+	struct wkey *k = calloc((size_t)(npts ? npts : 1), sizeof(*k));
+	if (!k)
+		return cli_error_code(EXIT_INTERNAL, "out of memory");
+	int rc = 0;
+	for (int i = 0; i < npts && !rc; i++) {
+		const struct tlbsim_resolved *r = &pts[i].res;
+		size_t len = strlen(r->profile->name) + 32;
+		for (int j = 0; j < r->nwparams; j++)
+			len += strlen(r->wparams[j].name) + strlen(r->wparams[j].value) + 2;
+		k[i].pt = i;
+		k[i].text = malloc(len);
+		if (!k[i].text) {
+			rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+			break;
+		}
+		size_t o = (size_t)snprintf(k[i].text, len, "%s/%d/%d", r->profile->name,
+					    (int)r->profile->arch, r->profile->page_shift);
+		for (int j = 0; j < r->nwparams; j++)
+			o += (size_t)snprintf(k[i].text + o, len - o, "\x1f%s=%s", r->wparams[j].name,
+					      r->wparams[j].value);
+	}
+	int bad = -1;
+	char err[TLBSIM_ERRLEN], first[TLBSIM_ERRLEN] = "";
+	if (!rc) {
+		qsort(k, (size_t)npts, sizeof(*k), wkey_cmp);
+		for (int i = 0; i < npts; i++) {
+			if (i && strcmp(k[i].text, k[i - 1].text) == 0)
+				continue;
+			const struct point *pt = &pts[k[i].pt];
+			int brc = core_check_build(&pt->cfg, &pt->res, host_limit, err, sizeof(err));
+			if (brc && brc != TLBSIM_EINVAL) {	/* a host failure, as in a run */
+				rc = cli_error_code(EXIT_INTERNAL, "%s", err);
+				break;
+			}
+			if (brc && (bad < 0 || k[i].pt < bad)) {
+				bad = k[i].pt;
+				snprintf(first, sizeof(first), "%s", err);
+			}
+		}
+	}
+	for (int i = 0; i < npts; i++)
+		free(k[i].text);
+	free(k);
+	if (!rc && bad >= 0) {
+		char where[512];
+		where_text(dims, ngrid, pts[bad].gi, where, sizeof(where));
+		rc = cli_error("sweep at %s: %s", where, first);
+	}
+	return rc;
+}
 
 /* "KEY=V1,V2,..." into d; 0 or EXIT_USAGE */
 static int parse_grid(const char *arg, struct gdim *d)
@@ -390,15 +481,11 @@ int cmd_sweep(int argc, char **argv)
 					pt->extra.values[pt->extra.n++] = v;
 				}
 			}
+			pt->gi = i;
 			char rerr[TLBSIM_ERRLEN];
 			if (tlbsim_resolve(&pt->cfg, &pt->res, rerr, sizeof(rerr))) {
 				char where[512];
-				size_t w = 0;
-				where[0] = 0;
-				for (int g = 0; g < o.ngrid; g++)
-					w += (size_t)snprintf(where + w, w < sizeof(where) ? sizeof(where) - w : 0,
-							      "%s%s=%s", g ? " " : "", dims[g].key,
-							      dims[g].vals[idx[g]]);
+				where_text(dims, o.ngrid, i, where, sizeof(where));
 				rc = cli_error("sweep at %s: %s", where, rerr);
 				goto done;
 			}
@@ -411,6 +498,8 @@ int cmd_sweep(int argc, char **argv)
 			npts++;
 		}
 	}
+	if ((rc = check_workload_params(pts, npts, dims, o.ngrid, o.max_memory)))
+		goto done;
 	/* resume: the rows already in a regular output file (a stream, e.g.
 	 * /dev/stdout, is only written: reading it waited for input forever); an
 	 * empty file (touch, a shell redirection) holds no rows yet */

@@ -440,6 +440,22 @@ void core_destroy(struct tlbsim_sim *ts)
 	ts->wl = NULL;
 }
 
+int core_check_build(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res,
+		     uint64_t host_limit, char *err, size_t errlen)
+{
+	struct tlbsim_sim *ts = malloc(sizeof(*ts));
+	if (!ts) {
+		snprintf(err, errlen, "out of memory");
+		return TLBSIM_ENOMEM;
+	}
+	struct core_opts o = {.want_kind = -1, .host_limit = host_limit};
+	int rc = core_build(ts, cfg, res, &o, err, errlen);
+	if (!rc)
+		core_destroy(ts);
+	free(ts);
+	return rc;
+}
+
 int tlbsim_run_one(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res,
 		   const struct core_opts *o, struct run_outcome *out, char *err, size_t errlen)
 {

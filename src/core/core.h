@@ -74,6 +74,12 @@ int core_build(struct tlbsim_sim *ts, const struct tlbsim_config *cfg,
 	       const struct tlbsim_resolved *res, const struct core_opts *o, char *err,
 	       size_t errlen);
 void core_destroy(struct tlbsim_sim *ts);
+/* Build a simulation of cfg (resolved as res) and tear it down without
+ * running it: the workload's setup has checked its parameters (-w size=abc
+ * is refused here, as by a run), and the host-memory estimate is within
+ * host_limit (0: none). 0, or an enum tlbsim_err with err filled. */
+int core_check_build(const struct tlbsim_config *cfg, const struct tlbsim_resolved *res,
+		     uint64_t host_limit, char *err, size_t errlen);
 
 /* Outcome of one run. */
 struct run_outcome {

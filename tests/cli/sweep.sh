@@ -10,7 +10,8 @@
 #   * --json has the same rows;
 #   * the row order is total (numbers and text in one column, nan, inf), and
 #     one configuration given twice (threads=01,1; D:syscall_ns=01,1; a --policy twice) is
-#     refused.
+#     refused, and so is a workload parameter its workload refuses, before any
+#     run.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -213,6 +214,18 @@ cp rc.csv rc0.csv
 	>/dev/null 2>e
 [ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "policy nested=v2 given twice" e &&
 	[ ! -e dup.csv ] || failmsg "--policy twice: $(cat e)"
+
+# a workload parameter its workload refuses is found before anything runs: no
+# file, nothing on stdout (the 8K row ran and was written, then exit 2)
+"$bin" sweep mmap8 --iters 5 --threads 2 --grid w:size=8K,abc -o wp.csv >wp.out 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "sweep at w:size=abc: workload parameter size=abc" e &&
+	[ ! -e wp.csv ] || failmsg "w:size=8K,abc: $(cat e)"
+"$bin" sweep mmap8 --iters 5 --threads 2 --grid w:size=8K,abc >wp.out 2>e
+[ $? = 2 ] && [ ! -s wp.out ] || failmsg "w:size=8K,abc to stdout printed $(head -c 200 wp.out)"
+rm -f wp.csv
+"$bin" sweep mmap8 --iters 5 -w map=bogus --grid threads=1 -o wp.csv >/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "map=bogus: want shared or private" e &&
+	[ ! -e wp.csv ] || failmsg "-w map=bogus: $(cat e)"
 
 printf 'a,b\n1,2\n' >x.csv
 "$bin" merge x.csv >/dev/null 2>e
