@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "cli/csv.h"
 #include "cli/pool.h"
+#include "cost/params.h"
 
 #define MAX_GRID_VALUES 1024
 #define MAX_POINTS 100000
@@ -38,7 +39,7 @@ struct point {
 	struct tlbsim_config cfg;
 	struct tlbsim_resolved res;
 	const char *policy;		/* the label */
-	struct csv_extra extra;
+	const char *gv[MAX_GRID];	/* its value of each --grid */
 	char **key;			/* configuration columns */
 	bool have;			/* already in the -o file */
 	long gi;			/* its grid point (where_text) */
@@ -177,6 +178,91 @@ static bool extra_key(const char *key)
 	return strncmp(key, "w:", 2) == 0 || strncmp(key, "D:", 2) == 0;
 }
 
+/*
+ * What makes results differ beyond the grid, as constant columns (their
+ * names are the grid's): every -w NAME=V as w:NAME (its text), every -D
+ * NAME=V as D:NAME (the number), each unless a --grid sets that key, w:
+ * then D:, each by name (the order of the options does not matter). A
+ * resume or merge compares the columns, so a file made with other -w or -D
+ * values (or none: no column) is not taken for this sweep's.
+ */
+struct consts {
+	struct csv_extra x;
+	char names[CSV_MAX_EXTRA][80];
+	char values[CSV_MAX_EXTRA][40];
+};
+
+static bool grid_has(const struct gdim *dims, int ngrid, const char *key)
+{
+	for (int g = 0; g < ngrid; g++)
+		if (strcmp(dims[g].key, key) == 0)
+			return true;
+	return false;
+}
+
+static void const_add(struct consts *c, const char *name, const char *value)
+{
+	int i = c->x.n++;
+	while (i > 0 && strcmp(c->x.names[i - 1], name) > 0 &&
+	       strncmp(c->x.names[i - 1], name, 2) == 0) {
+		c->x.names[i] = c->x.names[i - 1];
+		c->x.values[i] = c->x.values[i - 1];
+		i--;
+	}
+	c->x.names[i] = name;
+	c->x.values[i] = value;
+}
+
+static void consts_init(struct consts *c, const struct tlbsim_config *cfg, const struct gdim *dims,
+			int ngrid)
+{
+	memset(c, 0, sizeof(*c));
+	int k = 0;
+	for (int i = 0; i < cfg->nwparams; i++, k++) {
+		snprintf(c->names[k], sizeof(c->names[k]), "w:%s", cfg->wparams[i].name);
+		if (!grid_has(dims, ngrid, c->names[k]))
+			const_add(c, c->names[k], cfg->wparams[i].value);
+	}
+	for (int i = 0; i < cfg->noverrides; i++, k++) {
+		snprintf(c->names[k], sizeof(c->names[k]), "D:%s",
+			 tlbsim_param_desc[cfg->overrides[i].param].name);
+		snprintf(c->values[k], sizeof(c->values[k]), "%" PRId64, cfg->overrides[i].value);
+		if (!grid_has(dims, ngrid, c->names[k]))
+			const_add(c, c->names[k], c->values[k]);
+	}
+}
+
+/* the extra columns of a row: its w: and D: grid values, then the constants */
+static void row_extra(const struct gdim *dims, int ngrid, const char *const *gv,
+		      const struct consts *c, struct csv_extra *x)
+{
+	x->n = 0;
+	for (int g = 0; g < ngrid; g++)
+		if (extra_key(dims[g].key)) {
+			x->names[x->n] = dims[g].key;
+			x->values[x->n++] = gv[g];
+		}
+	for (int i = 0; i < c->x.n; i++) {
+		x->names[x->n] = c->x.names[i];
+		x->values[x->n++] = c->x.values[i];
+	}
+}
+
+/* A --profile FILE whose values are the built-in profile of its name: its
+ * rows are that profile's, which the profile column names. */
+static bool profile_is_builtin(const struct tlbsim_profile *f)
+{
+	const struct tlbsim_profile *b = tlbsim_profile_find(f->name);
+	if (!b || b->arch != f->arch || b->page_shift != f->page_shift || b->nr_cpus != f->nr_cpus)
+		return false;
+	struct tlbsim_config c0;
+	tlbsim_config_init(&c0);
+	int64_t pf[P_COUNT], pb[P_COUNT];
+	tlbsim_params_for(f, &c0, pf);
+	tlbsim_params_for(b, &c0, pb);
+	return memcmp(pf, pb, sizeof(pf)) == 0;
+}
+
 struct rows_out {
 	const struct csv_table *t;
 	bool json;
@@ -288,7 +374,8 @@ static int same_config_error(const struct gdim *d, int j, int i)
  * the same for every shard. 0 or EXIT_USAGE (EXIT_INTERNAL: out of memory).
  */
 static int grid_same_values(const struct cli_opts *o, const struct gdim *dims,
-			    const struct csv_table *out, int nconf, const char *label)
+			    const struct consts *consts, const struct csv_table *out, int nconf,
+			    const char *label)
 {
 	for (int g = 0; g < o->ngrid; g++) {
 		if (dims[g].nvals < 2)
@@ -311,16 +398,14 @@ static int grid_same_values(const struct cli_opts *o, const struct gdim *dims,
 		int rc = 0;
 		for (int i = 0; i < dims[g].nvals && !rc; i++) {
 			struct tlbsim_config cfg = o->cfg;
-			struct csv_extra extra = {0};
+			struct csv_extra extra;
+			const char *gv[MAX_GRID];
 			for (int h = 0; h < o->ngrid; h++) {
-				const char *v = dims[h].vals[h == g ? i : 0];
-				if ((rc = cli_config_set(&cfg, dims[h].key, v)))
+				gv[h] = dims[h].vals[h == g ? i : 0];
+				if ((rc = cli_config_set(&cfg, dims[h].key, gv[h])))
 					break;	/* the value's own error, said */
-				if (extra_key(dims[h].key)) {
-					extra.names[extra.n] = dims[h].key;
-					extra.values[extra.n++] = v;
-				}
 			}
+			row_extra(dims, o->ngrid, gv, consts, &extra);
 			struct tlbsim_resolved res;
 			char rerr[TLBSIM_ERRLEN];
 			if (rc)
@@ -392,6 +477,8 @@ int cmd_sweep(int argc, char **argv)
 	struct point *pts = NULL;
 	struct seed_pool pool = {0};
 	struct tlbsim_metrics *seed_m = NULL;
+	struct consts *consts = NULL;
+	char *labels[MAX_COLUMNS] = {0};
 	int npts = 0, ncols = 0;
 	char err[TLBSIM_ERRLEN + 256];
 	rc = 0;
@@ -403,7 +490,6 @@ int cmd_sweep(int argc, char **argv)
 		rc = cli_error("sweep: give at least one --grid KEY=V1,V2,...");
 		goto done;
 	}
-	struct csv_extra extra = {0};
 	long total = 1;
 	for (int g = 0; g < o.ngrid; g++) {
 		if ((rc = parse_grid(o.grid[g], &dims[g])))
@@ -417,8 +503,6 @@ int cmd_sweep(int argc, char **argv)
 		struct tlbsim_config probe = o.cfg;
 		if ((rc = cli_config_set(&probe, dims[g].key, dims[g].vals[0])))
 			goto done;
-		if (extra_key(dims[g].key))
-			extra.names[extra.n++] = dims[g].key;
 		total *= dims[g].nvals;
 		if (total > MAX_POINTS) {
 			rc = cli_error("sweep: the grid has more than %d points", MAX_POINTS);
@@ -431,6 +515,17 @@ int cmd_sweep(int argc, char **argv)
 		goto done;
 	}
 	bool stats = o.seeds > 1;
+	consts = malloc(sizeof(*consts));
+	if (!consts) {
+		rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+		goto done;
+	}
+	consts_init(consts, &o.cfg, dims, o.ngrid);
+	struct csv_extra extra;
+	const char *gv0[MAX_GRID];
+	for (int g = 0; g < o.ngrid; g++)
+		gv0[g] = dims[g].vals[0];
+	row_extra(dims, o.ngrid, gv0, consts, &extra);
 	if (csv_result_header(&out, &extra, stats)) {
 		rc = cli_error_code(EXIT_INTERNAL, "out of memory");
 		goto done;
@@ -449,12 +544,27 @@ int cmd_sweep(int argc, char **argv)
 		rc = cli_error_code(EXIT_INTERNAL, "out of memory");
 		goto done;
 	}
+	/* the policy labels: the --policy text, after kernel=VERSION with
+	 * --kernel (its preset is under every column: 4.14's nested=v2 is not
+	 * today's, and the two rows had one label) */
 	char label_default[64];
 	if (o.cfg.kernel)
 		snprintf(label_default, sizeof(label_default), "kernel=%s", o.cfg.kernel);
 	else
 		snprintf(label_default, sizeof(label_default), "default");
-	if ((rc = grid_same_values(&o, dims, &out, nconf, label_default)))
+	for (int p = 0; p < o.npolicies; p++) {
+		size_t len = strlen(label_default) + strlen(o.policy_args[p]) + 2;
+		if (!(labels[p] = malloc(len))) {
+			rc = cli_error_code(EXIT_INTERNAL, "out of memory");
+			goto done;
+		}
+		if (o.cfg.kernel)
+			snprintf(labels[p], len, "%s,%s", label_default, o.policy_args[p]);
+		else
+			snprintf(labels[p], len, "%s", o.policy_args[p]);
+	}
+	if ((rc = grid_same_values(&o, dims, consts, &out, nconf,
+				   o.npolicies ? labels[0] : label_default)))
 		goto done;
 	for (long i = 0; i < total; i++) {
 		long rest = i;
@@ -471,15 +581,11 @@ int cmd_sweep(int argc, char **argv)
 			pt->cfg = o.cfg;
 			if (o.npolicies)
 				pt->cfg.policy = o.policies[p];
-			pt->policy = o.npolicies ? o.policy_args[p] : label_default;
+			pt->policy = o.npolicies ? labels[p] : label_default;
 			for (int g = 0; g < o.ngrid; g++) {
-				const char *v = dims[g].vals[idx[g]];
-				if ((rc = cli_config_set(&pt->cfg, dims[g].key, v)))
+				pt->gv[g] = dims[g].vals[idx[g]];
+				if ((rc = cli_config_set(&pt->cfg, dims[g].key, pt->gv[g])))
 					goto done;
-				if (extra_key(dims[g].key)) {
-					pt->extra.names[pt->extra.n] = dims[g].key;
-					pt->extra.values[pt->extra.n++] = v;
-				}
 			}
 			pt->gi = i;
 			char rerr[TLBSIM_ERRLEN];
@@ -489,7 +595,8 @@ int cmd_sweep(int argc, char **argv)
 				rc = cli_error("sweep at %s: %s", where, rerr);
 				goto done;
 			}
-			pt->key = csv_config_row(&out, &pt->res, o.cfg.seed, o.seeds, &pt->extra,
+			row_extra(dims, o.ngrid, pt->gv, consts, &extra);
+			pt->key = csv_config_row(&out, &pt->res, o.cfg.seed, o.seeds, &extra,
 						 pt->policy);
 			if (!pt->key) {
 				rc = cli_error_code(EXIT_INTERNAL, "out of memory");
@@ -515,7 +622,19 @@ int cmd_sweep(int argc, char **argv)
 			same = strcmp(old.cols[c], out.cols[c]) == 0;
 		if (!same) {
 			rc = cli_error("-o %s: its columns are not this sweep's (another grid, "
-				       "--seeds or tlbsim version?); give another -o", o.output);
+				       "-w, -D, --seeds or tlbsim version?); give another -o", o.output);
+			goto done;
+		}
+		/* the profile column is a name: a profile file's values are not in
+		 * the file, so its rows cannot be shown to be this file's */
+		bool file_profile = false;
+		for (int i = 0; i < npts; i++)
+			file_profile |= pts[i].cfg.profile_def && !profile_is_builtin(pts[i].res.profile);
+		if (file_profile && old.nrows) {
+			rc = cli_error("-o %s: cannot resume into it with --profile %s: the file records "
+				       "the profile's name (%s), not its values; give another -o",
+				       o.output, o.cfg.profile ? o.cfg.profile : "FILE",
+				       o.cfg.profile_def->name);
 			goto done;
 		}
 		/* sorted, each point is a binary search (a scan of every row for
@@ -595,7 +714,8 @@ int cmd_sweep(int argc, char **argv)
 		} else {
 			r.m = seed_m[0];
 		}
-		char **row = csv_result_row(&out, &r, &pts[i].extra, pts[i].policy, stats);
+		row_extra(dims, o.ngrid, pts[i].gv, consts, &extra);
+		char **row = csv_result_row(&out, &r, &extra, pts[i].policy, stats);
 		if (!row || csv_add_row(&out, row)) {
 			rc = cli_error_code(EXIT_INTERNAL, "out of memory");
 			goto done;
@@ -642,6 +762,9 @@ done:
 	free_points(pts, npts, ncols);
 	free(pool.t);
 	free(seed_m);
+	free(consts);
+	for (int p = 0; p < MAX_COLUMNS; p++)
+		free(labels[p]);
 	csv_free(&out);
 	csv_free(&old);
 	cli_opts_free(&o);

@@ -55,12 +55,14 @@ int csv_find(const struct csv_table *t, char *const *key, int n);
 
 /* Result rows (run, compare, sweep). The configuration columns are workload,
  * profile, cpus, threads, iters, then the extra columns (sweep: its w:NAME
- * and D:NAME grid keys), then policy, seed, seeds; then every metric (one
- * column each, or METRIC_mean and METRIC_ci95 when seeds > 1). */
+ * and D:NAME grid keys, then the -w and -D given outside the grid), then
+ * policy, seed, seeds; then every metric (one column each, or METRIC_mean
+ * and METRIC_ci95 when seeds > 1). */
+#define CSV_MAX_EXTRA 96	/* 8 grid keys, 16 -w, 64 -D */
 struct csv_extra {
 	int n;
-	const char *names[16];
-	const char *values[16];
+	const char *names[CSV_MAX_EXTRA];
+	const char *values[CSV_MAX_EXTRA];
 };
 /* the header into t (t empty); 0 or -1 (out of memory) */
 int csv_result_header(struct csv_table *t, const struct csv_extra *extra, bool stats);

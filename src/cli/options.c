@@ -128,7 +128,8 @@ static const struct opt_def opts[] = {
 	 "again to resume)"},
 	{"output", 'o', 1, O_OUTPUT, C_SWEEP, "FILE",
 	 "write the CSV there (atomically: a temporary file renamed at the end); rows already in "
-	 "FILE are kept and their configurations not run again (resume)"},
+	 "FILE are kept and their configurations not run again (resume; -w, -D and --kernel are "
+	 "in its columns, a --profile FILE that is not a built-in's values cannot resume)"},
 	{"shard", 0, 1, O_SHARD, C_SWEEP, "K/N",
 	 "run only the rows K, K+N, K+2N, ... (1 <= K <= N) of the grid; tlbsim merge joins the "
 	 "shards' files"},

@@ -7,6 +7,8 @@
 #     order), and after a resume of a stopped sweep (rows removed, or stopped
 #     by --time-limit);
 #   * resume runs only the missing rows; a file of other columns is refused;
+#     -w, -D and --kernel outside the grid are in the rows, a profile file
+#     that is not a built-in's cannot resume;
 #   * --json has the same rows;
 #   * the row order is total (numbers and text in one column, nan, inf), and
 #     one configuration given twice (threads=01,1; D:syscall_ns=01,1; a --policy twice) is
@@ -89,6 +91,37 @@ cmp -s r.csv j1.csv || failmsg "resumed file differs"
 sed 's/^\(mmap8,x86-24,24,1,40,500,nested=v2,1,1\),[0-9]*/\1,7/' j1.csv >k.csv
 "$bin" sweep "${A[@]}" -o k.csv 2>/dev/null || failmsg "resume of a full file exit $?"
 grep -q '^mmap8,x86-24,24,1,40,500,nested=v2,1,1,7,' k.csv || failmsg "resume ran a row again"
+
+# what makes results differ outside the grid is in the file: -D and -w as
+# constant D:NAME / w:NAME columns, --kernel in the policy label, so resume
+# does not reuse rows made with other values (syscall_ns=100 rows were kept
+# for a -D syscall_ns=900000 sweep: "0 run now, 2 already there")
+R=(mmap8 --iters 20 --grid threads=1,2)
+"$bin" sweep "${R[@]}" -D syscall_ns=100 -w size=64K -o dd.csv 2>/dev/null || failmsg "-D sweep exit $?"
+head -1 dd.csv | grep -q '^workload,profile,cpus,threads,iters,w:size,D:syscall_ns,policy,' ||
+	failmsg "-D/-w columns: $(head -1 dd.csv | cut -d, -f1-9)"
+cp dd.csv dd0.csv
+"$bin" sweep "${R[@]}" -D syscall_ns=900000 -o dd.csv >/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "columns are not this sweep's" e && cmp -s dd.csv dd0.csv ||
+	failmsg "resume without -w: $(cat e)"
+"$bin" sweep "${R[@]}" -w size=64K -D syscall_ns=900000 -o dd.csv 2>e || failmsg "-D resume exit $?"
+grep -q "4 row(s), 2 run now, 0 already there" e || failmsg "other -D value reused rows: $(cat e)"
+"$bin" sweep "${R[@]}" -w size=64K -D syscall_ns=900000 >dd9.csv 2>/dev/null
+[ "$(grep -c ',900000,' dd.csv)" = 2 ] && grep -q "$(sed -n 3p dd9.csv)" dd.csv ||
+	failmsg "-D syscall_ns=900000 rows are not a fresh sweep's"
+"$bin" sweep "${R[@]}" --kernel 4.14 --policy nested=v2 >kp.csv 2>/dev/null || failmsg "--kernel exit $?"
+grep -q ',"kernel=4.14,nested=v2",' kp.csv || failmsg "--kernel label: $(sed -n 2p kp.csv | cut -d, -f1-8)"
+# a profile file is a name in the file: resume with one whose values are
+# not the built-in's is refused; one that is the built-in resumes
+"$bin" list profiles --dump falkor-46 >same.prof
+sed 's/^\(syscall_ns *= *\).*/\1900000/' same.prof >other.prof
+"$bin" sweep "${R[@]}" -o pf.csv 2>/dev/null || failmsg "profile sweep exit $?"
+"$bin" sweep "${R[@]}" --profile same.prof -o pf.csv 2>e && grep -q "0 run now, 2 already there" e ||
+	failmsg "resume with a dumped built-in profile: $(cat e)"
+cp pf.csv pf0.csv
+"$bin" sweep "${R[@]}" --profile other.prof -o pf.csv >/dev/null 2>e
+[ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "cannot resume into it with --profile other.prof" e &&
+	cmp -s pf.csv pf0.csv || failmsg "resume with another profile of the same name: $(cat e)"
 
 # a sweep stopped by --time-limit writes complete rows; resuming completes it
 B=(mmap8 --iters 40000 --grid threads=1,2,4,8,16 -j 1)
