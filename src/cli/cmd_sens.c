@@ -322,6 +322,15 @@ int cmd_sensitivity(int argc, char **argv)
 		return cli_error("sensitivity: %s is 0 under the first --policy: the ratio is "
 				 "undefined (choose another --metric)", mname);
 	}
+	/* a change from 0 is no percentage: every row read +0.00 % and the
+	 * parameters that move the metric ranked among the inert ones */
+	if (ok && ncol == 1 && q0 == 0) {
+		free(pool.t);
+		free(rows);
+		cli_opts_free(&o);
+		return cli_error("sensitivity: %s is 0 at the baseline: a change from 0 is no "
+				 "percentage (choose another --metric)", mname);
+	}
 	if (!ok) {
 		free(pool.t);
 		free(rows);

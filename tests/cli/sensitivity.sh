@@ -9,8 +9,8 @@
 #     it ranks those, says PARTIAL in the table, the JSON and the chart's
 #     title, and notes it on stderr (the tasks used to run column by column,
 #     so a stop before the last half left nothing to rank);
-#   * a metric 0 under the first policy (no ratio), or one policy twice, is
-#     an error.
+#   * a metric 0 under the first policy (no ratio), 0 at the baseline with
+#     one policy (no percentage), or one policy twice, is an error.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -84,6 +84,14 @@ rc=$?
 [ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "nested_finishes is 0 under the first --policy" "$tmp/e" &&
 	! grep -q "time limit" "$tmp/e" && [ ! -e "$tmp/z.svg" ] ||
 	failmsg "a metric 0 under the first policy: exit $rc, $(head -c 200 "$tmp/e")"
+# one policy: a metric 0 at the baseline has no percentage change (every row
+# read +0.00 %, exit 0, the parameters that move it ranked among the inert)
+"$bin" sensitivity mmap8 --iters 3 --threads 2 --metric nested_finishes -j 1 --svg "$tmp/z1.svg" \
+	>"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "nested_finishes is 0 at the baseline.*choose another --metric" "$tmp/e" &&
+	[ ! -s "$tmp/o" ] && [ ! -e "$tmp/z1.svg" ] ||
+	failmsg "a metric 0 at the baseline, one policy: exit $rc, $(head -c 200 "$tmp/e")"
 
 # stopped early: a limit of 4 plain runs' time (a process each), enough for
 # the baselines and a few of the 26 parameters (3 here), not for all of them
