@@ -249,6 +249,31 @@ int cmd_sensitivity(int argc, char **argv)
 		rows[j].value = v;
 		rows[j].lo = v - (d ? d : 1);
 		rows[j].hi = v + (d ? d : 1);
+		/* the + run past the limit of a ns parameter would be refused
+		 * after the others ran, naming a value the user never gave
+		 * (exit_ns=1200000000 for -D exit_ns=1000000000): say why, and
+		 * what fits. Not clamped: a smaller + step than - step would
+		 * skew the ranking without the table showing it. */
+		if (rows[j].hi > PARAM_NS_MAX) {
+			int fit = 0;
+			for (int pct = o.perturb_pct - 1; pct >= 1 && !fit; pct--) {
+				int64_t dd = v * pct / 100;
+				if (v + (dd ? dd : 1) <= PARAM_NS_MAX)
+					fit = pct;
+			}
+			char hint[96];
+			if (fit)
+				snprintf(hint, sizeof(hint), "give --perturb %d or less", fit);
+			else
+				snprintf(hint, sizeof(hint), "lower %s", tlbsim_param_desc[params[j]].name);
+			free(pool.t);
+			free(rows);
+			cli_opts_free(&o);
+			return cli_error("sensitivity: %s=%" PRId64 " +%d %% is %" PRId64 " ns, over "
+					 "the %lld ns (1 s) limit of a ns parameter; %s",
+					 tlbsim_param_desc[params[j]].name, v, o.perturb_pct,
+					 rows[j].hi, PARAM_NS_MAX, hint);
+		}
 	}
 	for (int c = 0; c < ncol; c++)
 		for (int v = 0; v < nvar; v++)

@@ -33,7 +33,7 @@ static int param_check(int id, int64_t v, char *err, size_t errlen)
 	}
 	/* one operation, or one RCU grace period, longer than a simulated
 	 * second is not a machine anyone runs */
-	if (strcmp(unit, "ns") == 0 && v > 1000000000ll) {
+	if (strcmp(unit, "ns") == 0 && v > PARAM_NS_MAX) {
 		snprintf(err, errlen, "parameter %s=%lld ns: absurd (more than 1 s)", name,
 			 (long long)v);
 		return TLBSIM_EINVAL;

@@ -352,6 +352,11 @@ struct param_desc {
 
 extern const struct param_desc tlbsim_param_desc[P_COUNT];
 
+/* The largest value of a parameter of unit ns: one operation, or one RCU
+ * grace period, longer than a simulated second is not a machine anyone
+ * runs (core.c param_check refuses more). */
+#define PARAM_NS_MAX 1000000000ll
+
 /* Find a parameter by name; returns -1 if unknown. */
 int param_lookup(const char *name);
 

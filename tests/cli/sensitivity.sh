@@ -4,7 +4,8 @@
 #     parameter moved (exact mode, one seed), and rows are ranked by change;
 #   * with two policies the quantity is the ratio (second over first);
 #   * the chart is well-formed SVG with a bar pair per ranked parameter;
-#   * the output does not depend on --jobs; bad input exits 2 in one line;
+#   * the output does not depend on --jobs; bad input exits 2 in one line,
+#     a -D whose + run would pass a parameter's limit before any run;
 #   * stopped early (--time-limit) after the baselines and a few parameters,
 #     it ranks those, says PARTIAL in the table, the JSON and the chart's
 #     title, and notes it on stderr (the tasks used to run column by column,
@@ -84,6 +85,18 @@ rc=$?
 [ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "nested_finishes is 0 under the first --policy" "$tmp/e" &&
 	! grep -q "time limit" "$tmp/e" && [ ! -e "$tmp/z.svg" ] ||
 	failmsg "a metric 0 under the first policy: exit $rc, $(head -c 200 "$tmp/e")"
+# a legal -D near the 1 s limit of a ns parameter: its +20 % run would pass it;
+# the error names the user's value, --perturb and the limit, before any run
+# (it was "exit_ns=1200000000 ns: absurd", a value nobody gave)
+"$bin" sensitivity mmap8 --iters 3 --threads 2 -D exit_ns=900000000 --svg "$tmp/l.svg" >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] &&
+	grep -q "exit_ns=900000000 +20 % is 1080000000 ns, over the 1000000000 ns (1 s) limit.*--perturb 11 or less" "$tmp/e" &&
+	[ ! -e "$tmp/l.svg" ] || failmsg "-D exit_ns=900000000: exit $rc, $(head -c 200 "$tmp/e")"
+"$bin" sensitivity mmap8 --iters 3 --threads 2 -D exit_ns=1000000000 >"$tmp/o" 2>"$tmp/e"
+[ $? = 2 ] && grep -q "exit_ns=1000000000 +20 % .*; lower exit_ns$" "$tmp/e" ||
+	failmsg "-D exit_ns=1000000000: $(head -c 200 "$tmp/e")"
+
 # one policy: a metric 0 at the baseline has no percentage change (every row
 # read +0.00 %, exit 0, the parameters that move it ranked among the inert)
 "$bin" sensitivity mmap8 --iters 3 --threads 2 --metric nested_finishes -j 1 --svg "$tmp/z1.svg" \
