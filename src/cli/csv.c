@@ -159,6 +159,22 @@ int csv_read(const char *path, struct csv_table *t, char *err, size_t errlen)
 	char **v;
 	int n;
 	errno = 0;
+	/* a UTF-8 byte order mark (a spreadsheet's "CSV UTF-8") is skipped
+	 * before the first field is read: after it, a quoted first name
+	 * ("x",...) was a quote inside an unquoted field */
+	int b0 = getc(r.f);
+	if (b0 == 0xEF) {
+		int b1 = getc(r.f), b2 = b1 == 0xBB ? getc(r.f) : EOF;
+		/* not a BOM: read from the start */
+		if ((b1 != 0xBB || b2 != 0xBF) && fseek(r.f, 0, SEEK_SET) != 0) {
+			snprintf(err, errlen, "%s: a first byte 0xEF that begins no byte order mark, "
+				 "in a file that cannot be read again", path);
+			fclose(r.f);
+			return -1;
+		}
+	} else if (b0 != EOF) {
+		ungetc(b0, r.f);
+	}
 	int rc = read_record(&r, &v, &n, &msg);
 	if (rc <= 0) {
 		/* a directory opens but reads EISDIR */
@@ -169,10 +185,6 @@ int csv_read(const char *path, struct csv_table *t, char *err, size_t errlen)
 	}
 	t->cols = v;
 	t->ncols = n;
-	/* a UTF-8 byte order mark (a spreadsheet's "CSV UTF-8") is not part of
-	 * the first column's name */
-	if (strncmp(v[0], "\xEF\xBB\xBF", 3) == 0)
-		memmove(v[0], v[0] + 3, strlen(v[0] + 3) + 1);
 	for (int i = 0; i < n; i++)
 		if (!v[i][0]) {
 			snprintf(err, errlen, "%s:1: column %d has no name", path, i + 1);

@@ -187,7 +187,14 @@ PY
 # a spreadsheet's UTF-8 byte order mark is not part of the first column's
 # name; a value too small for a normal double (strtod's ERANGE) is a number
 printf '\xef\xbb\xbfx,wall_ns\n1,2\n2,3\n' >d5.csv
+# the mark before a quoted first name (Python's utf-8-sig with QUOTE_ALL):
+# it was "a quote inside an unquoted field"
+printf '\xef\xbb\xbf"x","wall_ns"\n1,2\n2,3\n' >d9.csv
 printf 'x,wall_ns\n1,1e-320\n2,-1e-320\n' >d6.csv
+# a first character U+FF38 (bytes ef bc b8) is no byte order mark: its name stays
+printf '\xef\xbc\xb8,wall_ns\n1,2\n2,3\n' >fw.csv
+"$bin" plot fw.csv --x "$(printf '\xef\xbc\xb8')" --y wall_ns -o fw.svg 2>e ||
+	failmsg "plot of a first name starting with byte 0xef: $(cat e)"
 # a value too large for a double is refused
 printf 'x,wall_ns\n1,1e400\n' >big.csv
 "$bin" plot big.csv --x x --y wall_ns >o 2>e
@@ -209,7 +216,7 @@ for h in hx:x hy:wall_ns hc:wall_ns_ci95 hb:wall_ns_ci95 hi:x hn:x; do
 	[ $rc = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "row 2: ${h#*:} '" e && [ ! -e ${h%%:*}.svg ] ||
 		failmsg "plot of ${h%%:*}.csv: exit $rc, $(cat e)"
 done
-for d in d1 d2 d3 d4 d5 d6 d7 d8; do
+for d in d1 d2 d3 d4 d5 d6 d7 d8 d9; do
 	timeout 20 "$bin" plot $d.csv --x x --y wall_ns -o $d.svg 2>e
 	rc=$?
 	[ $rc = 0 ] || { failmsg "plot of $d.csv: exit $rc $(cat e)"; continue; }
