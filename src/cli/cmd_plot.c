@@ -458,8 +458,14 @@ int cmd_plot(int argc, char **argv)
 		.p = pan,
 	};
 	if (po.output) {
-		if (atomic_write(po.output, write_chart, &ch))
-			rc = cli_error("plot: -o %s: cannot write: %s", po.output, strerror(errno));
+		/* a place that takes no file is the user's (exit 2); a write
+		 * that fails there is the host's (exit 3) */
+		if (csv_probe_dir(po.output))
+			rc = cli_error("plot: -o %s: cannot write there: %s", po.output,
+				       strerror(errno));
+		else if (atomic_write(po.output, write_chart, &ch))
+			rc = cli_error_code(EXIT_INTERNAL, "plot: -o %s: cannot write: %s", po.output,
+					    strerror(errno));
 	} else {
 		chart_line_svg(stdout, &ch);
 	}

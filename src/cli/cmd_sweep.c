@@ -857,8 +857,15 @@ int cmd_merge(int argc, char **argv)
 		goto done;
 	struct rows_out ro = {.t = &all, .nconf = nconf};
 	if (output) {
+		/* a place that takes no file is the user's (exit 2); a write
+		 * that fails there is the host's (exit 3) */
+		if (csv_probe_dir(output)) {
+			rc = cli_error("merge: -o %s: cannot write there: %s", output, strerror(errno));
+			goto done;
+		}
 		if (atomic_write(output, write_rows, &ro)) {
-			rc = cli_error("merge: -o %s: cannot write: %s", output, strerror(errno));
+			rc = cli_error_code(EXIT_INTERNAL, "merge: -o %s: cannot write: %s", output,
+					    strerror(errno));
 			goto done;
 		}
 	} else {

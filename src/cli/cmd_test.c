@@ -579,7 +579,8 @@ int cmd_test(int argc, char **argv)
 	printf("%d passed, %d failed\n", passed, failed + errors);
 	rc = failed + errors ? EXIT_VIOLATION : 0;
 	if (junit && write_junit(junit, tc, done, failed, errors) < 0)
-		rc = cli_error("--junit %s: cannot write: %s", junit, strerror(errno));
+		rc = cli_error_code(EXIT_INTERNAL, "--junit %s: cannot write: %s", junit,
+				    strerror(errno));
 	int sig = cli_pending_signal(NULL);
 	if (sig)
 		rc = 128 + sig;

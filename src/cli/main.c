@@ -2,7 +2,11 @@
  * main.c - the tlbsim command line: a table of commands (perf/git style).
  * Results go to stdout, diagnostics to stderr; exit codes in cli/cli.h.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -81,7 +85,7 @@ static void main_help(FILE *f)
 	fprintf(f, "\nRun 'tlbsim <command> --help' for the options of a command.\n");
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2)
 		return cli_error("missing command (see tlbsim --help)");
@@ -100,4 +104,34 @@ int main(int argc, char **argv)
 		if (strcmp(cmd, commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
 	return cli_error("unknown command '%s' (see tlbsim --help)", cmd);
+}
+
+/*
+ * Results on stdout are the command's output: one lost to a full disk
+ * (> /dev/full: ENOSPC) or an I/O error is a failure, not exit 0 with
+ * nothing said. What is still buffered is flushed here and the stream's
+ * error flag read; a write error is exit 3 (a host failure, as an -o file's),
+ * unless the command already failed or was stopped by a signal with its
+ * own one line.
+ */
+int main(int argc, char **argv)
+{
+	int rc = dispatch(argc, argv);
+	errno = 0;
+	bool bad = fflush(stdout) != 0;
+	int e = errno;
+	bad |= ferror(stdout) != 0;
+	/* a write that failed before (a command's own fflush) left the flag,
+	 * not its errno: an empty write asks the file again (/dev/full says
+	 * ENOSPC; a regular file on a full disk says nothing) */
+	if (bad && !e && write(fileno(stdout), "", 0) < 0)
+		e = errno;
+	if (bad && (rc == 0 || rc == EXIT_VIOLATION)) {
+		if (e)
+			fprintf(stderr, "tlbsim: write error on standard output: %s\n", strerror(e));
+		else
+			fputs("tlbsim: write error on standard output\n", stderr);
+		rc = EXIT_INTERNAL;
+	}
+	return rc;
 }

@@ -104,6 +104,29 @@ if [ -w /dev/full ]; then
 	done
 fi
 
+# a failed write is exit 3 and one line, on stdout as on -o: output lost to a
+# full stdout was exit 0 with nothing said (sweep, merge, plot, run), and
+# merge and plot -o /dev/full were exit 2 where sweep's was 3
+if [ -w /dev/full ]; then
+	timeout 60 "$bin" sweep mmap8 --iters 5 --grid threads=1,2 -o wf.csv 2>/dev/null || failmsg "setup: sweep"
+	for c in "sweep mmap8 --iters 5 --grid threads=1" "merge wf.csv" "plot wf.csv --x threads --y wall" \
+		"run mmap8 --iters 2" "list workloads"; do
+		# shellcheck disable=SC2086
+		timeout 60 "$bin" $c >/dev/full 2>e
+		rc=$?
+		[ $rc = 3 ] && [ "$(wc -l <e)" = 1 ] &&
+			grep -q "^tlbsim: write error on standard output: No space left on device$" e ||
+			failmsg "$c >/dev/full: exit $rc, $(cat e)"
+	done
+	for c in "merge wf.csv" "plot wf.csv --x threads --y wall" "sweep mmap8 --iters 5 --grid threads=1"; do
+		# shellcheck disable=SC2086
+		timeout 60 "$bin" $c -o /dev/full >/dev/null 2>e
+		rc=$?
+		[ $rc = 3 ] && [ "$(wc -l <e)" = 1 ] && grep -q "cannot write: No space left on device" e ||
+			failmsg "$c -o /dev/full: exit $rc, $(cat e)"
+	done
+fi
+
 if [ $fail = 0 ]; then
 	echo "output_paths: PASS"
 	exit 0
