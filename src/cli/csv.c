@@ -199,6 +199,12 @@ int csv_read(const char *path, struct csv_table *t, char *err, size_t errlen)
 			snprintf(err, errlen, "%s:%d: %s", path, line, msg);
 			goto bad;
 		}
+		/* an empty line (a final newline added by echo >> or an editor)
+		 * holds no row: "N: 1 fields, the header has 69" said nothing */
+		if (n == 1 && !v[0][0] && t->ncols > 1) {
+			csv_free_row(v, n);
+			continue;
+		}
 		if (n != t->ncols) {
 			snprintf(err, errlen, "%s:%d: %d fields, the header has %d", path, line, n,
 				 t->ncols);

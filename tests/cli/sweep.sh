@@ -260,6 +260,15 @@ rm -f wp.csv
 [ $? = 2 ] && [ "$(wc -l <e)" = 1 ] && grep -q "map=bogus: want shared or private" e &&
 	[ ! -e wp.csv ] || failmsg "-w map=bogus: $(cat e)"
 
+# empty lines (a final newline added by echo, one between rows) hold no
+# row: merge and resume read the file as it was ("4: 1 fields, the header
+# has 69")
+{ cat mx1.csv; echo; } >el.csv
+{ head -n 2 mx1.csv; echo; tail -n +3 mx1.csv; } >el2.csv
+"$bin" merge el.csv el2.csv >elm.csv 2>e && cmp -s elm.csv mx1.csv || failmsg "merge of empty lines: $(cat e)"
+"$bin" sweep "${M[@]}" -o el.csv 2>e && grep -q "0 run now, 3 already there" e && cmp -s el.csv mx1.csv ||
+	failmsg "resume from a file with an empty line: $(cat e)"
+
 printf 'a,b\n1,2\n' >x.csv
 "$bin" merge x.csv >/dev/null 2>e
 [ $? = 2 ] && grep -q "not a tlbsim result file" e || failmsg "merge of a foreign CSV: $(cat e)"
