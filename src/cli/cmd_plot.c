@@ -109,6 +109,14 @@ static bool number(const char *s, double *x)
 /* s is all a number (strtod) but not one a chart draws: beyond
  * CHART_VALUE_MAX (1.7e308: the axis from -x to x has no finite length), or
  * not finite (1e400, inf; they made the x axis one of categories) */
+/* one x: the same text, or numbers of one value (1 and 1.0 land on one
+ * point of a numeric axis: drawn as a vertical jump) */
+static bool same_x(const char *a, const char *b)
+{
+	double x, y;
+	return strcmp(a, b) == 0 || (number(a, &x) && number(b, &y) && x == y);
+}
+
 static bool too_large(const char *s)
 {
 	char *end;
@@ -312,14 +320,17 @@ int cmd_plot(int argc, char **argv)
 	csv_sort_rows(dup, nk, sc, nsc);
 	for (int i = 0; i + 1 < nk; i++) {
 		char **a = dup[i], **b = dup[i + 1];
-		if (strcmp(a[xc], b[xc]) || (bc >= 0 && strcmp(a[bc], b[bc])) ||
+		if (!same_x(a[xc], b[xc]) || (bc >= 0 && strcmp(a[bc], b[bc])) ||
 		    (fc >= 0 && strcmp(a[fc], b[fc])))
 			continue;
 		int d = -1;
 		for (int c = 0; c < nconf && d < 0; c++)
-			if (strcmp(a[c], b[c]))
+			if (c != xc && strcmp(a[c], b[c]))
 				d = c;
-		if (d < 0) {
+		if (d < 0 && strcmp(a[xc], b[xc])) {
+			rc = cli_error("plot: %s: rows %s=%s and %s=%s are one x", po.file, po.x,
+				       a[xc], po.x, b[xc]);
+		} else if (d < 0) {
 			rc = cli_error("plot: %s: rows %s=%s appear twice", po.file, po.x, a[xc]);
 		} else {
 			rc = cli_error("plot: rows with %s=%s differ in %s (%s, %s): give --by %s, "

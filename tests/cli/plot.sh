@@ -266,6 +266,14 @@ else
 	echo "plot: chromium not installed: render smoke test skipped"
 fi
 
+# x values equal as numbers are one x (1 and 1.0 were drawn as a vertical
+# jump at x=1; only equal texts were refused)
+printf 'x,wall_ns\n1,5\n1.0,9\n2,6\n' >"$tmp/numx.csv"
+"$bin" plot "$tmp/numx.csv" --x x --y wall -o "$tmp/numx.svg" >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "rows x=1 and x=1.0 are one x" "$tmp/e" &&
+	[ ! -e "$tmp/numx.svg" ] || failmsg "1 and 1.0 as x: exit $rc, $(cat "$tmp/e")"
+
 if [ $fail = 0 ]; then
 	echo "plot: PASS"
 	exit 0
