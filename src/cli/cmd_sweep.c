@@ -48,7 +48,7 @@ struct point {
 /* "KEY=V KEY=V ..." of grid point gi (the first --grid varies slowest) */
 static void where_text(const struct gdim *dims, int ngrid, long gi, char *where, size_t len)
 {
-	int idx[MAX_GRID];
+	int idx[MAX_GRID] = {0};	/* cppcheck: every g below ngrid is set */
 	for (int g = ngrid - 1; g >= 0; g--) {
 		idx[g] = (int)(gi % dims[g].nvals);
 		gi /= dims[g].nvals;
