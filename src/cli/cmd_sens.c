@@ -266,14 +266,14 @@ int cmd_sensitivity(int argc, char **argv)
 				snprintf(hint, sizeof(hint), "give --perturb %d or less", fit);
 			else
 				snprintf(hint, sizeof(hint), "lower %s", tlbsim_param_desc[params[j]].name);
-			int rc = cli_error("sensitivity: %s=%" PRId64 " +%d %% is %" PRId64 " ns, "
+			int erc = cli_error("sensitivity: %s=%" PRId64 " +%d %% is %" PRId64 " ns, "
 					   "over the %lld ns (1 s) limit of a ns parameter; %s",
 					   tlbsim_param_desc[params[j]].name, v, o.perturb_pct,
 					   rows[j].hi, PARAM_NS_MAX, hint);
 			free(pool.t);
 			free(rows);	/* after the message, which reads rows[j] */
 			cli_opts_free(&o);
-			return rc;
+			return erc;
 		}
 	}
 	for (int c = 0; c < ncol; c++)
