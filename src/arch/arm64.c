@@ -217,7 +217,9 @@ static void __flush_tlb_range_level(struct sim *s, mm_context_t *mm, uint64_t st
 {
 	uint64_t max_tlbi_ops = hw_of(s)->geom.ptrs_per_pte;
 	int page_shift = hw_of(s)->geom.page_shift;
-	bool range = P(s, P_tlbi_range);
+	/* range ops need the part (tlbi_range) and a kernel that issues them:
+	 * d1d3aa98b1d4 came in v5.9 with the TTL hints (arm64_ttl not none) */
+	bool range = P(s, P_tlbi_range) && machine_of(s)->policy.arm64_ttl != ARM64_TTL_NONE;
 	if (stride && start < end) {
 		/* the model's callers pass end = TLB_FLUSH_ALL for a whole-mm
 		 * flush (flush_tlb_mm in the kernel): no rounding wraps it */
@@ -228,7 +230,7 @@ static void __flush_tlb_range_level(struct sim *s, mm_context_t *mm, uint64_t st
 		start &= ~(stride - 1);
 		end = (end + stride - 1) & ~(stride - 1);
 	}
-	/* d1d3aa98b1d4 (v5.10): with FEAT_TLBIRANGE only a range of
+	/* d1d3aa98b1d4 (v5.9): with FEAT_TLBIRANGE only a range of
 	 * MAX_TLBI_RANGE_PAGES (32 << 16 pages) or more flushes the ASID */
 	if ((!range && end - start >= max_tlbi_ops * stride) ||
 	    (range && ((end - start) >> page_shift) >= (32ull << 16))) {
@@ -241,7 +243,7 @@ static void __flush_tlb_range_level(struct sim *s, mm_context_t *mm, uint64_t st
 	struct inv_op inv = {.kind = last_level ? INV_VA_LEAF : INV_VA_ALL, .tag = mm->asid,
 			     .start = start, .end = end, .stride = stride};
 	if (range) {
-		/* __flush_tlb_range_op (d1d3aa98b1d4, v5.10): an odd page count
+		/* __flush_tlb_range_op (d1d3aa98b1d4, v5.9): an odd page count
 		 * takes one classic TLBI of stride; otherwise one range op of
 		 * (num + 1) << (5 * scale + 1) pages per scale 0..3 whose num
 		 * field, ((pages >> (5 * scale + 1)) & 0x1f) - 1, is >= 0.

@@ -315,7 +315,7 @@
   X(tlbi_range, "bool", 0, 0,                                                    \
     "arm64: FEAT_TLBIRANGE (ARMv8.4-TLBI, ID_AA64ISAR0_EL1.TLB=2): the kernel "  \
     "flushes a user range with TLBI RVAE1IS / RVALE1IS ops of (scale, num) "    \
-    "encoding (__flush_tlb_range_op, d1d3aa98b1d4, v5.10); not on the "          \
+    "encoding (__flush_tlb_range_op, d1d3aa98b1d4, v5.9); not on the "          \
     "built-in parts")                                                            \
   X(tlbi_range_op_ns, "ns", 0, 470,                                              \
     "arm64: issuer latency of one range TLBI, whatever the pages it covers: "   \

@@ -420,10 +420,12 @@ static const struct tlbsim_knob_value hugetlb_unshare_flush_values[HUGETLB_UNSHA
 };
 
 static const struct tlbsim_knob_value arm64_ttl_values[ARM64_TTL_COUNT] = {
-	[ARM64_TTL_NONE] = {"none", "arm64 TLBIs carry no level hint, and a huge PMD's "
+	[ARM64_TTL_NONE] = {"none", "arm64 TLBIs carry no level hint, no range TLBI is issued "
+				    "even on a FEAT_TLBIRANGE part, and a huge PMD's "
 				    "pmdp_invalidate flushes page by page (the ASID at 512 pages) "
-				    "(before c4ab2cbc1d87, v5.8 and earlier); later values: one "
-				    "level-2 VAE1IS of PMD stride (flush_pmd_tlb_range)"},
+				    "(before c4ab2cbc1d87 and d1d3aa98b1d4, v5.8 and earlier); "
+				    "later values: range TLBIs, and one level-2 VAE1IS of PMD "
+				    "stride (flush_pmd_tlb_range)"},
 	[ARM64_TTL_LEVEL] = {"level", "on FEAT_TTL parts (-D ttl=1) tlb_flush hints the level "
 				      "tlb_get_level() reads from the cleared_* bits, also when "
 				      "tables were freed: a gather that freed only a PTE table hints "
@@ -790,7 +792,7 @@ void tlbsim_policy_apply_desc(struct tlbsim_policy *pol, const struct tlbsim_wor
  *                 when tables were freed (145f573b89a6, 016c4d92cd16;
  *                 the v4.19-rc version was reverted); never: the
  *                 v4.14-rc1..rc4 state, no preset;
- *   fault_retry   89b15332af7c in v5.8 (dirty_throttle); VM_FAULT_COMPLETED
+ *   fault_retry   89b15332af7c in v5.5 (dirty_throttle); VM_FAULT_COMPLETED
  *                 from v6.0 (d92725256b4f);
  *   spurious_flush broadcast up to v5.8; b7333b58f358 in v5.9 (skip_tried);
  *                 arm64's no-op spurious hook from v5.10 (noop); local from

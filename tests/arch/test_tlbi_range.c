@@ -1,7 +1,7 @@
 /*
  * test_tlbi_range.c - FEAT_TLBIRANGE (profile parameter tlbi_range):
  * __flush_tlb_range_op's range encoding (arch/arm64/include/asm/tlbflush.h,
- * d1d3aa98b1d4, v5.10).
+ * d1d3aa98b1d4, v5.9).
  *
  * Rules:
  *  - an odd page count takes one classic TLBI of one stride; an even count
@@ -15,7 +15,10 @@
  *    up, 67a902a v4.20), and the page count split above is the widened
  *    one: a gather of a 2 MiB stride ending 4 KiB past a PMD boundary is
  *    512 pages, one range TLBI, not an odd count taken stride by stride;
- *  - an end of TLB_FLUSH_ALL (the model's whole-mm request) is one ASIDE1IS.
+ *  - an end of TLB_FLUSH_ALL (the model's whole-mm request) is one ASIDE1IS;
+ *  - a kernel before v5.9 (arm64_ttl=none: d1d3aa98b1d4 came with the TTL
+ *    hints) issues no range TLBI on a part that has them: per page, and
+ *    the ASID at PTRS_PER_PTE pages.
  */
 #include "test_util.h"
 
@@ -87,11 +90,16 @@ static void flusher(struct sim *s, struct sim_thread *t)
 	c->ran++;
 }
 
-static struct rctx run(uint64_t pages, bool range, bool last_level, int64_t *op_ns)
+static struct rctx run_ttl(uint64_t pages, bool range, bool last_level, int64_t *op_ns,
+			   enum arm64_ttl_policy ttl)
 {
 	struct rctx c = {.pages = pages, .last_level = last_level};
 	const int64_t ov[] = {P_tlbi_range, range ? 1 : 0, P_dvm_occupancy_pct, 100, -1};
-	struct sim *s = tsim_new_p("arm64-4k", 2, NESTED_FULLMM, ov);
+	struct tlbsim_config cfg;
+	tlbsim_config_init(&cfg);
+	cfg.policy.nested = NESTED_FULLMM;
+	cfg.policy.arm64_ttl = ttl;
+	struct sim *s = tsim_new_pol("arm64-4k", 2, &cfg.policy, ov);
 	if (op_ns) {
 		op_ns[0] = P(s, P_tlbi_op_ns);
 		op_ns[1] = P(s, P_tlbi_range_op_ns);
@@ -102,6 +110,11 @@ static struct rctx run(uint64_t pages, bool range, bool last_level, int64_t *op_
 	assert_int_equal(c.ran, 2);
 	tsim_free(s);
 	return c;
+}
+
+static struct rctx run(uint64_t pages, bool range, bool last_level, int64_t *op_ns)
+{
+	return run_ttl(pages, range, last_level, op_ns, ARM64_TTL_LEAF_ONLY);
 }
 
 /* [H + off, H + off + len) flushed with stride; 64 pages touched from H */
@@ -197,6 +210,13 @@ static void test_without_range_per_page_and_threshold(void **state)
 	struct rctx r = run(512, true, false, NULL);	/* one range op instead */
 	assert_int_equal(r.asid, 0);
 	assert_int_equal(r.range, 1);
+	/* the same part under a kernel before v5.9: no range op */
+	struct rctx old = run_ttl(512, true, false, NULL, ARM64_TTL_NONE);
+	assert_int_equal(old.asid, 1);
+	assert_int_equal(old.range, 0);
+	struct rctx old100 = run_ttl(100, true, false, NULL, ARM64_TTL_NONE);
+	assert_int_equal(old100.classic, 100);
+	assert_int_equal(old100.range, 0);
 }
 
 /* the issuer pays tlbi_range_op_ns per range op, flat in the pages */

@@ -589,6 +589,10 @@ tlbsim_check_out(ttl_level 1
   HAS "VIOLATION I1" "TTL hint: leaf at depth 2" "replay: tlbsim check"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/ttl_table_free.tlbs --policy arm64_ttl=level --runs 1000)
 tlbsim_check_out(ttl_v513 1
+tlbsim_check_out(hugetlb_arm64_before 0
+  HAS "no violation: 3000 schedules"
+  ARGS ${CMAKE_SOURCE_DIR}/scenarios/hugetlb_share.tlbs --profile arm64-4k
+       --policy hugetlb_unshare_flush=before_unlock --runs 3000)
   HAS "VIOLATION I1" "TTL hint"
   ARGS ${CMAKE_SOURCE_DIR}/scenarios/ttl_table_free.tlbs --kernel 5.13 --runs 1000)
 foreach(k 5.8 6.0 6.18)
@@ -722,10 +726,12 @@ tlbsim_check_out(async_arm64_dsb_dfs 1
        --strategy dfs --depth 1 --runs 20000 --time-limit 20)
 
 # ---- THP collapse and GUP-fast (issue 14 items 3 and 4) ----
-# thp_collapse_range=end (27e1f8273113, v5.4..v5.8; --kernel 5.8):
+# thp_collapse_range=end (27e1f8273113, v5.4..v5.8):
 # collapse_pte_mapped_thp flushes the next 2 MiB and frees the PTE table
 # its CPU still caches (I1, first schedule) on arm64-v84, whose range TLBIs
-# flush exactly the range given; haddr (723a80dafed5, v5.9): clean. On
+# flush exactly the range given; haddr (723a80dafed5, v5.9): clean. No
+# arm64 release had it: range TLBIs came in v5.9 too (d1d3aa98b1d4), so
+# --kernel 5.8 flushes the 512 pages with one ASIDE1IS: clean. On
 # arm64 without FEAT_TLBIRANGE and on x86 at the default ceiling a 2 MiB
 # range is a full flush: clean with both; x86 with the ceiling raised to
 # 512 pages flushes page by page: with end the INVLPGs still drop the
