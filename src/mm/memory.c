@@ -188,9 +188,11 @@ static void zap_pmd_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 
 /* zap_pud_range() (v5.1): the PUD table at `depth` maps PMD tables. In a
  * hugetlb VMA (unshare != NULL), __unmap_hugepage_range's
- * huge_pmd_unshare() first: a shared PMD table is dropped, not zapped, and
- * the gather's range widened to the PUD (tlb_flush_pmd_range, a4a118f2eead;
- * the unmap's own range covers it before) */
+ * huge_pmd_unshare() first: a shared PMD table is dropped, not zapped.
+ * From a4a118f2eead (v5.16, hugetlb_unshare_flush=before_unlock) the
+ * gather's range is widened to the PUD (tlb_flush_pmd_range); before it the
+ * unshare recorded nothing in the gather ("the TLB flush was not recorded
+ * in mmu_gather", its message) and no flush of this munmap covered it */
 static void zap_pud_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_struct *vma,
 			  uint32_t pud_table, int depth, uint64_t addr, uint64_t end,
 			  bool *unshared)
@@ -208,9 +210,12 @@ static void zap_pud_range(struct sim *s, struct mmu_gather *tlb, struct vm_area_
 		if (!pte_present(pud))
 			continue;
 		if (unshared && huge_pmd_unshare(s, pud_table, idx)) {
-			uint64_t pud_size = 1ull << g->pud_shift;
-			__tlb_adjust_range(tlb, addr & ~(pud_size - 1), pud_size);
-			tlb->cleared_pmds = 1;
+			if (machine_of(s)->policy.hugetlb_unshare_flush ==
+			    HUGETLB_UNSHARE_FLUSH_BEFORE_UNLOCK) {
+				uint64_t pud_size = 1ull << g->pud_shift;
+				__tlb_adjust_range(tlb, addr & ~(pud_size - 1), pud_size);
+				tlb->cleared_pmds = 1;
+			}
 			*unshared = true;
 			continue;
 		}
