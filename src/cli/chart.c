@@ -195,7 +195,13 @@ static double xmap(const struct line_chart *c, double x)
 
 void chart_line_svg(FILE *f, const struct line_chart *c)
 {
-	int h = LTOP + c->npanels * PH + 8;
+	/* a panel as tall as its legend needs (beyond about 17 series the
+	 * entries ran off the canvas, or into the next panel's legend) */
+	int maxs = 0;
+	for (int p = 0; p < c->npanels; p++)
+		maxs = imax(maxs, c->p[p].nseries);
+	const int ph = imax(PH, PTOP + 8 + (c->legend_title ? 20 : 0) + maxs * 20 + 8);
+	int h = LTOP + c->npanels * ph + 8;
 	/* the plot as wide as its category labels need, the legend as wide as
 	 * its names, the whole as wide as the title */
 	int pw = LW - LLEFT - LRIGHT, lw = LRIGHT;
@@ -228,7 +234,7 @@ void chart_line_svg(FILE *f, const struct line_chart *c)
 	}
 	for (int p = 0; p < c->npanels; p++) {
 		const struct chart_panel *pn = &c->p[p];
-		int top = LTOP + p * PH + PTOP, bot = LTOP + (p + 1) * PH - PBOT;
+		int top = LTOP + p * ph + PTOP, bot = LTOP + (p + 1) * ph - PBOT;
 		int left = LLEFT, right = LLEFT + pw;
 		/* ranges */
 		double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;

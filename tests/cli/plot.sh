@@ -274,6 +274,26 @@ rc=$?
 [ $rc = 2 ] && [ "$(wc -l <"$tmp/e")" = 1 ] && grep -q "rows x=1 and x=1.0 are one x" "$tmp/e" &&
 	[ ! -e "$tmp/numx.svg" ] || failmsg "1 and 1.0 as x: exit $rc, $(cat "$tmp/e")"
 
+# a legend of 64 series stays inside the canvas, and faceted panels' legends
+# do not overlap (beyond about 17 series the entries ran off the canvas and
+# onto the next panel's)
+python3 -c "
+print('x,f,s,wall_ns')
+for f in ('a', 'b'):
+    for s in range(64):
+        for x in (1, 2): print(f'{x},{f},ser{s},{x + s}')" >"$tmp/many.csv"
+for facet in "--where f=a" "--facet f"; do
+	"$bin" plot "$tmp/many.csv" --x x --y wall --by s $facet -o "$tmp/many.svg" 2>"$tmp/e" ||
+		failmsg "64 series $facet: $(cat "$tmp/e")"
+	python3 - "$tmp/many.svg" <<'PY' || failmsg "64 series $facet: legend outside the canvas or overlapping"
+import re, sys
+s = open(sys.argv[1]).read()
+h = float(re.search(r'<svg[^>]* height="([^"]*)"', s).group(1))
+pos = re.findall(r'class="legend" x="([^"]*)" y="([^"]*)"', s)
+sys.exit(0 if pos and all(float(y) < h for _, y in pos) and len(set(pos)) == len(pos) else 1)
+PY
+done
+
 if [ $fail = 0 ]; then
 	echo "plot: PASS"
 	exit 0
