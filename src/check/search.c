@@ -37,6 +37,11 @@ void check_config_defaults(struct tlbsim_config *cfg, bool cpus_given, bool iter
 		cfg->iters = d->check_iters;
 	if (!cpus_given && d->check_cpus)
 		cfg->cpus = d->check_cpus;
+	/* a timed workload's tasks loop until every one has run its rounds,
+	 * and check has no time slices: one task per CPU, not ebizzy's two
+	 * (a task queued behind another never started: every schedule cut) */
+	if (d->timed && d->default_threads < -1 && !cfg->threads && cfg->cpus)
+		cfg->threads = cfg->cpus;
 	/* check-mode wparams go first; the user's -w come after and win */
 	if (d->check_wparams && *d->check_wparams) {
 		struct tlbsim_kv extra[TLBSIM_MAX_WPARAMS];

@@ -16,7 +16,18 @@ void window_init(struct measure_window *w, int ntasks, int64_t rounds, uint64_t 
 
 int window_need_slices(struct sim *s, int ntasks, char *err, size_t errlen)
 {
-	if (P(s, P_sched_slice_ns) || ntasks <= s->nr_cpus)
+	if (ntasks <= s->nr_cpus)
+		return 0;
+	if (s->ex) {
+		/* check mode runs no time slices (sim_step_slow): every
+		 * schedule was cut at --max-steps, its window never open */
+		snprintf(err, errlen, "check explores schedules without time slices, and with %d "
+			 "tasks on %d CPUs this workload's tasks loop until every task has run its "
+			 "rounds, so one queued behind another never starts; give at most %d tasks "
+			 "or --cpus %d", ntasks, s->nr_cpus, s->nr_cpus, ntasks);
+		return TLBSIM_EINVAL;
+	}
+	if (P(s, P_sched_slice_ns))
 		return 0;
 	snprintf(err, errlen, "sched_slice_ns=0 (no time slices) with %d tasks on %d CPUs: this "
 		 "workload's tasks loop until every task has run its rounds, so one queued behind "

@@ -898,3 +898,14 @@ foreach(sc thp_mprotect thp_mremap thp_clear_refs thp_numa)
       ARGS ${CMAKE_SOURCE_DIR}/scenarios/${sc}.tlbs --profile ${p} --runs 1000)
   endforeach()
 endforeach()
+
+# check has no time slices: a timed workload's check instance runs one task
+# per CPU (ebizzy's default of two per CPU left one queued behind a looping
+# task that never started: every schedule cut at --max-steps), and more
+# tasks than CPUs is one line, exit 2
+tlbsim_check_out(ebizzy_check_instance 0
+  HAS "no violation: 30 schedules"
+  LACKS "were cut at"
+  ARGS ebizzy --runs 30)
+tlbsim_check_err(err_timed_tasks_over_cpus STDERR "with 3 tasks on 2 CPUs" "give at most 2 tasks"
+  ARGS page_fault1 --cpus 2 --threads 3 --runs 5)
