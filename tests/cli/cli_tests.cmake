@@ -80,6 +80,10 @@ tlbsim_cli(compare_long_label 0
 tlbsim_cli(err_unknown_workload 2 STDERR "unknown workload 'nosuch'" ARGS run nosuch)
 tlbsim_cli(err_unknown_workload_compare 2 STDERR "unknown workload 'nosuch'"
            ARGS compare nosuch --policy nested=prefix --policy nested=v2)
+# test_vmalloc workers are coroutine stacks with guard pages: more than 16384
+# of them passed vm.max_map_count and failed with exit 3
+tlbsim_cli(err_vmtest_nr_threads 2 STDERR "nr_threads=20000: want 0..16384"
+           ARGS run test_vmalloc -w nr_threads=20000)
 tlbsim_cli(err_unknown_profile 2 STDERR "unknown profile 'nosuch'"
            ARGS run mmap8 --profile nosuch)
 tlbsim_cli(err_unknown_policy_knob 2 STDERR "unknown policy knob 'foo'"

@@ -1597,7 +1597,7 @@ def meta_of(cfg, cat):
         for n, lo, hi in (("pages", 1, 4096), ("flushes", 1, 4096), ("jobs", 0, 1000000),
                           ("ws_pages", 0, 1 << 20), ("procs", 1, 8), ("run_test_mask", 1, 127),
                           ("test_loop_count", 1, 100000000), ("nr_pages", 1, 65536),
-                          ("nr_threads", 0, 65535), ("tries", 1, 100000)):
+                          ("nr_threads", 0, 16384), ("tries", 1, 100000)):
             if n in wp and not u64_in(wp[n], lo, hi):
                 bad.append("-w %s=%r" % (n, wp[n]))
         if "zap" in wp and wp["zap"] not in ("munmap", "dontneed"):
