@@ -54,8 +54,9 @@ static const struct opt_def opts[] = {
 	 "add a column: the workload run on this host's kernel (tlbsim native); --policy is then "
 	 "optional (intended with --profile FILE from tlbsim calibrate)"},
 	{"duration", 0, 1, O_DURATION, C_RUN | C_COMPARE | C_SENS, "S",
-	 "will-it-scale: measure S simulated seconds after the warm-up round instead of --iters "
-	 "rounds (0.000001..3600)"},
+	 "timed workloads (will-it-scale, ebizzy, mprotect_storm, stress-ng-tlb, fork_exec): "
+	 "measure S simulated seconds after the warm-up round instead of --iters rounds "
+	 "(0.000001..3600)"},
 	{NULL, 'w', 1, O_W, C_ALL | C_NATIVE, "NAME=VALUE",
 	 "set a workload parameter (tlbsim list workloads)"},
 	{"policy", 0, 1, O_POLICY, C_RUN | C_CHECK, "K=V[,K=V]",
@@ -117,7 +118,7 @@ static const struct opt_def opts[] = {
 	 "parameter)"},
 	{"policy", 0, 1, O_POLICY, C_SWEEP, "K=V[,K=V]",
 	 "one row per --policy at each grid point, each starting from the defaults"},
-	{"duration", 0, 1, O_DURATION, C_SWEEP, "S", "will-it-scale: measured simulated seconds"},
+	{"duration", 0, 1, O_DURATION, C_SWEEP, "S", "timed workloads: measured simulated seconds"},
 	{"seeds", 0, 1, O_SEEDS, C_SWEEP, "N",
 	 "run seeds S..S+N-1 per row (1..1000, default 1); columns METRIC_mean and METRIC_ci95"},
 	{"jobs", 'j', 1, O_JOBS, C_SWEEP, "J",
