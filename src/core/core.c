@@ -313,6 +313,14 @@ static int finish_metrics(struct sim *s, int tasks, char *err, size_t errlen)
 		return TLBSIM_EINVAL;
 	}
 	m->wall_ns = wall;
+	if (!m->window_ns && s->stopped && s->window_open && wall > s->window_t0) {
+		/* stopped inside a timed workload's window: measured from its
+		 * start to the stop (it was the whole run, warm-up included) */
+		m->window_ns = wall - s->window_t0;
+		m->ops_per_sec = (uint64_t)((unsigned __int128)(m->ops - s->window_ops0) *
+					    1000000000u / m->window_ns);
+		m->ops_per_sec_task = tasks > 0 ? m->ops_per_sec / (uint64_t)tasks : 0;
+	}
 	if (!m->window_ns && wall) {
 		m->window_ns = wall;
 		m->ops_per_sec = (uint64_t)((unsigned __int128)m->ops * 1000000000u / wall);

@@ -231,6 +231,10 @@ struct sim {
 
 	struct trace_buf *trace;	/* non-NULL: record every yield point */
 	struct tlbsim_metrics m;	/* results, counted by every layer */
+	/* a timed workload's measured window, once open (window.c): where a
+	 * run stopped early (--time-limit, a signal) measures it to */
+	bool window_open;
+	uint64_t window_t0, window_ops0;
 };
 
 /*

@@ -55,6 +55,9 @@ void window_round_done(struct sim *s, struct measure_window *w, int64_t round)
 	if (round == 1 && ++w->warm == w->ntasks) {
 		w->t0 = s->now;		/* every task is past its warm-up round */
 		w->ops0 = s->m.ops;
+		s->window_open = true;
+		s->window_t0 = w->t0;
+		s->window_ops0 = w->ops0;
 		if (w->duration_ns)
 			w->t_end = w->t0 + w->duration_ns;
 	}

@@ -19,7 +19,9 @@
 #     minutes.
 #  8. test -j 2 under SIGINT: both running files are interrupted, the files
 #     not started never run, the summary is printed, exit 130.
-#  9. --seeds N stopped after some seeds ran to the end: the mean is over
+#  9. (and 10.) a timed workload stopped inside its window measures the
+#     window to the stop (window_ns < wall_ns);
+#     --seeds N stopped after some seeds ran to the end: the mean is over
 #     those whole seeds only (every seed's ops is the full count), the seed
 #     that was cut is left out and the table and JSON say how many of N ran;
 #     a compare cut down to one column has no ratio column (a column over
@@ -162,6 +164,19 @@ PY
 "$bin" "${long[@]}" --time-limit 0.3 --csv >"$tmp/out" 2>"$tmp/err"
 [ "$(wc -l <"$tmp/out")" = 1 ] && head -1 "$tmp/out" | grep -q "^workload,profile," ||
 	failmsg "a run cut short: --csv printed a row of it: $(head -c 300 "$tmp/out")"
+# a timed workload stopped inside its measured window: window_ns runs from
+# the window's start to the stop, not over the whole run (the warm-up was
+# counted in the window and in ops_per_sec)
+"$bin" run page_fault1 -w size=64M --cpus 2 --iters 100000000 --time-limit 1.5 --json \
+	>"$tmp/pw.json" 2>"$tmp/err"
+python3 - "$tmp/pw.json" <<'PY' || failmsg "a timed run stopped in its window: window_ns not below wall_ns"
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["metrics"]
+ok = d.get("partial") == "time limit" and 0 < m["window_ns"] < m["wall_ns"] and \
+    m["ops_per_sec"] <= m["ops"] * 1e9 / m["window_ns"]
+sys.exit(0 if ok else 1)
+PY
 if [ $fail = 0 ]; then
 	echo "partial: PASS"
 	exit 0
