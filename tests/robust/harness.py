@@ -1639,6 +1639,10 @@ def meta_of(cfg, cat):
                 M["overrides"].get("sched_slice_ns") == 0 and tasks > cpus:
             # tasks that loop until all have run: a queued one never would
             bad.append("sched_slice_ns=0 with %d tasks on %d CPUs" % (tasks, cpus))
+        elif (wdesc.get("timed") or wl in ("ebizzy", "mprotect_storm")) and \
+                cmd in ("check", "replay") and tasks > cpus:
+            # check mode has no time slices at all (window_need_slices)
+            bad.append("check: %d tasks on %d CPUs of a timed workload" % (tasks, cpus))
         # compare runs every column under its 5 default seeds: that many
         # runs of the workload in one command
         runs = 5 * max(len(M["policies"]), 1) if cmd == "compare" else 1
