@@ -805,6 +805,20 @@ static bool should_trim_cpumask(struct sim *s, mm_context_t *mm)
 	return false;
 }
 
+/* cpumask_any_but(mask, cpu) < nr_cpu_ids (include/linux/cpumask.h): a CPU
+ * other than cpu in the mask */
+static inline bool mask_has_other(const uint64_t *mask, uint32_t words, int cpu)
+{
+	for (uint32_t w = 0; w < words; w++) {
+		uint64_t bits = mask[w];
+		if (w == (uint32_t)cpu / 64)
+			bits &= ~(1ull << (cpu % 64));
+		if (bits)
+			return true;
+	}
+	return false;
+}
+
 /* flush_tlb_mm_range(mm, start, end, stride_shift, freed_tables)
  * (arch/x86/mm/tlb.c, v4.20..v5.1: local flush, then the IPIs;
  * x86_flush_local=concurrent, v5.13+: flush_tlb_multi when another CPU is in
@@ -844,14 +858,7 @@ void flush_tlb_mm_range(struct sim *s, mm_context_t *mm, uint64_t start, uint64_
 	bool concurrent = mc->policy.x86_flush_local == X86_FLUSH_LOCAL_CONCURRENT;
 	if (!concurrent && mc->cpu[cpu].loaded_mm == mm)
 		sim_charge_sys(s, flush_tlb_func_common(s, cpu, &info, true));
-	bool others = false;
-	for (uint32_t w = 0; w < mc->cpumask_words && !others; w++) {
-		uint64_t bits = mm->cpumask[w];
-		if (w == (uint32_t)cpu / 64)
-			bits &= ~(1ull << (cpu % 64));
-		others = bits != 0;
-	}
-	if (others) {
+	if (mask_has_other(mm->cpumask, mc->cpumask_words, cpu)) {
 		if (mc->policy.x86_should_flush == X86_SHOULD_FLUSH_LOADED_MM)
 			info.trim_cpumask = should_trim_cpumask(s, mm);
 		sim_step(s, YP_IPI, 0);
@@ -1062,14 +1069,7 @@ static void x86_tlbbatch_flush(struct sim *s, mm_context_t *const *mms, uint32_t
 	bool concurrent = mc->policy.x86_flush_local == X86_FLUSH_LOCAL_CONCURRENT;
 	if (!concurrent && cpumask_test(&u, cpu))
 		sim_charge_sys(s, flush_tlb_func_common(s, cpu, &info, true));
-	bool others = false;
-	for (uint32_t w = 0; w < words && !others; w++) {
-		uint64_t bits = um[w];
-		if (w == (uint32_t)cpu / 64)
-			bits &= ~(1ull << (cpu % 64));
-		others = bits != 0;
-	}
-	if (others) {
+	if (mask_has_other(um, words, cpu)) {
 		sim_step(s, YP_IPI, 0);
 		native_flush_tlb_multi(s, cpu, &info, &u, concurrent);
 	} else if (concurrent && cpumask_test(&u, cpu)) {

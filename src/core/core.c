@@ -287,6 +287,14 @@ void tlbsim_params_for(const struct tlbsim_profile *prof, const struct tlbsim_co
 		p[cfg->overrides[j].param] = cfg->overrides[j].value;
 }
 
+/* a measured window of len ns in which ops operations ran */
+static void set_window(struct tlbsim_metrics *m, uint64_t ops, uint64_t len, int tasks)
+{
+	m->window_ns = len;
+	m->ops_per_sec = (uint64_t)((unsigned __int128)ops * 1000000000u / len);
+	m->ops_per_sec_task = tasks > 0 ? m->ops_per_sec / (uint64_t)tasks : 0;
+}
+
 /* wall/user/sys/idle from the CPUs; ops_per_sec over the whole run unless
  * the workload measured a window of its own (window_ns set) */
 static int finish_metrics(struct sim *s, int tasks, char *err, size_t errlen)
@@ -313,19 +321,12 @@ static int finish_metrics(struct sim *s, int tasks, char *err, size_t errlen)
 		return TLBSIM_EINVAL;
 	}
 	m->wall_ns = wall;
-	if (!m->window_ns && s->stopped && s->window_open && wall > s->window_t0) {
-		/* stopped inside a timed workload's window: measured from its
-		 * start to the stop (it was the whole run, warm-up included) */
-		m->window_ns = wall - s->window_t0;
-		m->ops_per_sec = (uint64_t)((unsigned __int128)(m->ops - s->window_ops0) *
-					    1000000000u / m->window_ns);
-		m->ops_per_sec_task = tasks > 0 ? m->ops_per_sec / (uint64_t)tasks : 0;
-	}
-	if (!m->window_ns && wall) {
-		m->window_ns = wall;
-		m->ops_per_sec = (uint64_t)((unsigned __int128)m->ops * 1000000000u / wall);
-		m->ops_per_sec_task = tasks > 0 ? m->ops_per_sec / (uint64_t)tasks : 0;
-	}
+	/* stopped inside a timed workload's window: measured from its start to
+	 * the stop (it was the whole run, warm-up included) */
+	if (!m->window_ns && s->stopped && s->window_open && wall > s->window_t0)
+		set_window(m, m->ops - s->window_ops0, wall - s->window_t0, tasks);
+	if (!m->window_ns && wall)
+		set_window(m, m->ops, wall, tasks);
 	for (int c = 0; c < s->nr_cpus; c++) {
 		struct sim_cpu *cpu = &s->cpus[c];
 		m->user_ns += cpu->user_ns;
